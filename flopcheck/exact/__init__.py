@@ -1,0 +1,24 @@
+"""flopcheck's exact count: every op of a forward, attributed to a module path and a kind of term."""
+from __future__ import annotations
+
+from typing import Any
+
+from flopcheck.exact.counter import ExactCount, ExactCounter, OpRecord, count_forward
+from flopcheck.types import Scope
+
+
+def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, device: str = "meta") -> ExactCount:
+    """Count one forward of a reference model config (with cfg: forward_with_cfg on batch 2N)."""
+    from reference_models import prepare
+
+    model, inputs, forward = prepare(config, batch=batch, device=device, cfg=cfg)
+    kind_map = getattr(model, "flop_kinds", ())
+    return count_forward(model, inputs, forward, kind_map, model=name, attn=config.attn, device=device)
+
+
+def scoped_total(count: ExactCount, scope: Scope) -> int:
+    """The counted forward times the scope's steps and training factor (CFG is in the counted batch)."""
+    return count.total * scope.steps * (3 if scope.training else 1)
+
+
+__all__ = ["ExactCount", "ExactCounter", "OpRecord", "count_forward", "exact_count", "scoped_total"]

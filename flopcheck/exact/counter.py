@@ -1,0 +1,259 @@
+"""flopcheck's own op-level count: a TorchDispatchMode that sees every aten op of a forward.
+
+Unit: FLOPs, 2 per multiply-add. Each counted op is attributed to its module path (ModuleList
+indices written '*', so 28 blocks sum into 'blocks.*.attn.qkv') and a Kind. Attention is split
+into QK^T and attn@V whichever way it runs: a fused SDPA kernel through its formula, explicit
+matmuls through data flow (a matmul whose output reaches a softmax is QK^T; a matmul fed by a
+softmax is attn@V). Ops without a formula are recorded by category with the elements they wrote.
+Runs on meta tensors: shapes are all it reads.
+"""
+from __future__ import annotations
+
+import fnmatch
+from collections import defaultdict
+from dataclasses import dataclass
+from math import prod
+from typing import Any, Callable, Iterable
+
+import torch
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.weak import WeakTensorKeyDictionary
+
+from flopcheck.exact import categories
+from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, Parts
+from flopcheck.types import Kind, Term
+
+
+def join(*parts: str) -> str:
+    """'blocks.*' + 'attn' -> 'blocks.*.attn', skipping empty parts."""
+    return ".".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Frame:
+    """A module on the call stack: its exact path, its path with list indices as '*', and whether it is a layer."""
+
+    path: str
+    norm_path: str
+    is_layer: bool  # a leaf with its own weights (Linear, Conv): its matmuls are the layer, not attention
+
+
+ROOT = Frame("", "", False)
+
+
+class _Event:
+    """One counted op call (mutable: a matmul becomes QK^T when a softmax later reads its output)."""
+
+    __slots__ = ("op", "frame", "kind", "suffix", "flops")
+
+    def __init__(self, op: str, frame: Frame, kind: Kind, suffix: str, flops: int):
+        self.op, self.frame, self.kind, self.suffix, self.flops = op, frame, kind, suffix, flops
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """Calls of one op at one path, summed: FLOPs counted, or elements written if uncounted."""
+
+    path: str
+    op: str
+    kind: str  # a Kind value for counted ops, a category for uncounted ones
+    flops: int
+    elements: int
+    calls: int
+
+
+@dataclass(frozen=True)
+class ExactCount:
+    """The exact count of one forward: counted ops, uncounted ops, and the total in FLOPs."""
+
+    model: str
+    attn: str
+    device: str
+    counted: tuple[OpRecord, ...]
+    uncounted: tuple[OpRecord, ...]
+
+    @property
+    def total(self) -> int:
+        """FLOPs of every counted op."""
+        return sum(r.flops for r in self.counted)
+
+    def by_kind(self) -> dict[Kind, int]:
+        """FLOPs per kind of term."""
+        out: dict[Kind, int] = defaultdict(int)
+        for r in self.counted:
+            out[Kind(r.kind)] += r.flops
+        return dict(out)
+
+    def by_path(self) -> dict[str, int]:
+        """FLOPs per normalised path ('blocks.*.attn.qk')."""
+        out: dict[str, int] = defaultdict(int)
+        for r in self.counted:
+            out[r.path] += r.flops
+        return dict(out)
+
+    def terms(self) -> tuple[Term, ...]:
+        """The count as Terms, one per path, the ops that made it as the formula text."""
+        kinds, ops = {}, defaultdict(set)
+        for r in self.counted:
+            kinds[r.path] = Kind(r.kind)
+            ops[r.path].add(r.op)
+        return tuple(Term(p, kinds[p], f, "+".join(sorted(ops[p]))) for p, f in self.by_path().items())
+
+    def uncounted_by_category(self) -> dict[str, tuple[int, int]]:
+        """category -> (calls, elements written) of the ops not counted."""
+        out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        for r in self.uncounted:
+            out[r.kind][0] += r.calls
+            out[r.kind][1] += r.elements
+        return {k: (v[0], v[1]) for k, v in out.items()}
+
+
+def _tensors(tree) -> list[torch.Tensor]:
+    return [x for x in tree_flatten(tree)[0] if isinstance(x, torch.Tensor)]
+
+
+def module_frames(model: nn.Module) -> dict[nn.Module, Frame]:
+    """Every submodule's Frame; children of a ModuleList get '*' in the normalised path."""
+    frames = {model: ROOT}
+    for _, module in model.named_modules():
+        parent = frames[module]
+        for name, child in module.named_children():
+            seg = "*" if isinstance(module, nn.ModuleList) else name
+            has_weights = next(child.parameters(recurse=False), None) is not None
+            is_leaf = next(child.children(), None) is None
+            frames[child] = Frame(join(parent.path, name), join(parent.norm_path, seg), has_weights and is_leaf)
+    return frames
+
+
+class ExactCounter(TorchDispatchMode):
+    """Count every op of the forwards run inside `with ExactCounter(model):`; `.result()` gives the ExactCount."""
+
+    def __init__(self, model: nn.Module | None = None, kind_map: Iterable[tuple[str, str]] = ()):
+        super().__init__()
+        self.model = model
+        self.kind_map = tuple((pattern, Kind(kind)) for pattern, kind in kind_map)
+        self._stack: list[Frame] = []
+        self._hooks: list[Any] = []
+        self._events: list[_Event] = []
+        self._uncounted: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+        self._tags = WeakTensorKeyDictionary()  # tensor -> (origin norm path, 'mm' event | 'softmax')
+
+    # -- module tracking ------------------------------------------------------------------------
+    def __enter__(self):
+        if self.model is not None:
+            for module, frame in module_frames(self.model).items():
+                self._hooks.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._push(f)))
+                self._hooks.append(module.register_forward_hook(lambda m, a, o: self._pop()))
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        for hook in self._hooks:
+            hook.remove()
+        self._hooks.clear()
+        self._stack.clear()
+        return super().__exit__(*exc)
+
+    def _push(self, frame: Frame) -> None:
+        self._stack.append(frame)
+
+    def _pop(self) -> None:  # returns None: a forward hook's return value would replace the output
+        self._stack.pop()
+
+    @property
+    def frame(self) -> Frame:
+        return self._stack[-1] if self._stack else ROOT
+
+    # -- dispatch -------------------------------------------------------------------------------
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        packet = func.overloadpacket
+        if packet in FORMULAS:
+            self._count(func, packet, args, kwargs, out)
+        else:
+            self._skip(func, args, out)
+        return out
+
+    def _count(self, func, packet, args, kwargs, out) -> None:
+        frame, name = self.frame, str(packet)
+        try:
+            parts: Parts = FORMULAS[packet](*args, out=out, **kwargs)
+        except Exception as err:  # recorded, never silently 0
+            self._record_uncounted(frame, f"{name} ({type(err).__name__}: {err})", categories.NO_FORMULA, out)
+            return
+        if parts.bias_elements:
+            self._uncounted[(frame.norm_path, name, categories.BIAS)][0] += 1
+            self._uncounted[(frame.norm_path, name, categories.BIAS)][1] += parts.bias_elements
+        if packet in MATMUL_OPS and not frame.is_layer:
+            self._free_matmul(name, frame, parts.flops, args, out)
+            return
+        for part in parts.parts:
+            kind = part.kind if packet in ATTENTION_OPS else (self._mapped_kind(frame) or part.kind or Kind.LINEAR)
+            self._events.append(_Event(name, frame, kind, part.suffix, part.flops))
+
+    def _mapped_kind(self, frame: Frame) -> Kind | None:
+        for pattern, kind in self.kind_map:
+            if fnmatch.fnmatchcase(frame.norm_path, pattern):
+                return kind
+        return None
+
+    def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
+        """A matmul outside a layer: attn@V if fed by a softmax, else pending (QK^T once a softmax reads it)."""
+        if any(self._tag(t, frame) == "softmax" for t in _tensors(args)):
+            self._events.append(_Event(name, frame, Kind.ATTN_VALUE, "av", flops))
+            return
+        event = _Event(name, frame, Kind.MATMUL, "matmul", flops)
+        self._events.append(event)
+        for t in _tensors(out):
+            self._tags[t] = (frame.norm_path, event)
+
+    def _tag(self, t: torch.Tensor, frame: Frame):
+        tag = self._tags.get(t)
+        return tag[1] if tag is not None and tag[0] == frame.norm_path else None
+
+    def _skip(self, func, args, out) -> None:
+        frame = self.frame
+        category = categories.categorize(func)
+        self._record_uncounted(frame, str(func.overloadpacket), category, out)
+        if len(self._tags) == 0:
+            return
+        tags = [tag for tag in (self._tag(t, frame) for t in _tensors(args)) if tag is not None]
+        if not tags:
+            return
+        if func.overloadpacket.__name__ in categories.SOFTMAX_OPS:
+            for tag in tags:
+                if isinstance(tag, _Event):  # scores: the matmul whose output a softmax normalises
+                    tag.kind, tag.suffix = Kind.ATTN_SCORE, "qk"
+            tags = ["softmax"]
+        carried = "softmax" if "softmax" in tags else tags[0]
+        for t in _tensors(out):
+            self._tags[t] = (frame.norm_path, carried)
+
+    def _record_uncounted(self, frame: Frame, name: str, category: str, out) -> None:
+        outputs = _tensors(out)  # the first output is the result; norms also return saved statistics
+        written = 0 if category == categories.VIEW or not outputs else prod(outputs[0].shape)
+        entry = self._uncounted[(frame.norm_path, name, category)]
+        entry[0] += 1
+        entry[1] += int(written)
+
+    # -- result ---------------------------------------------------------------------------------
+    def result(self, model: str = "", attn: str = "", device: str = "") -> ExactCount:
+        """Events summed per (path, op, kind)."""
+        summed: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+        for e in self._events:
+            entry = summed[(join(e.frame.norm_path, e.suffix), e.op, e.kind.value)]
+            entry[0] += e.flops
+            entry[1] += 1
+        counted = tuple(OpRecord(p, op, k, f, 0, n) for (p, op, k), (f, n) in summed.items())
+        uncounted = tuple(OpRecord(p, op, c, 0, el, n) for (p, op, c), (n, el) in self._uncounted.items())
+        return ExactCount(model=model, attn=attn, device=device, counted=counted, uncounted=uncounted)
+
+
+def count_forward(module: nn.Module, inputs: tuple, forward: Callable | None = None,
+                  kind_map: Iterable[tuple[str, str]] = (), **labels: str) -> ExactCount:
+    """Run `forward(*inputs)` (default: the module) once under the counter; labels name the result."""
+    with torch.no_grad(), ExactCounter(module, kind_map) as counter:
+        (forward or module)(*inputs)
+    return counter.result(**labels)

@@ -1,0 +1,137 @@
+"""The vocabulary: units, kinds of term, terms, scopes and breakdowns.
+
+Every number inside flopcheck is an exact integer in FLOPs, where one multiply-add is 2 FLOPs.
+MACs (one multiply-add = 1 MAC) and G/T suffixes exist only at the edge (see `flopcheck.fmt`).
+Nothing here imports torch.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+from enum import Enum
+
+
+class Unit(str, Enum):
+    """The convention a number is in: FLOP (2 per multiply-add) or MAC (1 per multiply-add)."""
+
+    FLOP = "FLOP"
+    MAC = "MAC"
+
+    @property
+    def flops_per_unit(self) -> int:
+        """FLOPs in one unit: FLOP -> 1, MAC -> 2."""
+        return 2 if self is Unit.MAC else 1
+
+    def to_flops(self, value: int) -> int:
+        """value [unit] -> FLOPs."""
+        return value * self.flops_per_unit
+
+
+class Kind(str, Enum):
+    """A kind of term: the reconciler's words for where FLOPs come from."""
+
+    LINEAR = "linear"  # per-token projections: qkv, proj, mlp
+    ATTN_SCORE = "attn_score"  # QK^T
+    ATTN_VALUE = "attn_value"  # softmax(QK^T) @ V
+    CONV = "conv"  # patch embedding
+    PER_SAMPLE = "per_sample"  # once per sample, not per token: adaLN, timestep MLP
+    HEAD = "head"  # the final per-token projection back to patches
+    MATMUL = "matmul"  # a matmul outside any layer that is not attention
+
+
+@dataclass(frozen=True)
+class Term:
+    """One named term of a forward: `flops` exact, `formula` the algebra it came from."""
+
+    path: str  # module path, ModuleList indices as '*': 'blocks.*.attn.qkv'
+    kind: Kind
+    flops: int
+    formula: str  # e.g. 'L*2*N*T*d*3d'
+
+    @property
+    def macs(self) -> int:
+        """Multiply-adds: flops / 2 (every counted term is a sum of multiply-adds)."""
+        return self.flops // 2
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What one number covers: a forward, S sampling steps, CFG (batch doubled), training (x3)."""
+
+    steps: int = 1
+    cfg: bool = False
+    training: bool = False
+
+    def __post_init__(self) -> None:
+        if self.steps < 1:
+            raise ValueError(f"steps must be >= 1, got {self.steps}")
+        if self.training and (self.steps > 1 or self.cfg):
+            raise ValueError(
+                "training counts one forward+backward per sample (x3); sampling steps and CFG "
+                "apply to generation only: drop --steps/--cfg or --training"
+            )
+
+    @property
+    def factor(self) -> int:
+        """FLOPs of the scope / FLOPs of one forward: S * (2 if CFG) * (3 if training)."""
+        return self.steps * (2 if self.cfg else 1) * (3 if self.training else 1)
+
+    @property
+    def expr(self) -> str:
+        """The factor as algebra, '' for one forward: 'S*2', '3'."""
+        parts = (["S"] if self.steps > 1 else []) + (["2"] if self.cfg else []) + (["3"] if self.training else [])
+        return "*".join(parts)
+
+    def describe(self) -> str:
+        """Human words: 'forward', '50 steps x CFG', 'training (fwd+bwd = 3 x fwd)'."""
+        if self.training:
+            return "training (fwd+bwd = 3 x fwd)"
+        parts = ([f"{self.steps} steps"] if self.steps > 1 else []) + (["CFG (batch x2)"] if self.cfg else [])
+        return " x ".join(parts) or "forward"
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """The Terms of one scope of one model, each an exact integer of FLOPs."""
+
+    model: str
+    terms: tuple[Term, ...]
+    symbols: tuple[tuple[str, int], ...] = ()  # the letters the formulas use, with their values
+    scope: Scope = field(default_factory=Scope)
+
+    @property
+    def total(self) -> int:
+        """Sum of all terms, FLOPs."""
+        return sum(t.flops for t in self.terms)
+
+    @property
+    def total_macs(self) -> int:
+        """Sum of all terms, MACs."""
+        return self.total // 2
+
+    def by_kind(self) -> dict[Kind, int]:
+        """FLOPs summed per kind of term."""
+        return _sum_by(self.terms, lambda t: t.kind)
+
+    def by_path(self) -> dict[str, int]:
+        """FLOPs summed per (normalised) module path."""
+        return _sum_by(self.terms, lambda t: t.path)
+
+    def scoped(self, scope: Scope) -> Breakdown:
+        """This forward scaled to `scope`: every term times scope.factor, the factor in its formula."""
+        if self.scope != Scope():
+            raise ValueError("scoped() takes a one-forward breakdown")
+        if scope.factor == 1:
+            return self
+        prefix = scope.expr + "*"
+        terms = tuple(replace(t, flops=t.flops * scope.factor, formula=f"{prefix}({t.formula})") for t in self.terms)
+        symbols = self.symbols + ((("S", scope.steps),) if scope.steps > 1 else ())
+        return replace(self, terms=terms, symbols=symbols, scope=scope)
+
+
+def _sum_by(items, key) -> dict:
+    """{key(item): sum of item.flops}, in first-seen order."""
+    out: dict = defaultdict(int)
+    for item in items:
+        out[key(item)] += item.flops
+    return dict(out)
