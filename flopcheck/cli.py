@@ -1,0 +1,103 @@
+"""The `flopcheck` command: `main(argv) -> exit code`; 0 ok, 1 a disagreement, 2 bad input.
+
+With no arguments it runs its built-in default, `flopcheck count DiT-XL/2`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable
+
+from reference_models.registry import UnknownModelError
+
+DEFAULT_MODEL = "DiT-XL/2"
+
+
+class UsageError(Exception):
+    """Bad input: printed as one line on stderr, exit code 2."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Subcommands: name -> (add arguments, run)
+# ---------------------------------------------------------------------------------------------
+
+
+def _list_models_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("pattern", nargs="?", default="*", help="shell pattern, e.g. 'DiT-XL/*'")
+
+
+def _list_models(args: argparse.Namespace) -> int:
+    from reference_models import get_config, list_models
+
+    names = list_models(args.pattern)
+    if not names:
+        raise UsageError(f"no model matches {args.pattern!r}; try `flopcheck list-models`")
+    for name in names:
+        c = get_config(name)
+        print(f"{name:10s} L={c.depth:<3d} d={c.hidden_size:<5d} heads={c.num_heads:<3d} p={c.patch_size} "
+              f"input={c.input_size} T={c.tokens}")
+    return 0
+
+
+def _model_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=f"a reference model (default {DEFAULT_MODEL})")
+    p.add_argument("--input-size", type=int, help="latent side (pixel side with --space pixel); sets T")
+    p.add_argument("--attn", choices=("sdpa", "math"), help="attention path (default: the model's, sdpa)")
+    p.add_argument("--space", choices=("latent", "pixel"), help="pixel: 3 channels, no VAE")
+    p.add_argument("--batch", type=int, default=1, help="samples per forward (default 1)")
+
+
+def _count_args(p: argparse.ArgumentParser) -> None:
+    _model_args(p)
+    p.add_argument("--steps", type=int, default=1, help="sampling steps (forward x S)")
+    p.add_argument("--cfg", action="store_true", help="classifier-free guidance (batch x2)")
+    p.add_argument("--training", action="store_true", help="one training step (fwd+bwd = 3 x fwd)")
+    p.add_argument("--device", default="meta", help="where the exact count runs (default meta: no compute)")
+    p.add_argument("--json", action="store_true", help="one JSON object with full integers")
+
+
+def _count(args: argparse.Namespace) -> int:
+    from flopcheck.count import count_reference
+    from flopcheck.report.count import to_dict, to_text
+    from flopcheck.types import Scope
+
+    if args.batch < 1:
+        raise UsageError(f"--batch must be >= 1, got {args.batch}")
+    scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
+    result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
+                             input_size=args.input_size, attn=args.attn, space=args.space)
+    print(json.dumps(to_dict(result), indent=2) if args.json else to_text(result))
+    return 0 if result.agrees else 1
+
+
+COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
+    "list-models": ("list the reference models", _list_models_args, _list_models),
+    "count": ("the formula term by term beside the exact count", _count_args, _count),
+}
+
+
+def parser() -> argparse.ArgumentParser:
+    """The argument parser, one subparser per COMMANDS entry."""
+    p = argparse.ArgumentParser(prog="flopcheck", description="Is this FLOP number true? (FLOPs: 2 per multiply-add)")
+    sub = p.add_subparsers(dest="command")
+    for name, (help_text, add_args, _) in COMMANDS.items():
+        add_args(sub.add_parser(name, help=help_text, description=help_text))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one command; bad input is one line on stderr and exit code 2."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = parser().parse_args(argv or ["count"])
+    try:
+        return COMMANDS[args.command][2](args)
+    except UsageError as err:
+        print(f"flopcheck: {err}", file=sys.stderr)
+    except (UnknownModelError, ValueError) as err:  # unknown model, bad config or scope
+        print(f"flopcheck: {err}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

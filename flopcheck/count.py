@@ -1,0 +1,51 @@
+"""The count of a reference model: the formula and the exact count, side by side, for one scope."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from flopcheck.exact import ExactCount, exact_count
+from flopcheck.formula import formula_breakdown
+from flopcheck.types import Breakdown, Scope
+
+
+@dataclass(frozen=True)
+class CountResult:
+    """Formula and exact count of one model, one input, one scope; all integers in FLOPs."""
+
+    name: str
+    config: Any
+    batch: int
+    scope: Scope
+    formula: Breakdown  # scaled to the scope
+    exact: ExactCount  # one counted forward (batch 2N under CFG)
+
+    @property
+    def exact_factor(self) -> int:
+        """What multiplies the counted forward: steps and training (CFG is already in its batch)."""
+        return self.scope.steps * (3 if self.scope.training else 1)
+
+    @property
+    def exact_total(self) -> int:
+        """The exact count scaled to the scope, FLOPs."""
+        return self.exact.total * self.exact_factor
+
+    def exact_by_path(self) -> dict[str, int]:
+        """Exact FLOPs per path, scaled to the scope."""
+        return {p: f * self.exact_factor for p, f in self.exact.by_path().items()}
+
+    @property
+    def agrees(self) -> bool:
+        """Formula and exact count equal in total and term by term."""
+        return self.exact_total == self.formula.total and self.exact_by_path() == self.formula.by_path()
+
+
+def count_reference(name: str, batch: int = 1, scope: Scope = Scope(), device: str = "meta",
+                    **overrides: Any) -> CountResult:
+    """Formula and exact count for a registered model with overrides (input_size, attn, space)."""
+    from reference_models import get_config
+
+    config = get_config(name, **overrides)
+    formula = formula_breakdown(name, config, batch=batch, scope=scope)
+    exact = exact_count(name, config, batch=batch, cfg=scope.cfg, device=device)
+    return CountResult(name, config, batch, scope, formula, exact)

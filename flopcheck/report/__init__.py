@@ -1,0 +1,1 @@
+"""Pure functions from results to text and JSON-ready dicts."""

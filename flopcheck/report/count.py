@@ -1,0 +1,72 @@
+"""A CountResult as text (term by term, formula beside exact count) and as a JSON-ready dict."""
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from flopcheck.count import CountResult
+from flopcheck.fmt import commas, si, table
+from flopcheck.types import Unit
+
+
+def headline(r: CountResult) -> str:
+    """'DiT-XL/2 · latent 32x32 (256 px) · T=256 · batch 1 · attn sdpa · forward'."""
+    c = r.config
+    return (f"{r.name} · {c.space} {c.input_size}x{c.input_size} ({c.image_size} px) · T={c.tokens} tokens"
+            f" · batch {r.batch} · attn {c.attn} · {r.scope.describe()}")
+
+
+def to_text(r: CountResult) -> str:
+    """The breakdown term by term in FLOPs and MACs, the exact count beside the formula."""
+    exact = r.exact_by_path()
+    rows = [[t.path, t.kind.value, t.formula, commas(t.flops), commas(exact.get(t.path, 0)), commas(t.macs)]
+            for t in r.formula.terms]
+    rows += [[p, "(exact only)", "", "0", commas(f), "0"] for p, f in exact.items() if p not in r.formula.by_path()]
+    rows.append(["total", "", "", commas(r.formula.total), commas(r.exact_total), commas(r.formula.total_macs)])
+    lines = [
+        headline(r),
+        "symbols: " + " ".join(f"{k}={v}" for k, v in r.formula.symbols),
+        "",
+        table(rows, ["term", "kind", "formula", "formula FLOPs", "exact FLOPs", "MACs"], right={3, 4, 5}),
+        "",
+        f"total: {commas(r.formula.total)} FLOPs = {si(r.formula.total)} = {si(r.formula.total, Unit.MAC)}",
+        "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in r.formula.by_kind().items()),
+        _verdict(r),
+        "",
+        "not counted (no multiply-adds; recorded per category, elements written per forward):",
+        table([[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())],
+              ["category", "calls", "elements"], right={1, 2}),
+    ]
+    return "\n".join(lines)
+
+
+def _verdict(r: CountResult) -> str:
+    if r.agrees:
+        return f"exact count ({r.exact.device}): {commas(r.exact_total)} FLOPs, equal to the formula term by term"
+    return (f"exact count ({r.exact.device}): {commas(r.exact_total)} FLOPs DIFFERS from the formula by "
+            f"{commas(r.exact_total - r.formula.total)} FLOPs")
+
+
+def to_dict(r: CountResult) -> dict:
+    """JSON-ready: full integers, FLOPs and MACs, every term, the exact count and what it left uncounted."""
+    c = r.config
+    return {
+        "model": r.name,
+        "config": asdict(c),
+        "tokens": c.tokens,
+        "batch": r.batch,
+        "attn": c.attn,
+        "space": c.space,
+        "scope": {"steps": r.scope.steps, "cfg": r.scope.cfg, "training": r.scope.training, "factor": r.scope.factor},
+        "unit": "FLOP",
+        "total_flops": r.formula.total,
+        "total_macs": r.formula.total_macs,
+        "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "macs": t.macs, "formula": t.formula}
+                  for t in r.formula.terms],
+        "by_kind": {k.value: v for k, v in r.formula.by_kind().items()},
+        "exact_count_flops": r.exact_total,
+        "exact_count_device": r.exact.device,
+        "exact_by_path": r.exact_by_path(),
+        "exact_matches_formula": r.agrees,
+        "uncounted": [{"category": cat, "calls": calls, "elements": el}
+                      for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())],
+    }
