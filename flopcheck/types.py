@@ -135,3 +135,74 @@ def _sum_by(items, key) -> dict:
     for item in items:
         out[key(item)] += item.flops
     return dict(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# What a counter says
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Item:
+    """One line of a counter's own detail: an op or a module, as reported and in FLOPs."""
+
+    name: str  # 'aten::addmm', fvcore's 'linear', or a module path 'blocks.0.attn.qkv'
+    reported: float  # in the counter's unit
+    flops: int  # reported x the unit's FLOPs
+    calls: int = 0  # calls or instances, where the library says
+    where: str = "op"  # 'op', 'module' or 'functional'
+    type: str = ""  # the module's class, for module items
+    in_total: bool = True  # False: the library computed it but left it out of its total
+
+
+@dataclass(frozen=True)
+class Skip:
+    """Something a counter did not count, with why: 'aten::scaled_dot_product_attention' x 12."""
+
+    name: str
+    calls: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Count:
+    """One counter on one model and input: its number as reported, in FLOPs, its detail and its skips."""
+
+    counter: str  # registry name: 'fvcore_jit'
+    library: str  # distribution: 'fvcore'
+    version: str
+    unit: Unit  # the library's own unit, as its docs define it
+    model: str
+    input_size: int
+    attn: str
+    batch: int = 1
+    device: str = "cpu"
+    reported: float | None = None  # exactly as the library returned it
+    flops: int | None = None  # reported in FLOPs
+    detail: tuple[Item, ...] = ()
+    skipped: tuple[Skip, ...] = ()
+    time_s: float | None = None  # the counting call alone
+    peak_rss_mb: float | None = None  # the whole counting process
+    error: str | None = None  # one line: crash, timeout, or 'unavailable: pip install ...'
+
+    @property
+    def ok(self) -> bool:
+        """A number came back."""
+        return self.error is None and self.flops is not None
+
+    def to_dict(self) -> dict:
+        """JSON-ready, full integers."""
+        from dataclasses import asdict
+
+        out = asdict(self)
+        out["unit"] = self.unit.value
+        return out
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Count:
+        """Inverse of to_dict."""
+        d = dict(d)
+        d["unit"] = Unit(d["unit"])
+        d["detail"] = tuple(Item(**i) for i in d.get("detail", ()))
+        d["skipped"] = tuple(Skip(**s) for s in d.get("skipped", ()))
+        return cls(**d)

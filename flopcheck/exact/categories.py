@@ -25,7 +25,8 @@ _NAMED: dict[str, tuple[str, ...]] = {
     SOFTMAX: ("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"),
     MOVEMENT: ("cat", "stack", "clone", "copy_", "_to_copy", "embedding", "index_select", "gather", "index",
                "repeat", "constant_pad_nd", "contiguous", "split_with_sizes_copy", "_unsafe_index"),
-    VIEW: ("_unsafe_view", "alias", "detach", "lift_fresh"),
+    # aliases, and dropout, which returns its input in eval
+    VIEW: ("_unsafe_view", "alias", "detach", "lift_fresh", "dropout", "feature_dropout", "alpha_dropout"),
     CREATION: ("empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
                "full_like", "arange", "rand", "randn", "randint", "uniform_", "normal_", "fill_", "zero_",
                "scalar_tensor", "new_empty", "new_zeros", "new_ones", "new_full", "bernoulli_"),

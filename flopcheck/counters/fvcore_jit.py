@@ -1,0 +1,22 @@
+"""fvcore's FlopCountAnalysis: a torch.jit trace, one handle per aten op. Unit: MAC.
+
+Detail: fvcore's own by_operator() (its op classes: linear, matmul, conv, layer_norm, einsum, ...).
+Skipped: its unsupported_ops(), the ops it traced and had no handle for, each counted 0.
+"""
+from __future__ import annotations
+
+from flopcheck.counters.base import Detail, Measurement, skipped_ops
+from flopcheck.types import Unit
+
+
+def run(model, inputs) -> Measurement:
+    from fvcore.nn import FlopCountAnalysis
+
+    analysis = FlopCountAnalysis(model, inputs)
+    analysis.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
+    total = analysis.total()
+    detail = Detail(Unit.MAC)
+    for op, macs in analysis.by_operator().items():
+        detail.add(op, macs)
+    skipped = skipped_ops(dict(analysis.unsupported_ops()), "fvcore has no handle for it: counted 0")
+    return Measurement(total, tuple(detail.items), skipped)

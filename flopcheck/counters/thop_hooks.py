@@ -1,0 +1,35 @@
+"""thop's profile: forward hooks keyed by module type on every module. Unit: MAC.
+
+Detail: the per-module ops thop returns with ret_layer_info=True (modules with a thop rule).
+Skipped: every module type with no rule, whose own forward's ops thop counts as 0 in silence:
+for DiT that is timm's Attention (QK^T and attn@V), the adaLN modulation and residual arithmetic.
+"""
+from __future__ import annotations
+
+from flopcheck.counters.base import CONTAINERS, Detail, Measurement, module_types, unhooked_module_types
+from flopcheck.types import Unit
+
+
+def _walk(tree: dict, prefix: str = ""):
+    """thop's layer-info tree -> (path, ops) for every module thop stopped at."""
+    for name, (ops, _params, children) in tree.items():
+        path = f"{prefix}.{name}" if prefix else name
+        if children:
+            yield from _walk(children, path)
+        else:
+            yield path, ops
+
+
+def run(model, inputs) -> Measurement:
+    import thop
+    from thop.profile import register_hooks
+
+    total, _params, tree = thop.profile(model, inputs=inputs, verbose=False, ret_layer_info=True)
+    types = module_types(model)
+    detail = Detail(Unit.MAC)
+    for path, ops in _walk(tree):
+        if ops and types.get(path) not in CONTAINERS:
+            detail.add(path, ops, where="module", type=types.get(path, ""))
+    skipped = unhooked_module_types(model, set(register_hooks),
+                                    "no thop rule for this module type: its own forward() is counted 0")
+    return Measurement(total, tuple(detail.items), skipped)

@@ -1,0 +1,53 @@
+"""torch.profiler with with_flops=True: FLOPs (2 per multiply-add) for a fixed list of ops.
+
+Reported: the sum of `flops` over key_averages(), as people read it. Detail: those events.
+Skipped: ops whose whole subtree of events carries no FLOPs (outside the profiler's list), named
+at the outermost such op: on CPU, fused SDPA (scaled_dot_product_attention) is one of them.
+"""
+from __future__ import annotations
+
+from collections import Counter
+
+from flopcheck.counters.base import FREE_CATEGORIES, Detail, Measurement, op_category
+from flopcheck.types import Skip, Unit
+
+
+def _has_flops(event) -> bool:
+    return bool(event.flops) or any(_has_flops(c) for c in event.cpu_children)
+
+
+def _uncounted_roots(events) -> Counter:
+    """Outermost compute ops with no FLOPs anywhere below them."""
+    found: Counter = Counter()
+
+    def visit(event) -> None:
+        if event.flops:  # counted: its children are how it ran
+            return
+        if not _has_flops(event):
+            if op_category(event.name) not in FREE_CATEGORIES:
+                found[event.name] += 1
+            return
+        for child in event.cpu_children:
+            visit(child)
+
+    for event in events:
+        if event.cpu_parent is None:
+            visit(event)
+    return found
+
+
+def run(model, inputs) -> Measurement:
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+        model(*inputs)
+    detail = Detail(Unit.FLOP)
+    total = 0
+    for e in prof.key_averages():
+        if e.flops:
+            detail.add(e.key, e.flops, calls=e.count)
+            total += e.flops
+    roots = _uncounted_roots([e for e in prof.events() if e.name.startswith("aten::")])
+    skipped = tuple(Skip(op, n, f"not in the profiler's FLOP formulas: counted 0 ({op_category(op)})")
+                    for op, n in sorted(roots.items()))
+    return Measurement(total, tuple(detail.items), skipped)

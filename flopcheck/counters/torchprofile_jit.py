@@ -1,0 +1,50 @@
+"""torchprofile's profile_macs: a torch.jit trace, one handler per aten op. Unit: MAC.
+
+Detail: its per-node MACs (reduction=None), summed per operator. Skipped: ops it warned it has no
+handler for, and ops it recognises as zero MACs although they compute (add, softmax, gelu, ...).
+"""
+from __future__ import annotations
+
+import warnings
+from collections import Counter, defaultdict
+
+from flopcheck.counters.base import FREE_CATEGORIES, Detail, Measurement, op_category
+from flopcheck.types import Skip, Unit
+
+
+def run(model, inputs) -> Measurement:
+    import torchprofile.profile as tp
+    from torchprofile.handlers import HANDLER_MAP
+
+    graphs: list = []
+    original = tp.trace
+
+    def capturing_trace(*args, **kwargs):
+        graph = original(*args, **kwargs)
+        graphs.append(graph)
+        return graph
+
+    tp.trace = capturing_trace
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            per_node = tp.profile_macs(model, tuple(inputs), reduction=None)
+    finally:
+        tp.trace = original
+    by_op: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for node, macs in per_node.items():
+        by_op[node.operator][0] += macs
+        by_op[node.operator][1] += 1
+    detail = Detail(Unit.MAC)
+    for op, (macs, n) in by_op.items():
+        detail.add(op, macs, calls=n)
+    unhandled = Counter(n.operator for n in graphs[-1].nodes if n.operator not in HANDLER_MAP)
+    zeroed = Counter(n.operator for n in graphs[-1].nodes
+                     if n.operator in HANDLER_MAP and HANDLER_MAP[n.operator] is None)
+    skipped = tuple(
+        [Skip(op, c, f"no torchprofile handler: skipped ({op_category(op)})") for op, c in sorted(unhandled.items())
+         if op_category(op) not in FREE_CATEGORIES]
+        + [Skip(op, c, f"torchprofile counts it as 0 MACs ({op_category(op)})") for op, c in sorted(zeroed.items())
+           if op_category(op) not in FREE_CATEGORIES]
+    )
+    return Measurement(sum(per_node.values()), tuple(detail.items), skipped)

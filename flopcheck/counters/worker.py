@@ -1,0 +1,153 @@
+"""A counter's worker process: `python -m flopcheck.counters.worker`, one counter, many models.
+
+The job arrives as JSON on stdin; each result leaves as one JSON line on the original stdout,
+which is kept for results alone (libraries print, so fd 1 is pointed at stderr). torch and the
+counter's library are imported once; each model is counted in a forked child, so a library that
+monkeypatches torch or leaves hooks behind cannot touch the next model, a crash or a hang costs
+one result, and the child's peak RSS is that model's alone.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import select
+import signal
+import sys
+import time
+import traceback
+
+from flopcheck.types import Count, Item, Skip, Unit
+
+
+def _version(library: str) -> str:
+    try:
+        return importlib.metadata.version(library)
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}"[:300]
+
+
+def count_model(adapter, job: dict) -> dict:
+    """In the child: build the model on real CPU tensors (values zeroed), count it, time the call."""
+    import torch
+
+    from reference_models import get_config, prepare
+
+    cfg = get_config(job["model"], input_size=job["input_size"], attn=job["attn"])
+    model, inputs, _ = prepare(cfg, batch=job["batch"], device="cpu")
+    with torch.no_grad():
+        for p in model.parameters():
+            p.zero_()
+        start = time.perf_counter()
+        m = adapter.run(model, inputs)
+        elapsed = time.perf_counter() - start
+    return {"reported": m.reported, "detail": m.detail, "skipped": m.skipped, "time_s": elapsed}
+
+
+def _read_all(fd: int, deadline: float) -> bytes | None:
+    """Everything written to fd until EOF, or None if the deadline passes first."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+def run_forked(adapter, job: dict, timeout_s: float) -> dict:
+    """Count one model in a forked child with a deadline; the child's peak RSS comes back too."""
+    from dataclasses import asdict
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        try:
+            out = count_model(adapter, job)
+            out["detail"] = [asdict(i) for i in out["detail"]]
+            out["skipped"] = [asdict(s) for s in out["skipped"]]
+        except BaseException as err:  # a crashing counter becomes its error result
+            traceback.print_exc()
+            out = {"error": _one_line(err)}
+        data = json.dumps(out).encode()
+        while data:
+            data = data[os.write(w, data):]
+        os._exit(0)
+    os.close(w)
+    data = _read_all(r, time.monotonic() + timeout_s)
+    os.close(r)
+    if data is None:
+        os.kill(pid, signal.SIGKILL)
+    _, status, usage = os.wait4(pid, 0)
+    peak = usage.ru_maxrss / 1024
+    if data is None:
+        return {"error": f"timed out after {timeout_s:g} s: killed (raise --timeout if it is only slow)",
+                "peak_rss_mb": peak}
+    if not data:
+        return {"error": f"the counting process died ({_status(status)})", "peak_rss_mb": peak}
+    out = json.loads(data)
+    out["peak_rss_mb"] = peak
+    return out
+
+
+def _status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
+def main() -> int:
+    results = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # whatever the libraries print goes to stderr
+    job = json.load(sys.stdin)
+    sys.path[:0] = job.get("paths", [])
+    spec = job["spec"]
+    base = {"counter": spec["name"], "library": spec["library"], "version": _version(spec["library"]),
+            "unit": Unit(spec["unit"])}
+
+    def emit(model_job: dict, **fields) -> None:
+        count = Count(**base, model=model_job["model"], input_size=model_job["input_size"], attn=model_job["attn"],
+                      batch=model_job["batch"], device="cpu", **fields)
+        results.write(json.dumps(count.to_dict()) + "\n")
+        results.flush()
+
+    error = None
+    if importlib.util.find_spec(spec["import_name"]) is None:
+        error = f"unavailable: {spec['install']}"
+    else:
+        try:
+            adapter = importlib.import_module(spec["adapter"])
+            importlib.import_module(spec["import_name"])  # import once, before forking
+            import reference_models.dit  # noqa: F401  (torch and timm, once)
+        except Exception as err:
+            error = f"import failed: {_one_line(err)}"
+    for model_job in job["models"]:
+        if error:
+            emit(model_job, error=error)
+            continue
+        out = run_forked(adapter, model_job, job["timeout_s"])
+        if "error" in out:
+            emit(model_job, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
+            continue
+        unit = base["unit"]
+        emit(model_job, reported=out["reported"], flops=int(round(float(out["reported"]) * unit.flops_per_unit)),
+             detail=tuple(Item(**d) for d in out["detail"]), skipped=tuple(Skip(**d) for d in out["skipped"]),
+             time_s=out["time_s"],
+             peak_rss_mb=out["peak_rss_mb"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
