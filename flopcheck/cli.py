@@ -71,9 +71,39 @@ def _count(args: argparse.Namespace) -> int:
     return 0 if result.agrees else 1
 
 
+def _counters_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", nargs="?", default="DiT-S/2", help="a reference model (default DiT-S/2)")
+    p.add_argument("--counter", action="append", help="a counter to run (repeatable; default: all)")
+    p.add_argument("--attn", choices=("sdpa", "math"), action="append", help="attention path(s) (default sdpa)")
+    p.add_argument("--input-size", type=int, action="append", help="latent side(s) (default: the model's)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per model and counter (default 600)")
+    p.add_argument("--json", action="store_true", help="a JSON list, one object per count")
+
+
+def _counters(args: argparse.Namespace) -> int:
+    from flopcheck.counters import COUNTERS, get_spec
+    from flopcheck.counters.runner import Job, run_counters
+    from flopcheck.formula import formula_breakdown
+    from flopcheck.report.counters import to_list, to_text
+    from reference_models import get_config
+
+    names = args.counter or list(COUNTERS)
+    for name in names:
+        get_spec(name)  # an unknown counter is bad input before anything runs
+    jobs = [Job(args.model, size, attn) for attn in (args.attn or ["sdpa"]) for size in (args.input_size or [None])]
+    formula = {}
+    for job in jobs:
+        cfg = get_config(job.model, input_size=job.input_size, attn=job.attn)
+        formula[(job.model, cfg.input_size, cfg.attn)] = formula_breakdown(job.model, cfg).total
+    counts = run_counters(names, jobs, timeout_s=args.timeout)
+    print(json.dumps(to_list(counts, formula), indent=2) if args.json else to_text(counts, formula))
+    return 0
+
+
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "list-models": ("list the reference models", _list_models_args, _list_models),
     "count": ("the formula term by term beside the exact count", _count_args, _count),
+    "counters": ("what every FLOP counter says about the same model and inputs", _counters_args, _counters),
 }
 
 

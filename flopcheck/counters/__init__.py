@@ -57,7 +57,7 @@ _spec("torchinfo_summary", "torchinfo", "torchinfo", Unit.MAC, False, "pip insta
       "torchinfo summary: 'Total mult-adds'")
 _spec("calflops_hooks", "calflops", "calflops", Unit.FLOP, False, "pip install 'flopcheck[calflops]'",
       "calflops.calculate_flops returns (flops, macs, params); flops = 2 x macs")
-_spec("deepspeed_profiler", "deepspeed", "deepspeed", Unit.FLOP, False, "pip install deepspeed",
+_spec("deepspeed_profiler", "deepspeed", "deepspeed", Unit.FLOP, False, "pip install --no-build-isolation deepspeed",
       "deepspeed get_model_profile returns (flops, macs, params); flops = 2 x macs")
 
 REQUIRED = tuple(n for n, s in COUNTERS.items() if s.required)

@@ -51,10 +51,15 @@ def op_category(name: str) -> str:
     return next((c for c in found if c != OTHER), OTHER)
 
 
+def costs_nothing(name: str) -> bool:
+    """Views, copies, creations, and graph plumbing that is no aten op (prim::Constant)."""
+    return not name.startswith("aten") or op_category(name) in FREE_CATEGORIES
+
+
 def skipped_ops(calls: dict[str, int], reason: str) -> tuple[Skip, ...]:
     """Skips for ops that cost something by some convention (views, copies and creations left out)."""
     return tuple(Skip(op, n, f"{reason} ({op_category(op)})") for op, n in sorted(calls.items())
-                 if op_category(op) not in FREE_CATEGORIES)
+                 if not costs_nothing(op))
 
 
 def unhooked_module_types(model, hooked: set, reason: str) -> tuple[Skip, ...]:

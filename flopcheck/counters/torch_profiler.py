@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from flopcheck.counters.base import FREE_CATEGORIES, Detail, Measurement, op_category
-from flopcheck.types import Skip, Unit
+from flopcheck.counters.base import Detail, Measurement, costs_nothing, skipped_ops
+from flopcheck.types import Unit
 
 
 def _has_flops(event) -> bool:
@@ -24,7 +24,7 @@ def _uncounted_roots(events) -> Counter:
         if event.flops:  # counted: its children are how it ran
             return
         if not _has_flops(event):
-            if op_category(event.name) not in FREE_CATEGORIES:
+            if not costs_nothing(event.name):
                 found[event.name] += 1
             return
         for child in event.cpu_children:
@@ -48,6 +48,5 @@ def run(model, inputs) -> Measurement:
             detail.add(e.key, e.flops, calls=e.count)
             total += e.flops
     roots = _uncounted_roots([e for e in prof.events() if e.name.startswith("aten::")])
-    skipped = tuple(Skip(op, n, f"not in the profiler's FLOP formulas: counted 0 ({op_category(op)})")
-                    for op, n in sorted(roots.items()))
+    skipped = skipped_ops(dict(roots), "not in the profiler's FLOP formulas: counted 0")
     return Measurement(total, tuple(detail.items), skipped)

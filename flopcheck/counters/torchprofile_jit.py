@@ -8,8 +8,8 @@ from __future__ import annotations
 import warnings
 from collections import Counter, defaultdict
 
-from flopcheck.counters.base import FREE_CATEGORIES, Detail, Measurement, op_category
-from flopcheck.types import Skip, Unit
+from flopcheck.counters.base import Detail, Measurement, skipped_ops
+from flopcheck.types import Unit
 
 
 def run(model, inputs) -> Measurement:
@@ -41,10 +41,6 @@ def run(model, inputs) -> Measurement:
     unhandled = Counter(n.operator for n in graphs[-1].nodes if n.operator not in HANDLER_MAP)
     zeroed = Counter(n.operator for n in graphs[-1].nodes
                      if n.operator in HANDLER_MAP and HANDLER_MAP[n.operator] is None)
-    skipped = tuple(
-        [Skip(op, c, f"no torchprofile handler: skipped ({op_category(op)})") for op, c in sorted(unhandled.items())
-         if op_category(op) not in FREE_CATEGORIES]
-        + [Skip(op, c, f"torchprofile counts it as 0 MACs ({op_category(op)})") for op, c in sorted(zeroed.items())
-           if op_category(op) not in FREE_CATEGORIES]
-    )
+    skipped = (skipped_ops(dict(unhandled), "no torchprofile handler: skipped")
+               + skipped_ops(dict(zeroed), "torchprofile counts it as 0 MACs"))
     return Measurement(sum(per_node.values()), tuple(detail.items), skipped)

@@ -1,0 +1,41 @@
+"""Counts as a table (counter, unit, reported, as FLOPs, ratio to the formula, skipped, time, RSS) and as JSON."""
+from __future__ import annotations
+
+from flopcheck.fmt import commas, table
+from flopcheck.types import Count
+
+
+def _reported(c: Count) -> str:
+    value = c.reported
+    return commas(int(value)) if float(value).is_integer() else f"{value:,.3f}"
+
+
+def skipped_summary(c: Count, limit: int = 3) -> str:
+    """The skips that matter most first (attention and matmuls), then the count of the rest."""
+    order = sorted(c.skipped, key=lambda s: (not any(k in s.reason for k in ("attention", "matmul", "conv")),
+                                             "module type" not in s.reason, -s.calls))
+    shown = ", ".join(f"{s.name} x{s.calls}" for s in order[:limit])
+    more = len(order) - limit
+    return shown + (f" (+{more} more)" if more > 0 else "") if shown else "-"
+
+
+def to_text(counts: list[Count], formula_flops: dict[tuple, int]) -> str:
+    """One row per count; `formula_flops` maps (model, input_size, attn) to the formula's FLOPs."""
+    rows = []
+    for c in counts:
+        ref = formula_flops[(c.model, c.input_size, c.attn)]
+        if not c.ok:
+            rows.append([c.counter, c.unit.value, "-", "-", "-", f"error: {c.error}", "-", "-"])
+            continue
+        rows.append([c.counter, c.unit.value, _reported(c), commas(c.flops), f"{c.flops / ref:.3f}",
+                     skipped_summary(c), f"{c.time_s:.2f}", f"{c.peak_rss_mb:.0f}"])
+    header = ["counter", "unit", "reported", "as FLOPs", "/ formula", "skipped", "time s", "peak RSS MB"]
+    lines = []
+    for key in dict.fromkeys((c.model, c.input_size, c.attn) for c in counts):
+        lines.append(f"{key[0]} · input {key[1]} · attn {key[2]} · formula {commas(formula_flops[key])} FLOPs")
+    return "\n".join(lines + ["", table(rows, header, right={2, 3, 4, 6, 7})])
+
+
+def to_list(counts: list[Count], formula_flops: dict[tuple, int]) -> list[dict]:
+    """JSON-ready: every Count in full, with the formula's FLOPs beside it."""
+    return [{**c.to_dict(), "formula_flops": formula_flops[(c.model, c.input_size, c.attn)]} for c in counts]

@@ -1,0 +1,1 @@
+"""Counter adapters that misbehave on purpose: the runner must contain them."""
