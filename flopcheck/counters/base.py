@@ -9,8 +9,9 @@ from flopcheck.types import Item, Skip, Unit
 
 # categories of ops that cost nothing by anyone's convention: not worth listing as skipped
 FREE_CATEGORIES = frozenset({"view", "creation", "movement"})
-# module types that only hold other modules
-CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict"})
+# module types that only hold other modules, or compute nothing in eval: never worth listing as skipped
+CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Identity", "Dropout", "Dropout1d", "Dropout2d",
+                        "Dropout3d", "AlphaDropout"})
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,12 @@ def op_category(name: str) -> str:
     'attention' / 'matmul' for the ops flopcheck counts; 'other' if torch does not know it."""
     import torch
 
-    from flopcheck.exact.categories import OTHER, categorize
+    from flopcheck.exact.categories import OTHER, categorize, named_category
     from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS
 
     op = name.replace("aten::", "").replace("aten.", "").split(".")[0]
+    if named_category(op):
+        return named_category(op)
     packet = getattr(torch.ops.aten, op, None)
     if packet in FORMULAS:
         return "attention" if packet in ATTENTION_OPS else ("conv" if "conv" in op else "matmul")

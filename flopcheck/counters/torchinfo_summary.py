@@ -31,7 +31,7 @@ def run(model, inputs) -> Measurement:
     for layer in stats.summary_list:
         if layer.is_leaf_layer and layer.macs:
             detail.add(_path(layer), layer.macs, where="module", type=layer.class_name)
-        elif layer.is_leaf_layer:
+        elif layer.is_leaf_layer and layer.class_name not in CONTAINERS:
             no_weights[layer.class_name] += 1
         elif layer.class_name not in CONTAINERS:
             own_forward[layer.class_name] += 1

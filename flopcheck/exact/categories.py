@@ -25,14 +25,20 @@ _NAMED: dict[str, tuple[str, ...]] = {
     SOFTMAX: ("_softmax", "softmax", "_safe_softmax", "_log_softmax", "log_softmax"),
     MOVEMENT: ("cat", "stack", "clone", "copy_", "_to_copy", "embedding", "index_select", "gather", "index",
                "repeat", "constant_pad_nd", "contiguous", "split_with_sizes_copy", "_unsafe_index"),
-    # aliases, and dropout, which returns its input in eval
-    VIEW: ("_unsafe_view", "alias", "detach", "lift_fresh", "dropout", "feature_dropout", "alpha_dropout"),
+    # aliases, shape queries, and dropout, which returns its input in eval
+    VIEW: ("_unsafe_view", "alias", "detach", "lift_fresh", "dropout", "feature_dropout", "alpha_dropout", "size",
+           "sym_size", "numel", "dim", "Int", "int", "ScalarImplicit"),
     CREATION: ("empty", "empty_like", "empty_strided", "zeros", "zeros_like", "ones", "ones_like", "full",
                "full_like", "arange", "rand", "randn", "randint", "uniform_", "normal_", "fill_", "zero_",
                "scalar_tensor", "new_empty", "new_zeros", "new_ones", "new_full", "bernoulli_"),
 }
 _BY_NAME = {name: cat for cat, names in _NAMED.items() for name in names}
 SOFTMAX_OPS = frozenset(_NAMED[SOFTMAX])
+
+
+def named_category(name: str) -> str | None:
+    """The category an op's bare name ('_softmax', 'size') is listed under, if it is."""
+    return _BY_NAME.get(name)
 
 
 def categorize(func) -> str:

@@ -10,10 +10,17 @@ def _reported(c: Count) -> str:
     return commas(int(value)) if float(value).is_integer() else f"{value:,.3f}"
 
 
+def _weight(s) -> int:
+    """0: attention or a matmul, the skips that lose multiply-adds; 1: a module type's own forward; 2: the rest."""
+    text = f"{s.name} {s.reason}".lower()
+    if any(k in text for k in ("attention", "(matmul)", "(conv)")):
+        return 0
+    return 1 if "forward()" in text else 2
+
+
 def skipped_summary(c: Count, limit: int = 3) -> str:
     """The skips that matter most first (attention and matmuls), then the count of the rest."""
-    order = sorted(c.skipped, key=lambda s: (not any(k in s.reason for k in ("attention", "matmul", "conv")),
-                                             "module type" not in s.reason, -s.calls))
+    order = sorted(c.skipped, key=lambda s: (_weight(s), -s.calls))
     shown = ", ".join(f"{s.name} x{s.calls}" for s in order[:limit])
     more = len(order) - limit
     return shown + (f" (+{more} more)" if more > 0 else "") if shown else "-"
