@@ -206,3 +206,46 @@ class Count:
         d["detail"] = tuple(Item(**i) for i in d.get("detail", ()))
         d["skipped"] = tuple(Skip(**s) for s in d.get("skipped", ()))
         return cls(**d)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the reconciler says
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A named cause and its exact signed effect on the counter's number, in FLOPs."""
+
+    code: str  # 'FC201'
+    title: str  # 'fused-attention-uncounted'
+    delta: int  # reported = reference + sum(deltas) + residual (FC101, the unit, is a delta too)
+    evidence: str = ""
+
+
+@dataclass(frozen=True)
+class Reconciliation:
+    """A counter's number explained against the reference, cause by cause, down to a residual."""
+
+    counter: str
+    unit: Unit
+    model: str
+    input_size: int
+    attn: str
+    reported: float | None
+    counter_flops: int | None  # the reported number in FLOPs
+    reference_flops: int  # the formula (= the exact count)
+    findings: tuple[Finding, ...]
+    residual: int | None  # counter_flops - reference - sum(FLOP-cause deltas); None if no number came
+    mode: str = "white box"  # 'white box' (per-op detail) or 'black box' (a total only)
+    error: str | None = None
+
+    @property
+    def closed(self) -> bool:
+        """Every FLOP explained."""
+        return self.residual == 0
+
+    @property
+    def explained(self) -> int:
+        """Sum of the findings' deltas."""
+        return sum(f.delta for f in self.findings)

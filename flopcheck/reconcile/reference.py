@@ -1,0 +1,113 @@
+"""The reference a counter is judged against: the formula, the exact count, and the model's layers.
+
+The formula gives the truth per term; the exact count (equal to it, and checked so) gives per-path
+FLOPs, bias elements and calls; the meta model gives each layer's weights, so a library's rule
+for a layer (weights x batch, say) can be evaluated exactly.
+"""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from flopcheck.exact import ExactCount, count_forward
+from flopcheck.exact.counter import module_frames
+from flopcheck.formula import formula_breakdown
+from flopcheck.types import Breakdown, Kind
+
+LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)
+ATTENTION_KINDS = (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One model, input and batch: formula, exact count, layers by path."""
+
+    name: str
+    config: Any
+    batch: int
+    formula: Breakdown
+    exact: ExactCount
+    modules: dict  # exact path -> meta module
+    norm_path: dict  # exact path -> path with ModuleList indices as '*'
+    instances: Counter  # normalised path -> how many modules share it
+
+    @property
+    def total(self) -> int:
+        """The truth, FLOPs."""
+        return self.formula.total
+
+    def kinds(self, *kinds: Kind) -> int:
+        """Formula FLOPs of these kinds."""
+        by = self.formula.by_kind()
+        return sum(by.get(k, 0) for k in kinds)
+
+    @property
+    def linear(self) -> int:
+        """Every linear-layer matmul: per-token, per-sample, head."""
+        return self.kinds(*LINEAR_KINDS)
+
+    @property
+    def attention(self) -> int:
+        """QK^T + attn@V."""
+        return self.kinds(*ATTENTION_KINDS)
+
+    def per_instance(self, path: str, suffixes: tuple[str, ...] = ("",)) -> int:
+        """Exact FLOPs counted at one module (an exact path), suffixes for its parts ('qk', 'av')."""
+        norm = self.norm_path[path]
+        by = self.exact.by_path()
+        total = sum(by.get(f"{norm}.{s}" if s else norm, 0) for s in suffixes)
+        return total // self.instances[norm]
+
+    def bias_elements(self, path: str | None = None, op: str | None = None) -> int:
+        """Bias adds the exact count recorded: at one module (exact path, per instance), for one op, or all."""
+        recs = [r for r in self.exact.uncounted if r.kind == "bias"]
+        if op is not None:
+            return sum(r.elements for r in recs if r.op.split(".")[-1] == op)
+        if path is None:
+            return sum(r.elements for r in recs)
+        norm = self.norm_path[path]
+        return sum(r.elements for r in recs if r.path == norm) // self.instances[norm]
+
+    def elements(self, category: str) -> int:
+        """Elements written by uncounted ops of one category (norm, elementwise, softmax, ...)."""
+        return sum(r.elements for r in self.exact.uncounted if r.kind == category)
+
+    def weights(self, path: str) -> tuple[int, int]:
+        """(weight elements, bias elements) of the layer at an exact path."""
+        m = self.modules[path]
+        w = getattr(m, "weight", None)
+        b = getattr(m, "bias", None)
+        return (w.numel() if w is not None else 0), (b.numel() if b is not None else 0)
+
+    def normalised(self, path: str) -> str:
+        """'blocks.3.attn.qkv' -> 'blocks.*.attn.qkv' (unknown paths unchanged)."""
+        return self.norm_path.get(path, path)
+
+
+@lru_cache(maxsize=64)
+def reference_for(name: str, input_size: int | None = None, attn: str = "sdpa", batch: int = 1) -> Reference:
+    """Build (once per key) the reference for a registered model; the exact count must equal the formula."""
+    from reference_models import get_config, prepare
+
+    config = get_config(name, input_size=input_size, attn=attn)
+    model, inputs, forward = prepare(config, batch=batch, device="meta")
+    exact = count_forward(model, inputs, forward, getattr(model, "flop_kinds", ()), model=name, attn=config.attn,
+                          device="meta")
+    formula = formula_breakdown(name, config, batch=batch)
+    if exact.by_path() != formula.by_path():
+        raise AssertionError(f"{name}: the exact count disagrees with the formula; reconcile against neither")
+    frames = module_frames(model)
+    norm = {f.path: f.norm_path for f in frames.values()}
+    instances = Counter(norm.values())
+    modules = {f.path: m for m, f in frames.items()}
+    return Reference(name, config, batch, formula, exact, modules, norm, instances)
+
+
+def group_by(items, key) -> dict:
+    """{key(item): [items]} in first-seen order."""
+    out: dict = defaultdict(list)
+    for item in items:
+        out[key(item)].append(item)
+    return dict(out)
