@@ -100,10 +100,70 @@ def _counters(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_RECONCILE = ("DiT-S/2", 32)  # with no MODEL: DiT-S/2 at 256 px, both attention paths
+
+
+def _reconcile_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", nargs="?", help=f"a reference model (default {DEFAULT_RECONCILE[0]}, both attention paths)")
+    p.add_argument("--counter", action="append", help="a counter (repeatable; default: all)")
+    p.add_argument("--attn", choices=("sdpa", "math"), action="append", help="attention path(s)")
+    p.add_argument("--input-size", type=int, help="latent side (default: the model's)")
+    p.add_argument("--sweep", action="store_true", help="also count at four sizes and judge from totals alone")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per model and counter (default 600)")
+    p.add_argument("--json", action="store_true", help="a JSON list, one object per reconciliation")
+
+
+def _reconcile(args: argparse.Namespace) -> int:
+    from flopcheck.counters import COUNTERS, REQUIRED, get_spec
+    from flopcheck.counters.runner import Job, run_counters
+    from flopcheck.reconcile import reconcile
+    from flopcheck.reconcile.sweep import describe, sweep, sweep_sizes
+    from flopcheck.report.reconcile import proof, to_dict
+    from reference_models import get_config
+
+    names = args.counter or list(COUNTERS)
+    for name in names:
+        get_spec(name)
+    model = args.model or DEFAULT_RECONCILE[0]
+    size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
+    attns = args.attn or (["sdpa"] if args.model else ["sdpa", "math"])
+    get_config(model, input_size=size)  # bad model or size: exit 2 before anything runs
+    jobs = [Job(model, size, a) for a in attns]
+    results = [reconcile(c) for c in run_counters(names, jobs, timeout_s=args.timeout)]
+    sweeps = []
+    if args.sweep:
+        sizes = sweep_sizes(get_config(model).patch_size)
+        counts = run_counters(names, [Job(model, s, a) for a in attns for s in sizes], timeout_s=args.timeout)
+        for r in results:
+            mine = [c for c in counts if c.counter == r.counter and c.attn == r.attn]
+            if sum(c.ok for c in mine) >= 3:
+                sweeps.append(sweep(mine, model, r.attn, r))
+    if args.json:
+        out = [to_dict(r) for r in results]
+        for d, r in zip(out, results):
+            s = next((s for s in sweeps if (s.counter, s.attn) == (r.counter, r.attn)), None)
+            if s:
+                d["sweep"] = {"b_ratio": s.verdict.b_ratio, "c_ratio": s.verdict.c_ratio, "unit": s.verdict.unit,
+                              "attention": s.verdict.attention, "agrees_with_white_box": s.agrees}
+        print(json.dumps(out, indent=2))
+    else:
+        print("\n\n".join(proof(r) for r in results))
+        for attn in attns:
+            lines = [describe(s) for s in sweeps if s.attn == attn]
+            if lines:
+                print(f"\nT-sweep, attn {attn}, T = 64, 256, 576, 1024 (totals alone; formula = x1.000):")
+                print("\n".join(lines))
+    unexplained = any(r.residual not in (0, None) for r in results)
+    required_failed = any(r.error for r in results if r.counter in REQUIRED)
+    return 1 if unexplained or required_failed else 0
+
+
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "list-models": ("list the reference models", _list_models_args, _list_models),
     "count": ("the formula term by term beside the exact count", _count_args, _count),
     "counters": ("what every FLOP counter says about the same model and inputs", _counters_args, _counters),
+    "reconcile": ("every counter's number explained, cause by cause, to a zero residual", _reconcile_args,
+                  _reconcile),
 }
 
 

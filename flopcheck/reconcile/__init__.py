@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from flopcheck.counters.base import op_category
+from flopcheck.reconcile import blackbox as B
 from flopcheck.reconcile import classify as C
 from flopcheck.reconcile.causes import CAUSES
 from flopcheck.reconcile.reference import Reference, reference_for
@@ -54,7 +55,7 @@ def _attention_finding(counted: int, ref: Reference, count: Count) -> Finding | 
         return None
     if counted == 0 and score + value:
         for code, skip in _attention_skips(count):
-            return finding(code, -(score + value), f"skipped {skip.name} x{skip.calls}: {skip.reason}")
+            return finding(code, -(score + value), f"skipped {skip.name} x{skip.calls}")
         return None
     if counted == score:
         return finding("FC202", -value, "attention counted equals QK^T alone")
@@ -79,6 +80,9 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
     att = _attention_finding(attention, ref, count)
     if att:
         findings.append(att)
+    linear = sum(p.flops for p in by_bucket.get(C.LINEAR, []))
+    if linear == 2 * ref.linear:
+        findings.append(finding("FC402", ref.linear, "linear work is exactly twice the reference's"))
     residual = count.flops - ref.total - sum(f.delta for f in findings)
     if residual:
         findings.append(finding("FC901", 0, _unexplained(by_bucket, ref, residual)))
@@ -101,13 +105,33 @@ def _unexplained(by_bucket, ref: Reference, residual: int) -> str:
     return f"residual {residual:+,} FLOPs" + (f": {said}" if said else "")
 
 
+def black_box(count: Count, ref: Reference) -> Reconciliation:
+    """Reconcile a total with no detail: the reading (in the count's own unit) that reproduces it."""
+    batches = sorted({1, max(1, count.batch // ref.batch)})
+    candidates = [B.explain(r, ref.formula, None, {False: ref.config.tokens})
+                  for r in B.readings(units=(count.unit,), batches=batches)]
+    _, best = B.rank(float(count.reported), candidates)[0]
+    flop_findings = tuple(f for f in best.findings if f.code != "FC101")
+    residual = count.flops - best.flops
+    findings = flop_findings + ((finding("FC901", 0, f"residual {residual:+,} FLOPs"),) if residual else ()) + tuple(
+        f for f in best.findings if f.code == "FC101")
+    if count.unit is Unit.MAC:  # FC101 from the counter's FLOPs, as in the white box
+        findings = tuple(f for f in findings if f.code != "FC101") + (
+            finding("FC101", round(count.reported) - count.flops, f"{count.counter} reports MACs"),)
+    return Reconciliation(count.counter, count.unit, count.model, count.input_size, count.attn, count.reported,
+                          count.flops, ref.total, findings, residual, mode=f"black box: {best.reading.describe()}")
+
+
 def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
-    """Explain a count against the reference for its model, input and attention path."""
+    """Explain a count against the reference for its model, input and attention path: white box
+    when the count has detail at the reference's batch, black box from its total otherwise."""
     ref = ref or reference_for(count.model, count.input_size, count.attn, count.batch)
     if not count.ok:
         return Reconciliation(count.counter, count.unit, count.model, count.input_size, count.attn, None, None,
                               ref.total, (), None, error=count.error)
-    return white_box(count, ref)
+    if count.detail and count.batch == ref.batch:
+        return white_box(count, ref)
+    return black_box(count, ref)
 
 
-__all__ = ["Reference", "finding", "reconcile", "reference_for", "white_box"]
+__all__ = ["Reference", "black_box", "finding", "reconcile", "reference_for", "white_box"]

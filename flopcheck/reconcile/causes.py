@@ -33,6 +33,8 @@ def cause(code: str, slug: str, what: str, fix: str, upstream: str = "") -> Caus
 
 cause("FC101", "mac-convention", "the number is in MACs (1 per multiply-add), read as FLOPs it is half the truth",
       "multiply by 2, or label it MACs")
+cause("FC200", "attention-uncounted", "QK^T and attn@V are missing from a total (black box: the mechanism is not "
+      "visible)", "add 4*T^2*d per layer")
 cause("FC201", "fused-attention-uncounted", "a fused SDPA kernel ran and the counter has no formula for it: "
       "QK^T and attn@V count 0", "count on the math path (attn='math'), or use a counter that knows SDPA kernels",
       upstream="torch.utils.flop_counter has no formula for aten._scaled_dot_product_flash_attention_for_cpu "
