@@ -158,12 +158,58 @@ def _reconcile(args: argparse.Namespace) -> int:
     return 1 if unexplained or required_failed else 0
 
 
+def _causes_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--measure", action="store_true",
+                   help="reconcile every counter on DiT-S/2 (both attention paths) and name who does what")
+    p.add_argument("--markdown", action="store_true", help="a Markdown table")
+
+
+def _causes(args: argparse.Namespace) -> int:
+    from flopcheck.counters import COUNTERS
+    from flopcheck.counters.runner import Job, run_counters
+    from flopcheck.reconcile import reconcile
+    from flopcheck.reconcile.causes import CAUSES
+
+    who: dict[str, list[str]] = {code: [] for code in CAUSES}
+    if args.measure:
+        jobs = [Job(DEFAULT_RECONCILE[0], DEFAULT_RECONCILE[1], a) for a in ("sdpa", "math")]
+        for c in run_counters(list(COUNTERS), jobs):
+            for f in reconcile(c).findings if c.ok else ():
+                label = f"{c.counter} ({c.attn})"
+                who[f.code] += [label] if label not in who[f.code] else []
+    rows = []
+    for code, c in CAUSES.items():
+        seen = ", ".join(_merge_paths(who[code])) if args.measure else ""
+        rows.append((code, c.slug, c.what, seen or ("-" if args.measure else ""), c.fix))
+    if args.markdown:
+        head = "| code | cause | what happened | who does it (measured) | fix |" if args.measure else \
+            "| code | cause | what happened | fix |"
+        print(head + "\n" + "|---" * (5 if args.measure else 4) + "|")
+        for code, slug, what, seen, fix in rows:
+            cells = [code, slug, what] + ([seen] if args.measure else []) + [fix]
+            print("| " + " | ".join(cells) + " |")
+    else:
+        for code, slug, what, seen, fix in rows:
+            print(f"{code} {slug}: {what}. Fix: {fix}." + (f" Seen in: {seen}." if seen else ""))
+    return 0
+
+
+def _merge_paths(labels: list[str]) -> list[str]:
+    """'fvcore_jit (sdpa)', 'fvcore_jit (math)' -> 'fvcore_jit'."""
+    by: dict[str, set[str]] = {}
+    for label in labels:
+        name, attn = label.rsplit(" ", 1)
+        by.setdefault(name, set()).add(attn.strip("()"))
+    return [n if len(a) == 2 else f"{n} ({a.pop()})" for n, a in by.items()]
+
+
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "list-models": ("list the reference models", _list_models_args, _list_models),
     "count": ("the formula term by term beside the exact count", _count_args, _count),
     "counters": ("what every FLOP counter says about the same model and inputs", _counters_args, _counters),
     "reconcile": ("every counter's number explained, cause by cause, to a zero residual", _reconcile_args,
                   _reconcile),
+    "causes": ("the causes: code, what happened, who does it, the fix", _causes_args, _causes),
 }
 
 
