@@ -158,6 +158,46 @@ def _reconcile(args: argparse.Namespace) -> int:
     return 1 if unexplained or required_failed else 0
 
 
+def _audit_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("claim", nargs="?", help="'DiT-XL/2 118.64 GFLOPs', or '4.6 GFLOPs' with --model")
+    p.add_argument("--file", help="a YAML list of claims (see claims/)")
+    p.add_argument("--resolution", help="256, 512 or WxH (pixels)")
+    p.add_argument("--frames", type=int, help="video frames (video models)")
+    p.add_argument("--steps", type=int, help="sampling steps the number covers")
+    p.add_argument("--cfg", action="store_true", help="the number includes classifier-free guidance")
+    p.add_argument("--training", action="store_true", help="the number is a training step")
+    p.add_argument("--batch", type=int, help="samples the number covers")
+    p.add_argument("--space", choices=("latent", "pixel"), help="the number says it was counted on pixels")
+    p.add_argument("--model", help="a reference model, timm:NAME, torchvision:NAME or package.module:factory")
+    p.add_argument("--input-shape", help="input shape for --model specs, e.g. 1,3,224,224")
+    p.add_argument("--json", action="store_true", help="a JSON list, one object per claim")
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from flopcheck.audit import audit, load_claims, parse_claim, parse_resolution
+    from flopcheck.report.audit import to_dict, to_text
+
+    if bool(args.claim) == bool(args.file):
+        raise UsageError("give one claim ('DiT-XL/2 118.64 GFLOPs') or --file CLAIMS.yaml")
+    if args.file:
+        claims = load_claims(args.file)
+    else:
+        for flag in ("steps", "batch", "frames"):
+            if getattr(args, flag) is not None and getattr(args, flag) < 1:
+                raise UsageError(f"--{flag} must be >= 1")
+        shape = tuple(int(x) for x in args.input_shape.split(",")) if args.input_shape else None
+        claims = [parse_claim(args.claim, model=args.model, resolution=parse_resolution(args.resolution),
+                              frames=args.frames, steps=args.steps, cfg=args.cfg or None,
+                              training=args.training or None, batch=args.batch, space=args.space,
+                              input_shape=shape)]
+    verdicts = [audit(c) for c in claims]
+    if args.json:
+        print(json.dumps([to_dict(v) for v in verdicts], indent=2))
+    else:
+        print("\n\n".join(to_text(v) for v in verdicts))
+    return 0 if all(v.verdict == "consistent" for v in verdicts) else 1
+
+
 def _causes_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--measure", action="store_true",
                    help="reconcile every counter on DiT-S/2 (both attention paths) and name who does what")
@@ -210,6 +250,7 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "reconcile": ("every counter's number explained, cause by cause, to a zero residual", _reconcile_args,
                   _reconcile),
     "causes": ("the causes: code, what happened, who does it, the fix", _causes_args, _causes),
+    "audit": ("what a published FLOP number counted, and the true value", _audit_args, _audit),
 }
 
 
@@ -230,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command][2](args)
     except UsageError as err:
         print(f"flopcheck: {err}", file=sys.stderr)
-    except (UnknownModelError, ValueError) as err:  # unknown model, bad config or scope
+    except (UnknownModelError, ValueError, OSError) as err:  # unknown model, bad config, claim or file
         print(f"flopcheck: {err}", file=sys.stderr)
     return 2
 

@@ -18,7 +18,7 @@ from itertools import product
 from flopcheck.reconcile.causes import CAUSES
 from flopcheck.types import Breakdown, Finding, Kind, Unit
 
-COVERAGES = ("full", "attention-missing", "qk-only", "linear-only")
+COVERAGES = ("full", "attention-missing", "qk-only", "blocks-only", "linear-only")
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,14 @@ class Reading:
     steps: int = 1
     training: bool = False
     pixel: bool = False
+    norms: int = 0  # LayerNorm work counted, in the reading's unit per normalised element (fvcore 4, thop 2)
 
     def describe(self) -> str:
         parts = [self.unit.value + "s", {"full": "attention counted", "attention-missing": "attention missing",
-                                         "qk-only": "QK^T only", "linear-only": "block linears only (12Td^2)"}
+                                         "qk-only": "QK^T only", "blocks-only": "blocks only (24Td^2 + 4T^2d)",
+                                         "linear-only": "block linears only (12Td^2)"}
                  [self.coverage]]
+        parts += [f"LayerNorm {self.norms} per element"] if self.norms else []
         parts += ["adaLN per token"] if self.per_sample_per_token else []
         parts += [f"batch {self.batch}"] if self.batch > 1 else []
         parts += ["CFG x2"] if self.cfg else []
@@ -72,17 +75,26 @@ def _covered(b: Breakdown, coverage: str, per_token: bool, tokens: int) -> tuple
         findings.append(_f("FC202", -value))
     elif coverage == "linear-only":
         findings.append(_f("FC203", kinds.get(Kind.LINEAR, 0) - b.total, "only qkv, proj and MLP counted"))
+    elif coverage == "blocks-only":
+        kept = kinds.get(Kind.LINEAR, 0) + score + value
+        findings.append(_f("FC208", kept - b.total, "embeddings, adaLN, timestep MLP and head left out"))
     if per_token:
         findings.append(_f("FC401", (tokens - 1) * kinds.get(Kind.PER_SAMPLE, 0), f"per-sample terms x T={tokens}"))
     return b.total + sum(f.delta for f in findings), findings
 
 
-def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens: dict[bool, int]) -> Explanation:
-    """The value of one reading, with the findings that build it from the latent reference."""
+def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens: dict[bool, int],
+            norm_elements: dict[bool, int] | None = None) -> Explanation:
+    """The value of one reading, with the findings that build it from the latent reference;
+    norm_elements: LayerNorm outputs per forward (latent, pixels), for readings that count norms."""
     base = pixel if reading.pixel else latent
     findings = [_f("FC504", pixel.total - latent.total, "counted on pixels")] if reading.pixel else []
     flops, cov = _covered(base, reading.coverage, reading.per_sample_per_token, tokens[reading.pixel])
     findings += cov
+    if reading.norms:
+        norms = reading.norms * reading.unit.flops_per_unit * (norm_elements or {}).get(reading.pixel, 0)
+        findings.append(_f("FC301", norms, f"{reading.norms} {reading.unit.value} per LayerNorm element"))
+        flops += norms
     for code, factor, why in (("FC404", reading.batch, f"batch {reading.batch}"), ("FC501", 2 if reading.cfg else 1,
                               "CFG doubles the batch"), ("FC502", reading.steps, f"{reading.steps} steps"),
                               ("FC503", 3 if reading.training else 1, "fwd + bwd = 3 x fwd")):
@@ -96,13 +108,14 @@ def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens
 
 
 def readings(units=(Unit.FLOP, Unit.MAC), batches=(1,), cfgs=(False,), steps=(1,), trainings=(False,),
-             pixels=(False,), per_token=(False, True)) -> list[Reading]:
+             pixels=(False,), per_token=(False, True), norms=(0,)) -> list[Reading]:
     """Every combination of the given options (training never combines with steps or CFG)."""
     out = []
-    for u, cov, pt, b, c, s, t, px in product(units, COVERAGES, per_token, batches, cfgs, steps, trainings, pixels):
+    for u, cov, pt, b, c, s, t, px, n in product(units, COVERAGES, per_token, batches, cfgs, steps, trainings, pixels,
+                                                 norms):
         if t and (c or s > 1):
             continue
-        out.append(Reading(u, cov, pt, b, c, s, t, px))
+        out.append(Reading(u, cov, pt, b, c, s, t, px, n))
     return out
 
 
@@ -110,7 +123,7 @@ def rank(value: float, explanations: list[Explanation]) -> list[tuple[float, Exp
     """(relative distance, explanation), nearest first; ties broken by the simpler reading."""
     def simplicity(e: Explanation) -> int:
         r = e.reading
-        return (r.coverage != "full") + r.per_sample_per_token + (r.batch > 1) + r.cfg + (r.steps > 1) \
+        return (r.coverage != "full") + (r.unit is Unit.MAC) + (r.norms > 0) + r.per_sample_per_token + (r.batch > 1) + r.cfg + (r.steps > 1) \
             + r.training + r.pixel
 
     scored = [(abs(float(e.value) - value) / max(abs(value), 1e-30), e) for e in explanations]

@@ -53,6 +53,8 @@ cause("FC206", "hooked-container-drops-children", "the counter hooks a container
 cause("FC207", "matmul-operator-unpatched", "explicit attention runs 'q @ k' through Tensor.__matmul__, which "
       "the counter does not patch: QK^T and attn@V count 0", "patch Tensor.__matmul__ too, or count at the "
       "dispatch level")
+cause("FC208", "blocks-only", "only the transformer blocks were counted (L x (24Td^2 + 4T^2d)): patch "
+      "embed, timestep MLP, adaLN and the final layer are missing", "add the embedding, adaLN and head terms")
 cause("FC301", "norm-counted", "LayerNorm/GroupNorm work was counted (a few FLOPs per element)",
       "leave norms out of a multiply-add count, or state the convention")
 cause("FC302", "elementwise-counted", "elementwise work was counted: adds, multiplies, activations, softmax, "

@@ -1,0 +1,121 @@
+"""Audit a published FLOP figure: what it most likely counted, and the true value.
+
+Every reading (unit x coverage x adaLN per token x scope x latent or pixels) of the model gives an
+exact value; the claim is set against each. A reading within the claim's printed precision makes
+it `consistent`; a claim off its nearest reading by more than its precision but less than 10% is
+`wrong` (the right value is given); beyond 10% of every reading it is `unexplained`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from decimal import Decimal
+
+from flopcheck.audit.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
+from flopcheck.audit.models import reference_breakdowns
+from flopcheck.reconcile import blackbox as B
+from flopcheck.types import Kind, Unit
+
+WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One reading of the claim: its exact value in the reading's unit and how far the claim is."""
+
+    explanation: B.Explanation
+    value: Decimal  # absolute, in the reading's unit
+    distance: Decimal  # |claim - value|, absolute
+
+    @property
+    def reading(self) -> B.Reading:
+        return self.explanation.reading
+
+    @property
+    def relative(self) -> Decimal:
+        return self.distance / self.value if self.value else Decimal("Infinity")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The verdict on one claim, its best reading, the runners-up, and the truth for what it describes."""
+
+    claim: Claim
+    verdict: str  # 'consistent', 'wrong' or 'unexplained'
+    best: Candidate
+    runners_up: tuple[Candidate, ...]
+    true_flops: int  # one latent forward x the claim's stated scope, FLOPs
+    reference: str  # 'formula' or 'exact count'
+
+    @property
+    def attention(self) -> str:
+        """'counted', 'missing' or 'qk-only' under the best reading."""
+        cov = self.best.reading.coverage
+        return {"attention-missing": "missing", "qk-only": "qk-only", "linear-only": "missing"}.get(cov, "counted")
+
+    @property
+    def scope(self) -> str:
+        r = self.best.reading
+        parts = ([f"batch {r.batch}"] if r.batch > 1 else []) + (["CFG"] if r.cfg else []) + (
+            [f"{r.steps} steps"] if r.steps > 1 else []) + (["training"] if r.training else [])
+        return " x ".join(parts) or "forward"
+
+
+NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as in most of Table 4's rows
+MAX_CAUSES = 2  # a reading with more causes than this explains anything, and so nothing
+
+
+def _options(claim: Claim, has_per_sample: bool, has_pixel: bool) -> list[B.Reading]:
+    """Readings of this claim: its stated scope fixed, what it leaves unsaid explored."""
+    every = B.readings(
+        batches=(claim.batch,), steps=(claim.steps,),
+        cfgs=(True,) if claim.cfg else (False, True),
+        trainings=(True,) if claim.training else (False, True),
+        pixels=(True,) if claim.space == "pixel" else (False, True) if has_pixel else (False,),
+        per_token=(False, True) if has_per_sample else (False,),
+        norms=NORM_RULES,
+    )
+    # counted norms are a tool's habit (fvcore-era MAC counts of a whole model), not a hand formula's
+    return [r for r in every if not r.norms or (r.unit is Unit.MAC and r.coverage == "full")]
+
+
+def audit(claim: Claim) -> Verdict:
+    """The verdict on one claim."""
+    from reference_models import get_config, list_models
+
+    if claim.resolution is None and claim.model in list_models():  # say which input the verdict is for
+        side = get_config(claim.model).image_size
+        claim = replace(claim, resolution=(side, side))
+    latent, pixel, tokens, norms, reference = reference_breakdowns(claim)
+    has_per_sample = latent.by_kind().get(Kind.PER_SAMPLE, 0) > 0
+    explanations = [B.explain(r, latent, pixel, tokens, norms)
+                    for r in _options(claim, has_per_sample, pixel is not None)]
+    candidates = sorted(
+        (Candidate(e, Decimal(e.value.numerator) / Decimal(e.value.denominator),
+                   abs(claim.value - Decimal(e.value.numerator) / Decimal(e.value.denominator))) for e in explanations),
+        key=lambda c: (c.distance, _simplicity(c.reading, claim)))
+    plausible = [c for c in candidates if _simplicity(c.reading, claim) <= MAX_CAUSES] or candidates
+    within = [c for c in plausible if c.distance <= claim.allowed]
+    # several readings fit the printed digits: the simplest is the most likely; else the nearest
+    best = min(within, key=lambda c: (_simplicity(c.reading, claim), c.distance)) if within else plausible[0]
+    candidates = [best] + [c for c in plausible if c is not best]
+    if best.distance <= claim.allowed:
+        verdict = "consistent"
+    elif best.relative <= WRONG_LIMIT:
+        verdict = "wrong"
+    else:
+        verdict = "unexplained"
+    stated = B.Reading(Unit.FLOP, "full", False, claim.batch, claim.cfg, claim.steps, claim.training,
+                       claim.space == "pixel")
+    true = B.explain(stated, latent, pixel, tokens, norms).flops
+    return Verdict(claim, verdict, best, tuple(candidates[1:5]), true, reference)
+
+
+def _simplicity(r: B.Reading, claim: Claim | None = None) -> int:
+    """Causes a reading adds beyond what the claim states."""
+    stated_cfg, stated_training = (claim.cfg, claim.training) if claim else (False, False)
+    stated_pixel = claim is not None and claim.space == "pixel"
+    return (r.coverage != "full") + (r.unit is Unit.MAC) + (r.norms > 0) + r.per_sample_per_token \
+        + (r.cfg and not stated_cfg) + (r.training and not stated_training) + (r.pixel and not stated_pixel)
+
+
+__all__ = ["Candidate", "Claim", "ClaimError", "Verdict", "audit", "load_claims", "parse_claim", "parse_resolution"]

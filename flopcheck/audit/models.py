@@ -1,0 +1,108 @@
+"""The reference for a claim: a reference model's formula, or the exact count of any model spec.
+
+Specs: a reference model name ('DiT-XL/2'), 'timm:NAME' (built without weights), 'torchvision:NAME',
+or 'package.module:factory'. Models other than the reference ones are counted exactly on meta
+tensors; their input shape comes from the model's defaults or the claim's input_shape.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import replace
+from typing import Any
+
+from flopcheck.audit.claims import Claim, ClaimError
+from flopcheck.types import Breakdown, Term
+
+VAE_FACTOR = 8
+DEFAULT_INPUT = (1, 3, 224, 224)
+
+
+def _dit_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str]:
+    from flopcheck.formula import formula_breakdown
+    from reference_models import get_config
+
+    cfg = get_config(claim.model)
+    if claim.frames:
+        raise ClaimError(f"--frames applies to video models; {claim.model} is an image model")
+    width, height = claim.resolution or (cfg.image_size, cfg.image_size)
+    if width != height:
+        raise ClaimError(f"{claim.model} is square: give one side, --resolution 256 or 512")
+    step = VAE_FACTOR * cfg.patch_size
+    if width % step:
+        raise ClaimError(f"resolution {width} is not a multiple of {VAE_FACTOR} (VAE) x {cfg.patch_size} (patch) "
+                         f"= {step}: try {width // step * step or step}")
+    latent_cfg = get_config(claim.model, input_size=width // VAE_FACTOR)
+    pixel_cfg = get_config(claim.model, space="pixel", input_size=width)
+    latent = _part(formula_breakdown(claim.model, latent_cfg, batch=1), claim.part, cfg.depth)
+    pixel = _part(formula_breakdown(claim.model, pixel_cfg, batch=1), claim.part, cfg.depth)
+    tokens = {False: latent_cfg.tokens, True: pixel_cfg.tokens}
+    # LayerNorm outputs: norm1 and norm2 per block and norm_final, T x d each
+    layer_norms = {"model": 2 * cfg.depth + 1, "block": 2, "embeddings": 0}[claim.part]
+    norms = {px: layer_norms * t * cfg.hidden_size for px, t in tokens.items()}
+    return latent, pixel, tokens, norms, "formula"
+
+
+def _part(b: Breakdown, part: str, depth: int) -> Breakdown:
+    """The breakdown of one part: the whole model, the two embedding ends, or one block."""
+    if part == "model":
+        return b
+    if part == "embeddings":
+        return replace(b, terms=tuple(t for t in b.terms if t.path in ("x_embedder.proj", "final_layer.linear")))
+    if part == "block":
+        return replace(b, terms=tuple(replace(t, flops=t.flops // depth, formula=f"({t.formula})/L")
+                                      for t in b.terms if t.path.startswith("blocks.")))
+    raise ClaimError(f"unknown part {part!r}: use model, embeddings or block")
+
+
+def build_spec(spec: str) -> tuple[Any, tuple[int, ...]]:
+    """A model (on meta, no weights) and its default input shape, from a spec."""
+    import torch
+
+    kind, _, name = spec.partition(":")
+    try:
+        with torch.device("meta"):
+            if kind == "timm":
+                import timm
+
+                model = timm.create_model(name, pretrained=False)
+                shape = (1, *model.pretrained_cfg.get("input_size", DEFAULT_INPUT[1:]))
+            elif kind == "torchvision":
+                import torchvision
+
+                model, shape = torchvision.models.get_model(name, weights=None), DEFAULT_INPUT
+            else:
+                model, shape = getattr(importlib.import_module(kind), name)(), DEFAULT_INPUT
+    except Exception as err:  # any import or construction failure is the spec's fault
+        raise ClaimError(f"cannot build model {spec!r}: {type(err).__name__}: {str(err).splitlines()[0][:160]}") \
+            from None
+    return model.eval(), shape
+
+
+def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str]:
+    import torch
+
+    from flopcheck.exact import count_forward
+
+    if ":" not in claim.model:
+        from reference_models import UnknownModelError
+
+        raise ClaimError(str(UnknownModelError(claim.model)) + "; or pass a spec: timm:NAME, torchvision:NAME, "
+                                                               "package.module:factory")
+    model, shape = build_spec(claim.model)
+    shape = claim.input_shape or shape
+    if claim.resolution:
+        shape = (*shape[:-2], claim.resolution[1], claim.resolution[0])
+    count = count_forward(model, (torch.empty(shape, device="meta"),), model=claim.model, device="meta")
+    terms = tuple(Term(t.path, t.kind, t.flops, t.formula) for t in count.terms())
+    norms = {False: count.uncounted_by_category().get("norm", (0, 0))[1]}
+    return Breakdown(claim.model, terms), None, {False: 0}, norms, "exact count"
+
+
+def reference_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown | None, dict, dict, str]:
+    """(latent or only breakdown, pixel breakdown or None, tokens and LayerNorm elements by pixel flag,
+    'formula' or 'exact count')."""
+    from reference_models import list_models
+
+    if claim.model in list_models():
+        return _dit_breakdowns(claim)
+    return _spec_breakdowns(claim)
