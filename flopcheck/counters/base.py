@@ -157,3 +157,17 @@ def unpatched_ops(stack: LoggedStack):
 
     with Watch():
         yield watch
+
+
+def run_logged(profiler_module, call, reason: str) -> Measurement:
+    """Run a DeepSpeed-style profiler (`call()` -> its FLOPs) with its module-level `module_flop_count`
+    swapped for a LoggedStack: its detail by functional, and the FLOP ops no patch covered."""
+    stack = LoggedStack()
+    original = profiler_module.module_flop_count
+    profiler_module.module_flop_count = stack
+    try:
+        with unpatched_ops(stack) as missing:
+            flops = call()
+    finally:
+        profiler_module.module_flop_count = original
+    return Measurement(flops, tuple(logged_ops(stack, Unit.FLOP)), missing.skips(reason))

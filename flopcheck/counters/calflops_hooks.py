@@ -7,20 +7,14 @@ notes which ops ran inside a logged call), e.g. '@' and fused attention when it 
 """
 from __future__ import annotations
 
-from flopcheck.counters.base import LoggedStack, Measurement, logged_ops, unpatched_ops
-from flopcheck.types import Unit
+from flopcheck.counters.base import Measurement, run_logged
 
 
 def run(model, inputs) -> Measurement:
     from calflops import calculate_flops, calculate_pipline
 
-    stack = LoggedStack()
-    original = calculate_pipline.module_flop_count
-    calculate_pipline.module_flop_count = stack
-    try:
-        with unpatched_ops(stack) as missing:
-            flops, _macs, _params = calculate_flops(model, args=list(inputs), print_results=False,
-                                                    print_detailed=False, output_as_string=False)
-    finally:
-        calculate_pipline.module_flop_count = original
-    return Measurement(flops, tuple(logged_ops(stack, Unit.FLOP)), missing.skips("no calflops patch covers it: counted 0"))
+    def call():
+        return calculate_flops(model, args=list(inputs), print_results=False, print_detailed=False,
+                               output_as_string=False)[0]
+
+    return run_logged(calculate_pipline, call, "no calflops patch covers it: counted 0")
