@@ -220,7 +220,8 @@ def _causes(args: argparse.Namespace) -> int:
     rows = []
     for code, c in CAUSES.items():
         seen = ", ".join(_merge_paths(who[code])) if args.measure else ""
-        rows.append((code, c.slug, c.what, seen or ("-" if args.measure else ""), c.fix))
+        fix = c.fix + (f" (upstream: {c.upstream})" if c.upstream else "")
+        rows.append((code, c.slug, c.what, seen or ("-" if args.measure else ""), fix))
     if args.markdown:
         head = "| code | cause | what happened | who does it (measured) | fix |" if args.measure else \
             "| code | cause | what happened | fix |"

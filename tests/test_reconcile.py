@@ -121,29 +121,24 @@ def test_fc403_per_token_counted_per_sample(s2):
 # ---------------------------------------------------------------------------------------------
 
 
-def _dispatch_math(s2, counter_results):
-    return counter_results[("torch_dispatch", "DiT-S/2", 32, "math")]
+def _without(count: Count, suffix: str) -> Count:
+    """flopcheck's own count with one half of attention taken out, as a hand count that forgot it."""
+    detail = tuple(i for i in count.detail if not i.name.endswith(suffix))
+    total = sum(i.flops for i in detail)
+    return replace(count, counter="hand_count", detail=detail, reported=total, flops=total)
 
 
-def _with_bmm(count: Count, flops: int) -> Count:
-    """The same count with its attention matmuls (bmm) replaced by `flops`."""
-    detail = tuple(replace(i, reported=flops, flops=flops) if i.name == "aten.bmm" else i for i in count.detail)
-    others = sum(i.flops for i in detail if i.name != "aten.bmm")
-    return replace(count, counter="hand_formula", detail=detail, reported=others + flops, flops=others + flops)
-
-
-def test_fc202_attn_v_missing_and_fc205_qk_missing(s2, counter_results):
-    exact = _dispatch_math(s2, counter_results)
-    qk_only = reconcile(_with_bmm(exact, HALF_ATTENTION))
+def test_fc202_attn_v_missing_and_fc205_qk_missing(counter_results):
+    exact = counter_results[("flopcheck_exact", "DiT-S/2", 32, "math")]
+    assert deltas(reconcile(exact)) == {} and reconcile(exact).closed  # the reference itself: nothing to explain
+    qk_only = reconcile(_without(exact, ".av"))
     assert deltas(qk_only) == {"FC202": -HALF_ATTENTION} and qk_only.closed
-    # attn@V alone has the same total: the white box cannot tell the two apart by size; it names QK^T-only
-    # first, as the common mistake, and FC205 is what a count with only attn@V in its detail would show
-    assert "FC205" in CAUSES and CAUSES["FC205"].slug == "qk-missing"
-    assert deltas(reconcile(exact)) == {}
+    av_only = reconcile(_without(exact, ".qk"))
+    assert deltas(av_only) == {"FC205": -HALF_ATTENTION} and av_only.closed
 
 
-def test_fc402_linear_double_counted(s2, counter_results):
-    exact = _dispatch_math(s2, counter_results)
+def test_fc402_linear_double_counted(counter_results):
+    exact = counter_results[("torch_dispatch", "DiT-S/2", 32, "math")]
     doubled = tuple(replace(i, reported=2 * i.reported, flops=2 * i.flops) if i.name == "aten.addmm" else i
                     for i in exact.detail)
     total = sum(i.flops for i in doubled)
@@ -163,6 +158,15 @@ def test_fc203_vit_shortcut_black_box():
     # everything but the block linears is missing: 10,871,635,968 - 12,111,347,712 = -1,239,711,744
     assert deltas(r) == {"FC203": -1_239_711_744, "FC101": -5_435_817_984} and r.closed
     assert r.mode.startswith("black box")
+
+
+def test_fc200_attention_uncounted_black_box_and_the_truth_needs_no_cause():
+    ref = reference_for("DiT-S/2", 32, "sdpa")
+    r = reconcile(_total_only(REFERENCE - ATTENTION), ref)
+    assert deltas(r) == {"FC200": -ATTENTION} and r.closed
+    # the exact total reconciles with no cause at all: no black-box cause fires where it does not apply
+    r = reconcile(_total_only(REFERENCE), ref)
+    assert r.findings == () and r.closed
 
 
 def test_fc401_per_sample_counted_per_token_black_box():

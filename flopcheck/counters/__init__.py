@@ -39,6 +39,8 @@ def _spec(name, library, import_name, unit, required, install, convention, adapt
                          install, convention))
 
 
+_spec("flopcheck_exact", "flopcheck", "flopcheck", Unit.FLOP, False, "pip install flopcheck",
+      "flopcheck: FLOPs, 2 per multiply-add, every matmul-class op and SDPA kernel; the reference, run as a counter")
 _spec("fvcore_jit", "fvcore", "fvcore", Unit.MAC, True, "pip install fvcore",
       "fvcore docs: 'we count one fused multiply-add as one flop'")
 _spec("thop_hooks", "thop", "thop", Unit.MAC, True, "pip install thop",

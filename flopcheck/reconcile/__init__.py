@@ -48,11 +48,14 @@ def _attention_skips(count: Count):
     return [(code, s) for _, code, s in sorted(found, key=lambda f: f[0])]
 
 
-def _attention_finding(counted: int, ref: Reference, count: Count) -> Finding | None:
-    """Name the attention the counter missed, from how much it has and what it skipped."""
+def _attention_finding(counted: int, ref: Reference, count: Count, split: tuple[int, int] | None = None
+                       ) -> Finding | None:
+    """Name the attention the counter missed, from how much it has, how it split it, what it skipped."""
     score, value = ref.kinds(Kind.ATTN_SCORE), ref.kinds(Kind.ATTN_VALUE)
     if counted == score + value:
         return None
+    if split is not None and split == (0, value) and score:
+        return finding("FC205", -score, "attn@V counted, QK^T not")
     if counted == 0 and score + value:
         for code, skip in _attention_skips(count):
             return finding(code, -(score + value), f"skipped {skip.name} x{skip.calls}")
@@ -76,8 +79,10 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
             delta = sum(p.flops for p in by_bucket[bucket])
             if delta:
                 findings.append(finding(code, delta, _sources(by_bucket[bucket])))
-    attention = sum(p.flops for p in by_bucket.get(C.ATTENTION, []))
-    att = _attention_finding(attention, ref, count)
+    score, value = (sum(p.flops for p in by_bucket.get(b, [])) for b in (C.ATTN_SCORE, C.ATTN_VALUE))
+    attention = sum(p.flops for p in by_bucket.get(C.ATTENTION, [])) + score + value
+    split = (score, value) if C.ATTN_SCORE in by_bucket or C.ATTN_VALUE in by_bucket else None
+    att = _attention_finding(attention, ref, count, split)
     if att:
         findings.append(att)
     linear = sum(p.flops for p in by_bucket.get(C.LINEAR, []))

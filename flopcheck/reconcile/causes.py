@@ -37,8 +37,10 @@ cause("FC200", "attention-uncounted", "QK^T and attn@V are missing from a total 
       "visible)", "add 4*T^2*d per layer")
 cause("FC201", "fused-attention-uncounted", "a fused SDPA kernel ran and the counter has no formula for it: "
       "QK^T and attn@V count 0", "count on the math path (attn='math'), or use a counter that knows SDPA kernels",
-      upstream="torch.utils.flop_counter has no formula for aten._scaled_dot_product_flash_attention_for_cpu "
-               "(torch 2.14)")
+      upstream="FlopCounterMode: pytorch/pytorch#195460 (no formula for "
+               "aten._scaled_dot_product_flash_attention_for_cpu; fix in pytorch/pytorch#195801, not in torch 2.14.1); "
+               "fvcore has no handle for aten::scaled_dot_product_attention (noted in MzeroMiko/VMamba#296); "
+               "calflops does not patch F.scaled_dot_product_attention (MrYxJ/calculate-flops.pytorch#48)")
 cause("FC202", "attn-v-missing", "QK^T was counted but attn@V was not", "add 2*T^2*d per layer for attn@V")
 cause("FC203", "vit-12td2-shortcut", "only the blocks' linear layers were counted (the ViT '12Td^2 per layer' "
       "shortcut in MACs): attention, embeddings, adaLN and the head are missing",
@@ -49,10 +51,12 @@ cause("FC204", "module-type-not-hooked", "a hook-based counter has no rule for t
 cause("FC205", "qk-missing", "attn@V was counted but QK^T was not", "add 2*T^2*d per layer for QK^T")
 cause("FC206", "hooked-container-drops-children", "the counter hooks a container (timm's Attention) and stops "
       "summing there, so the Linear layers inside it (qkv, proj) are computed and left out",
-      "sum children of hooked modules too (ptflops: do not map timm's Attention)")
+      "sum children of hooked modules too (ptflops: do not map timm's Attention)",
+      upstream="the timm-Attention hook came in sovrasov/flops-counter.pytorch#124, which assumed the "
+               "qkv and proj Linears would still be summed")
 cause("FC207", "matmul-operator-unpatched", "explicit attention runs 'q @ k' through Tensor.__matmul__, which "
       "the counter does not patch: QK^T and attn@V count 0", "patch Tensor.__matmul__ too, or count at the "
-      "dispatch level")
+      "dispatch level", upstream="MrYxJ/calculate-flops.pytorch#26 (q @ k^T not counted)")
 cause("FC208", "blocks-only", "only the transformer blocks were counted (L x (24Td^2 + 4T^2d)): patch "
       "embed, timestep MLP, adaLN and the final layer are missing", "add the embedding, adaLN and head terms")
 cause("FC301", "norm-counted", "LayerNorm/GroupNorm work was counted (a few FLOPs per element)",

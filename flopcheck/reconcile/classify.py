@@ -13,9 +13,9 @@ from typing import Callable
 from flopcheck.reconcile.reference import ATTENTION_KINDS, LINEAR_KINDS, Reference
 from flopcheck.types import Count, Item
 
-# buckets that match reference kinds
-LINEAR, CONV, ATTENTION = "linear", "conv", "attention"
-MATCHED = (LINEAR, CONV, ATTENTION)
+# buckets that match reference kinds (attention whole, or split when a counter splits it)
+LINEAR, CONV, ATTENTION, ATTN_SCORE, ATTN_VALUE = "linear", "conv", "attention", "attn_score", "attn_value"
+MATCHED = (LINEAR, CONV, ATTENTION, ATTN_SCORE, ATTN_VALUE)
 # buckets of work the reference does not count (each is a cause) and of work missing
 NORM, ELEMENTWISE, PERMUTATION, BIAS = "norm", "elementwise", "permutation", "bias"
 DOUBLE_ACTIVATION, EMBEDDING, PER_SAMPLE_RULE, DROPPED = "double_activation", "embedding", "per_sample_rule", "dropped"
@@ -188,7 +188,14 @@ def torchinfo(count: Count, ref: Reference) -> list[Part]:
     return parts
 
 
+def by_kind(count: Count, ref: Reference) -> list[Part]:
+    """A counter that states each item's kind (flopcheck's own): QK^T and attn@V stay apart."""
+    buckets = {"attn_score": ATTN_SCORE, "attn_value": ATTN_VALUE, "conv": CONV}
+    return [Part(buckets.get(i.type, LINEAR), i.flops, i.name) for i in count.detail if i.in_total]
+
+
 CLASSIFIERS: dict[str, Callable[[Count, Reference], list[Part]]] = {
+    "flopcheck_exact": by_kind,
     "fvcore_jit": by_op_name,
     "torch_profiler": by_op_name,
     "torch_dispatch": by_op_name,
@@ -203,8 +210,10 @@ CLASSIFIERS: dict[str, Callable[[Count, Reference], list[Part]]] = {
 
 
 def classify(count: Count, ref: Reference) -> list[Part]:
-    """The count's detail as parts; an unknown counter is read op by op."""
-    return CLASSIFIERS.get(count.counter, by_op_name)(count, ref)
+    """The count's detail as parts; an unknown counter is read by the kinds its items state, or op by op."""
+    kinds = {"linear", "attn_score", "attn_value", "conv", "per_sample", "head", "matmul"}
+    states_kinds = bool(count.detail) and all(i.type in kinds for i in count.detail)
+    return CLASSIFIERS.get(count.counter, by_kind if states_kinds else by_op_name)(count, ref)
 
 
 __all__ = ["CLASSIFIERS", "LINEAR_KINDS", "MATCHED", "Part", "classify", "op_bucket"]

@@ -1,0 +1,36 @@
+"""The pytest plugin (entry point `pytest11: flopcheck`): a `flopcheck` fixture. Imports nothing
+heavy: torch and the counters load when a test first uses the fixture."""
+from __future__ import annotations
+
+import pytest
+
+
+class FlopcheckFixture:
+    """What the `flopcheck` fixture hands a test: the exact count and the assertions."""
+
+    @staticmethod
+    def count(model, inputs) -> int:
+        """Exact FLOPs of model(*inputs)."""
+        from flopcheck.testing import exact_flops
+
+        return exact_flops(model, inputs)
+
+    @staticmethod
+    def assert_close(model, inputs, expected: float, rtol: float = 0.10, unit: str = "FLOP") -> int:
+        """flopcheck.testing.assert_flops_close."""
+        from flopcheck.testing import assert_flops_close
+
+        return assert_flops_close(model, inputs, expected, rtol=rtol, unit=unit)
+
+    @staticmethod
+    def assert_reconciles(model, inputs, reference: float, unit: str = "FLOP") -> None:
+        """flopcheck.testing.assert_reconciles."""
+        from flopcheck.testing import assert_reconciles
+
+        assert_reconciles(model, inputs, reference, unit=unit)
+
+
+@pytest.fixture
+def flopcheck() -> FlopcheckFixture:
+    """Exact FLOP counts and FLOP assertions whose failures explain themselves."""
+    return FlopcheckFixture()

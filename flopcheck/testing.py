@@ -1,0 +1,89 @@
+"""Helpers for one's own tests: assert a FLOP figure, and say why it is off when it is.
+
+    from flopcheck.testing import assert_flops_close
+    assert_flops_close(model, (x,), 4.6e9, unit="MAC")   # passes within 10%
+
+A failure's message is the reconciliation: which convention (FLOP or MAC) and which causes
+(attention missing, blocks only, ...) turn the true count into the asserted number.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from flopcheck.types import Breakdown, Unit
+
+
+class FlopAssertionError(AssertionError):
+    """A FLOP figure that does not hold, with the reading that explains it in the message."""
+
+
+def _as_tuple(inputs: Any) -> tuple:
+    return inputs if isinstance(inputs, tuple) else (inputs,)
+
+
+def exact_flops(model, inputs) -> int:
+    """flopcheck's exact count of model(*inputs), FLOPs (2 per multiply-add)."""
+    return _count(model, inputs).total
+
+
+def _count(model, inputs):
+    from flopcheck.exact import count_forward
+
+    return count_forward(model, _as_tuple(inputs), kind_map=getattr(model, "flop_kinds", ()))
+
+
+def explain_number(value: float, breakdown: Breakdown) -> list[tuple[float, Any]]:
+    """Readings of a printed number against a breakdown, nearest first: (relative distance, explanation)."""
+    from flopcheck.reconcile import blackbox as B
+
+    readings = B.readings(units=(Unit.FLOP, Unit.MAC), per_token=(False,))
+    explanations = [B.explain(r, breakdown, None, {False: 0}) for r in readings]
+    # the number each reading would print: a MAC reading prints FLOPs / 2
+    scored = [(abs(float(e.value) - value) / max(value, 1e-30), e) for e in explanations]
+    return sorted(scored, key=lambda se: (round(se[0], 12), len(se[1].findings)))
+
+
+def _message(value: float, unit: Unit, truth: int, breakdown: Breakdown, exact: bool = False) -> str:
+    from flopcheck.fmt import commas
+
+    stated_flops = value * unit.flops_per_unit
+    in_flops = f" ({stated_flops:,.0f} FLOPs)" if unit is Unit.MAC else ""
+    lines = [f"expected {value:,.0f} {unit.value}s{in_flops} but the exact count is {commas(truth)} FLOPs "
+             f"({stated_flops / truth:.3f}x)"]
+    distance, best = explain_number(value, breakdown)[0]
+    if exact and distance:
+        residual = value - float(best.value)
+        lines.append(f"no reading explains it exactly; the nearest, {best.reading.describe()}, leaves "
+                     f"{residual:+,.0f} {best.reading.unit.value}s unexplained (FC901)")
+    elif distance < 0.01:
+        causes = [f"{f.code} {f.title}" for f in best.findings] or ["nothing: a rounding"]
+        lines.append(f"the number reads as {best.reading.describe()}: " + ", ".join(causes))
+        if best.reading.unit is Unit.MAC and unit is Unit.FLOP:
+            lines.append("it is a MAC figure (one multiply-add = 1) asserted as FLOPs (= 2): pass unit='MAC' "
+                         "or double it")
+    else:
+        lines.append(f"no reading explains it; the nearest is {best.reading.describe()} "
+                     f"({distance:.1%} away)")
+    return "\n".join(lines)
+
+
+def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit: str | Unit = "FLOP") -> int:
+    """Assert `expected` (in `unit`: 'FLOP' or 'MAC') is within rtol of the exact count of
+    model(*inputs); return the exact FLOPs. The failure message names the convention and causes."""
+    stated = Unit(unit) if not isinstance(unit, Unit) else unit
+    count = _count(model, inputs)
+    truth = count.total
+    if abs(expected * stated.flops_per_unit - truth) <= rtol * truth:
+        return truth
+    raise FlopAssertionError(_message(expected, stated, truth, Breakdown(type(model).__name__, count.terms())))
+
+
+def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP") -> None:
+    """Assert another tool's number (`reference`, in `unit`) is explained exactly by a reading of
+    the exact count: a known convention and known causes, nothing unexplained."""
+    stated = Unit(unit) if not isinstance(unit, Unit) else unit
+    count = _count(model, inputs)
+    breakdown = Breakdown(type(model).__name__, count.terms())
+    distance, best = explain_number(reference, breakdown)[0]
+    if best.reading.unit is not stated or distance > 1e-9:
+        raise FlopAssertionError(_message(reference, stated, count.total, breakdown, exact=True))
