@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import asdict, dataclass
 
 from flopcheck.counters import COUNTERS, CounterSpec, get_spec

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 from flopcheck.exact.counter import ExactCount, ExactCounter, OpRecord, count_forward
-from flopcheck.types import Scope
 
 
 def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, device: str = "meta") -> ExactCount:
@@ -16,9 +15,4 @@ def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, devic
     return count_forward(model, inputs, forward, kind_map, model=name, attn=config.attn, device=device)
 
 
-def scoped_total(count: ExactCount, scope: Scope) -> int:
-    """The counted forward times the scope's steps and training factor (CFG is in the counted batch)."""
-    return count.total * scope.steps * (3 if scope.training else 1)
-
-
-__all__ = ["ExactCount", "ExactCounter", "OpRecord", "count_forward", "exact_count", "scoped_total"]
+__all__ = ["ExactCount", "ExactCounter", "OpRecord", "count_forward", "exact_count"]

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from flopcheck.fmt import commas
-from flopcheck.types import Reconciliation, Unit
+from flopcheck.types import Reconciliation
 
 WIDTH = 44
 
@@ -42,4 +42,4 @@ def to_dict(r: Reconciliation) -> dict:
     }
 
 
-__all__ = ["Unit", "proof", "to_dict"]
+__all__ = ["proof", "to_dict"]
