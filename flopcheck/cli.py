@@ -127,17 +127,16 @@ def _reconcile(args: argparse.Namespace) -> int:
     model = args.model or DEFAULT_RECONCILE[0]
     size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
     attns = args.attn or (["sdpa"] if args.model else ["sdpa", "math"])
-    get_config(model, input_size=size)  # bad model or size: exit 2 before anything runs
-    jobs = [Job(model, size, a) for a in attns]
-    results = [reconcile(c) for c in run_counters(names, jobs, timeout_s=args.timeout)]
+    main_size = get_config(model, input_size=size).input_size  # bad model or size: exit 2 before anything runs
+    grid = sweep_sizes(get_config(model).patch_size) if args.sweep else []
+    sizes = sorted({main_size, *grid})  # the main size is counted once, even when the sweep has it
+    counts = run_counters(names, [Job(model, s, a) for a in attns for s in sizes], timeout_s=args.timeout)
+    results = [reconcile(c) for c in counts if c.input_size == main_size]
     sweeps = []
-    if args.sweep:
-        sizes = sweep_sizes(get_config(model).patch_size)
-        counts = run_counters(names, [Job(model, s, a) for a in attns for s in sizes], timeout_s=args.timeout)
-        for r in results:
-            mine = [c for c in counts if c.counter == r.counter and c.attn == r.attn]
-            if sum(c.ok for c in mine) >= 3:
-                sweeps.append(sweep(mine, model, r.attn, r))
+    for r in results if grid else []:
+        mine = [c for c in counts if (c.counter, c.attn) == (r.counter, r.attn) and c.input_size in grid]
+        if sum(c.ok for c in mine) >= 3:
+            sweeps.append(sweep(mine, model, r.attn, r))
     if args.json:
         out = [to_dict(r) for r in results]
         for d, r in zip(out, results):
@@ -151,7 +150,8 @@ def _reconcile(args: argparse.Namespace) -> int:
         for attn in attns:
             lines = [describe(s) for s in sweeps if s.attn == attn]
             if lines:
-                print(f"\nT-sweep, attn {attn}, T = 64, 256, 576, 1024 (totals alone; formula = x1.000):")
+                tokens = ", ".join(str(get_config(model, input_size=g).tokens) for g in grid)
+                print(f"\nT-sweep, attn {attn}, T = {tokens} (totals alone; formula = x1.000):")
                 print("\n".join(lines))
     unexplained = any(r.residual not in (0, None) for r in results)
     required_failed = any(r.error for r in results if r.counter in REQUIRED)

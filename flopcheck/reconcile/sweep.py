@@ -9,8 +9,8 @@ from flopcheck.types import Count, Reconciliation
 
 
 def sweep_sizes(patch: int) -> list[int]:
-    """Four input sizes giving T = 64, 256, 576, 1024: three to fit, one to check."""
-    return [patch * k for k in (4, 8, 12, 16)]
+    """Four input sizes giving T = 64, 256, 576, 1024 tokens: three to fit, one to check."""
+    return [patch * k for k in (8, 16, 24, 32)]
 
 
 @dataclass(frozen=True)
