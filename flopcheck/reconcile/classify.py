@@ -72,7 +72,8 @@ def op_bucket(name: str, ref: Reference) -> str:
         return EMBEDDING
     if n in _ELEMENTWISE:
         return ELEMENTWISE
-    served = _ops_map(ref).get(n) or _ops_map(ref).get(_ALIASES.get(n, ""), set())
+    ops = _ops_map(ref)
+    served = ops.get(n) or ops.get(_ALIASES.get(n, ""), set())
     return next(iter(served)) if len(served) == 1 else UNEXPLAINED
 
 
