@@ -34,15 +34,15 @@ def _list_models(args: argparse.Namespace) -> int:
     if not names:
         raise UsageError(f"no model matches {args.pattern!r}; try `flopcheck list-models`")
     for name in names:
-        c = get_config(name)
-        print(f"{name:10s} L={c.depth:<3d} d={c.hidden_size:<5d} heads={c.num_heads:<3d} p={c.patch_size} "
-              f"input={c.input_size} T={c.tokens}")
+        print(f"{name:12s} {get_config(name).summary()}")
     return 0
 
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=f"a reference model (default {DEFAULT_MODEL})")
-    p.add_argument("--input-size", type=int, help="latent side (pixel side with --space pixel); sets T")
+    p.add_argument("--input-size", type=int, help="DiT: latent side (pixel side with --space pixel); sets T")
+    p.add_argument("--resolution", help="pixels: 256 or WxH like 1280x720 (DiT: square, /8 = latent side)")
+    p.add_argument("--frames", type=int, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)")
     p.add_argument("--attn", choices=("sdpa", "math"), help="attention path (default: the model's, sdpa)")
     p.add_argument("--space", choices=("latent", "pixel"), help="pixel: 3 channels, no VAE")
     p.add_argument("--batch", type=int, default=1, help="samples per forward (default 1)")
@@ -66,9 +66,20 @@ def _count(args: argparse.Namespace) -> int:
         raise UsageError(f"--batch must be >= 1, got {args.batch}")
     scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
     result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
-                             input_size=args.input_size, attn=args.attn, space=args.space)
+                             input_size=args.input_size, attn=args.attn, space=args.space,
+                             resolution=_resolution(args.resolution), frames=args.frames)
     print(json.dumps(to_dict(result), indent=2) if args.json else to_text(result))
     return 0 if result.agrees else 1
+
+
+def _resolution(text: str | None) -> tuple[int, int] | None:
+    """'256' -> (256, 256), '1280x720' -> (1280, 720); bad text is a UsageError."""
+    from flopcheck.audit.claims import ClaimError, parse_resolution
+
+    try:
+        return parse_resolution(text)
+    except ClaimError as err:
+        raise UsageError(str(err)) from None
 
 
 def _counters_args(p: argparse.ArgumentParser) -> None:

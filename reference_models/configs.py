@@ -61,9 +61,122 @@ class DiTConfig:
         """The formula family: 'dit'."""
         return "dit"
 
+    def describe_input(self) -> str:
+        """'latent 32x32 (256 px) -> T=256 tokens'."""
+        return f"{self.space} {self.input_size}x{self.input_size} ({self.image_size} px) -> T={self.tokens} tokens"
+
+    def summary(self) -> str:
+        """One line for `list-models`."""
+        return (f"L={self.depth:<3d} d={self.hidden_size:<5d} heads={self.num_heads:<3d} p={self.patch_size} "
+                f"input={self.input_size} T={self.tokens}")
+
 
 def pixel_space(cfg: DiTConfig, image_size: int | None = None) -> DiTConfig:
     """The same DiT run on pixels: 3 channels, input side = image side (default: the latent's image)."""
     from dataclasses import replace
 
     return replace(cfg, space="pixel", in_channels=3, input_size=image_size or cfg.image_size)
+
+
+# ---------------------------------------------------------------------------------------------
+# Text-conditioned latent transformers: SD3 (MMDiT), FLUX.1, HunyuanVideo, Wan 2.1, CogVideoX
+# ---------------------------------------------------------------------------------------------
+
+FAMILIES = ("mmdit", "flux", "wan", "cogvideox")  # flux: double- then single-stream blocks (FLUX.1, HunyuanVideo)
+
+
+@dataclass(frozen=True)
+class LatentTransformerConfig:
+    """A text-to-image or text-to-video transformer at its published dimensions, plus the input it runs on.
+
+    Pixels (width x height x frames) -> VAE latents (/ vae_stride) -> patches (/ patch) -> I tokens;
+    the text encoder's S tokens come in as embeddings (the text encoder and the VAE are not counted).
+    """
+
+    family: str  # one of FAMILIES: which builder and which formula
+    hidden_size: int  # d
+    num_heads: int
+    mlp_hidden: int  # h: the MLP's inner width (4d, except Wan: 13824 for 14B, 8960 for 1.3B)
+    depth: int  # L: joint / double-stream / DiT blocks
+    text_tokens: int  # S: text-encoder tokens the model attends to (SD3 77 + 256, FLUX-dev 512, ...)
+    width: int  # pixels
+    height: int  # pixels
+    frames: int = 1  # pixel frames; 1 for an image model
+    single_depth: int = 0  # L_s: single-stream blocks (FLUX.1 38, HunyuanVideo 40)
+    in_channels: int = 16  # C: VAE latent channels
+    out_channels: int = 16
+    patch: tuple[int, int, int] = (1, 2, 2)  # (t, h, w) latent cells per token
+    vae_stride: tuple[int, int, int] = (1, 8, 8)  # (t, h, w) pixels per latent cell; video VAEs (4, 8, 8)
+    text_dim: int = 4096  # width of the text encoder's per-token states (T5-XXL, LLaVA-LLaMA)
+    pooled_dim: int = 0  # width of the pooled text vector (SD3 2048 = CLIP-L + CLIP-G, FLUX/Hunyuan 768)
+    freq_dim: int = 256  # f: sinusoid width fed to the timestep MLP
+    time_embed_dim: int = 0  # E: CogVideoX's timestep width (512); 0 = d
+    guidance_embed: bool = False  # guidance-distilled: a second timestep MLP for the guidance scale
+    refiner_depth: int = 0  # HunyuanVideo's token-refiner blocks over the text tokens
+    video: bool = False
+    attn: str = "sdpa"  # fused scaled_dot_product_attention (the only path these models are built with)
+    space: str = "latent"
+
+    def __post_init__(self) -> None:
+        if self.family not in FAMILIES:
+            raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
+        if self.attn != "sdpa":
+            raise ValueError(f"{self.family} models run fused attention only (attn='sdpa'), got {self.attn!r}")
+        if self.space != "latent":
+            raise ValueError(f"{self.family} models run on VAE latents only; --space pixel applies to DiT")
+        st, sh, sw = (s * p for s, p in zip(self.vae_stride, self.patch))
+        for side, name, step in ((self.width, "width", sw), (self.height, "height", sh)):
+            if side <= 0 or side % step:
+                raise ValueError(f"{name} {side} is not a positive multiple of {step} (VAE x patch): "
+                                 f"try {max(step, side // step * step)}")
+        if not self.video and self.frames != 1:
+            raise ValueError(f"--frames applies to video models; this is an image model (frames={self.frames})")
+        if self.video and (self.frames < 1 or (self.frames - 1) % self.vae_stride[0]):
+            k = max(0, (self.frames - 1) // self.vae_stride[0])
+            raise ValueError(f"frames {self.frames} must be {self.vae_stride[0]}k+1 for a {self.vae_stride[0]}x "
+                             f"temporal VAE: try {self.vae_stride[0] * k + 1}")
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        """Tokens along (t, h, w): latent frames / p_t, H / 8 / p_h, W / 8 / p_w."""
+        latent_frames = (self.frames - 1) // self.vae_stride[0] + 1 if self.video else 1
+        return (latent_frames // self.patch[0], self.height // self.vae_stride[1] // self.patch[1],
+                self.width // self.vae_stride[2] // self.patch[2])
+
+    @property
+    def image_tokens(self) -> int:
+        """I: image or video tokens, the product of the grid."""
+        t, h, w = self.grid
+        return t * h * w
+
+    @property
+    def tokens(self) -> int:
+        """T = I + S: the joint sequence of the models that attend over image and text together."""
+        return self.image_tokens + self.text_tokens
+
+    @property
+    def head_dim(self) -> int:
+        return self.hidden_size // self.num_heads
+
+    @property
+    def patch_volume(self) -> int:
+        """p_t * p_h * p_w latent cells per token."""
+        return self.patch[0] * self.patch[1] * self.patch[2]
+
+    @property
+    def timestep_width(self) -> int:
+        """E: the timestep embedding's width (d unless the model says otherwise)."""
+        return self.time_embed_dim or self.hidden_size
+
+    def summary(self) -> str:
+        """One line for `list-models`."""
+        depth = f"{self.depth}+{self.single_depth}" if self.single_depth else str(self.depth)
+        return (f"L={depth:<5s} d={self.hidden_size:<5d} heads={self.num_heads:<3d} {self.describe_input()}, "
+                f"I={self.image_tokens} S={self.text_tokens}")
+
+    def describe_input(self) -> str:
+        """'1024x1024 px -> 64x64 tokens' or '1280x720 px x 81 frames -> 21x45x80 tokens'."""
+        t, h, w = self.grid
+        if self.video:
+            return f"{self.width}x{self.height} px x {self.frames} frames -> {t}x{h}x{w} tokens"
+        return f"{self.width}x{self.height} px -> {h}x{w} tokens"

@@ -7,16 +7,20 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import importlib
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import Any
 
-from reference_models.configs import DiTConfig, pixel_space
+from reference_models.configs import VAE_FACTOR, DiTConfig, LatentTransformerConfig, pixel_space
 
 _CONFIGS: dict[str, Any] = {}
 # family -> "module:function" building a torch model from (config, device)
-_BUILDERS: dict[str, str] = {"dit": "reference_models.dit:build_dit"}
+_BUILDERS: dict[str, str] = {"dit": "reference_models.dit:build_dit",
+                             **{f: "reference_models.text_conditioned:build_latent_transformer"
+                                for f in ("mmdit", "flux", "wan", "cogvideox")}}
 # family -> "module:function" giving (model, inputs, forward) from (config, batch, device, cfg)
-_PREPARERS: dict[str, str] = {"dit": "reference_models.dit:prepare_dit"}
+_PREPARERS: dict[str, str] = {"dit": "reference_models.dit:prepare_dit",
+                              **{f: "reference_models.text_conditioned:prepare_latent_transformer"
+                                 for f in ("mmdit", "flux", "wan", "cogvideox")}}
 
 
 def _load(spec: str):
@@ -51,14 +55,40 @@ def list_models(pattern: str = "*") -> list[str]:
 
 
 def get_config(name: str, **overrides: Any) -> Any:
-    """The named config with fields replaced; overrides=dict(space='pixel') moves a DiT to pixels."""
+    """The named config with fields replaced; `resolution=(W, H)` and `frames` set the input of any model,
+    `space='pixel'` moves a DiT to pixels. A field the model does not have is a ValueError naming it."""
     if name not in _CONFIGS:
         raise UnknownModelError(name)
+    base = _CONFIGS[name]
     space = overrides.pop("space", None)
-    cfg = replace(_CONFIGS[name], **{k: v for k, v in overrides.items() if v is not None})
-    if space == "pixel" and cfg.space != "pixel":
+    resolution = overrides.pop("resolution", None)
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if resolution is not None:
+        overrides.update(_resolution_fields(name, base, resolution, space))
+    unknown = sorted(set(overrides) - {f.name for f in fields(base)})
+    if unknown:
+        hint = "; use --resolution WxH (and --frames F for video)" if "input_size" in unknown else ""
+        raise ValueError(f"{name} has no setting {', '.join(unknown)}{hint}")
+    cfg = replace(base, **overrides)
+    if space == "pixel" and getattr(cfg, "family", "") == "dit" and cfg.space != "pixel":
         cfg = pixel_space(cfg, image_size=overrides.get("input_size"))
+    elif space == "pixel" and getattr(cfg, "family", "") != "dit":
+        raise ValueError(f"{name} runs on VAE latents only; --space pixel applies to DiT")
     return cfg
+
+
+def _resolution_fields(name: str, base: Any, resolution: tuple[int, int], space: str | None) -> dict:
+    """(W, H) pixels as config fields: a DiT's square latent side (or pixel side), a text-conditioned model's W, H."""
+    width, height = resolution
+    if base.family != "dit":
+        return {"width": width, "height": height}
+    if width != height:
+        raise ValueError(f"{name} is square: give one side, --resolution 256 or 512")
+    if space == "pixel":
+        return {"input_size": width}
+    if width % VAE_FACTOR:
+        raise ValueError(f"resolution {width} is not a multiple of the VAE's {VAE_FACTOR}: try {width // 8 * 8 or 8}")
+    return {"input_size": width // VAE_FACTOR}
 
 
 def build(config: Any, device: str = "meta"):
@@ -81,3 +111,27 @@ _DIT_SIZES = {"S": (12, 384, 6), "B": (12, 768, 12), "L": (24, 1024, 16), "XL": 
 for _size, (_depth, _width, _heads) in _DIT_SIZES.items():
     for _patch in (2, 4, 8):
         register(f"DiT-{_size}/{_patch}", DiTConfig(depth=_depth, hidden_size=_width, num_heads=_heads, patch_size=_patch))
+
+
+# The models of seed 001 at their published dimensions, each with the input the seed uses by default.
+# Sources: SD3 paper (Esser et al. 2024) and the SD3-medium config; FLUX.1-dev config (flux repo);
+# Wan 2.1 configs (t2v_14B, t2v_1_3B); CogVideoX-5B config; HunyuanVideo paper and config.
+_VIDEO = dict(video=True, vae_stride=(4, 8, 8))
+register("SD3-medium", LatentTransformerConfig(
+    family="mmdit", hidden_size=1536, num_heads=24, mlp_hidden=4 * 1536, depth=24, text_tokens=77 + 256,
+    width=1024, height=1024, pooled_dim=2048))
+register("FLUX.1-dev", LatentTransformerConfig(
+    family="flux", hidden_size=3072, num_heads=24, mlp_hidden=4 * 3072, depth=19, single_depth=38, text_tokens=512,
+    width=1024, height=1024, pooled_dim=768, guidance_embed=True))
+register("Wan2.1-1.3B", LatentTransformerConfig(
+    family="wan", hidden_size=1536, num_heads=12, mlp_hidden=8960, depth=30, text_tokens=512,
+    width=832, height=480, frames=81, **_VIDEO))
+register("Wan2.1-14B", LatentTransformerConfig(
+    family="wan", hidden_size=5120, num_heads=40, mlp_hidden=13824, depth=40, text_tokens=512,
+    width=1280, height=720, frames=81, **_VIDEO))
+register("CogVideoX-5B", LatentTransformerConfig(
+    family="cogvideox", hidden_size=3072, num_heads=48, mlp_hidden=4 * 3072, depth=42, text_tokens=226,
+    width=720, height=480, frames=49, time_embed_dim=512, **_VIDEO))
+register("HunyuanVideo", LatentTransformerConfig(
+    family="flux", hidden_size=3072, num_heads=24, mlp_hidden=4 * 3072, depth=20, single_depth=40, text_tokens=256,
+    width=1280, height=720, frames=129, pooled_dim=768, guidance_embed=True, refiner_depth=2, **_VIDEO))

@@ -4,10 +4,14 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from flopcheck.formula.dit import dit_breakdown
+from flopcheck.formula.text_conditioned import text_conditioned_breakdown
 from flopcheck.types import Breakdown, Scope
 
 # family -> (name, config, batch) -> one-forward Breakdown
-FORMULAS: dict[str, Callable[[str, Any, int], Breakdown]] = {"dit": dit_breakdown}
+FORMULAS: dict[str, Callable[[str, Any, int], Breakdown]] = {
+    "dit": dit_breakdown,
+    **{family: text_conditioned_breakdown for family in ("mmdit", "flux", "wan", "cogvideox")},
+}
 
 
 def formula_breakdown(name: str, config: Any, batch: int = 1, scope: Scope = Scope()) -> Breakdown:

@@ -10,9 +10,7 @@ from flopcheck.types import Unit
 
 def headline(r: CountResult) -> str:
     """'DiT-XL/2 · latent 32x32 (256 px) · T=256 · batch 1 · attn sdpa · forward'."""
-    c = r.config
-    return (f"{r.name} · {c.space} {c.input_size}x{c.input_size} ({c.image_size} px) · T={c.tokens} tokens"
-            f" · batch {r.batch} · attn {c.attn} · {r.scope.describe()}")
+    return f"{r.name} · {r.config.describe_input()} · batch {r.batch} · attn {r.config.attn} · {r.scope.describe()}"
 
 
 def to_text(r: CountResult) -> str:
