@@ -246,6 +246,31 @@ def _causes(args: argparse.Namespace) -> int:
     return 0
 
 
+def _estimate_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", nargs="?", default="FLUX.1-dev", help="a reference model (default FLUX.1-dev)")
+    p.add_argument("--resolution", help="pixels: WxH like 1280x720, or one side")
+    p.add_argument("--frames", type=int, help="video models: pixel frames, 4k+1")
+    p.add_argument("--steps", type=int, default=1, help="sampling steps (default 1)")
+    p.add_argument("--cfg", action="store_true", help="classifier-free guidance: two forwards per step")
+    p.add_argument("--batch", type=int, default=1, help="samples per forward (default 1)")
+    p.add_argument("--gpu", default="H100", help="H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, "
+                                                 "B200, MI300X (default H100)")
+    p.add_argument("--mfu", type=float, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)")
+    p.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def _estimate(args: argparse.Namespace) -> int:
+    from flopcheck.estimate import estimate
+    from flopcheck.report.estimate import to_dict, to_text
+
+    if args.steps < 1:
+        raise UsageError(f"--steps must be >= 1, got {args.steps}")
+    e = estimate(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps, cfg=args.cfg,
+                 resolution=_resolution(args.resolution), frames=args.frames)
+    print(json.dumps(to_dict(e), indent=2) if args.json else to_text(e))
+    return 0
+
+
 def _merge_paths(labels: list[str]) -> list[str]:
     """'fvcore_jit (sdpa)', 'fvcore_jit (math)' -> 'fvcore_jit'."""
     by: dict[str, set[str]] = {}
@@ -258,6 +283,8 @@ def _merge_paths(labels: list[str]) -> list[str]:
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "list-models": ("list the reference models", _list_models_args, _list_models),
     "count": ("the formula term by term beside the exact count", _count_args, _count),
+    "estimate": ("FLOPs per generation, attention share, roofline and step time on a GPU (seed 001's arithmetic)",
+                 _estimate_args, _estimate),
     "counters": ("what every FLOP counter says about the same model and inputs", _counters_args, _counters),
     "reconcile": ("every counter's number explained, cause by cause, to a zero residual", _reconcile_args,
                   _reconcile),

@@ -1,0 +1,239 @@
+"""Seed 001's inference arithmetic on the exact count: FLOPs per generation, attention's share, the
+N = 6d crossover, arithmetic intensity against a GPU's ridge point, step time = FLOPs / (MFU x peak),
+and what batching does. All FLOP figures are exact integers in FLOPs (2 per multiply-add).
+
+The seed estimates every block as 24*T*d^2 + 4*T^2*d over the joint sequence T = I + S;
+`per_layer_estimate` does the same for comparison, and `Difference` names what it leaves out.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+from flopcheck.types import Breakdown, Kind, Scope
+
+BYTES_PER_PARAM = 2  # bf16 weights
+BATCHES = (1, 2, 4, 8)
+ATTENTION = (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
+BLOCK_LISTS = ("blocks.*.", "transformer_blocks.*.", "double_blocks.*.", "single_blocks.*.")
+
+
+@dataclass(frozen=True)
+class GPU:
+    """A GPU's dense BF16 peak and memory bandwidth, with where the figures come from."""
+
+    name: str
+    tflops: float
+    tbps: float
+    source: str
+
+    @property
+    def peak(self) -> float:
+        """FLOP/s."""
+        return self.tflops * 1e12
+
+    @property
+    def ridge(self) -> float:
+        """The roofline's knee, FLOPs per byte: peak / bandwidth."""
+        return self.tflops / self.tbps
+
+
+@lru_cache(maxsize=1)
+def gpus() -> dict[str, GPU]:
+    """name or alias (upper case) -> GPU, from flopcheck/data/gpus.yaml."""
+    import yaml
+
+    entries = yaml.safe_load(resources.files("flopcheck").joinpath("data/gpus.yaml").read_text())
+    table = {}
+    for e in entries:
+        gpu = GPU(e["name"], float(e["tflops"]), float(e["tbps"]), e["source"])
+        for key in [e["name"], *e.get("aliases", [])]:
+            table[str(key).upper()] = gpu
+    return table
+
+
+def get_gpu(name: str) -> GPU:
+    """A GPU by name or alias, case-insensitive; an unknown one is a ValueError listing the known."""
+    table = gpus()
+    if name.upper() not in table:
+        known = sorted({g.name for g in table.values()})
+        raise ValueError(f"unknown GPU {name!r}: use one of {', '.join(known)}")
+    return table[name.upper()]
+
+
+def seed_mfu(batch: int, mfu: float) -> float:
+    """Seed 001's batching model: MFU(b) = min(0.6, MFU(1) + 0.08 * sqrt(b - 1))."""
+    return min(0.6, mfu + 0.08 * math.sqrt(batch - 1))
+
+
+@dataclass(frozen=True)
+class BatchRow:
+    batch: int
+    mfu: float
+    step_seconds: float  # one step of the whole batch
+    throughput: float  # samples' steps per second
+    throughput_x: float  # relative to batch 1
+    latency_x: float  # a step's time relative to batch 1
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One part of exact minus the seed's estimate, with why."""
+
+    part: str  # 'block linears', 'attention', 'outside the blocks'
+    seed: int
+    exact: int
+    why: str
+
+    @property
+    def delta(self) -> int:
+        return self.exact - self.seed
+
+
+# family -> (why the block linears differ, why attention differs) from 24*T*d^2 and 4*T^2*d over T = I + S
+WHY = {
+    "dit": ("none: DiT's blocks are exactly 24*T*d^2", "none: self-attention over all T tokens"),
+    "mmdit": ("the last block's text stream stops after q/k/v: no text output projection, no text MLP",
+              "none: joint attention over T = I + S in every block"),
+    "flux": ("none: a double block is 24*T*d^2 over both streams and a single block's Linear(d, 3d+4d) and "
+             "Linear(5d, d) are 14*T*d^2 + 10*T*d^2; the seed's 'one width' shortcut costs nothing",
+             "none: joint attention over T = I + S in every block"),
+    "wan": ("the S text tokens never pass through the blocks' projections (only cross-attention k and v, "
+            "4*S*d^2 per block), and the FFN is h = {h} = {ratio:.2f}d wide, not 4d",
+            "self-attention is over the I video tokens only, plus I x S cross-attention: 4*(I^2 + I*S)*d, "
+            "not 4*(I+S)^2*d"),
+    "cogvideox": ("none: shared projections over [text; video], 24*T*d^2", "none: full attention over T = S + I"),
+}
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Everything `flopcheck estimate` prints, from one exact count."""
+
+    name: str
+    config: Any
+    batch: int
+    scope: Scope
+    gpu: GPU
+    mfu: float
+    breakdown: Breakdown  # the formula, one forward at `batch`, equal to the exact count
+    exact_matches: bool
+    params: int
+
+    @property
+    def flops_per_forward(self) -> int:
+        return self.breakdown.total
+
+    @property
+    def flops_per_step(self) -> int:
+        """A sampling step: the forward, twice under CFG (conditional and unconditional)."""
+        return self.flops_per_forward * (2 if self.scope.cfg else 1)
+
+    @property
+    def flops(self) -> int:
+        """One generation: steps x step."""
+        return self.flops_per_step * self.scope.steps
+
+    @property
+    def attention_flops(self) -> int:
+        kinds = self.breakdown.by_kind()
+        return sum(kinds.get(k, 0) for k in ATTENTION)
+
+    @property
+    def attention_share(self) -> float:
+        return self.attention_flops / self.flops_per_forward
+
+    @property
+    def attended_tokens(self) -> int:
+        """The N of the crossover: tokens of the largest attention (Wan: the I video tokens)."""
+        return self.config.image_tokens if self.config.family == "wan" else self.config.tokens
+
+    @property
+    def crossover(self) -> int:
+        """N = 6d: where 4*N^2*d equals 24*N*d^2."""
+        return 6 * self.config.hidden_size
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.params * BYTES_PER_PARAM
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """FLOPs of one forward per byte of bf16 weights read (the seed's definition)."""
+        return self.flops_per_forward / self.weight_bytes
+
+    @property
+    def bound(self) -> str:
+        return "compute" if self.arithmetic_intensity > self.gpu.ridge else "bandwidth"
+
+    @property
+    def step_seconds(self) -> float:
+        return self.flops_per_step / (self.mfu * self.gpu.peak)
+
+    @property
+    def seconds(self) -> float:
+        """One generation: FLOPs / (MFU x peak)."""
+        return self.flops / (self.mfu * self.gpu.peak)
+
+    def batches(self) -> list[BatchRow]:
+        """Seed 001's batching table: step time, throughput and latency at batch 1, 2, 4, 8."""
+        per_sample_step = self.flops_per_step / self.batch
+        rows = []
+        for b in BATCHES:
+            mfu = seed_mfu(b, self.mfu)
+            step = b * per_sample_step / (mfu * self.gpu.peak)
+            rows.append((b, mfu, step, b / step))
+        base_step, base_tp = rows[0][2], rows[0][3]
+        return [BatchRow(b, m, s, tp, tp / base_tp, s / base_step) for b, m, s, tp in rows]
+
+    def per_layer_estimate(self) -> tuple[int, int]:
+        """The seed's L * 24*T*d^2 and L * 4*T^2*d, L = all blocks, T = I + S, at this batch."""
+        c = self.config
+        layers = c.depth + getattr(c, "single_depth", 0)
+        t, d = c.tokens, c.hidden_size
+        return self.batch * layers * 24 * t * d * d, self.batch * layers * 4 * t * t * d
+
+    def differences(self) -> list[Difference]:
+        """Exact minus the seed's per-layer estimate, in three named parts that sum to the whole."""
+        seed_linear, seed_attn = self.per_layer_estimate()
+        in_blocks = [t for t in self.breakdown.terms if t.path.startswith(BLOCK_LISTS)]
+        linear = sum(t.flops for t in in_blocks if t.kind is Kind.LINEAR)
+        attn = sum(t.flops for t in in_blocks if t.kind in ATTENTION)
+        outside = self.flops_per_forward - linear - attn
+        why_linear, why_attn = WHY[self.config.family]
+        c = self.config
+        why_linear = why_linear.format(h=c.mlp_hidden, ratio=c.mlp_hidden / c.hidden_size)
+        left_out = dict.fromkeys(t.path.split(".")[0] for t in self.breakdown.terms if t not in in_blocks)
+        return [Difference("block linears", seed_linear, linear, why_linear),
+                Difference("attention", seed_attn, attn, why_attn),
+                Difference("outside the per-layer formula", 0, outside,
+                           "embeddings, per-sample MLPs and head, and the blocks' per-sample adaLN: "
+                           + ", ".join(left_out) + ", and *_mod / adaLN / modulation layers in the blocks")]
+
+    @property
+    def seed_flops(self) -> int:
+        return sum(self.per_layer_estimate())
+
+    def seed_seconds(self) -> float:
+        """The seed's time for the same generation from its per-layer estimate."""
+        return self.seed_flops * (2 if self.scope.cfg else 1) * self.scope.steps / (self.mfu * self.gpu.peak)
+
+
+def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1, cfg: bool = False,
+             **overrides: Any) -> Estimate:
+    """The estimate for a registered model (overrides: resolution=(W, H), frames, input_size)."""
+    from flopcheck.count import count_reference
+    from reference_models import create_model
+
+    if not 0 < mfu <= 1:
+        raise ValueError(f"--mfu must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+    if batch < 1:
+        raise ValueError(f"--batch must be >= 1, got {batch}")
+    chosen = get_gpu(gpu)
+    result = count_reference(name, batch=batch, **overrides)
+    params = sum(p.numel() for p in create_model(name, **overrides).parameters())
+    return Estimate(name, result.config, batch, Scope(steps=steps, cfg=cfg), chosen, mfu, result.formula,
+                    result.agrees, params)

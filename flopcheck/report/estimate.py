@@ -1,0 +1,85 @@
+"""An Estimate as text and as a JSON-ready dict."""
+from __future__ import annotations
+
+from flopcheck.estimate import Estimate
+from flopcheck.fmt import commas, si, table
+
+
+def _secs(s: float) -> str:
+    """0.167 -> '0.167 s', 4.68 -> '4.68 s', 1494 -> '24.9 min'."""
+    return f"{s:.3g} s" if s < 1 else f"{s:.2f} s" if s < 600 else f"{s / 60:.1f} min"
+
+
+def to_text(e: Estimate) -> str:
+    c, g = e.config, e.gpu
+    scope = " x ".join([f"{e.scope.steps} steps"] + (["CFG"] if e.scope.cfg else []))
+    lines = [
+        f"{e.name} · {c.describe_input()} · batch {e.batch} · {scope} · {g.name} "
+        f"({g.tflops:g} TFLOPS dense bf16, {g.tbps:g} TB/s) · MFU {e.mfu:g}",
+        "",
+        "FLOPs (exact count; 1 multiply-add = 2 FLOPs)",
+        f"  per forward      {commas(e.flops_per_forward):>28}  {si(e.flops_per_forward)}",
+        f"  per step         {commas(e.flops_per_step):>28}  {si(e.flops_per_step)}"
+        + ("  (CFG: conditional + unconditional)" if e.scope.cfg else ""),
+        f"  per generation   {commas(e.flops):>28}  {si(e.flops)}  ({e.scope.steps} steps)",
+        f"  attention        {e.attention_share:.1%} of a forward (QK^T + attn@V); N = {commas(e.attended_tokens)} "
+        f"tokens attended vs the crossover 6d = {commas(e.crossover)}: "
+        + ("attention-dominated" if e.attended_tokens > e.crossover else "linear-dominated"),
+        "",
+        "roofline (weights read once per forward, bf16)",
+        f"  weights          {commas(e.params)} parameters = {e.weight_bytes / 1e9:.1f} GB",
+        f"  intensity        {e.arithmetic_intensity:,.0f} FLOPs per weight byte vs {g.name}'s ridge "
+        f"{g.ridge:,.0f}: {e.bound}-bound",
+        "",
+        f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
+        f"  per step {_secs(e.step_seconds)}, per generation {_secs(e.seconds)}",
+        "",
+        "batching (seed 001's model: MFU(b) = min(0.6, MFU + 0.08*sqrt(b-1)); a batch's step does b x the FLOPs)",
+        table([[str(r.batch), f"{r.mfu:.0%}", _secs(r.step_seconds), f"{r.throughput:.3g}/s",
+                f"{r.throughput_x:.2f}x", f"{r.latency_x:.2f}x"] for r in e.batches()],
+              ["batch", "MFU", "step", "samples' steps", "throughput", "latency"], right={1, 2, 3, 4, 5}),
+        "",
+        _seed_text(e),
+        "",
+        f"source of {g.name}'s figures: {g.source}",
+    ]
+    if not e.exact_matches:
+        lines.append("WARNING: the exact count differs from the formula; the formula's numbers are shown")
+    return "\n".join(lines)
+
+
+def _seed_text(e: Estimate) -> str:
+    c = e.config
+    layers = c.depth + getattr(c, "single_depth", 0)
+    diffs = e.differences()
+    rows = [[d.part, commas(d.seed), commas(d.exact), f"{d.delta:+,}"] for d in diffs]
+    rows.append(["total", commas(e.seed_flops), commas(e.flops_per_forward), f"{e.flops_per_forward - e.seed_flops:+,}"])
+    diff_s = e.seconds - e.seed_seconds()
+    return "\n".join([
+        f"seed 001's estimate: L*(24*T*d^2 + 4*T^2*d) with L = {layers}, T = I + S = {commas(c.tokens)}, "
+        f"d = {c.hidden_size} (FLOPs per forward)",
+        table(rows, ["part", "seed", "exact", "exact - seed"], right={1, 2, 3}),
+        *(f"  {d.part}: {d.why}" for d in diffs),
+        f"  generation time: seed {_secs(e.seed_seconds())}, exact {_secs(e.seconds)} ({diff_s:+.3g} s, "
+        f"{e.flops_per_forward / e.seed_flops - 1:+.2%})",
+    ])
+
+
+def to_dict(e: Estimate) -> dict:
+    c = e.config
+    return {
+        "model": e.name, "input": c.describe_input(), "batch": e.batch,
+        "steps": e.scope.steps, "cfg": e.scope.cfg, "unit": "FLOP",
+        "flops": e.flops, "flops_per_forward": e.flops_per_forward, "flops_per_step": e.flops_per_step,
+        "attention_flops": e.attention_flops, "attention_share": e.attention_share,
+        "attended_tokens": e.attended_tokens, "crossover_tokens": e.crossover,
+        "params": e.params, "weight_bytes": e.weight_bytes,
+        "arithmetic_intensity": e.arithmetic_intensity, "ridge": e.gpu.ridge, "bound": e.bound,
+        "gpu": {"name": e.gpu.name, "tflops": e.gpu.tflops, "tbps": e.gpu.tbps, "source": e.gpu.source},
+        "mfu": e.mfu, "step_seconds": e.step_seconds, "seconds": e.seconds,
+        "batches": [vars(r) for r in e.batches()],
+        "seed_estimate_flops": e.seed_flops, "seed_seconds": e.seed_seconds(),
+        "differences": [{"part": d.part, "seed": d.seed, "exact": d.exact, "delta": d.delta, "why": d.why}
+                        for d in e.differences()],
+        "exact_matches_formula": e.exact_matches,
+    }

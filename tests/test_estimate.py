@@ -1,0 +1,109 @@
+"""`flopcheck estimate`: seed 001's arithmetic on the exact count, pinned by hand and against the seed's figures."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from flopcheck.cli import main
+from flopcheck.estimate import estimate, get_gpu
+
+FLUX_FORWARD = 74_384_653_418_496  # tests/test_text_conditioned.py derives it by hand
+H100_PEAK = 989.4e12  # NVIDIA H100 SXM datasheet, dense BF16
+
+
+def test_flux_1024_28_steps_on_h100_against_the_seeds_4_7_seconds():
+    e = estimate("FLUX.1-dev", gpu="H100", mfu=0.45, steps=28, resolution=(1024, 1024))
+    # 28 x 74,384,653,418,496 = 2,082,770,295,717,888 FLOPs; / (0.45 x 989.4e12) = 4.678 s
+    assert e.flops == 2_082_770_295_717_888
+    assert e.seconds == pytest.approx(2_082_770_295_717_888 / (0.45 * H100_PEAK), rel=1e-12)
+    # seed 001: "FLUX.1-dev 1024² · 28 步 ... H100 SXM 4.7 s" from 57 x (24Td^2 + 4T^2d) = 74.36 TFLOP
+    assert round(e.seed_seconds(), 1) == 4.7
+    assert round(e.seconds, 1) == 4.7
+    # the difference is exactly what lies outside the per-layer formula: 22,663,397,376 FLOPs per forward
+    assert e.flops_per_forward - e.seed_flops == 22_663_397_376
+    assert [d.delta for d in e.differences()] == [0, 0, 22_663_397_376]
+
+
+def test_flux_attention_share_crossover_and_intensity():
+    e = estimate("FLUX.1-dev")
+    # attention 57 x 4*4608^2*3072 = 14,872,398,004,224 of 74,384,653,418,496 = 19.99%; seed: "20%"
+    assert e.attention_flops == 14_872_398_004_224
+    assert round(e.attention_share, 2) == 0.20
+    assert (e.attended_tokens, e.crossover) == (4608, 18432)
+    # 11,901,408,320 params x 2 bytes = 23,802,816,640 B; 74,384,653,418,496 / that = 3,125.1 FLOP/B
+    # (seed: 3,124) against the H100's 989.4 / 3.35 = 295.3
+    assert e.arithmetic_intensity == pytest.approx(74_384_653_418_496 / 23_802_816_640)
+    assert round(e.arithmetic_intensity) == 3125
+    assert e.bound == "compute"
+
+
+def test_dit_xl2_at_batch_1_is_bandwidth_bound_on_an_h100():
+    # 237,242,843,136 FLOPs / (675,129,632 params x 2 B) = 175.7 FLOP/B < the H100's ridge 295.3
+    e = estimate("DiT-XL/2", gpu="H100")
+    assert e.arithmetic_intensity == pytest.approx(237_242_843_136 / 1_350_259_264)
+    assert e.bound == "bandwidth"
+    assert estimate("DiT-XL/2", gpu="H100", batch=2).bound == "compute"  # 351.4 FLOP/B
+
+
+def test_wan_14b_720p_50_steps_cfg_against_the_seeds_24_9_minutes():
+    e = estimate("Wan2.1-14B", gpu="H100", mfu=0.45, steps=50, cfg=True)
+    # seed: 40 x (24*76112*5120^2 + 4*76112^2*5120) = 6,661,076,733,132,800 per forward, x 100 forwards
+    # / (0.45 x 989 TFLOPS) = 24.9 min
+    assert e.seed_flops == 6_661_076_733_132_800
+    assert round(e.seed_seconds() / 60, 1) == 24.9
+    # exact: 6,523,436,592,005,120 per forward (2.07% less): 24.4 min
+    assert e.flops == 100 * 6_523_436_592_005_120
+    assert round(e.seconds / 60, 1) == 24.4
+    linear, attention, outside = e.differences()
+    # text tokens skip the blocks and the FFN is 13824 wide: 1,809,556,963,328,000 - 1,915,421,196,288,000
+    assert linear.delta == -105_864_232_960_000
+    assert "13824" in linear.why
+    # 40 x 4*(75600^2 + 75600*512)*5120 - 40 x 4*76112^2*5120
+    assert attention.delta == 40 * 4 * (75600**2 + 75600 * 512) * 5120 - 40 * 4 * 76112**2 * 5120
+    assert outside.delta == 147_778_437_120
+
+
+def test_batching_table_reproduces_the_seeds():
+    # seed 001 at MFU(1) = 0.40: throughput 1.00x 1.20x 1.35x 1.50x, latency 1.00x 1.67x 2.97x 5.33x
+    rows = estimate("FLUX.1-dev", mfu=0.40).batches()
+    assert [round(r.throughput_x, 2) for r in rows] == [1.00, 1.20, 1.35, 1.50]
+    assert [round(r.latency_x, 2) for r in rows] == [1.00, 1.67, 2.97, 5.33]
+    assert [round(r.mfu, 2) for r in rows] == [0.40, 0.48, 0.54, 0.60]
+
+
+def test_gpu_table_has_sources():
+    h100, h200, a100, rtx = (get_gpu(n) for n in ("h100", "H200", "A100", "RTX4090"))
+    assert (h100.tflops, h100.tbps) == (989.4, 3.35)
+    assert (h200.tflops, h200.tbps) == (989.4, 4.8)
+    assert (a100.tflops, rtx.tflops) == (312, 165.2)
+    assert round(h100.ridge) == 295 and round(rtx.ridge) == 164  # seed: "H100 295, RTX 4090 165" (at 1.0 TB/s)
+    assert all("datasheet" in g.source or "whitepaper" in g.source for g in (h100, h200, a100, rtx))
+
+
+def test_estimate_cli_json_has_the_required_keys(capsys):
+    assert main(["estimate", "FLUX.1-dev", "--resolution", "1024", "--steps", "28", "--gpu", "H100",
+                 "--mfu", "0.45", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"flops", "attention_share", "arithmetic_intensity", "bound", "seconds"} <= set(out)
+    assert out["flops"] == 2_082_770_295_717_888 and out["bound"] == "compute"
+
+
+def test_estimate_cli_text_names_the_seed_difference(capsys):
+    assert main(["estimate", "FLUX.1-dev", "--steps", "28"]) == 0
+    out = capsys.readouterr().out
+    assert "generation time: seed 4.68 s, exact 4.68 s" in out
+    assert "outside the per-layer formula" in out and "+22,663,397,376" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["estimate", "FLUX.1-dev", "--gpu", "V100"], "unknown GPU 'V100'"),
+    (["estimate", "FLUX.1-dev", "--mfu", "45"], "--mfu must be in (0, 1]"),
+    (["estimate", "FLUX.1-dev", "--steps", "0"], "--steps must be >= 1"),
+    (["estimate", "Wan2.1-14B", "--frames", "80"], "must be 4k+1"),
+    (["estimate", "FLUX-2"], "unknown model 'FLUX-2'"),
+])
+def test_estimate_bad_input_is_one_line_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert message in err and "\n" not in err
