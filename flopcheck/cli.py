@@ -179,6 +179,9 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--training", action="store_true", help="the number is a training step")
     p.add_argument("--batch", type=int, help="samples the number covers")
     p.add_argument("--space", choices=("latent", "pixel"), help="the number says it was counted on pixels")
+    p.add_argument("--part", choices=("model", "linear", "attention", "embeddings", "block"),
+                   help="what the number covers: the model (default), block linears, attention; DiT: "
+                        "embeddings or one block")
     p.add_argument("--model", help="a reference model, timm:NAME, torchvision:NAME or package.module:factory")
     p.add_argument("--input-shape", help="input shape for --model specs, e.g. 1,3,224,224")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per claim")
@@ -199,7 +202,7 @@ def _audit(args: argparse.Namespace) -> int:
         shape = tuple(int(x) for x in args.input_shape.split(",")) if args.input_shape else None
         claims = [parse_claim(args.claim, model=args.model, resolution=parse_resolution(args.resolution),
                               frames=args.frames, steps=args.steps, cfg=args.cfg or None,
-                              training=args.training or None, batch=args.batch, space=args.space,
+                              training=args.training or None, batch=args.batch, space=args.space, part=args.part,
                               input_shape=shape)]
     verdicts = [audit(c) for c in claims]
     if args.json:

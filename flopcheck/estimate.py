@@ -18,7 +18,6 @@ from flopcheck.types import Breakdown, Kind, Scope
 BYTES_PER_PARAM = 2  # bf16 weights
 BATCHES = (1, 2, 4, 8)
 ATTENTION = (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
-BLOCK_LISTS = ("blocks.*.", "transformer_blocks.*.", "double_blocks.*.", "single_blocks.*.")
 
 
 @dataclass(frozen=True)
@@ -199,7 +198,9 @@ class Estimate:
     def differences(self) -> list[Difference]:
         """Exact minus the seed's per-layer estimate, in three named parts that sum to the whole."""
         seed_linear, seed_attn = self.per_layer_estimate()
-        in_blocks = [t for t in self.breakdown.terms if t.path.startswith(BLOCK_LISTS)]
+        from flopcheck.formula import in_blocks as is_block
+
+        in_blocks = [t for t in self.breakdown.terms if is_block(t.path)]
         linear = sum(t.flops for t in in_blocks if t.kind is Kind.LINEAR)
         attn = sum(t.flops for t in in_blocks if t.kind in ATTENTION)
         outside = self.flops_per_forward - linear - attn

@@ -82,9 +82,12 @@ def audit(claim: Claim) -> Verdict:
     """The verdict on one claim."""
     from reference_models import get_config, list_models
 
-    if claim.resolution is None and claim.model in list_models():  # say which input the verdict is for
-        side = get_config(claim.model).image_size
-        claim = replace(claim, resolution=(side, side))
+    if claim.model in list_models():  # say which input the verdict is for
+        cfg = get_config(claim.model)
+        if claim.resolution is None:
+            claim = replace(claim, resolution=(cfg.width, cfg.height) if hasattr(cfg, "width") else (cfg.image_size,) * 2)
+        if claim.frames is None and getattr(cfg, "video", False):
+            claim = replace(claim, frames=cfg.frames)
     latent, pixel, tokens, norms, reference = reference_breakdowns(claim)
     has_per_sample = latent.by_kind().get(Kind.PER_SAMPLE, 0) > 0
     explanations = [B.explain(r, latent, pixel, tokens, norms)

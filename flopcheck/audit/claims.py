@@ -35,7 +35,7 @@ class Claim:
     cfg: bool = False
     training: bool = False
     batch: int = 1
-    part: str = "model"  # 'model', 'embeddings' (patch embed + final linear) or 'block' (one block)
+    part: str = "model"  # 'model'; 'linear' (block linears) or 'attention'; DiT: 'embeddings' or 'block'
     space: str = "latent"  # 'latent', or 'pixel' when the claim says it was counted on pixels
     source: str = ""
     id: str = ""

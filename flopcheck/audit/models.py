@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from flopcheck.audit.claims import Claim, ClaimError
-from flopcheck.types import Breakdown, Term
+from flopcheck.types import Breakdown, Kind, Term
 
 VAE_FACTOR = 8
 DEFAULT_INPUT = (1, 3, 224, 224)
@@ -37,21 +37,40 @@ def _dit_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str
     pixel = _part(formula_breakdown(claim.model, pixel_cfg, batch=1), claim.part, cfg.depth)
     tokens = {False: latent_cfg.tokens, True: pixel_cfg.tokens}
     # LayerNorm outputs: norm1 and norm2 per block and norm_final, T x d each
-    layer_norms = {"model": 2 * cfg.depth + 1, "block": 2, "embeddings": 0}[claim.part]
+    layer_norms = {"model": 2 * cfg.depth + 1, "block": 2}.get(claim.part, 0)
     norms = {px: layer_norms * t * cfg.hidden_size for px, t in tokens.items()}
     return latent, pixel, tokens, norms, "formula"
 
 
+def _latent_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str]:
+    """A text-conditioned model's formula at the claim's resolution and frames (latents only)."""
+    from flopcheck.formula import formula_breakdown
+    from reference_models import get_config
+
+    if claim.part in ("embeddings", "block"):
+        raise ClaimError(f"part {claim.part!r} applies to DiT; for {claim.model} use model, linear or attention")
+    cfg = get_config(claim.model, resolution=claim.resolution, frames=claim.frames)
+    b = _part(formula_breakdown(claim.model, cfg, batch=1), claim.part, cfg.depth)
+    return b, None, {False: cfg.image_tokens}, {False: 0}, "formula"
+
+
 def _part(b: Breakdown, part: str, depth: int) -> Breakdown:
-    """The breakdown of one part: the whole model, the two embedding ends, or one block."""
+    """The breakdown of one part: the whole model, the block linears, attention, the two embedding ends, or one block."""
+    from flopcheck.formula import in_blocks
+
     if part == "model":
         return b
+    b = replace(b, symbols=())  # a part is not a whole model: no whole-model per-layer formula for it
+    if part == "linear":  # seed 001's "linear": the blocks' q/k/v, output and MLP projections
+        return replace(b, terms=tuple(t for t in b.terms if t.kind is Kind.LINEAR and in_blocks(t.path)))
+    if part == "attention":
+        return replace(b, terms=tuple(t for t in b.terms if t.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)))
     if part == "embeddings":
         return replace(b, terms=tuple(t for t in b.terms if t.path in ("x_embedder.proj", "final_layer.linear")))
     if part == "block":
         return replace(b, terms=tuple(replace(t, flops=t.flops // depth, formula=f"({t.formula})/L")
                                       for t in b.terms if t.path.startswith("blocks.")))
-    raise ClaimError(f"unknown part {part!r}: use model, embeddings or block")
+    raise ClaimError(f"unknown part {part!r}: use model, linear, attention, embeddings or block")
 
 
 def build_spec(spec: str) -> tuple[Any, tuple[int, ...]]:
@@ -101,8 +120,8 @@ def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str]:
 def reference_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown | None, dict, dict, str]:
     """(latent or only breakdown, pixel breakdown or None, tokens and LayerNorm elements by pixel flag,
     'formula' or 'exact count')."""
-    from reference_models import list_models
+    from reference_models import get_config, list_models
 
     if claim.model in list_models():
-        return _dit_breakdowns(claim)
+        return _dit_breakdowns(claim) if get_config(claim.model).family == "dit" else _latent_breakdowns(claim)
     return _spec_breakdowns(claim)

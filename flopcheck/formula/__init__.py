@@ -14,6 +14,15 @@ FORMULAS: dict[str, Callable[[str, Any, int], Breakdown]] = {
 }
 
 
+# ModuleLists of transformer blocks across the families ("txt_in.blocks.*." is HunyuanVideo's refiner, not one)
+BLOCK_LISTS = ("blocks.*.", "transformer_blocks.*.", "double_blocks.*.", "single_blocks.*.")
+
+
+def in_blocks(path: str) -> bool:
+    """A term of the main transformer blocks (what seed 001's L*(24*T*d^2 + 4*T^2*d) covers)."""
+    return path.startswith(BLOCK_LISTS)
+
+
 def formula_breakdown(name: str, config: Any, batch: int = 1, scope: Scope = Scope()) -> Breakdown:
     """The formula's Breakdown for `config` at `batch`, scaled to `scope`."""
     if config.family not in FORMULAS:
@@ -21,4 +30,4 @@ def formula_breakdown(name: str, config: Any, batch: int = 1, scope: Scope = Sco
     return FORMULAS[config.family](name, config, batch).scoped(scope)
 
 
-__all__ = ["FORMULAS", "formula_breakdown"]
+__all__ = ["BLOCK_LISTS", "FORMULAS", "formula_breakdown", "in_blocks"]

@@ -189,6 +189,6 @@ TERMS = {"mmdit": mmdit_terms, "flux": flux_terms, "wan": wan_terms, "cogvideox"
 def text_conditioned_breakdown(name: str, cfg: LatentTransformerConfig, batch: int = 1) -> Breakdown:
     """The hand-derived Breakdown of one forward, with the symbols its formulas use."""
     used = {"mmdit": "N I S T d h L C P C_out f k q", "flux": "N I S T d h L Ls R C P C_out f k q",
-            "wan": "N I S d h L C P C_out f k", "cogvideox": "N I S T d h L C P C_out k E"}[cfg.family].split()
+            "wan": "N I S T d h L C P C_out f k", "cogvideox": "N I S T d h L C P C_out k E"}[cfg.family].split()
     symbols = _symbols(cfg, batch)
     return Breakdown(model=name, terms=TERMS[cfg.family](cfg, batch), symbols=tuple((k, symbols[k]) for k in used))

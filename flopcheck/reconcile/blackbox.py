@@ -64,6 +64,23 @@ def _f(code: str, delta: int, evidence: str = "") -> Finding:
     return Finding(code, CAUSES[code].slug, delta, evidence)
 
 
+def _block_linears(b: Breakdown) -> int:
+    """The per-token projections inside the transformer blocks (not the text embedders or a token refiner)."""
+    from flopcheck.formula import in_blocks
+
+    return sum(t.flops for t in b.terms if t.kind is Kind.LINEAR and in_blocks(t.path))
+
+
+def _per_layer_formula(b: Breakdown) -> int | None:
+    """N * L * (24*T*d^2 + 4*T^2*d) from the breakdown's symbols (L counts single-stream blocks too; T = I + S):
+    the hand formula for a whole model. For DiT it equals the blocks' own terms; for Wan it does not."""
+    s = dict(b.symbols)
+    if not {"T", "d", "L"} <= set(s):
+        return None
+    t, d = s["T"], s["d"]
+    return s.get("N", 1) * (s["L"] + s.get("Ls", 0)) * (24 * t * d * d + 4 * t * t * d)
+
+
 def _covered(b: Breakdown, coverage: str, per_token: bool, tokens: int) -> tuple[int, list[Finding]]:
     """One forward's FLOPs under a coverage, and the findings from the full reference to it."""
     kinds = b.by_kind()
@@ -74,10 +91,12 @@ def _covered(b: Breakdown, coverage: str, per_token: bool, tokens: int) -> tuple
     elif coverage == "qk-only":
         findings.append(_f("FC202", -value))
     elif coverage == "linear-only":
-        findings.append(_f("FC203", kinds.get(Kind.LINEAR, 0) - b.total, "only qkv, proj and MLP counted"))
+        findings.append(_f("FC203", _block_linears(b) - b.total, "only the blocks' qkv, proj and MLP counted"))
     elif coverage == "blocks-only":
-        kept = kinds.get(Kind.LINEAR, 0) + score + value
-        findings.append(_f("FC208", kept - b.total, "embeddings, adaLN, timestep MLP and head left out"))
+        per_layer = _per_layer_formula(b)
+        kept = per_layer if per_layer is not None else _block_linears(b) + score + value
+        findings.append(_f("FC208", kept - b.total, "L*(24*T*d^2 + 4*T^2*d) for the whole model: embeddings, "
+                                                     "adaLN, timestep MLP and head left out, every block one width"))
     if per_token:
         findings.append(_f("FC401", (tokens - 1) * kinds.get(Kind.PER_SAMPLE, 0), f"per-sample terms x T={tokens}"))
     return b.total + sum(f.delta for f in findings), findings

@@ -19,8 +19,10 @@ def _where(v: Verdict) -> str:
         f"{c.resolution[0]}x{c.resolution[1]}" if c.resolution else "the model's default input")
     scope = ([f"batch {c.batch}"] if c.batch > 1 else []) + (["CFG"] if c.cfg else []) + (
         [f"{c.steps} steps"] if c.steps > 1 else []) + (["training"] if c.training else [])
-    part = {"model": "", "embeddings": ", embedding layers only", "block": ", one block"}[c.part]
-    return f"{res}{', on pixels' if c.space == 'pixel' else ''}{part}, " + (" x ".join(scope) or "one forward")
+    part = {"model": "", "embeddings": ", embedding layers only", "block": ", one block",
+            "linear": ", block linears only", "attention": ", attention only"}[c.part]
+    frames = f" x {c.frames} frames" if c.frames else ""
+    return f"{res}{frames}{', on pixels' if c.space == 'pixel' else ''}{part}, " + (" x ".join(scope) or "one forward")
 
 
 def to_text(v: Verdict) -> str:
