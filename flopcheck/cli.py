@@ -274,6 +274,89 @@ def _estimate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--out", default="reports", help="folder to write (default reports/)")
+    p.add_argument("--models", default="DiT-*", help="models, a shell pattern (default 'DiT-*': all 12 configs)")
+    p.add_argument("--counter", action="append", help="a counter (repeatable; default: all)")
+    p.add_argument("--sweep", action="append", metavar="MODEL=S1,S2,S3",
+                   help="a T-sweep over latent sides (repeatable; default DiT-S/2=16,32,64,128 DiT-XL/2=16,32,64)")
+    p.add_argument("--no-sweep", action="store_true", help="no T-sweeps")
+    p.add_argument("--workers", type=int, default=2, help="models counted in parallel (default 2)")
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per model and counter (default 600)")
+    p.add_argument("--from", dest="from_json", metavar="RESULTS_JSON",
+                   help="render an existing results.json again, counting nothing")
+
+
+def _parse_sweeps(args: argparse.Namespace) -> tuple:
+    from flopcheck.report.sweep import SWEEPS
+    from reference_models import get_config
+
+    if args.no_sweep:
+        return ()
+    if not args.sweep:
+        return tuple(SWEEPS.items())
+    out = []
+    for text in args.sweep:
+        model, _, sizes = text.partition("=")
+        try:
+            parsed = tuple(int(x) for x in sizes.split(","))
+        except ValueError:
+            raise UsageError(f"cannot read --sweep {text!r}: write MODEL=S1,S2,S3 like DiT-S/2=16,32,64") from None
+        if len(parsed) < 3:
+            raise UsageError(f"--sweep {text!r} has {len(parsed)} sizes; a fit needs 3 or more")
+        for size in parsed:
+            get_config(model, input_size=size)  # unknown model or bad size: exit 2 before anything runs
+        out.append((model, parsed))
+    return tuple(out)
+
+
+def _progress(done: int, total: int, count) -> None:
+    width = 30
+    filled = width * done // total
+    label = f"{count.model}@{count.input_size} {count.attn} {count.counter}"
+    end = "\n" if done == total else ""
+    print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:<48s}", end=end, file=sys.stderr,
+          flush=True)
+
+
+def _report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from flopcheck.counters import COUNTERS
+    from flopcheck.report.render import render
+    from flopcheck.report.sweep import Plan, results, run_plan
+    from reference_models import list_models
+
+    if args.from_json:
+        res = json.loads(Path(args.from_json).read_text())
+    else:
+        models = tuple(m for m in list_models(args.models) if m.startswith("DiT-"))
+        if not models:
+            raise UsageError(f"no DiT config matches {args.models!r}; try 'DiT-*' (the report covers the DiT grid)")
+        counters = tuple(args.counter or COUNTERS)
+        unknown = [c for c in counters if c not in COUNTERS]
+        if unknown:
+            raise UsageError(f"unknown counter {unknown[0]!r}; known: {', '.join(COUNTERS)}")
+        if args.workers < 1:
+            raise UsageError(f"--workers must be >= 1, got {args.workers}")
+        plan = Plan(models=models, counters=counters, sweeps=_parse_sweeps(args))
+        run = run_plan(plan, workers=args.workers, timeout_s=args.timeout, progress=_progress)
+        res = results(run)
+        print(f"counted {run.stats['counts']} in {run.stats['wall_s']:.0f} s (the counting calls: "
+              f"{run.stats['counting_s']:.0f} s; building models: {run.stats['build_s']:.0f} s)", file=sys.stderr)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    files = render(res)
+    for old in [*out.glob("*.svg"), *out.glob("index.*"), *out.glob("results.*")]:
+        if old.name not in files:
+            old.unlink()
+    for name, text in files.items():
+        (out / name).write_text(text, encoding="utf-8")
+    print(f"wrote {len(files)} files to {out}/: index.md, index.html, results.json, results.csv and "
+          f"{len(files) - 4} SVGs")
+    return 0
+
+
 def _merge_paths(labels: list[str]) -> list[str]:
     """'fvcore_jit (sdpa)', 'fvcore_jit (math)' -> 'fvcore_jit'."""
     by: dict[str, set[str]] = {}
@@ -286,6 +369,8 @@ def _merge_paths(labels: list[str]) -> list[str]:
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
     "list-models": ("list the reference models", _list_models_args, _list_models),
     "count": ("the formula term by term beside the exact count", _count_args, _count),
+    "report": ("the comparison report: every DiT config x every counter x both attention paths, and T-sweeps",
+               _report_args, _report),
     "estimate": ("FLOPs per generation, attention share, roofline and step time on a GPU (seed 001's arithmetic)",
                  _estimate_args, _estimate),
     "counters": ("what every FLOP counter says about the same model and inputs", _counters_args, _counters),

@@ -66,8 +66,9 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
             chunks.append(chunk)
 
 
-def run_forked(adapter, job: dict, timeout_s: float) -> dict:
-    """Count one model in a forked child with a deadline; the child's peak RSS comes back too."""
+def run_forked(adapter, job: dict, timeout_s: float, work=None) -> dict:
+    """Count one model in a forked child with a deadline; the child's peak RSS comes back too.
+    `work()` does the counting (default: build the model in the child and count it)."""
     from dataclasses import asdict
 
     r, w = os.pipe()
@@ -75,7 +76,7 @@ def run_forked(adapter, job: dict, timeout_s: float) -> dict:
     if pid == 0:  # child
         os.close(r)
         try:
-            out = count_model(adapter, job)
+            out = work() if work is not None else count_model(adapter, job)
             out["detail"] = [asdict(i) for i in out["detail"]]
             out["skipped"] = [asdict(s) for s in out["skipped"]]
         except BaseException as err:  # a crashing counter becomes its error result

@@ -1,0 +1,266 @@
+"""The report's files from its results dict: a pure function, so the same results give the same bytes.
+
+index.md (tables, the plots as SVG files, every proof), index.html (self-contained: plots inline,
+every reconciliation as a proof), results.json (full integers, versions), results.csv (one row per
+count), and the SVGs index.md shows.
+"""
+from __future__ import annotations
+
+import csv
+import io
+import json
+from html import escape
+
+from flopcheck.fmt import commas
+from flopcheck.report import svg
+
+SERIES = {"sdpa": "#1f77b4", "math": "#ff7f0e"}
+
+
+def _slug(model: str) -> str:
+    return model.replace("/", "-")
+
+
+class View:
+    """Lookups over a results dict."""
+
+    def __init__(self, res: dict):
+        self.res = res
+        self.formula = {(f["model"], f["input_size"]): f for f in res["formulas"]}
+        self.recs = {(r["model"], r["input_size"], r["attn"], r["counter"]): r for r in res["reconciliations"]}
+        self.counts = {(c["model"], c["input_size"], c["attn"], c["counter"]): c for c in res["counts"]}
+        self.counters = res["plan"]["counters"]
+        self.attns = res["plan"]["attns"]
+        self.grid = [(m, self.default_size(m)) for m in res["plan"]["models"]]
+
+    def default_size(self, model: str) -> int:
+        sizes = [s for (m, s) in self.formula if m == model]
+        counted = [c["input_size"] for c in self.res["counts"] if c["model"] == model]
+        return counted[0] if counted else sizes[0]
+
+    def ratio(self, key) -> float | None:
+        c = self.counts[key]
+        return None if c["flops"] is None else c["flops"] / self.formula[key[:2]]["total_flops"]
+
+    def causes(self, key) -> str:
+        r = self.recs[key]
+        if r["error"]:
+            return "error"
+        codes = " ".join(f["code"] for f in r["findings"] if f["code"] != "FC901")
+        state = "closed" if r["closed"] else f"residual {commas(r['residual_flops'])}"
+        return f"{codes or '-'} · {state}"
+
+
+def _reported(c: dict) -> str:
+    if c["error"]:
+        return c["error"].split(":")[0]
+    value = c["reported"]
+    return commas(int(value)) if float(value).is_integer() else f"{value:,.1f}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Plots
+# ---------------------------------------------------------------------------------------------
+
+
+def config_chart(v: View, model: str, size: int) -> str:
+    """Each counter as FLOPs / the formula, both attention paths."""
+    rows = []
+    for counter in v.counters:
+        bars = []
+        for attn in v.attns:
+            key = (model, size, attn, counter)
+            r = v.ratio(key)
+            c = v.counts[key]
+            bars.append((attn, r, f"{r:.3f}x" if r is not None else (c["error"] or "")[:60]))
+        rows.append((f"{counter} ({v.res['counters'][counter]['unit']})", bars))
+    f = v.formula[(model, size)]
+    return svg.ratio_bars(f"{model} @{size} (T={f['tokens']}): each counter as FLOPs / formula", rows, SERIES,
+                          f"formula {commas(f['total_flops'])} FLOPs")
+
+
+def sweep_chart(v: View, model: str, attn: str) -> str:
+    """Each counter's FLOPs over T on log-log axes, with the formula and its attention."""
+    sizes = v.res["plan"]["sweeps"][model]
+    fs = [v.formula[(model, s)] for s in sizes]
+    series = [("formula (FLOPs)", "black", [(f["tokens"], f["total_flops"]) for f in fs], False),
+              ("formula: attention", "black",
+               [(f["tokens"], f["by_kind"].get("attn_score", 0) + f["by_kind"].get("attn_value", 0)) for f in fs], True)]
+    tokens = {f["input_size"]: f["tokens"] for f in fs}
+    for i, counter in enumerate(v.counters):
+        entry = next(e for e in v.res["sweeps"] if (e["model"], e["attn"], e["counter"]) == (model, attn, counter))
+        series.append((counter, svg.PALETTE[i % len(svg.PALETTE)], [(tokens[s], fl) for s, fl in entry["points"]],
+                       False))
+    shares = ", ".join(f"T={f['tokens']}: {(f['by_kind'].get('attn_score', 0) + f['by_kind'].get('attn_value', 0)) / f['total_flops']:.0%}"
+                       for f in fs)
+    return svg.loglog(f"{model} T-sweep, attn {attn}: FLOPs (as FLOPs) vs tokens; attention share {shares}",
+                      series, "tokens T", "FLOPs per forward")
+
+
+def terms_chart(v: View) -> str:
+    """The formula's kinds of term as a share of each config's forward."""
+    kinds = [k for k in v.res["kinds"] if any(f["by_kind"].get(k) for f in v.res["formulas"])]
+    rows = [(m, [(k, v.formula[(m, s)]["by_kind"].get(k, 0)) for k in kinds]) for m, s in v.grid]
+    return svg.stacked("The formula's terms: share of one forward (FLOPs)", rows,
+                       {k: svg.KIND_COLORS.get(k, "#888") for k in kinds})
+
+
+def svgs(v: View) -> dict[str, str]:
+    """The SVG files index.md links to."""
+    out = {"terms.svg": terms_chart(v)}
+    for model in v.res["plan"]["sweeps"]:
+        for attn in v.attns:
+            out[f"sweep-{_slug(model)}-{attn}.svg"] = sweep_chart(v, model, attn)
+    for model, size in v.grid:
+        out[f"config-{_slug(model)}.svg"] = config_chart(v, model, size)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown
+# ---------------------------------------------------------------------------------------------
+
+
+def _md_table(head: list[str], rows: list[list[str]]) -> str:
+    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+                     + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def _versions(res: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in res["versions"].items())
+
+
+def _sweep_rows(v: View) -> list[list[str]]:
+    rows = []
+    for e in v.res["sweeps"]:
+        if "error" in e:
+            rows.append([e["model"], e["attn"], e["counter"], "", "", e["error"], ""])
+            continue
+        agree = {True: "yes", False: "NO", None: "-"}[e["agrees"]]
+        rows.append([e["model"], e["attn"], e["counter"], f"{e['b_ratio']:.3f}", f"{e['c_ratio']:.3f}",
+                     f"{e['verdict_unit']}, attention {e['verdict_attention']}", agree])
+    return rows
+
+
+def markdown(v: View) -> str:
+    res = v.res
+    out = [f"# {res['report']}", "",
+           "Generated by `flopcheck report`; do not edit by hand. " + res["convention"] + ".",
+           f"Versions: {_versions(res)}.", "",
+           "Every counter ran on real CPU tensors (weights zeroed) of the same model and inputs; the reference is "
+           "the hand-derived formula, which flopcheck's exact count equals term by term. The self-contained "
+           "[index.html](index.html) has every plot inline and every reconciliation as a proof.", "",
+           "## The formula's terms", "", "![terms](terms.svg)", "",
+           "## Each config", ""]
+    for model, size in v.grid:
+        f = v.formula[(model, size)]
+        out += [f"### {model} @{size} (T = {f['tokens']}): formula {commas(f['total_flops'])} FLOPs", "",
+                f"![{model}](config-{_slug(model)}.svg)", ""]
+        rows = []
+        for counter in v.counters:
+            row = [counter, res["counters"][counter]["unit"]]
+            for attn in v.attns:
+                key = (model, size, attn, counter)
+                r = v.ratio(key)
+                row += [_reported(v.counts[key]), f"{r:.4f}" if r is not None else "-", v.causes(key)]
+            rows.append(row)
+        head = ["counter", "unit"] + [h for a in v.attns for h in (f"{a}: reported", f"{a}: FLOPs / formula",
+                                                                       f"{a}: causes")]
+        out += [_md_table(head, rows), ""]
+    out += ["## T-sweeps", "",
+            "Each counter's totals fitted as a + bT + cT^2; b and c over the formula's name its unit (b: FLOP 1, "
+            "MAC 0.5) and its attention (c / b: 1 counted, 0.5 QK^T only, 0 missing), from totals alone.", ""]
+    for model in res["plan"]["sweeps"]:
+        out += [f"![{model} {a}](sweep-{_slug(model)}-{a}.svg)" for a in v.attns] + [""]
+    out += [_md_table(["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says",
+                       "agrees with white box"], _sweep_rows(v)), "", "## Every reconciliation", ""]
+    for model, size in v.grid:
+        proofs = "\n\n".join(v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters)
+        out += [f"<details><summary>{model} @{size}</summary>", "", "```", proofs, "```", "", "</details>", ""]
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# HTML
+# ---------------------------------------------------------------------------------------------
+
+CSS = """body{font-family:Helvetica,Arial,sans-serif;margin:24px;max-width:1400px;color:#222}
+table{border-collapse:collapse;font-size:12px;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 6px}
+th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}.grid{display:flex;flex-wrap:wrap;gap:12px}
+pre{font-size:11px;background:#f8f8f8;padding:8px;overflow-x:auto}details{margin:4px 0}summary{cursor:pointer}"""
+
+
+def _html_table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
+    th = "".join(f"<th>{escape(h)}</th>" for h in head)
+    trs = "".join("<tr>" + "".join(f"<td{' class=n' if i in numeric else ''}>{escape(c)}</td>"
+                                   for i, c in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{th}</tr>{trs}</table>"
+
+
+def html(v: View, plots: dict[str, str]) -> str:
+    res = v.res
+    parts = [f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{escape(res['report'])}</title>"
+             f"<style>{CSS}</style></head><body>",
+             f"<h1>{escape(res['report'])}</h1>",
+             f"<p>Generated by <code>flopcheck report</code>. {escape(res['convention'])}. Every counter ran on real "
+             f"CPU tensors of the same model and inputs; the reference is the formula, equal to flopcheck's exact "
+             f"count.</p><p>Versions: {escape(_versions(res))}.</p>",
+             "<h2>The formula's terms</h2>", plots["terms.svg"],
+             "<h2>Each config: every counter as FLOPs against the formula</h2>"]
+    for model, size in v.grid:
+        parts.append(f"<h3>{escape(model)}</h3><div class=grid>{plots[f'config-{_slug(model)}.svg']}</div>")
+        rows = [[c, res["counters"][c]["unit"]] + [x for a in v.attns for x in (
+            _reported(v.counts[(model, size, a, c)]),
+            f"{v.ratio((model, size, a, c)):.4f}" if v.ratio((model, size, a, c)) is not None else "-",
+            v.causes((model, size, a, c)))] for c in v.counters]
+        head = ["counter", "unit"] + [h for a in v.attns for h in (f"{a}: reported", f"{a}: / formula", f"{a}: causes")]
+        parts.append(_html_table(head, rows, {2, 3, 5, 6}))
+    parts.append("<h2>T-sweeps (log-log)</h2><div class=grid>")
+    for model in res["plan"]["sweeps"]:
+        parts += [plots[f"sweep-{_slug(model)}-{a}.svg"] for a in v.attns]
+    parts.append("</div>")
+    parts.append(_html_table(["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says",
+                              "agrees with white box"], _sweep_rows(v), {3, 4}))
+    parts.append("<h2>Every reconciliation, as a proof</h2>")
+    for model, size in v.grid:
+        proofs = "\n\n".join(v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters)
+        parts.append(f"<details><summary>{escape(model)} @{size}</summary><pre>{escape(proofs)}</pre></details>")
+    sweep_proofs = [r["proof"] for r in res["reconciliations"] if (r["model"], r["input_size"]) not in set(v.grid)]
+    parts.append(f"<details><summary>T-sweep points</summary><pre>{escape(chr(10).join(sweep_proofs))}</pre></details>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# CSV, JSON, all files
+# ---------------------------------------------------------------------------------------------
+
+CSV_FIELDS = ["counter", "library", "version", "unit", "model", "input_size", "tokens", "attn", "reported", "flops",
+              "formula_flops", "ratio", "causes", "closed", "residual_flops", "error"]
+
+
+def csv_text(v: View) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_FIELDS)
+    for c in v.res["counts"]:
+        key = (c["model"], c["input_size"], c["attn"], c["counter"])
+        f, r = v.formula[key[:2]], v.recs[key]
+        ratio = v.ratio(key)
+        w.writerow([c["counter"], c["library"], c["version"], c["unit"], c["model"], c["input_size"], f["tokens"],
+                    c["attn"], "" if c["reported"] is None else repr(c["reported"]),
+                    "" if c["flops"] is None else c["flops"], f["total_flops"],
+                    "" if ratio is None else f"{ratio:.6f}",
+                    " ".join(x["code"] for x in r["findings"]), r["closed"],
+                    "" if r["residual_flops"] is None else r["residual_flops"], c["error"] or ""])
+    return buf.getvalue()
+
+
+def render(res: dict) -> dict[str, str]:
+    """filename -> contents, for every file of the report."""
+    v = View(res)
+    plots = svgs(v)
+    files = {"index.md": markdown(v) + "\n", "index.html": html(v, plots),
+             "results.json": json.dumps(res, indent=1) + "\n", "results.csv": csv_text(v)}
+    files.update({name: text + "\n" for name, text in plots.items()})
+    return files

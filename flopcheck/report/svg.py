@@ -1,0 +1,142 @@
+"""Small, dependency-free SVG charts: grouped bars against a reference, log-log lines, 100% stacked bars.
+
+Every number is formatted with fixed precision, so the same data always gives the same bytes.
+"""
+from __future__ import annotations
+
+import math
+from html import escape
+
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
+           "#17becf", "#393b79", "#637939")
+KIND_COLORS = {"linear": "#4e79a7", "attn_score": "#e15759", "attn_value": "#f28e2b", "conv": "#76b7b2",
+               "per_sample": "#59a14f", "head": "#edc948", "matmul": "#b07aa1"}
+FONT = 'font-family="Helvetica, Arial, sans-serif"'
+
+
+def _f(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _text(x: float, y: float, s: str, size: int = 11, anchor: str = "start", extra: str = "") -> str:
+    return f'<text x="{_f(x)}" y="{_f(y)}" font-size="{size}" text-anchor="{anchor}" {FONT}{extra}>{escape(s)}</text>'
+
+
+def _svg(width: int, height: int, body: list[str], title: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+            f'role="img" aria-label="{escape(title)}">\n<rect width="100%" height="100%" fill="white"/>\n'
+            + "\n".join(body) + "\n</svg>")
+
+
+def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, str]]]], series_colors: dict[str, str],
+               note: str = "") -> str:
+    """Horizontal bars of counter / reference (1.0 = the formula), a group of bars per row.
+
+    rows: (label, [(series, ratio or None, bar label)]).
+    """
+    label_w, bar_h, gap, top, width = 150, 9, 6, 34, 640
+    per_row = max(len(r[1]) for r in rows) * bar_h + gap
+    height = top + len(rows) * per_row + 34
+    ratios = [v for _, bars in rows for _, v, _ in bars if v is not None]
+    xmax = max([1.1] + [v * 1.08 for v in ratios])
+    plot_w = width - label_w - 70
+
+    def x(v: float) -> float:
+        return label_w + plot_w * v / xmax
+
+    body = [_text(8, 16, title, 13, extra=' font-weight="bold"')]
+    for k in range(0, int(xmax * 4) + 1):
+        v = k / 4
+        body.append(f'<line x1="{_f(x(v))}" y1="{top - 4}" x2="{_f(x(v))}" y2="{height - 30}" stroke="#eee"/>')
+        body.append(_text(x(v), height - 18, f"{v:g}x", 9, "middle"))
+    for i, (label, bars) in enumerate(rows):
+        y0 = top + i * per_row
+        body.append(_text(label_w - 6, y0 + per_row / 2, label, 10, "end"))
+        for j, (series, v, bar_label) in enumerate(bars):
+            y = y0 + j * bar_h
+            if v is None:
+                body.append(_text(label_w + 4, y + bar_h - 1, f"{series}: {bar_label}", 9, extra=' fill="#a00"'))
+                continue
+            body.append(f'<rect x="{label_w}" y="{_f(y)}" width="{_f(x(v) - label_w)}" height="{bar_h - 1}" '
+                        f'fill="{series_colors.get(series, "#888")}"/>')
+            body.append(_text(x(v) + 3, y + bar_h - 1, bar_label, 9))
+    body.append(f'<line x1="{_f(x(1))}" y1="{top - 6}" x2="{_f(x(1))}" y2="{height - 30}" stroke="black" '
+                f'stroke-dasharray="4 3"/>')
+    body.append(_text(x(1), top - 8, "formula", 9, "middle"))
+    legend_x = label_w
+    for series, color in series_colors.items():
+        body.append(f'<rect x="{legend_x}" y="{height - 12}" width="10" height="8" fill="{color}"/>')
+        body.append(_text(legend_x + 13, height - 4, series, 9))
+        legend_x += 13 + 7 * len(series) + 16
+    if note:
+        body.append(_text(width - 8, height - 4, note, 9, "end", ' fill="#555"'))
+    return _svg(width, height, body, title)
+
+
+def loglog(title: str, series: list[tuple[str, str, list[tuple[float, float]], bool]], xlabel: str, ylabel: str,
+           width: int = 640, height: int = 380) -> str:
+    """Lines on log-log axes; series: (name, color, points, dashed). Decades gridded, legend on the right."""
+    left, right, top, bottom = 62, 190, 30, 44
+    xs = [p[0] for _, _, pts, _ in series for p in pts if p[0] > 0]
+    ys = [p[1] for _, _, pts, _ in series for p in pts if p[1] > 0]
+    x0, x1 = math.floor(math.log10(min(xs))), math.ceil(math.log10(max(xs)))
+    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
+    x1, y1 = max(x1, x0 + 1), max(y1, y0 + 1)
+    pw, ph = width - left - right, height - top - bottom
+
+    def px(v: float) -> float:
+        return left + pw * (math.log10(v) - x0) / (x1 - x0)
+
+    def py(v: float) -> float:
+        return top + ph * (1 - (math.log10(v) - y0) / (y1 - y0))
+
+    body = [_text(8, 18, title, 13, extra=' font-weight="bold"'),
+            f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>']
+    for d in range(x0, x1 + 1):
+        body.append(f'<line x1="{_f(px(10**d))}" y1="{top}" x2="{_f(px(10**d))}" y2="{top + ph}" stroke="#eee"/>')
+        body.append(_text(px(10**d), top + ph + 14, f"1e{d}", 9, "middle"))
+    for d in range(y0, y1 + 1):
+        body.append(f'<line x1="{left}" y1="{_f(py(10**d))}" x2="{left + pw}" y2="{_f(py(10**d))}" stroke="#eee"/>')
+        body.append(_text(left - 4, py(10**d) + 3, f"1e{d}", 9, "end"))
+    body.append(_text(left + pw / 2, height - 8, xlabel, 10, "middle"))
+    body.append(_text(12, top + ph / 2, ylabel, 10, "middle", f' transform="rotate(-90 12 {_f(top + ph / 2)})"'))
+    for i, (name, color, pts, dashed) in enumerate(series):
+        pts = [p for p in pts if p[0] > 0 and p[1] > 0]
+        if pts:
+            path = " ".join(f"{_f(px(a))},{_f(py(b))}" for a, b in pts)
+            dash = ' stroke-dasharray="5 3"' if dashed else ""
+            w = 2.5 if name.startswith("formula") else 1.4
+            body.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="{w}"{dash}/>')
+            body += [f'<circle cx="{_f(px(a))}" cy="{_f(py(b))}" r="2" fill="{color}"/>' for a, b in pts]
+        ly = top + 6 + i * 14
+        dash = ' stroke-dasharray="5 3"' if dashed else ""
+        body.append(f'<line x1="{left + pw + 10}" y1="{ly}" x2="{left + pw + 28}" y2="{ly}" stroke="{color}" '
+                    f'stroke-width="2"{dash}/>')
+        body.append(_text(left + pw + 32, ly + 3, name, 9))
+    return _svg(width, height, body, title)
+
+
+def stacked(title: str, rows: list[tuple[str, list[tuple[str, int]]]], colors: dict[str, str], width: int = 640) -> str:
+    """100% stacked horizontal bars, one per row: each part's share of the row's total."""
+    label_w, bar_h, top = 90, 16, 30
+    height = top + len(rows) * (bar_h + 5) + 34
+    pw = width - label_w - 20
+    body = [_text(8, 18, title, 13, extra=' font-weight="bold"')]
+    for i, (label, parts) in enumerate(rows):
+        y = top + i * (bar_h + 5)
+        total = sum(v for _, v in parts) or 1
+        body.append(_text(label_w - 6, y + bar_h - 4, label, 10, "end"))
+        x = float(label_w)
+        for kind, v in parts:
+            w = pw * v / total
+            body.append(f'<rect x="{_f(x)}" y="{y}" width="{_f(w)}" height="{bar_h}" fill="{colors.get(kind, "#888")}">'
+                        f'<title>{escape(kind)} {v / total:.1%}</title></rect>')
+            if w > 34:
+                body.append(_text(x + w / 2, y + bar_h - 4, f"{v / total:.0%}", 9, "middle", ' fill="white"'))
+            x += w
+    lx = label_w
+    for kind, color in colors.items():
+        body.append(f'<rect x="{lx}" y="{height - 16}" width="10" height="8" fill="{color}"/>')
+        body.append(_text(lx + 13, height - 8, kind, 9))
+        lx += 13 + 7 * len(kind) + 14
+    return _svg(width, height, body, title)
