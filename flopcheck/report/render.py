@@ -83,7 +83,7 @@ def sweep_chart(v: View, model: str, attn: str) -> str:
     """Each counter's FLOPs over T on log-log axes, with the formula and its attention."""
     sizes = v.res["plan"]["sweeps"][model]
     fs = [v.formula[(model, s)] for s in sizes]
-    series = [("formula (FLOPs)", "black", [(f["tokens"], f["total_flops"]) for f in fs], False),
+    series = [("formula (FLOPs)", "#c8c8c8", [(f["tokens"], f["total_flops"]) for f in fs], False),
               ("formula: attention", "black",
                [(f["tokens"], f["by_kind"].get("attn_score", 0) + f["by_kind"].get("attn_value", 0)) for f in fs], True)]
     tokens = {f["input_size"]: f["tokens"] for f in fs}

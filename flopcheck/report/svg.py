@@ -105,13 +105,13 @@ def loglog(title: str, series: list[tuple[str, str, list[tuple[float, float]], b
         if pts:
             path = " ".join(f"{_f(px(a))},{_f(py(b))}" for a, b in pts)
             dash = ' stroke-dasharray="5 3"' if dashed else ""
-            w = 2.5 if name.startswith("formula") else 1.4
+            w = 6 if name.startswith("formula") and not dashed else 1.4  # the formula: a wide band under the rest
             body.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="{w}"{dash}/>')
             body += [f'<circle cx="{_f(px(a))}" cy="{_f(py(b))}" r="2" fill="{color}"/>' for a, b in pts]
         ly = top + 6 + i * 14
         dash = ' stroke-dasharray="5 3"' if dashed else ""
         body.append(f'<line x1="{left + pw + 10}" y1="{ly}" x2="{left + pw + 28}" y2="{ly}" stroke="{color}" '
-                    f'stroke-width="2"{dash}/>')
+                    f'stroke-width="{4 if name.startswith("formula") and not dashed else 2}"{dash}/>')
         body.append(_text(left + pw + 32, ly + 3, name, 9))
     return _svg(width, height, body, title)
 
