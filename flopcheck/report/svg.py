@@ -28,16 +28,17 @@ def _svg(width: int, height: int, body: list[str], title: str) -> str:
             + "\n".join(body) + "\n</svg>")
 
 
-def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, str]]]], series_colors: dict[str, str],
-               note: str = "") -> str:
+def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, str, float | None]]]],
+               series_colors: dict[str, str], note: str = "") -> str:
     """Horizontal bars of counter / reference (1.0 = the formula), a group of bars per row.
 
-    rows: (label, [(series, ratio or None, bar label)]).
+    rows: (label, [(series, ratio or None, bar label, face-value ratio or None)]); the face value, a MAC
+    count read as FLOPs, is a black tick.
     """
     label_w, bar_h, gap, top, width = 150, 9, 6, 34, 640
     per_row = max(len(r[1]) for r in rows) * bar_h + gap
     height = top + len(rows) * per_row + 34
-    ratios = [v for _, bars in rows for _, v, _ in bars if v is not None]
+    ratios = [v for _, bars in rows for _, v, _, face in bars for v in (v, face) if v is not None]
     xmax = max([1.1] + [v * 1.08 for v in ratios])
     plot_w = width - label_w - 70
 
@@ -52,7 +53,7 @@ def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, s
     for i, (label, bars) in enumerate(rows):
         y0 = top + i * per_row
         body.append(_text(label_w - 6, y0 + per_row / 2, label, 10, "end"))
-        for j, (series, v, bar_label) in enumerate(bars):
+        for j, (series, v, bar_label, face) in enumerate(bars):
             y = y0 + j * bar_h
             if v is None:
                 body.append(_text(label_w + 4, y + bar_h - 1, f"{series}: {bar_label}", 9, extra=' fill="#a00"'))
@@ -60,6 +61,9 @@ def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, s
             body.append(f'<rect x="{label_w}" y="{_f(y)}" width="{_f(x(v) - label_w)}" height="{bar_h - 1}" '
                         f'fill="{series_colors.get(series, "#888")}"/>')
             body.append(_text(x(v) + 3, y + bar_h - 1, bar_label, 9))
+            if face is not None:
+                body.append(f'<line x1="{_f(x(face))}" y1="{_f(y - 1)}" x2="{_f(x(face))}" y2="{_f(y + bar_h)}" '
+                            f'stroke="black" stroke-width="2"><title>as printed: {face:.3f}x</title></line>')
     body.append(f'<line x1="{_f(x(1))}" y1="{top - 6}" x2="{_f(x(1))}" y2="{height - 30}" stroke="black" '
                 f'stroke-dasharray="4 3"/>')
     body.append(_text(x(1), top - 8, "formula", 9, "middle"))
@@ -68,6 +72,9 @@ def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, s
         body.append(f'<rect x="{legend_x}" y="{height - 12}" width="10" height="8" fill="{color}"/>')
         body.append(_text(legend_x + 13, height - 4, series, 9))
         legend_x += 13 + 7 * len(series) + 16
+    body.append(f'<line x1="{legend_x}" y1="{height - 13}" x2="{legend_x}" y2="{height - 3}" stroke="black" '
+                f'stroke-width="2"/>')
+    body.append(_text(legend_x + 5, height - 4, "MAC count read as FLOPs", 9))
     if note:
         body.append(_text(width - 8, height - 4, note, 9, "end", ' fill="#555"'))
     return _svg(width, height, body, title)
