@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench_count import FLOPCHECK, run  # noqa: E402
+from bench_count import FLOPCHECK, run
 
 CASES = [
     ("Wan2.1-14B", ["--resolution", "1280x720", "--frames", "81"]),

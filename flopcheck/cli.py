@@ -91,12 +91,27 @@ def _counters_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="a JSON list, one object per count")
 
 
+def _executable(model: str | None, command: str) -> None:
+    """Counters execute the model on real tensors: refuse, in one line, the models that exist on meta only."""
+    from reference_models import create_model, get_config
+
+    if model is None:
+        return
+    if get_config(model).family != "dit":
+        params = sum(p.numel() for p in create_model(model).parameters())
+        raise UsageError(f"{command} runs every counter on real tensors, and {model} exists on meta only "
+                         f"({params * 4 / 1e9:.0f} GB of fp32 weights): use `flopcheck count {model}` or "
+                         f"`flopcheck estimate {model}`")
+
+
 def _counters(args: argparse.Namespace) -> int:
     from flopcheck.counters import COUNTERS, get_spec
     from flopcheck.counters.runner import Job, run_counters
     from flopcheck.formula import formula_breakdown
     from flopcheck.report.counters import to_list, to_text
     from reference_models import get_config
+
+    _executable(args.model, "counters")
 
     names = args.counter or list(COUNTERS)
     for name in names:
@@ -131,6 +146,8 @@ def _reconcile(args: argparse.Namespace) -> int:
     from flopcheck.reconcile.sweep import describe, sweep, sweep_sizes
     from flopcheck.report.reconcile import proof, to_dict
     from reference_models import get_config
+
+    _executable(args.model, "reconcile")
 
     names = args.counter or list(COUNTERS)
     for name in names:

@@ -13,8 +13,17 @@ import torch
 from torch import nn
 
 from reference_models.configs import LatentTransformerConfig
-from reference_models.layers import (FeedForward, MLPEmbedder, apply_rope, attention, heads, layer_norm, merge_heads,
-                                     rope_tables, sinusoid)
+from reference_models.layers import (
+    FeedForward,
+    MLPEmbedder,
+    apply_rope,
+    attention,
+    heads,
+    layer_norm,
+    merge_heads,
+    rope_tables,
+    sinusoid,
+)
 
 
 class PatchEmbed(nn.Module):

@@ -124,7 +124,7 @@ class LatentTransformerConfig:
             raise ValueError(f"{self.family} models run fused attention only (attn='sdpa'), got {self.attn!r}")
         if self.space != "latent":
             raise ValueError(f"{self.family} models run on VAE latents only; --space pixel applies to DiT")
-        st, sh, sw = (s * p for s, p in zip(self.vae_stride, self.patch))
+        _, sh, sw = (s * p for s, p in zip(self.vae_stride, self.patch))  # pixels per token along h, w
         for side, name, step in ((self.width, "width", sw), (self.height, "height", sh)):
             if side <= 0 or side % step:
                 raise ValueError(f"{name} {side} is not a positive multiple of {step} (VAE x patch): "

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 import torch
-from torch import nn
 from timm.layers import Attention, Mlp, PatchEmbed
+from torch import nn
 
 from reference_models.configs import DiTConfig
 

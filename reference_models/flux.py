@@ -15,8 +15,19 @@ import torch
 from torch import nn
 
 from reference_models.configs import LatentTransformerConfig
-from reference_models.layers import (FeedForward, MLPEmbedder, Modulation, TimestepMLP, apply_rope, attention, heads,
-                                     layer_norm, merge_heads, modulate, rope_tables)
+from reference_models.layers import (
+    FeedForward,
+    MLPEmbedder,
+    Modulation,
+    TimestepMLP,
+    apply_rope,
+    attention,
+    heads,
+    layer_norm,
+    merge_heads,
+    modulate,
+    rope_tables,
+)
 
 
 class StreamAttention(nn.Module):

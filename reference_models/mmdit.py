@@ -14,8 +14,17 @@ import torch
 from torch import nn
 
 from reference_models.configs import LatentTransformerConfig
-from reference_models.layers import (FeedForward, MLPEmbedder, Modulation, TimestepMLP, attention, heads,
-                                     layer_norm, merge_heads, modulate)
+from reference_models.layers import (
+    FeedForward,
+    MLPEmbedder,
+    Modulation,
+    TimestepMLP,
+    attention,
+    heads,
+    layer_norm,
+    merge_heads,
+    modulate,
+)
 
 POS_EMBED_MAX = 192  # the learned-free sin-cos table is cropped from a 192 x 192 grid (a buffer, no weights)
 
@@ -65,7 +74,7 @@ class JointBlock(nn.Module):
         x = x + gate2.unsqueeze(1) * self.ff(modulate(self.ln2(x), shift2, scale2))  # (N, I, D)
         if self.context_pre_only:
             return x, c
-        c_shift, c_scale, c_gate, c_shift2, c_scale2, c_gate2 = c_mod
+        _, _, c_gate, c_shift2, c_scale2, c_gate2 = c_mod  # shift and scale were applied before attention
         c = c + c_gate.unsqueeze(1) * c_out  # (N, S, D)
         c = c + c_gate2.unsqueeze(1) * self.ff_context(modulate(self.ln2_context(c), c_shift2, c_scale2))  # (N, S, D)
         return x, c

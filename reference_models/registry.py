@@ -10,7 +10,12 @@ import importlib
 from dataclasses import fields, replace
 from typing import Any
 
-from reference_models.configs import VAE_FACTOR, DiTConfig, LatentTransformerConfig, pixel_space
+from reference_models.configs import (
+    VAE_FACTOR,
+    DiTConfig,
+    LatentTransformerConfig,
+    pixel_space,
+)
 
 _CONFIGS: dict[str, Any] = {}
 # family -> "module:function" building a torch model from (config, device)

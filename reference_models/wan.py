@@ -15,8 +15,16 @@ import torch
 from torch import nn
 
 from reference_models.configs import LatentTransformerConfig
-from reference_models.layers import (FeedForward, apply_rope, attention, heads, layer_norm, merge_heads,
-                                     rope_tables, sinusoid)
+from reference_models.layers import (
+    FeedForward,
+    apply_rope,
+    attention,
+    heads,
+    layer_norm,
+    merge_heads,
+    rope_tables,
+    sinusoid,
+)
 
 
 class WanAttention(nn.Module):

@@ -127,3 +127,22 @@ def test_flux_on_an_rtx_4090_matches_the_seeds_28_seconds():
     # seed: 74.4 TFLOP x 28 / (0.45 x 165 TFLOPS) = 28.0 s; exact 2,082,770,295,717,888 / (0.45 x 165.2e12)
     e = estimate("FLUX.1-dev", gpu="RTX4090", steps=28)
     assert round(e.seconds, 1) == 28.0
+
+
+# Seed 001's second table: FLOPs of one forward per byte of bf16 weights, from its per-layer formula
+# over its rounded parameter counts (SD3 2.0B, FLUX 11.9B, CogVideoX 5.0B, Wan 14.0B, Hunyuan 12.7B).
+SEED_INTENSITY = {"SD3-medium": (2.0, 2228), "FLUX.1-dev": (11.9, 3124), "CogVideoX-5B": (5.0, 33218),
+                  "Wan2.1-14B": (14.0, 237896), "HunyuanVideo": (12.7, 475133)}
+# The exact count over the exact parameters (x 2 bytes): e.g. CogVideoX 332,197,712,101,376 /
+# (5,570,283,072 x 2) = 29,819: the seed's 5.0B parameters make its 33,218 11% high.
+EXACT_INTENSITY = {"SD3-medium": 2195, "FLUX.1-dev": 3125, "CogVideoX-5B": 29819, "Wan2.1-14B": 228276,
+                   "HunyuanVideo": 470657}
+
+
+@pytest.mark.parametrize("name", sorted(SEED_INTENSITY))
+def test_seed_intensity_table(name):
+    e = estimate(name)
+    params_b, seed_value = SEED_INTENSITY[name]
+    assert round(e.seed_flops / (params_b * 1e9 * 2)) == seed_value  # the seed's arithmetic, reproduced
+    assert round(e.arithmetic_intensity) == EXACT_INTENSITY[name]
+    assert e.bound == "compute"  # the seed's conclusion holds for every row: far right of the H100's 295

@@ -1,7 +1,8 @@
 """Hand-derived formulas, one module per model family, chosen through a registry."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from flopcheck.formula.dit import dit_breakdown
 from flopcheck.formula.text_conditioned import text_conditioned_breakdown

@@ -9,9 +9,8 @@ Norms, softmax, GELU/SiLU, modulate and residual adds are not counted (elementwi
 """
 from __future__ import annotations
 
-from reference_models.configs import DiTConfig
-
 from flopcheck.types import Breakdown, Kind, Term
+from reference_models.configs import DiTConfig
 
 
 def dit_terms(cfg: DiTConfig, batch: int = 1) -> tuple[Term, ...]:

@@ -13,9 +13,8 @@ counted once per sample, not per token. Norms, RoPE, modulation and residuals ar
 """
 from __future__ import annotations
 
-from reference_models.configs import LatentTransformerConfig
-
 from flopcheck.types import Breakdown, Kind, Term
+from reference_models.configs import LatentTransformerConfig
 
 LIN, PS, CONV, HEAD = Kind.LINEAR, Kind.PER_SAMPLE, Kind.CONV, Kind.HEAD
 QK, AV = Kind.ATTN_SCORE, Kind.ATTN_VALUE

@@ -46,7 +46,7 @@ def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, s
         return label_w + plot_w * v / xmax
 
     body = [_text(8, 16, title, 13, extra=' font-weight="bold"')]
-    for k in range(0, int(xmax * 4) + 1):
+    for k in range(int(xmax * 4) + 1):
         v = k / 4
         body.append(f'<line x1="{_f(x(v))}" y1="{top - 4}" x2="{_f(x(v))}" y2="{height - 30}" stroke="#eee"/>')
         body.append(_text(x(v), height - 18, f"{v:g}x", 9, "middle"))

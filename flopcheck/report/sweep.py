@@ -15,8 +15,8 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from typing import Callable
 
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.runner import Job
