@@ -49,7 +49,7 @@ def test_small_report_numbers(small):
 
 def test_html_is_self_contained_with_inline_plots(small):
     html = (small / "index.html").read_text()
-    assert html.count("<svg ") == 4  # terms, one config, the sweep on both paths
+    assert html.count("<svg ") == 6  # terms, one config, the sweep and its shares on both paths
     assert "src=" not in html and "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
     assert html.count("<details>") == 2  # the config's proofs, the sweep points' proofs
 

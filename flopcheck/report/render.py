@@ -80,22 +80,43 @@ def config_chart(v: View, model: str, size: int) -> str:
                           f"formula {commas(f['total_flops'])} FLOPs")
 
 
-def sweep_chart(v: View, model: str, attn: str) -> str:
-    """Each counter's FLOPs over T on log-log axes, with the formula and its attention."""
+def _sweep_series(v: View, model: str, attn: str) -> tuple[list[dict], dict[int, int], list]:
     sizes = v.res["plan"]["sweeps"][model]
     fs = [v.formula[(model, s)] for s in sizes]
-    series = [("formula (FLOPs)", "#c8c8c8", [(f["tokens"], f["total_flops"]) for f in fs], False),
-              ("formula: attention", "black",
-               [(f["tokens"], f["by_kind"].get("attn_score", 0) + f["by_kind"].get("attn_value", 0)) for f in fs], True)]
     tokens = {f["input_size"]: f["tokens"] for f in fs}
+    counters = []
     for i, counter in enumerate(v.counters):
         entry = next(e for e in v.res["sweeps"] if (e["model"], e["attn"], e["counter"]) == (model, attn, counter))
-        series.append((counter, svg.PALETTE[i % len(svg.PALETTE)], [(tokens[s], fl) for s, fl in entry["points"]],
-                       False))
-    shares = ", ".join(f"T={f['tokens']}: {(f['by_kind'].get('attn_score', 0) + f['by_kind'].get('attn_value', 0)) / f['total_flops']:.0%}"
-                       for f in fs)
-    return svg.loglog(f"{model} T-sweep, attn {attn}: FLOPs (as FLOPs) vs tokens; attention share {shares}",
-                      series, "tokens T", "FLOPs per forward")
+        counters.append((counter, svg.PALETTE[i % len(svg.PALETTE)], entry["points"]))
+    return fs, tokens, counters
+
+
+def _attention(f: dict) -> int:
+    return f["by_kind"].get("attn_score", 0) + f["by_kind"].get("attn_value", 0)
+
+
+def sweep_chart(v: View, model: str, attn: str) -> str:
+    """Each counter's FLOPs over T on log-log axes, with the formula and its attention."""
+    fs, tokens, counters = _sweep_series(v, model, attn)
+    series = [("formula (FLOPs)", "#c8c8c8", [(f["tokens"], f["total_flops"]) for f in fs], False),
+              ("formula: attention", "black", [(f["tokens"], _attention(f)) for f in fs], True)]
+    series += [(name, color, [(tokens[s], fl) for s, fl in pts], False) for name, color, pts in counters]
+    shares = ", ".join(f"{f['tokens']}: {_attention(f) / f['total_flops']:.0%}" for f in fs)
+    return svg.lines(f"{model} T-sweep, attn {attn}: FLOPs per forward", series, "tokens T", "FLOPs (as FLOPs)",
+                     subtitle=f"attention's share of the formula at T = {shares}")
+
+
+def sweep_share_chart(v: View, model: str, attn: str) -> str:
+    """Each counter as a share of the formula over T: fused attention missed falls away as T grows."""
+    fs, tokens, counters = _sweep_series(v, model, attn)
+    total = {f["input_size"]: f["total_flops"] for f in fs}
+    series = [("formula", "#c8c8c8", [(f["tokens"], 1.0) for f in fs], False),
+              ("formula: attention share", "black", [(f["tokens"], _attention(f) / f["total_flops"]) for f in fs],
+               True)]
+    series += [(name, color, [(tokens[s], fl / total[s]) for s, fl in pts], False) for name, color, pts in counters]
+    return svg.lines(f"{model} T-sweep, attn {attn}: each counter / formula", series, "tokens T",
+                     "counter FLOPs / formula FLOPs", ylog=False,
+                     subtitle="a counter that misses attention falls with attention's share as T grows")
 
 
 def terms_chart(v: View) -> str:
@@ -112,6 +133,7 @@ def svgs(v: View) -> dict[str, str]:
     for model in v.res["plan"]["sweeps"]:
         for attn in v.attns:
             out[f"sweep-{_slug(model)}-{attn}.svg"] = sweep_chart(v, model, attn)
+            out[f"share-{_slug(model)}-{attn}.svg"] = sweep_share_chart(v, model, attn)
     for model, size in v.grid:
         out[f"config-{_slug(model)}.svg"] = config_chart(v, model, size)
     return out
@@ -174,7 +196,8 @@ def markdown(v: View) -> str:
             "Each counter's totals fitted as a + bT + cT^2; b and c over the formula's name its unit (b: FLOP 1, "
             "MAC 0.5) and its attention (c / b: 1 counted, 0.5 QK^T only, 0 missing), from totals alone.", ""]
     for model in res["plan"]["sweeps"]:
-        out += [f"![{model} {a}](sweep-{_slug(model)}-{a}.svg)" for a in v.attns] + [""]
+        out += [f"![{model} {a}](sweep-{_slug(model)}-{a}.svg) ![{model} {a}, share](share-{_slug(model)}-{a}.svg)"
+                for a in v.attns] + [""]
     out += [_md_table(["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says",
                        "agrees with white box"], _sweep_rows(v)), "", "## Every reconciliation", ""]
     for model, size in v.grid:
@@ -222,7 +245,7 @@ def html(v: View, plots: dict[str, str]) -> str:
         parts.append(_html_table(head, rows, {2, 3, 5, 6}))
     parts.append("<h2>T-sweeps (log-log)</h2><div class=grid>")
     for model in res["plan"]["sweeps"]:
-        parts += [plots[f"sweep-{_slug(model)}-{a}.svg"] for a in v.attns]
+        parts += [plots[f"{kind}-{_slug(model)}-{a}.svg"] for a in v.attns for kind in ("sweep", "share")]
     parts.append("</div>")
     parts.append(_html_table(["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says",
                               "agrees with white box"], _sweep_rows(v), {3, 4}))

@@ -80,45 +80,54 @@ def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, s
     return _svg(width, height, body, title)
 
 
-def loglog(title: str, series: list[tuple[str, str, list[tuple[float, float]], bool]], xlabel: str, ylabel: str,
-           width: int = 640, height: int = 380) -> str:
-    """Lines on log-log axes; series: (name, color, points, dashed). Decades gridded, legend on the right."""
-    left, right, top, bottom = 62, 190, 30, 44
-    xs = [p[0] for _, _, pts, _ in series for p in pts if p[0] > 0]
-    ys = [p[1] for _, _, pts, _ in series for p in pts if p[1] > 0]
-    x0, x1 = math.floor(math.log10(min(xs))), math.ceil(math.log10(max(xs)))
-    y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
-    x1, y1 = max(x1, x0 + 1), max(y1, y0 + 1)
+def lines(title: str, series: list[tuple[str, str, list[tuple[float, float]], bool]], xlabel: str, ylabel: str,
+          ylog: bool = True, subtitle: str = "", width: int = 640, height: int = 380) -> str:
+    """Lines over a log x axis (ticks at the data's x values), y log (decades) or linear (0 to the top);
+    series: (name, color, points, dashed). The first series named 'formula...' is drawn as a wide band."""
+    left, right, top, bottom = 62, 190, 44 if subtitle else 30, 44
+    xs = sorted({p[0] for _, _, pts, _ in series for p in pts if p[0] > 0})
+    ys = [p[1] for _, _, pts, _ in series for p in pts if (p[1] > 0 if ylog else True)]
+    lx0, lx1 = math.log10(xs[0]) - 0.08, math.log10(xs[-1]) + 0.08
+    if ylog:
+        y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
+        y1 = max(y1, y0 + 1)
+    else:
+        y0, y1 = 0.0, max(1.1, max(ys) * 1.05)
     pw, ph = width - left - right, height - top - bottom
 
     def px(v: float) -> float:
-        return left + pw * (math.log10(v) - x0) / (x1 - x0)
+        return left + pw * (math.log10(v) - lx0) / (lx1 - lx0)
 
     def py(v: float) -> float:
-        return top + ph * (1 - (math.log10(v) - y0) / (y1 - y0))
+        frac = (math.log10(v) - y0) / (y1 - y0) if ylog else (v - y0) / (y1 - y0)
+        return top + ph * (1 - frac)
 
-    body = [_text(8, 18, title, 13, extra=' font-weight="bold"'),
-            f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>']
-    for d in range(x0, x1 + 1):
-        body.append(f'<line x1="{_f(px(10**d))}" y1="{top}" x2="{_f(px(10**d))}" y2="{top + ph}" stroke="#eee"/>')
-        body.append(_text(px(10**d), top + ph + 14, f"1e{d}", 9, "middle"))
-    for d in range(y0, y1 + 1):
-        body.append(f'<line x1="{left}" y1="{_f(py(10**d))}" x2="{left + pw}" y2="{_f(py(10**d))}" stroke="#eee"/>')
-        body.append(_text(left - 4, py(10**d) + 3, f"1e{d}", 9, "end"))
+    body = [_text(8, 18, title, 13, extra=' font-weight="bold"')]
+    if subtitle:
+        body.append(_text(8, 34, subtitle, 10, extra=' fill="#444"'))
+    body.append(f'<rect x="{left}" y="{top}" width="{pw}" height="{ph}" fill="none" stroke="#999"/>')
+    for x in xs:
+        body.append(f'<line x1="{_f(px(x))}" y1="{top}" x2="{_f(px(x))}" y2="{top + ph}" stroke="#eee"/>')
+        body.append(_text(px(x), top + ph + 14, f"{x:g}", 9, "middle"))
+    yticks = [10**d for d in range(y0, y1 + 1)] if ylog else [k / 4 for k in range(int(y1 * 4) + 1)]
+    for y in yticks:
+        body.append(f'<line x1="{left}" y1="{_f(py(y))}" x2="{left + pw}" y2="{_f(py(y))}" stroke="#eee"/>')
+        label = f"1e{round(math.log10(y))}" if ylog else f"{y:g}"
+        body.append(_text(left - 4, py(y) + 3, label, 9, "end"))
     body.append(_text(left + pw / 2, height - 8, xlabel, 10, "middle"))
     body.append(_text(12, top + ph / 2, ylabel, 10, "middle", f' transform="rotate(-90 12 {_f(top + ph / 2)})"'))
     for i, (name, color, pts, dashed) in enumerate(series):
-        pts = [p for p in pts if p[0] > 0 and p[1] > 0]
+        pts = [p for p in pts if p[0] > 0 and (p[1] > 0 or not ylog)]
+        band = name.startswith("formula") and not dashed
+        dash = ' stroke-dasharray="5 3"' if dashed else ""
         if pts:
             path = " ".join(f"{_f(px(a))},{_f(py(b))}" for a, b in pts)
-            dash = ' stroke-dasharray="5 3"' if dashed else ""
-            w = 6 if name.startswith("formula") and not dashed else 1.4  # the formula: a wide band under the rest
+            w = 6 if band else 1.4  # the formula: a wide band under the rest
             body.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="{w}"{dash}/>')
             body += [f'<circle cx="{_f(px(a))}" cy="{_f(py(b))}" r="2" fill="{color}"/>' for a, b in pts]
         ly = top + 6 + i * 14
-        dash = ' stroke-dasharray="5 3"' if dashed else ""
         body.append(f'<line x1="{left + pw + 10}" y1="{ly}" x2="{left + pw + 28}" y2="{ly}" stroke="{color}" '
-                    f'stroke-width="{4 if name.startswith("formula") and not dashed else 2}"{dash}/>')
+                    f'stroke-width="{4 if band else 2}"{dash}/>')
         body.append(_text(left + pw + 32, ly + 3, name, 9))
     return _svg(width, height, body, title)
 
