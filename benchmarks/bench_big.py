@@ -17,11 +17,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench_count import FLOPCHECK, run
 
-CASES = [
-    ("Wan2.1-14B", ["--resolution", "1280x720", "--frames", "81"]),
-    ("HunyuanVideo", ["--resolution", "1280x720", "--frames", "129"]),
-    ("FLUX.1-dev", ["--resolution", "1024x1024"]),
-]
+# (model, (W, H), frames or None)
+CASES = [("Wan2.1-14B", (1280, 720), 81), ("HunyuanVideo", (1280, 720), 129), ("FLUX.1-dev", (1024, 1024), None)]
 GOAL_S, GOAL_GB = 10.0, 2.0
 
 
@@ -31,8 +28,7 @@ def needed_to_execute(name: str, overrides: dict) -> tuple[float, float]:
 
     cfg = get_config(name, **overrides)
     params = sum(p.numel() for p in create_model(name, **overrides).parameters())
-    attended = cfg.image_tokens if cfg.family == "wan" else cfg.tokens  # Wan's self-attention: video tokens only
-    return params * 4 / 1e9, cfg.num_heads * attended**2 * 4 / 1e9
+    return params * 4 / 1e9, cfg.num_heads * cfg.attended_tokens**2 * 4 / 1e9
 
 
 def main() -> int:
@@ -41,10 +37,10 @@ def main() -> int:
     args = ap.parse_args()
     print("whole-process wall time (median) and peak RSS:")
     failed = 0
-    for name, flags in CASES:
+    for name, (w, h), frames in CASES:
+        flags = ["--resolution", f"{w}x{h}"] + (["--frames", str(frames)] if frames else [])
         row = run(f"flopcheck count {name} {' '.join(flags)}", FLOPCHECK + ["count", name, *flags], args.repeats)
-        w, h, *frames = [int(x) for x in flags[1].split("x")] + ([int(flags[3])] if len(flags) > 2 else [])
-        weights, scores = needed_to_execute(name, {"resolution": (w, h), "frames": frames[0] if frames else None})
+        weights, scores = needed_to_execute(name, {"resolution": (w, h), "frames": frames})
         ok = row["wall_s"] <= GOAL_S and row["rss_mb"] / 1024 <= GOAL_GB
         failed += not ok
         print(f"    [<= {GOAL_S:g} s, <= {GOAL_GB:g} GB] {'ok' if ok else 'MISSED'};  executing it would need "

@@ -11,7 +11,6 @@ gpu_mfu.md into --out. Never run by CI.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import statistics
 import sys
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from flopcheck.estimate import get_gpu
 from flopcheck.formula import formula_breakdown
-from flopcheck.types import Kind
+from flopcheck.types import ATTENTION_KINDS
 from reference_models import get_config
 
 # (name, overrides, batch, timed iterations)
@@ -47,14 +46,10 @@ DRY_CASES = [
 
 
 def build(cfg, device: str) -> torch.nn.Module:
-    """The model with random bf16 weights on `device` (built on meta, storage allocated there)."""
-    from reference_models import dit, text_conditioned
+    """The model with random bf16 weights on `device` (built on meta by the registry, storage allocated there)."""
+    from reference_models import build as build_meta
 
-    if cfg.family == "dit":
-        model = dit.build_dit(cfg, device="meta")
-    else:
-        model = text_conditioned.build_latent_transformer(cfg)
-    model = model.to_empty(device=device)
+    model = build_meta(cfg, device="meta").to_empty(device=device)
     with torch.no_grad():
         for p in model.parameters():
             p.normal_(0, 0.02)
@@ -65,13 +60,9 @@ def build(cfg, device: str) -> torch.nn.Module:
 
 def inputs(cfg, batch: int, device: str) -> tuple:
     """Real tensors with the shapes the exact count used: random floats, timesteps in [0, 1000), labels."""
-    from reference_models import dit, text_conditioned
+    from reference_models import prepare
 
-    if cfg.family == "dit":
-        shapes = dit.make_inputs(cfg, batch=batch, device="meta")
-    else:
-        module = importlib.import_module(text_conditioned._MODULES[cfg.family][0])
-        shapes = module.make_inputs(cfg, batch)
+    _, shapes, _ = prepare(cfg, batch=batch, device="meta")
     out = []
     for t in shapes:
         if t.dtype == torch.long:
@@ -138,7 +129,7 @@ def main() -> int:
             times = time_forward(model, inputs(cfg, batch, device), iters, device)
             seconds = statistics.median(times)
             row = {"model": name, "input": cfg.describe_input(), "batch": batch, "flops": b.total,
-                   "attention_share": (kinds.get(Kind.ATTN_SCORE, 0) + kinds.get(Kind.ATTN_VALUE, 0)) / b.total,
+                   "attention_share": sum(kinds.get(k, 0) for k in ATTENTION_KINDS) / b.total,
                    "seconds": seconds, "times": times, "tflops_per_s": b.total / seconds / 1e12,
                    "mfu": b.total / seconds / gpu.peak, "of_matmul_ceiling": b.total / seconds / ceiling,
                    "estimate_seconds_at_0.45": b.total / (0.45 * gpu.peak)}

@@ -91,27 +91,14 @@ def _counters_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="a JSON list, one object per count")
 
 
-def _executable(model: str | None, command: str) -> None:
-    """Counters execute the model on real tensors: refuse, in one line, the models that exist on meta only."""
-    from reference_models import create_model, get_config
-
-    if model is None:
-        return
-    if get_config(model).family != "dit":
-        params = sum(p.numel() for p in create_model(model).parameters())
-        raise UsageError(f"{command} runs every counter on real tensors, and {model} exists on meta only "
-                         f"({params * 4 / 1e9:.0f} GB of fp32 weights): use `flopcheck count {model}` or "
-                         f"`flopcheck estimate {model}`")
-
-
 def _counters(args: argparse.Namespace) -> int:
     from flopcheck.counters import COUNTERS, get_spec
-    from flopcheck.counters.runner import Job, run_counters
+    from flopcheck.counters.runner import Job, check_executable, run_counters
     from flopcheck.formula import formula_breakdown
     from flopcheck.report.counters import to_list, to_text
     from reference_models import get_config
 
-    _executable(args.model, "counters")
+    check_executable(args.model)
 
     names = args.counter or list(COUNTERS)
     for name in names:
@@ -141,13 +128,14 @@ def _reconcile_args(p: argparse.ArgumentParser) -> None:
 
 def _reconcile(args: argparse.Namespace) -> int:
     from flopcheck.counters import COUNTERS, REQUIRED, get_spec
-    from flopcheck.counters.runner import Job, run_counters
+    from flopcheck.counters.runner import Job, check_executable, run_counters
     from flopcheck.reconcile import reconcile
     from flopcheck.reconcile.sweep import describe, sweep, sweep_sizes
     from flopcheck.report.reconcile import proof, to_dict
     from reference_models import get_config
 
-    _executable(args.model, "reconcile")
+    if args.model:
+        check_executable(args.model)
 
     names = args.counter or list(COUNTERS)
     for name in names:
@@ -347,7 +335,9 @@ def _report(args: argparse.Namespace) -> int:
     if args.from_json:
         res = json.loads(Path(args.from_json).read_text())
     else:
-        models = tuple(m for m in list_models(args.models) if m.startswith("DiT-"))
+        from reference_models import get_config
+
+        models = tuple(m for m in list_models(args.models) if get_config(m).family == "dit")
         if not models:
             raise UsageError(f"no DiT config matches {args.models!r}; try 'DiT-*' (the report covers the DiT grid)")
         counters = tuple(args.counter or COUNTERS)

@@ -13,11 +13,11 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from flopcheck.types import Breakdown, Kind, Scope
+from flopcheck.formula import in_blocks, per_layer
+from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Scope
 
 BYTES_PER_PARAM = 2  # bf16 weights
 BATCHES = (1, 2, 4, 8)
-ATTENTION = (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,7 @@ class Estimate:
     @property
     def attention_flops(self) -> int:
         kinds = self.breakdown.by_kind()
-        return sum(kinds.get(k, 0) for k in ATTENTION)
+        return sum(kinds.get(k, 0) for k in ATTENTION_KINDS)
 
     @property
     def attention_share(self) -> float:
@@ -148,7 +148,7 @@ class Estimate:
     @property
     def attended_tokens(self) -> int:
         """The N of the crossover: tokens of the largest attention (Wan: the I video tokens)."""
-        return self.config.image_tokens if self.config.family == "wan" else self.config.tokens
+        return self.config.attended_tokens
 
     @property
     def crossover(self) -> int:
@@ -191,23 +191,19 @@ class Estimate:
     def per_layer_estimate(self) -> tuple[int, int]:
         """The seed's L * 24*T*d^2 and L * 4*T^2*d, L = all blocks, T = I + S, at this batch."""
         c = self.config
-        layers = c.depth + getattr(c, "single_depth", 0)
-        t, d = c.tokens, c.hidden_size
-        return self.batch * layers * 24 * t * d * d, self.batch * layers * 4 * t * t * d
+        return per_layer(self.batch, c.depth + getattr(c, "single_depth", 0), c.tokens, c.hidden_size)
 
     def differences(self) -> list[Difference]:
         """Exact minus the seed's per-layer estimate, in three named parts that sum to the whole."""
         seed_linear, seed_attn = self.per_layer_estimate()
-        from flopcheck.formula import in_blocks as is_block
-
-        in_blocks = [t for t in self.breakdown.terms if is_block(t.path)]
-        linear = sum(t.flops for t in in_blocks if t.kind is Kind.LINEAR)
-        attn = sum(t.flops for t in in_blocks if t.kind in ATTENTION)
+        blocks = [t for t in self.breakdown.terms if in_blocks(t.path)]
+        linear = sum(t.flops for t in blocks if t.kind is Kind.LINEAR)
+        attn = sum(t.flops for t in blocks if t.kind in ATTENTION_KINDS)
         outside = self.flops_per_forward - linear - attn
         why_linear, why_attn = WHY[self.config.family]
         c = self.config
         why_linear = why_linear.format(h=c.mlp_hidden, ratio=c.mlp_hidden / c.hidden_size)
-        left_out = dict.fromkeys(t.path.split(".")[0] for t in self.breakdown.terms if t not in in_blocks)
+        left_out = dict.fromkeys(t.path.split(".")[0] for t in self.breakdown.terms if t not in blocks)
         return [Difference("block linears", seed_linear, linear, why_linear),
                 Difference("attention", seed_attn, attn, why_attn),
                 Difference("outside the per-layer formula", 0, outside,
@@ -226,15 +222,19 @@ class Estimate:
 def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1, cfg: bool = False,
              **overrides: Any) -> Estimate:
     """The estimate for a registered model (overrides: resolution=(W, H), frames, input_size)."""
-    from flopcheck.count import count_reference
-    from reference_models import create_model
+    from flopcheck.exact import count_prepared
+    from flopcheck.formula import formula_breakdown
+    from reference_models import get_config, prepare
 
     if not 0 < mfu <= 1:
         raise ValueError(f"--mfu must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
     if batch < 1:
         raise ValueError(f"--batch must be >= 1, got {batch}")
     chosen = get_gpu(gpu)
-    result = count_reference(name, batch=batch, **overrides)
-    params = sum(p.numel() for p in create_model(name, **overrides).parameters())
-    return Estimate(name, result.config, batch, Scope(steps=steps, cfg=cfg), chosen, mfu, result.formula,
-                    result.agrees, params)
+    config = get_config(name, **overrides)
+    formula = formula_breakdown(name, config, batch=batch)
+    prepared = prepare(config, batch=batch)  # one model on meta: counted, and its parameters summed
+    exact = count_prepared(name, config, prepared)
+    params = sum(p.numel() for p in prepared[0].parameters())
+    return Estimate(name, config, batch, Scope(steps=steps, cfg=cfg), chosen, mfu, formula,
+                    exact.by_path() == formula.by_path(), params)

@@ -39,6 +39,9 @@ class Kind(str, Enum):
     MATMUL = "matmul"  # a matmul outside any layer that is not attention
 
 
+ATTENTION_KINDS = (Kind.ATTN_SCORE, Kind.ATTN_VALUE)  # QK^T and attn@V
+
+
 @dataclass(frozen=True)
 class Term:
     """One named term of a forward: `flops` exact, `formula` the algebra it came from."""

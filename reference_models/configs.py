@@ -61,6 +61,16 @@ class DiTConfig:
         """The formula family: 'dit'."""
         return "dit"
 
+    @property
+    def resolution(self) -> tuple[int, int]:
+        """(W, H) pixels of the image this input stands for."""
+        return self.image_size, self.image_size
+
+    @property
+    def attended_tokens(self) -> int:
+        """The sequence of the largest attention: all T tokens."""
+        return self.tokens
+
     def describe_input(self) -> str:
         """'latent 32x32 (256 px) -> T=256 tokens'."""
         return f"{self.space} {self.input_size}x{self.input_size} ({self.image_size} px) -> T={self.tokens} tokens"
@@ -153,6 +163,17 @@ class LatentTransformerConfig:
     def tokens(self) -> int:
         """T = I + S: the joint sequence of the models that attend over image and text together."""
         return self.image_tokens + self.text_tokens
+
+    @property
+    def attended_tokens(self) -> int:
+        """The sequence of the largest attention: the joint T, but Wan's self-attention is over its I video
+        tokens only (the text enters through cross-attention)."""
+        return self.image_tokens if self.family == "wan" else self.tokens
+
+    @property
+    def resolution(self) -> tuple[int, int]:
+        """(W, H) pixels."""
+        return self.width, self.height
 
     @property
     def head_dim(self) -> int:

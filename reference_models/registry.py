@@ -10,22 +10,15 @@ import importlib
 from dataclasses import fields, replace
 from typing import Any
 
-from reference_models.configs import (
-    VAE_FACTOR,
-    DiTConfig,
-    LatentTransformerConfig,
-    pixel_space,
-)
+from reference_models.configs import FAMILIES, VAE_FACTOR, DiTConfig, LatentTransformerConfig, pixel_space
 
 _CONFIGS: dict[str, Any] = {}
 # family -> "module:function" building a torch model from (config, device)
 _BUILDERS: dict[str, str] = {"dit": "reference_models.dit:build_dit",
-                             **{f: "reference_models.text_conditioned:build_latent_transformer"
-                                for f in ("mmdit", "flux", "wan", "cogvideox")}}
+                             **{f: "reference_models.text_conditioned:build_latent_transformer" for f in FAMILIES}}
 # family -> "module:function" giving (model, inputs, forward) from (config, batch, device, cfg)
 _PREPARERS: dict[str, str] = {"dit": "reference_models.dit:prepare_dit",
-                              **{f: "reference_models.text_conditioned:prepare_latent_transformer"
-                                 for f in ("mmdit", "flux", "wan", "cogvideox")}}
+                              **{f: "reference_models.text_conditioned:prepare_latent_transformer" for f in FAMILIES}}
 
 
 def _load(spec: str):
@@ -91,8 +84,10 @@ def _resolution_fields(name: str, base: Any, resolution: tuple[int, int], space:
         raise ValueError(f"{name} is square: give one side, --resolution 256 or 512")
     if space == "pixel":
         return {"input_size": width}
-    if width % VAE_FACTOR:
-        raise ValueError(f"resolution {width} is not a multiple of the VAE's {VAE_FACTOR}: try {width // 8 * 8 or 8}")
+    step = VAE_FACTOR * base.patch_size
+    if width % step:
+        raise ValueError(f"resolution {width} is not a multiple of {VAE_FACTOR} (VAE) x {base.patch_size} (patch) "
+                         f"= {step}: try {width // step * step or step}")
     return {"input_size": width // VAE_FACTOR}
 
 

@@ -56,7 +56,8 @@ def test_wan_14b_720p_50_steps_cfg_against_the_seeds_24_9_minutes():
     assert e.flops == 100 * 6_523_436_592_005_120
     assert round(e.seconds / 60, 1) == 24.4
     linear, attention, outside = e.differences()
-    # text tokens skip the blocks and the FFN is 13824 wide: 1,809,556,963,328,000 - 1,915,421,196,288,000
+    # text tokens skip the blocks and the FFN is 13824 wide: 40*(12*I*d^2 + 4*S*d^2 + 4*I*d*13824)
+    # = 1,809,556,963,328,000 against the seed's 40*24*76112*d^2 = 1,915,421,196,288,000
     assert linear.delta == -105_864_232_960_000
     assert "13824" in linear.why
     # 40 x 4*(75600^2 + 75600*512)*5120 - 40 x 4*76112^2*5120
@@ -133,8 +134,12 @@ def test_flux_on_an_rtx_4090_matches_the_seeds_28_seconds():
 # over its rounded parameter counts (SD3 2.0B, FLUX 11.9B, CogVideoX 5.0B, Wan 14.0B, Hunyuan 12.7B).
 SEED_INTENSITY = {"SD3-medium": (2.0, 2228), "FLUX.1-dev": (11.9, 3124), "CogVideoX-5B": (5.0, 33218),
                   "Wan2.1-14B": (14.0, 237896), "HunyuanVideo": (12.7, 475133)}
-# The exact count over the exact parameters (x 2 bytes): e.g. CogVideoX 332,197,712,101,376 /
-# (5,570,283,072 x 2) = 29,819: the seed's 5.0B parameters make its 33,218 11% high.
+# The hand totals of tests/test_text_conditioned.py over the published parameter counts x 2 bytes:
+#   SD3-medium   8,904,337,539,072 / (2,028,328,000 x 2)          = 2,195
+#   FLUX.1-dev   74,384,653,418,496 / (11,901,408,320 x 2)        = 3,125
+#   CogVideoX-5B 332,197,712,101,376 / (5,570,283,072 x 2)        = 29,819 (the seed's 5.0B makes 33,218: 11% high)
+#   Wan2.1-14B   6,523,436,592,005,120 / (14,288,491,584 x 2)     = 228,276
+#   HunyuanVideo 12,068,592,207,003,648 / (12,821,012,544 x 2)    = 470,657
 EXACT_INTENSITY = {"SD3-medium": 2195, "FLUX.1-dev": 3125, "CogVideoX-5B": 29819, "Wan2.1-14B": 228276,
                    "HunyuanVideo": 470657}
 

@@ -171,4 +171,5 @@ def test_counters_refuse_meta_only_models_in_one_line(capsys, command):
     assert main([command, "Wan2.1-14B"]) == 2
     err = capsys.readouterr().err.strip()
     assert "exists on meta only (57 GB of fp32 weights)" in err and "flopcheck count Wan2.1-14B" in err
+    assert "Traceback" not in err
     assert "\n" not in err

@@ -84,8 +84,7 @@ def audit(claim: Claim) -> Verdict:
 
     if claim.model in list_models():  # say which input the verdict is for
         cfg = get_config(claim.model)
-        if claim.resolution is None:
-            claim = replace(claim, resolution=(cfg.width, cfg.height) if hasattr(cfg, "width") else (cfg.image_size,) * 2)
+        claim = replace(claim, resolution=claim.resolution or cfg.resolution)
         if claim.frames is None and getattr(cfg, "video", False):
             claim = replace(claim, frames=cfg.frames)
     latent, pixel, tokens, norms, reference = reference_breakdowns(claim)

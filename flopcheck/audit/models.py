@@ -11,9 +11,8 @@ from dataclasses import replace
 from typing import Any
 
 from flopcheck.audit.claims import Claim, ClaimError
-from flopcheck.types import Breakdown, Kind, Term
+from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Term
 
-VAE_FACTOR = 8
 DEFAULT_INPUT = (1, 3, 224, 224)
 
 
@@ -24,15 +23,9 @@ def _dit_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str
     cfg = get_config(claim.model)
     if claim.frames:
         raise ClaimError(f"--frames applies to video models; {claim.model} is an image model")
-    width, height = claim.resolution or (cfg.image_size, cfg.image_size)
-    if width != height:
-        raise ClaimError(f"{claim.model} is square: give one side, --resolution 256 or 512")
-    step = VAE_FACTOR * cfg.patch_size
-    if width % step:
-        raise ClaimError(f"resolution {width} is not a multiple of {VAE_FACTOR} (VAE) x {cfg.patch_size} (patch) "
-                         f"= {step}: try {width // step * step or step}")
-    latent_cfg = get_config(claim.model, input_size=width // VAE_FACTOR)
-    pixel_cfg = get_config(claim.model, space="pixel", input_size=width)
+    resolution = claim.resolution or cfg.resolution
+    latent_cfg = get_config(claim.model, resolution=resolution)  # square and a multiple of 8 x patch, or ValueError
+    pixel_cfg = get_config(claim.model, resolution=resolution, space="pixel")
     latent = _part(formula_breakdown(claim.model, latent_cfg, batch=1), claim.part, cfg.depth)
     pixel = _part(formula_breakdown(claim.model, pixel_cfg, batch=1), claim.part, cfg.depth)
     tokens = {False: latent_cfg.tokens, True: pixel_cfg.tokens}
@@ -64,7 +57,7 @@ def _part(b: Breakdown, part: str, depth: int) -> Breakdown:
     if part == "linear":  # seed 001's "linear": the blocks' q/k/v, output and MLP projections
         return replace(b, terms=tuple(t for t in b.terms if t.kind is Kind.LINEAR and in_blocks(t.path)))
     if part == "attention":
-        return replace(b, terms=tuple(t for t in b.terms if t.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)))
+        return replace(b, terms=tuple(t for t in b.terms if t.kind in ATTENTION_KINDS))
     if part == "embeddings":
         return replace(b, terms=tuple(t for t in b.terms if t.path in ("x_embedder.proj", "final_layer.linear")))
     if part == "block":

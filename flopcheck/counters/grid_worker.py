@@ -9,38 +9,13 @@ Results leave as one JSON line per count on the original stdout, in counter orde
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
 import sys
 import time
 
-from flopcheck.counters.worker import _one_line, _version, run_forked
-from flopcheck.types import Count, Item, Skip, Unit
-
-
-def _load(spec: dict):
-    """(adapter module, None) or (None, one-line error) for a counter spec."""
-    if importlib.util.find_spec(spec["import_name"]) is None:
-        return None, f"unavailable: {spec['install']}"
-    try:
-        adapter = importlib.import_module(spec["adapter"])
-        importlib.import_module(spec["import_name"])
-        return adapter, None
-    except Exception as err:
-        return None, f"import failed: {_one_line(err)}"
-
-
-def _counted(adapter, model, inputs) -> dict:
-    """In the child: the counting call alone, timed."""
-    import torch
-
-    with torch.no_grad():
-        start = time.perf_counter()
-        m = adapter.run(model, inputs)
-        elapsed = time.perf_counter() - start
-    return {"reported": m.reported, "detail": m.detail, "skipped": m.skipped, "time_s": elapsed}
+from flopcheck.counters.worker import _version, build_zeroed, load_adapter, run_forked, timed_run, to_count
+from flopcheck.types import Count, Unit
 
 
 def _count_one(spec: dict, adapter, error: str | None, model_job: dict, model, inputs, timeout_s: float,
@@ -50,24 +25,12 @@ def _count_one(spec: dict, adapter, error: str | None, model_job: dict, model, i
                 unit=Unit(spec["unit"]), model=model_job["model"], input_size=model_job["input_size"],
                 attn=model_job["attn"], batch=model_job["batch"], device="meta" if on_meta else "cpu")
     if error:
-        return Count(**base, error=error)
+        return to_count(base, {"error": error})
 
     def work():
-        if on_meta:
-            from reference_models import get_config, prepare
+        return timed_run(adapter, *(build_zeroed(model_job, "meta") if on_meta else (model, inputs)))
 
-            cfg = get_config(model_job["model"], input_size=model_job["input_size"], attn=model_job["attn"])
-            meta_model, meta_inputs, _ = prepare(cfg, batch=model_job["batch"], device="meta")
-            return _counted(adapter, meta_model, meta_inputs)
-        return _counted(adapter, model, inputs)
-
-    out = run_forked(adapter, model_job, timeout_s, work=work)
-    if "error" in out:
-        return Count(**base, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
-    unit = base["unit"]
-    return Count(**base, reported=out["reported"], flops=int(round(float(out["reported"]) * unit.flops_per_unit)),
-                 detail=tuple(Item(**d) for d in out["detail"]), skipped=tuple(Skip(**d) for d in out["skipped"]),
-                 time_s=out["time_s"], peak_rss_mb=out["peak_rss_mb"])
+    return to_count(base, run_forked(adapter, model_job, timeout_s, work=work))
 
 
 def main() -> int:
@@ -79,21 +42,15 @@ def main() -> int:
     import torch
 
     torch.set_num_threads(header.get("threads", 1))
-    from reference_models import get_config, prepare
-
     specs = header["specs"]
     meta = set(header.get("meta_counters", ()))
-    loaded = [_load(s) for s in specs]
+    loaded = [load_adapter(s) for s in specs]
     for line in sys.stdin:
         if not line.strip():
             continue
         model_job = json.loads(line)
         build_start = time.perf_counter()
-        cfg = get_config(model_job["model"], input_size=model_job["input_size"], attn=model_job["attn"])
-        model, inputs, _ = prepare(cfg, batch=model_job["batch"], device="cpu")
-        with torch.no_grad():
-            for p in model.parameters():
-                p.zero_()
+        model, inputs = build_zeroed(model_job)
         build_s = time.perf_counter() - build_start
         for spec, (adapter, error) in zip(specs, loaded):
             count = _count_one(spec, adapter, error, model_job, model, inputs, header["timeout_s"],

@@ -17,6 +17,17 @@ from flopcheck.types import Count
 IMPORT_SLACK_S = 120.0  # a worker's imports (torch, timm, the library) before its first model
 
 
+def check_executable(model: str) -> None:
+    """Counters execute the model on real tensors: a model that exists on meta only is a ValueError naming the fix."""
+    from reference_models import create_model, get_config
+
+    if get_config(model).family != "dit":
+        params = sum(p.numel() for p in create_model(model).parameters())
+        raise ValueError(f"counters execute the model on real tensors, and {model} exists on meta only "
+                         f"({params * 4 / 1e9:.0f} GB of fp32 weights): use `flopcheck count {model}` or "
+                         f"`flopcheck estimate {model}`")
+
+
 @dataclass(frozen=True)
 class Job:
     """One model to count: a reference model name, its input (latent) size, attention path, batch."""
@@ -30,6 +41,7 @@ class Job:
         """As the worker takes it, input_size filled in from the model's config."""
         from reference_models import get_config
 
+        check_executable(self.model)
         cfg = get_config(self.model, input_size=self.input_size, attn=self.attn)
         return {"model": self.model, "input_size": cfg.input_size, "attn": cfg.attn, "batch": self.batch}
 

@@ -34,21 +34,35 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"[:300]
 
 
-def count_model(adapter, job: dict) -> dict:
-    """In the child: build the model on real CPU tensors (values zeroed), count it, time the call."""
+def build_zeroed(job: dict, device: str = "cpu") -> tuple:
+    """(model, inputs) of a job, its weights zeroed (values do not change any count)."""
     import torch
 
     from reference_models import get_config, prepare
 
     cfg = get_config(job["model"], input_size=job["input_size"], attn=job["attn"])
-    model, inputs, _ = prepare(cfg, batch=job["batch"], device="cpu")
+    model, inputs, _ = prepare(cfg, batch=job["batch"], device=device)
+    if device != "meta":
+        with torch.no_grad():
+            for p in model.parameters():
+                p.zero_()
+    return model, inputs
+
+
+def timed_run(adapter, model, inputs) -> dict:
+    """The counting call alone, timed: what a child sends back."""
+    import torch
+
     with torch.no_grad():
-        for p in model.parameters():
-            p.zero_()
         start = time.perf_counter()
         m = adapter.run(model, inputs)
         elapsed = time.perf_counter() - start
     return {"reported": m.reported, "detail": m.detail, "skipped": m.skipped, "time_s": elapsed}
+
+
+def count_model(adapter, job: dict) -> dict:
+    """In the child: build the model on real CPU tensors (values zeroed), count it, time the call."""
+    return timed_run(adapter, *build_zeroed(job))
 
 
 def _read_all(fd: int, deadline: float) -> bytes | None:
@@ -103,6 +117,29 @@ def run_forked(adapter, job: dict, timeout_s: float, work=None) -> dict:
     return out
 
 
+def load_adapter(spec: dict):
+    """(adapter module, None) or (None, a one-line error) for a counter spec: its library imported once,
+    before any fork, with torch and timm."""
+    if importlib.util.find_spec(spec["import_name"]) is None:
+        return None, f"unavailable: {spec['install']}"
+    try:
+        adapter = importlib.import_module(spec["adapter"])
+        importlib.import_module(spec["import_name"])
+        import reference_models.dit  # noqa: F401  (torch and timm, once)
+        return adapter, None
+    except Exception as err:
+        return None, f"import failed: {_one_line(err)}"
+
+
+def to_count(base: dict, out: dict) -> Count:
+    """A Count from the common fields and a child's answer (a number, or an error)."""
+    if "error" in out:
+        return Count(**base, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
+    return Count(**base, reported=out["reported"], flops=int(round(float(out["reported"]) * base["unit"].flops_per_unit)),
+                 detail=tuple(Item(**d) for d in out["detail"]), skipped=tuple(Skip(**d) for d in out["skipped"]),
+                 time_s=out["time_s"], peak_rss_mb=out["peak_rss_mb"])
+
+
 def _status(status: int) -> str:
     if os.WIFSIGNALED(status):
         return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
@@ -118,35 +155,15 @@ def main() -> int:
     base = {"counter": spec["name"], "library": spec["library"], "version": _version(spec["library"]),
             "unit": Unit(spec["unit"])}
 
-    def emit(model_job: dict, **fields) -> None:
-        count = Count(**base, model=model_job["model"], input_size=model_job["input_size"], attn=model_job["attn"],
-                      batch=model_job["batch"], device="cpu", **fields)
-        results.write(json.dumps(count.to_dict()) + "\n")
+    def emit(model_job: dict, out: dict) -> None:
+        fields = dict(base, model=model_job["model"], input_size=model_job["input_size"], attn=model_job["attn"],
+                      batch=model_job["batch"], device="cpu")
+        results.write(json.dumps(to_count(fields, out).to_dict()) + "\n")
         results.flush()
 
-    error = None
-    if importlib.util.find_spec(spec["import_name"]) is None:
-        error = f"unavailable: {spec['install']}"
-    else:
-        try:
-            adapter = importlib.import_module(spec["adapter"])
-            importlib.import_module(spec["import_name"])  # import once, before forking
-            import reference_models.dit  # noqa: F401  (torch and timm, once)
-        except Exception as err:
-            error = f"import failed: {_one_line(err)}"
+    adapter, error = load_adapter(spec)
     for model_job in job["models"]:
-        if error:
-            emit(model_job, error=error)
-            continue
-        out = run_forked(adapter, model_job, job["timeout_s"])
-        if "error" in out:
-            emit(model_job, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
-            continue
-        unit = base["unit"]
-        emit(model_job, reported=out["reported"], flops=int(round(float(out["reported"]) * unit.flops_per_unit)),
-             detail=tuple(Item(**d) for d in out["detail"]), skipped=tuple(Skip(**d) for d in out["skipped"]),
-             time_s=out["time_s"],
-             peak_rss_mb=out["peak_rss_mb"])
+        emit(model_job, {"error": error} if error else run_forked(adapter, model_job, job["timeout_s"]))
     return 0
 
 

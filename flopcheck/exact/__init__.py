@@ -10,9 +10,14 @@ def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, devic
     """Count one forward of a reference model config (with cfg: forward_with_cfg on batch 2N)."""
     from reference_models import prepare
 
-    model, inputs, forward = prepare(config, batch=batch, device=device, cfg=cfg)
+    return count_prepared(name, config, prepare(config, batch=batch, device=device, cfg=cfg), device)
+
+
+def count_prepared(name: str, config: Any, prepared: tuple, device: str = "meta") -> ExactCount:
+    """Count one forward of (model, inputs, forward) as `prepare` gives it, using the model's kind map."""
+    model, inputs, forward = prepared
     kind_map = getattr(model, "flop_kinds", ())
     return count_forward(model, inputs, forward, kind_map, model=name, attn=config.attn, device=device)
 
 
-__all__ = ["ExactCount", "ExactCounter", "OpRecord", "count_forward", "exact_count"]
+__all__ = ["ExactCount", "ExactCounter", "OpRecord", "count_forward", "count_prepared", "exact_count"]

@@ -7,11 +7,12 @@ from typing import Any
 from flopcheck.formula.dit import dit_breakdown
 from flopcheck.formula.text_conditioned import text_conditioned_breakdown
 from flopcheck.types import Breakdown, Scope
+from reference_models.configs import FAMILIES
 
 # family -> (name, config, batch) -> one-forward Breakdown
 FORMULAS: dict[str, Callable[[str, Any, int], Breakdown]] = {
     "dit": dit_breakdown,
-    **{family: text_conditioned_breakdown for family in ("mmdit", "flux", "wan", "cogvideox")},
+    **{family: text_conditioned_breakdown for family in FAMILIES},
 }
 
 
@@ -24,6 +25,12 @@ def in_blocks(path: str) -> bool:
     return path.startswith(BLOCK_LISTS)
 
 
+def per_layer(n: int, layers: int, t: int, d: int) -> tuple[int, int]:
+    """The hand shortcut for a whole model: (N*L*24*T*d^2, N*L*4*T^2*d), block linears and attention, FLOPs.
+    Exact for DiT's blocks; seed 001 applies it to every model over its joint T = I + S at one width."""
+    return n * layers * 24 * t * d * d, n * layers * 4 * t * t * d
+
+
 def formula_breakdown(name: str, config: Any, batch: int = 1, scope: Scope = Scope()) -> Breakdown:
     """The formula's Breakdown for `config` at `batch`, scaled to `scope`."""
     if config.family not in FORMULAS:
@@ -31,4 +38,4 @@ def formula_breakdown(name: str, config: Any, batch: int = 1, scope: Scope = Sco
     return FORMULAS[config.family](name, config, batch).scoped(scope)
 
 
-__all__ = ["BLOCK_LISTS", "FORMULAS", "formula_breakdown", "in_blocks"]
+__all__ = ["BLOCK_LISTS", "FORMULAS", "formula_breakdown", "in_blocks", "per_layer"]

@@ -74,11 +74,12 @@ def _block_linears(b: Breakdown) -> int:
 def _per_layer_formula(b: Breakdown) -> int | None:
     """N * L * (24*T*d^2 + 4*T^2*d) from the breakdown's symbols (L counts single-stream blocks too; T = I + S):
     the hand formula for a whole model. For DiT it equals the blocks' own terms; for Wan it does not."""
+    from flopcheck.formula import per_layer
+
     s = dict(b.symbols)
     if not {"T", "d", "L"} <= set(s):
         return None
-    t, d = s["T"], s["d"]
-    return s.get("N", 1) * (s["L"] + s.get("Ls", 0)) * (24 * t * d * d + 4 * t * t * d)
+    return sum(per_layer(s.get("N", 1), s["L"] + s.get("Ls", 0), s["T"], s["d"]))
 
 
 def _covered(b: Breakdown, coverage: str, per_token: bool, tokens: int) -> tuple[int, list[Finding]]:

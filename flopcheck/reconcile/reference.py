@@ -14,10 +14,9 @@ from typing import Any
 from flopcheck.exact import ExactCount, count_forward
 from flopcheck.exact.counter import module_frames
 from flopcheck.formula import formula_breakdown
-from flopcheck.types import Breakdown, Kind
+from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind
 
 LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)
-ATTENTION_KINDS = (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
 
 
 @dataclass(frozen=True)

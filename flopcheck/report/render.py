@@ -34,9 +34,8 @@ class View:
         self.grid = [(m, self.default_size(m)) for m in res["plan"]["models"]]
 
     def default_size(self, model: str) -> int:
-        sizes = [s for (m, s) in self.formula if m == model]
-        counted = [c["input_size"] for c in self.res["counts"] if c["model"] == model]
-        return counted[0] if counted else sizes[0]
+        """The grid's input size: formulas are listed in job order, the grid's jobs first."""
+        return next(s for (m, s) in self.formula if m == model)
 
     def ratio(self, key) -> float | None:
         c = self.counts[key]
