@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from flopcheck.counters import COUNTERS
-from flopcheck.counters.runner import Job, run_counters
+from flopcheck.counters.pool import Job, run_counters
 
 JOBS = [Job("DiT-XL/2", 32), Job("DiT-S/2", 64)]
 

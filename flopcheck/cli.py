@@ -9,9 +9,10 @@ import json
 import sys
 from typing import Callable
 
-from reference_models.registry import UnknownModelError
+from reference_models.configs import ATTN_PATHS, Attn
 
 DEFAULT_MODEL = "DiT-XL/2"
+ATTN_CHOICES = [a.value for a in ATTN_PATHS]
 
 
 class UsageError(Exception):
@@ -43,7 +44,7 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-size", type=int, help="DiT: latent side (pixel side with --space pixel); sets T")
     p.add_argument("--resolution", help="pixels: 256 or WxH like 1280x720 (DiT: square, /8 = latent side)")
     p.add_argument("--frames", type=int, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)")
-    p.add_argument("--attn", choices=("sdpa", "math"), help="attention path (default: the model's, sdpa)")
+    p.add_argument("--attn", choices=ATTN_CHOICES, help="attention path (default: the model's, sdpa)")
     p.add_argument("--space", choices=("latent", "pixel"), help="pixel: 3 channels, no VAE")
     p.add_argument("--batch", type=int, default=1, help="samples per forward (default 1)")
 
@@ -85,7 +86,7 @@ def _resolution(text: str | None) -> tuple[int, int] | None:
 def _counters_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", nargs="?", default="DiT-S/2", help="a reference model (default DiT-S/2)")
     p.add_argument("--counter", action="append", help="a counter to run (repeatable; default: all)")
-    p.add_argument("--attn", choices=("sdpa", "math"), action="append", help="attention path(s) (default sdpa)")
+    p.add_argument("--attn", choices=ATTN_CHOICES, action="append", help="attention path(s) (default sdpa)")
     p.add_argument("--input-size", type=int, action="append", help="latent side(s) (default: the model's)")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per model and counter (default 600)")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per count")
@@ -93,17 +94,17 @@ def _counters_args(p: argparse.ArgumentParser) -> None:
 
 def _counters(args: argparse.Namespace) -> int:
     from flopcheck.counters import COUNTERS, get_spec
-    from flopcheck.counters.runner import Job, check_executable, run_counters
+    from flopcheck.counters.pool import Job, run_counters
     from flopcheck.formula import formula_breakdown
     from flopcheck.report.counters import to_list, to_text
     from reference_models import get_config
 
-    check_executable(args.model)
-
+    _check_executable(args.model)
+    _check_timeout(args.timeout)
     names = args.counter or list(COUNTERS)
     for name in names:
         get_spec(name)  # an unknown counter is bad input before anything runs
-    jobs = [Job(args.model, size, attn) for attn in (args.attn or ["sdpa"]) for size in (args.input_size or [None])]
+    jobs = [Job(args.model, size, attn) for attn in (args.attn or [Attn.SDPA]) for size in (args.input_size or [None])]
     formula = {}
     for job in jobs:
         cfg = get_config(job.model, input_size=job.input_size, attn=job.attn)
@@ -119,7 +120,7 @@ DEFAULT_RECONCILE = ("DiT-S/2", 32)  # with no MODEL: DiT-S/2 at 256 px, both at
 def _reconcile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", nargs="?", help=f"a reference model (default {DEFAULT_RECONCILE[0]}, both attention paths)")
     p.add_argument("--counter", action="append", help="a counter (repeatable; default: all)")
-    p.add_argument("--attn", choices=("sdpa", "math"), action="append", help="attention path(s)")
+    p.add_argument("--attn", choices=ATTN_CHOICES, action="append", help="attention path(s)")
     p.add_argument("--input-size", type=int, help="latent side (default: the model's)")
     p.add_argument("--sweep", action="store_true", help="also count at four sizes and judge from totals alone")
     p.add_argument("--timeout", type=float, default=600.0, help="seconds per model and counter (default 600)")
@@ -127,51 +128,51 @@ def _reconcile_args(p: argparse.ArgumentParser) -> None:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    from flopcheck.counters import COUNTERS, REQUIRED, get_spec
-    from flopcheck.counters.runner import Job, check_executable, run_counters
+    from flopcheck.counters import COUNTERS, get_spec, required
+    from flopcheck.counters.pool import Job, run_counters
     from flopcheck.reconcile import reconcile
-    from flopcheck.reconcile.sweep import describe, sweep, sweep_sizes
-    from flopcheck.report.reconcile import proof, to_dict
+    from flopcheck.reconcile.sweep import sweep_sizes, sweeps_for
+    from flopcheck.report.reconcile import to_list, to_text
     from reference_models import get_config
 
     if args.model:
-        check_executable(args.model)
-
+        _check_executable(args.model)
+    _check_timeout(args.timeout)
     names = args.counter or list(COUNTERS)
     for name in names:
         get_spec(name)
     model = args.model or DEFAULT_RECONCILE[0]
     size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
-    attns = args.attn or (["sdpa"] if args.model else ["sdpa", "math"])
+    attns = args.attn or ([Attn.SDPA] if args.model else list(ATTN_PATHS))
     main_size = get_config(model, input_size=size).input_size  # bad model or size: exit 2 before anything runs
     grid = sweep_sizes(get_config(model).patch_size) if args.sweep else []
     sizes = sorted({main_size, *grid})  # the main size is counted once, even when the sweep has it
     counts = run_counters(names, [Job(model, s, a) for a in attns for s in sizes], timeout_s=args.timeout)
     results = [reconcile(c) for c in counts if c.input_size == main_size]
-    sweeps = []
-    for r in results if grid else []:
-        mine = [c for c in counts if (c.counter, c.attn) == (r.counter, r.attn) and c.input_size in grid]
-        if sum(c.ok for c in mine) >= 3:
-            sweeps.append(sweep(mine, model, r.attn, r))
+    sweeps = sweeps_for(results, counts, grid)
     if args.json:
-        out = [to_dict(r) for r in results]
-        for d, r in zip(out, results):
-            s = next((s for s in sweeps if (s.counter, s.attn) == (r.counter, r.attn)), None)
-            if s:
-                d["sweep"] = {"b_ratio": s.verdict.b_ratio, "c_ratio": s.verdict.c_ratio, "unit": s.verdict.unit,
-                              "attention": s.verdict.attention, "agrees_with_white_box": s.agrees}
-        print(json.dumps(out, indent=2))
+        print(json.dumps(to_list(results, sweeps), indent=2))
     else:
-        print("\n\n".join(proof(r) for r in results))
-        for attn in attns:
-            lines = [describe(s) for s in sweeps if s.attn == attn]
-            if lines:
-                tokens = ", ".join(str(get_config(model, input_size=g).tokens) for g in grid)
-                print(f"\nT-sweep, attn {attn}, T = {tokens} (totals alone; formula = x1.000):")
-                print("\n".join(lines))
+        tokens = ", ".join(str(get_config(model, input_size=g).tokens) for g in grid)
+        print(to_text(results, sweeps, {a: tokens for a in attns}))
     unexplained = any(r.residual not in (0, None) for r in results)
-    required_failed = any(r.error for r in results if r.counter in REQUIRED)
+    required_failed = any(r.error for r in results if r.counter in required())
     return 1 if unexplained or required_failed else 0
+
+
+def _check_executable(model: str) -> None:
+    from flopcheck.counters.pool import meta_only_gb
+
+    gb = meta_only_gb(model)
+    if gb is not None:
+        raise UsageError(f"counters execute the model on real tensors, and {model} exists on meta only "
+                         f"({gb:.0f} GB of fp32 weights): use `flopcheck count {model}` or "
+                         f"`flopcheck estimate {model}`")
+
+
+def _check_timeout(seconds: float) -> None:
+    if not seconds > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {seconds}")
 
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
@@ -225,32 +226,15 @@ def _causes_args(p: argparse.ArgumentParser) -> None:
 
 def _causes(args: argparse.Namespace) -> int:
     from flopcheck.counters import COUNTERS
-    from flopcheck.counters.runner import Job, run_counters
+    from flopcheck.counters.pool import Job, run_counters
     from flopcheck.reconcile import reconcile
-    from flopcheck.reconcile.causes import CAUSES
+    from flopcheck.report.causes import causes_table, who_does_what
 
-    who: dict[str, list[str]] = {code: [] for code in CAUSES}
+    who = None
     if args.measure:
-        jobs = [Job(DEFAULT_RECONCILE[0], DEFAULT_RECONCILE[1], a) for a in ("sdpa", "math")]
-        for c in run_counters(list(COUNTERS), jobs):
-            for f in reconcile(c).findings if c.ok else ():
-                label = f"{c.counter} ({c.attn})"
-                who[f.code] += [label] if label not in who[f.code] else []
-    rows = []
-    for code, c in CAUSES.items():
-        seen = ", ".join(_merge_paths(who[code])) if args.measure else ""
-        fix = c.fix + (f" (upstream: {c.upstream})" if c.upstream else "")
-        rows.append((code, c.slug, c.what, seen or ("-" if args.measure else ""), fix))
-    if args.markdown:
-        head = "| code | cause | what happened | who does it (measured) | fix |" if args.measure else \
-            "| code | cause | what happened | fix |"
-        print(head + "\n" + "|---" * (5 if args.measure else 4) + "|")
-        for code, slug, what, seen, fix in rows:
-            cells = [code, slug, what] + ([seen] if args.measure else []) + [fix]
-            print("| " + " | ".join(cells) + " |")
-    else:
-        for code, slug, what, seen, fix in rows:
-            print(f"{code} {slug}: {what}. Fix: {fix}." + (f" Seen in: {seen}." if seen else ""))
+        jobs = [Job(DEFAULT_RECONCILE[0], DEFAULT_RECONCILE[1], a) for a in ATTN_PATHS]
+        who = who_does_what([reconcile(c) for c in run_counters(list(COUNTERS), jobs) if c.ok])
+    print(causes_table(who, markdown=args.markdown))
     return 0
 
 
@@ -273,6 +257,8 @@ def _estimate(args: argparse.Namespace) -> int:
 
     if args.steps < 1:
         raise UsageError(f"--steps must be >= 1, got {args.steps}")
+    if not 0 < args.mfu <= 1:
+        raise UsageError(f"--mfu must be in (0, 1], got {args.mfu}: a fraction of the peak, like 0.45")
     e = estimate(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps, cfg=args.cfg,
                  resolution=_resolution(args.resolution), frames=args.frames)
     print(json.dumps(to_dict(e), indent=2) if args.json else to_text(e))
@@ -330,16 +316,15 @@ def _report(args: argparse.Namespace) -> int:
     from flopcheck.counters import COUNTERS
     from flopcheck.report.render import render
     from flopcheck.report.sweep import Plan, results, run_plan
-    from reference_models import list_models
+    from reference_models import family_of, get_config, list_models
 
     if args.from_json:
         res = json.loads(Path(args.from_json).read_text())
     else:
-        from reference_models import get_config
-
-        models = tuple(m for m in list_models(args.models) if get_config(m).family == "dit")
+        models = tuple(m for m in list_models(args.models) if family_of(get_config(m)).executes)
         if not models:
             raise UsageError(f"no DiT config matches {args.models!r}; try 'DiT-*' (the report covers the DiT grid)")
+        _check_timeout(args.timeout)
         counters = tuple(args.counter or COUNTERS)
         unknown = [c for c in counters if c not in COUNTERS]
         if unknown:
@@ -362,15 +347,6 @@ def _report(args: argparse.Namespace) -> int:
     print(f"wrote {len(files)} files to {out}/: index.md, index.html, results.json, results.csv and "
           f"{len(files) - 4} SVGs")
     return 0
-
-
-def _merge_paths(labels: list[str]) -> list[str]:
-    """'fvcore_jit (sdpa)', 'fvcore_jit (math)' -> 'fvcore_jit'."""
-    by: dict[str, set[str]] = {}
-    for label in labels:
-        name, attn = label.rsplit(" ", 1)
-        by.setdefault(name, set()).add(attn.strip("()"))
-    return [n if len(a) == 2 else f"{n} ({a.pop()})" for n, a in by.items()]
 
 
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
@@ -401,11 +377,11 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input is one line on stderr and exit code 2."""
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser().parse_args(argv or ["count"])
+    from flopcheck.errors import bad_input
+
     try:
         return COMMANDS[args.command][2](args)
-    except UsageError as err:
-        print(f"flopcheck: {err}", file=sys.stderr)
-    except (UnknownModelError, ValueError, OSError) as err:  # unknown model, bad config, claim or file
+    except (UsageError, *bad_input()) as err:  # a bad flag, model, config, claim or file; anything else is a bug
         print(f"flopcheck: {err}", file=sys.stderr)
     return 2
 

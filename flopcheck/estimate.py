@@ -13,6 +13,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from flopcheck.errors import InputError
 from flopcheck.formula import in_blocks, per_layer
 from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Scope
 
@@ -55,11 +56,11 @@ def gpus() -> dict[str, GPU]:
 
 
 def get_gpu(name: str) -> GPU:
-    """A GPU by name or alias, case-insensitive; an unknown one is a ValueError listing the known."""
+    """A GPU by name or alias, case-insensitive; an unknown one is an InputError listing the known."""
     table = gpus()
     if name.upper() not in table:
         known = sorted({g.name for g in table.values()})
-        raise ValueError(f"unknown GPU {name!r}: use one of {', '.join(known)}")
+        raise InputError(f"unknown GPU {name!r}: use one of {', '.join(known)}")
     return table[name.upper()]
 
 
@@ -90,22 +91,6 @@ class Difference:
     @property
     def delta(self) -> int:
         return self.exact - self.seed
-
-
-# family -> (why the block linears differ, why attention differs) from 24*T*d^2 and 4*T^2*d over T = I + S
-WHY = {
-    "dit": ("none: DiT's blocks are exactly 24*T*d^2", "none: self-attention over all T tokens"),
-    "mmdit": ("the last block's text stream stops after q/k/v: no text output projection, no text MLP",
-              "none: joint attention over T = I + S in every block"),
-    "flux": ("none: a double block is 24*T*d^2 over both streams and a single block's Linear(d, 3d+4d) and "
-             "Linear(5d, d) are 14*T*d^2 + 10*T*d^2; the seed's 'one width' shortcut costs nothing",
-             "none: joint attention over T = I + S in every block"),
-    "wan": ("the S text tokens never pass through the blocks' projections (only cross-attention k and v, "
-            "4*S*d^2 per block), and the FFN is h = {h} = {ratio:.2f}d wide, not 4d",
-            "self-attention is over the I video tokens only, plus I x S cross-attention: 4*(I^2 + I*S)*d, "
-            "not 4*(I+S)^2*d"),
-    "cogvideox": ("none: shared projections over [text; video], 24*T*d^2", "none: full attention over T = S + I"),
-}
 
 
 @dataclass(frozen=True)
@@ -200,7 +185,9 @@ class Estimate:
         linear = sum(t.flops for t in blocks if t.kind is Kind.LINEAR)
         attn = sum(t.flops for t in blocks if t.kind in ATTENTION_KINDS)
         outside = self.flops_per_forward - linear - attn
-        why_linear, why_attn = WHY[self.config.family]
+        from reference_models import family_of
+
+        why_linear, why_attn = family_of(self.config).why
         c = self.config
         why_linear = why_linear.format(h=c.mlp_hidden, ratio=c.mlp_hidden / c.hidden_size)
         left_out = dict.fromkeys(t.path.split(".")[0] for t in self.breakdown.terms if t not in blocks)
@@ -222,14 +209,15 @@ class Estimate:
 def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1, cfg: bool = False,
              **overrides: Any) -> Estimate:
     """The estimate for a registered model (overrides: resolution=(W, H), frames, input_size)."""
+    from flopcheck.count import exact_matches
     from flopcheck.exact import count_prepared
     from flopcheck.formula import formula_breakdown
     from reference_models import get_config, prepare
 
     if not 0 < mfu <= 1:
-        raise ValueError(f"--mfu must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+        raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
     if batch < 1:
-        raise ValueError(f"--batch must be >= 1, got {batch}")
+        raise InputError(f"batch must be >= 1, got {batch}")
     chosen = get_gpu(gpu)
     config = get_config(name, **overrides)
     formula = formula_breakdown(name, config, batch=batch)
@@ -237,4 +225,4 @@ def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, st
     exact = count_prepared(name, config, prepared)
     params = sum(p.numel() for p in prepared[0].parameters())
     return Estimate(name, config, batch, Scope(steps=steps, cfg=cfg), chosen, mfu, formula,
-                    exact.by_path() == formula.by_path(), params)
+                    exact_matches(exact.by_path(), formula), params)

@@ -40,11 +40,12 @@ def explain_number(value: float, breakdown: Breakdown) -> list[tuple[float, Any]
     explanations = [B.explain(r, breakdown, None, {False: 0}) for r in readings]
     # the number each reading would print: a MAC reading prints FLOPs / 2
     scored = [(abs(float(e.value) - value) / max(value, 1e-30), e) for e in explanations]
-    return sorted(scored, key=lambda se: (round(se[0], 12), len(se[1].findings)))
+    return sorted(scored, key=lambda se: (round(se[0], 12), se[1].reading.causes()))
 
 
 def _message(value: float, unit: Unit, truth: int, breakdown: Breakdown, exact: bool = False) -> str:
     from flopcheck.fmt import commas
+    from flopcheck.reconcile.causes import UNEXPLAINED_RESIDUAL
 
     stated_flops = value * unit.flops_per_unit
     in_flops = f" ({stated_flops:,.0f} FLOPs)" if unit is Unit.MAC else ""
@@ -54,7 +55,7 @@ def _message(value: float, unit: Unit, truth: int, breakdown: Breakdown, exact: 
     if exact and distance:
         residual = value - float(best.value)
         lines.append(f"no reading explains it exactly; the nearest, {best.reading.describe()}, leaves "
-                     f"{residual:+,.0f} {best.reading.unit.value}s unexplained (FC901)")
+                     f"{residual:+,.0f} {best.reading.unit.value}s unexplained ({UNEXPLAINED_RESIDUAL.code})")
     elif distance < 0.01:
         causes = [f"{f.code} {f.title}" for f in best.findings] or ["nothing: a rounding"]
         lines.append(f"the number reads as {best.reading.describe()}: " + ", ".join(causes))

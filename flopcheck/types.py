@@ -22,10 +22,6 @@ class Unit(str, Enum):
         """FLOPs in one unit: FLOP -> 1, MAC -> 2."""
         return 2 if self is Unit.MAC else 1
 
-    def to_flops(self, value: int) -> int:
-        """value [unit] -> FLOPs."""
-        return value * self.flops_per_unit
-
 
 class Kind(str, Enum):
     """A kind of term: the reconciler's words for where FLOPs come from."""
@@ -40,6 +36,60 @@ class Kind(str, Enum):
 
 
 ATTENTION_KINDS = (Kind.ATTN_SCORE, Kind.ATTN_VALUE)  # QK^T and attn@V
+
+
+class Word(str, Enum):
+    """An enum whose members print as their value ('norm', not 'Work.NORM'), as Python 3.11's StrEnum."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+class Work(Word):
+    """What an op or a layer a counter reports computes: the kind of multiply-add work flopcheck counts,
+    or a category it does not. One word for an op, whoever names it (a counter's item, a skip, a record)."""
+
+    LINEAR = "linear"  # a layer's matmul (Linear, a weight times activations)
+    MATMUL = "matmul"  # a matmul of two activations outside a layer: attention, or a free product
+    CONV = "conv"
+    ATTENTION = "attention"  # a fused attention kernel: QK^T and attn@V together
+    NORM = "norm"
+    SOFTMAX = "softmax"
+    ELEMENTWISE = "elementwise"
+    REDUCTION = "reduction"
+    BIAS = "bias"
+    VIEW = "view"
+    MOVEMENT = "movement"
+    CREATION = "creation"
+    NO_FORMULA = "no-formula"
+    OTHER = "other"
+
+    @property
+    def multiply_adds(self) -> bool:
+        """Work flopcheck counts: matmuls, convolutions, attention."""
+        return self in (Work.LINEAR, Work.MATMUL, Work.CONV, Work.ATTENTION)
+
+    @property
+    def free(self) -> bool:
+        """Costs nothing by anyone's convention: views, copies, creations."""
+        return self in (Work.VIEW, Work.MOVEMENT, Work.CREATION)
+
+
+class Attention(Word):
+    """What a number did with attention (QK^T and attn@V)."""
+
+    COUNTED = "counted"
+    MISSING = "missing"
+    QK_ONLY = "qk-only"  # QK^T counted, attn@V not
+    UNCLEAR = "unclear"  # the evidence does not say
+
+
+class Mechanism(Word):
+    """How a counter sees (or misses) work: at the aten op, by a module hook, or by a patched functional."""
+
+    OP = "op"
+    MODULE = "module"
+    FUNCTIONAL = "functional"
 
 
 @dataclass(frozen=True)
@@ -66,12 +116,14 @@ class Scope:
     training: bool = False
 
     def __post_init__(self) -> None:
+        from flopcheck.errors import InputError
+
         if self.steps < 1:
-            raise ValueError(f"steps must be >= 1, got {self.steps}")
+            raise InputError(f"steps must be >= 1, got {self.steps}")
         if self.training and (self.steps > 1 or self.cfg):
-            raise ValueError(
+            raise InputError(
                 "training counts one forward+backward per sample (x3); sampling steps and CFG "
-                "apply to generation only: drop --steps/--cfg or --training"
+                "apply to generation only: count either a training step or a generation"
             )
 
     @property
@@ -86,11 +138,20 @@ class Scope:
         return "*".join(parts)
 
     def describe(self) -> str:
-        """Human words: 'forward', '50 steps x CFG', 'training (fwd+bwd = 3 x fwd)'."""
+        """Human words: 'forward', '50 steps x CFG (batch x2)', 'training (fwd+bwd = 3 x fwd)'."""
         if self.training:
             return "training (fwd+bwd = 3 x fwd)"
-        parts = ([f"{self.steps} steps"] if self.steps > 1 else []) + (["CFG (batch x2)"] if self.cfg else [])
-        return " x ".join(parts) or "forward"
+        return " x ".join(scope_words(steps=self.steps, cfg="CFG (batch x2)" if self.cfg else "")) or "forward"
+
+
+def scope_words(batch: int = 1, cfg: str | bool = False, steps: int = 1, training: str | bool = False) -> list[str]:
+    """The parts of a scope in words, in one order: 'batch 4', 'CFG', '50 steps', 'training'; a str names a
+    flag its own way ('CFG x2')."""
+    def word(flag: str | bool, default: str) -> list[str]:
+        return [flag if isinstance(flag, str) else default] if flag else []
+
+    return ([f"batch {batch}"] if batch > 1 else []) + word(cfg, "CFG") + (
+        [f"{steps} steps"] if steps > 1 else []) + word(training, "training")
 
 
 @dataclass(frozen=True)
@@ -153,18 +214,23 @@ class Item:
     reported: float  # in the counter's unit
     flops: int  # reported x the unit's FLOPs
     calls: int = 0  # calls or instances, where the library says
-    where: str = "op"  # 'op', 'module' or 'functional'
+    where: Mechanism = Mechanism.OP  # an op, a module or a patched functional
     type: str = ""  # the module's class, for module items
     in_total: bool = True  # False: the library computed it but left it out of its total
 
 
 @dataclass(frozen=True)
 class Skip:
-    """Something a counter did not count, with why: 'aten::scaled_dot_product_attention' x 12."""
+    """Something a counter did not count, with why: 'aten::scaled_dot_product_attention' x 12.
 
-    name: str
+    Decisions read the typed fields, never `reason` (words for people)."""
+
+    name: str  # an op ('aten::bmm'), or a module type ('Attention') when `where` is MODULE
     calls: int
     reason: str
+    where: Mechanism = Mechanism.OP  # what skipped it: an op no formula covers, a module no hook covers, ...
+    work: Work = Work.OTHER  # what the skipped thing computes
+    own_forward: bool = False  # a module whose own forward()'s ops count 0 (its children may still count)
 
 
 @dataclass(frozen=True)
@@ -206,8 +272,9 @@ class Count:
         """Inverse of to_dict."""
         d = dict(d)
         d["unit"] = Unit(d["unit"])
-        d["detail"] = tuple(Item(**i) for i in d.get("detail", ()))
-        d["skipped"] = tuple(Skip(**s) for s in d.get("skipped", ()))
+        d["detail"] = tuple(Item(**{**i, "where": Mechanism(i.get("where", "op"))}) for i in d.get("detail", ()))
+        d["skipped"] = tuple(Skip(**{**s, "where": Mechanism(s.get("where", "op")),
+                                     "work": Work(s.get("work", "other"))}) for s in d.get("skipped", ()))
         return cls(**d)
 
 
@@ -220,7 +287,7 @@ class Count:
 class Finding:
     """A named cause and its exact signed effect on the counter's number, in FLOPs."""
 
-    code: str  # 'FC201'
+    code: str  # the cause's code (see flopcheck.reconcile.causes)
     title: str  # 'fused-attention-uncounted'
     delta: int  # reported = reference + sum(deltas) + residual (FC101, the unit, is a delta too)
     evidence: str = ""
@@ -247,8 +314,3 @@ class Reconciliation:
     def closed(self) -> bool:
         """Every FLOP explained."""
         return self.residual == 0
-
-    @property
-    def explained(self) -> int:
-        """Sum of the findings' deltas."""
-        return sum(f.delta for f in self.findings)

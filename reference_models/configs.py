@@ -2,9 +2,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
-ATTN_PATHS = ("sdpa", "math")  # fused F.scaled_dot_product_attention, or explicit q @ k^T, softmax, @ v
+
+class Attn(str, Enum):
+    """The attention path: fused F.scaled_dot_product_attention, or explicit q @ k^T, softmax, @ v."""
+
+    SDPA = "sdpa"
+    MATH = "math"
+
+    __str__ = str.__str__
+    __format__ = str.__format__
+
+
+ATTN_PATHS = tuple(Attn)
 VAE_FACTOR = 8  # the SD VAE downsamples 256 px to a 32 x 32 latent (DiT paper, section 3.1)
+
+
+class ConfigError(ValueError):
+    """A config that cannot be: the message names the field and a value that works."""
 
 
 @dataclass(frozen=True)
@@ -27,14 +43,14 @@ class DiTConfig:
 
     def __post_init__(self) -> None:
         if self.attn not in ATTN_PATHS:
-            raise ValueError(f"attn must be one of {ATTN_PATHS}, got {self.attn!r}")
+            raise ConfigError(f"attn must be one of {[a.value for a in ATTN_PATHS]}, got {self.attn!r}")
         if self.input_size % self.patch_size:
-            raise ValueError(
+            raise ConfigError(
                 f"input_size {self.input_size} is not divisible by patch_size {self.patch_size}: "
                 f"pick a multiple of {self.patch_size}"
             )
         if self.hidden_size % self.num_heads:
-            raise ValueError(f"hidden_size {self.hidden_size} is not divisible by num_heads {self.num_heads}")
+            raise ConfigError(f"hidden_size {self.hidden_size} is not divisible by num_heads {self.num_heads}")
 
     @property
     def tokens(self) -> int:
@@ -71,6 +87,23 @@ class DiTConfig:
         """The sequence of the largest attention: all T tokens."""
         return self.tokens
 
+    def resolution_fields(self, resolution: tuple[int, int], space: str | None = None) -> dict:
+        """(W, H) pixels as fields: the square latent side (or the pixel side on pixels)."""
+        width, height = resolution
+        if width != height:
+            raise ConfigError(f"DiT is square: give one side, a resolution of 256 or 512 (got {width}x{height})")
+        if space == "pixel":
+            return {"input_size": width}
+        step = VAE_FACTOR * self.patch_size
+        if width % step:
+            raise ConfigError(f"resolution {width} is not a multiple of {VAE_FACTOR} (VAE) x {self.patch_size} "
+                              f"(patch) = {step}: try {width // step * step or step}")
+        return {"input_size": width // VAE_FACTOR}
+
+    def on_pixels(self, image_size: int | None = None) -> DiTConfig:
+        """The same DiT on pixels (3 channels, no VAE); already there, unchanged."""
+        return self if self.space == "pixel" else pixel_space(self, image_size)
+
     def describe_input(self) -> str:
         """'latent 32x32 (256 px) -> T=256 tokens'."""
         return f"{self.space} {self.input_size}x{self.input_size} ({self.image_size} px) -> T={self.tokens} tokens"
@@ -92,8 +125,6 @@ def pixel_space(cfg: DiTConfig, image_size: int | None = None) -> DiTConfig:
 # Text-conditioned latent transformers: SD3 (MMDiT), FLUX.1, HunyuanVideo, Wan 2.1, CogVideoX
 # ---------------------------------------------------------------------------------------------
 
-FAMILIES = ("mmdit", "flux", "wan", "cogvideox")  # flux: double- then single-stream blocks (FLUX.1, HunyuanVideo)
-
 
 @dataclass(frozen=True)
 class LatentTransformerConfig:
@@ -103,7 +134,7 @@ class LatentTransformerConfig:
     the text encoder's S tokens come in as embeddings (the text encoder and the VAE are not counted).
     """
 
-    family: str  # one of FAMILIES: which builder and which formula
+    family: str  # a family in reference_models.families (mmdit, flux, wan, cogvideox): builder, formula, notes
     hidden_size: int  # d
     num_heads: int
     mlp_hidden: int  # h: the MLP's inner width (4d, except Wan: 13824 for 14B, 8960 for 1.3B)
@@ -128,22 +159,24 @@ class LatentTransformerConfig:
     space: str = "latent"
 
     def __post_init__(self) -> None:
+        from reference_models.families import FAMILIES
+
         if self.family not in FAMILIES:
-            raise ValueError(f"family must be one of {FAMILIES}, got {self.family!r}")
+            raise ConfigError(f"family must be one of {tuple(FAMILIES)}, got {self.family!r}")
         if self.attn != "sdpa":
-            raise ValueError(f"{self.family} models run fused attention only (attn='sdpa'), got {self.attn!r}")
+            raise ConfigError(f"{self.family} models run fused attention only (attn='sdpa'), got {self.attn!r}")
         if self.space != "latent":
-            raise ValueError(f"{self.family} models run on VAE latents only; --space pixel applies to DiT")
+            raise ConfigError(f"{self.family} models run on VAE latents only; pixel space applies to DiT")
         _, sh, sw = (s * p for s, p in zip(self.vae_stride, self.patch))  # pixels per token along h, w
         for side, name, step in ((self.width, "width", sw), (self.height, "height", sh)):
             if side <= 0 or side % step:
-                raise ValueError(f"{name} {side} is not a positive multiple of {step} (VAE x patch): "
+                raise ConfigError(f"{name} {side} is not a positive multiple of {step} (VAE x patch): "
                                  f"try {max(step, side // step * step)}")
         if not self.video and self.frames != 1:
-            raise ValueError(f"--frames applies to video models; this is an image model (frames={self.frames})")
+            raise ConfigError(f"frames apply to video models; this is an image model (frames={self.frames})")
         if self.video and (self.frames < 1 or (self.frames - 1) % self.vae_stride[0]):
             k = max(0, (self.frames - 1) // self.vae_stride[0])
-            raise ValueError(f"frames {self.frames} must be {self.vae_stride[0]}k+1 for a {self.vae_stride[0]}x "
+            raise ConfigError(f"frames {self.frames} must be {self.vae_stride[0]}k+1 for a {self.vae_stride[0]}x "
                              f"temporal VAE: try {self.vae_stride[0] * k + 1}")
 
     @property
@@ -168,12 +201,18 @@ class LatentTransformerConfig:
     def attended_tokens(self) -> int:
         """The sequence of the largest attention: the joint T, but Wan's self-attention is over its I video
         tokens only (the text enters through cross-attention)."""
-        return self.image_tokens if self.family == "wan" else self.tokens
+        from reference_models.families import FAMILIES
+
+        return self.tokens if FAMILIES[self.family].joint_attention else self.image_tokens
 
     @property
     def resolution(self) -> tuple[int, int]:
         """(W, H) pixels."""
         return self.width, self.height
+
+    def resolution_fields(self, resolution: tuple[int, int], space: str | None = None) -> dict:
+        """(W, H) pixels as fields."""
+        return {"width": resolution[0], "height": resolution[1]}
 
     @property
     def head_dim(self) -> int:

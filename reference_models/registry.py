@@ -6,25 +6,13 @@ from __future__ import annotations
 
 import difflib
 import fnmatch
-import importlib
 from dataclasses import fields, replace
 from typing import Any
 
-from reference_models.configs import FAMILIES, VAE_FACTOR, DiTConfig, LatentTransformerConfig, pixel_space
+from reference_models.configs import ConfigError, DiTConfig, LatentTransformerConfig
+from reference_models.families import family_of
 
 _CONFIGS: dict[str, Any] = {}
-# family -> "module:function" building a torch model from (config, device)
-_BUILDERS: dict[str, str] = {"dit": "reference_models.dit:build_dit",
-                             **{f: "reference_models.text_conditioned:build_latent_transformer" for f in FAMILIES}}
-# family -> "module:function" giving (model, inputs, forward) from (config, batch, device, cfg)
-_PREPARERS: dict[str, str] = {"dit": "reference_models.dit:prepare_dit",
-                              **{f: "reference_models.text_conditioned:prepare_latent_transformer" for f in FAMILIES}}
-
-
-def _load(spec: str):
-    """'module:function' -> the function, imported on demand."""
-    module, func = spec.split(":")
-    return getattr(importlib.import_module(module), func)
 
 
 class UnknownModelError(KeyError):
@@ -54,7 +42,8 @@ def list_models(pattern: str = "*") -> list[str]:
 
 def get_config(name: str, **overrides: Any) -> Any:
     """The named config with fields replaced; `resolution=(W, H)` and `frames` set the input of any model,
-    `space='pixel'` moves a DiT to pixels. A field the model does not have is a ValueError naming it."""
+    `space='pixel'` moves a model that can run on pixels there. A field the model does not have is a
+    ConfigError naming it."""
     if name not in _CONFIGS:
         raise UnknownModelError(name)
     base = _CONFIGS[name]
@@ -62,43 +51,27 @@ def get_config(name: str, **overrides: Any) -> Any:
     resolution = overrides.pop("resolution", None)
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if resolution is not None:
-        overrides.update(_resolution_fields(name, base, resolution, space))
+        overrides.update(base.resolution_fields(resolution, space))
     unknown = sorted(set(overrides) - {f.name for f in fields(base)})
     if unknown:
-        hint = "; use --resolution WxH (and --frames F for video)" if "input_size" in unknown else ""
-        raise ValueError(f"{name} has no setting {', '.join(unknown)}{hint}")
+        hint = "; set the resolution (WxH) and, for video, the frames" if "input_size" in unknown else ""
+        raise ConfigError(f"{name} has no setting {', '.join(unknown)}{hint}")
     cfg = replace(base, **overrides)
-    if space == "pixel" and getattr(cfg, "family", "") == "dit" and cfg.space != "pixel":
-        cfg = pixel_space(cfg, image_size=overrides.get("input_size"))
-    elif space == "pixel" and getattr(cfg, "family", "") != "dit":
-        raise ValueError(f"{name} runs on VAE latents only; --space pixel applies to DiT")
-    return cfg
-
-
-def _resolution_fields(name: str, base: Any, resolution: tuple[int, int], space: str | None) -> dict:
-    """(W, H) pixels as config fields: a DiT's square latent side (or pixel side), a text-conditioned model's W, H."""
-    width, height = resolution
-    if base.family != "dit":
-        return {"width": width, "height": height}
-    if width != height:
-        raise ValueError(f"{name} is square: give one side, --resolution 256 or 512")
     if space == "pixel":
-        return {"input_size": width}
-    step = VAE_FACTOR * base.patch_size
-    if width % step:
-        raise ValueError(f"resolution {width} is not a multiple of {VAE_FACTOR} (VAE) x {base.patch_size} (patch) "
-                         f"= {step}: try {width // step * step or step}")
-    return {"input_size": width // VAE_FACTOR}
+        if not family_of(cfg).pixel_space:
+            raise ConfigError(f"{name} runs on VAE latents only; pixel space applies to DiT")
+        cfg = cfg.on_pixels(image_size=overrides.get("input_size"))
+    return cfg
 
 
 def build(config: Any, device: str = "meta"):
     """A torch model for `config`, on `device` ('meta': no storage, no initialisation)."""
-    return _load(_BUILDERS[config.family])(config, device=device)
+    return family_of(config).load("build")(config, device=device)
 
 
 def prepare(config: Any, batch: int = 1, device: str = "meta", cfg: bool = False) -> tuple:
     """(model, inputs, forward) ready to run one forward of `config`; cfg doubles the batch."""
-    return _load(_PREPARERS[config.family])(config, batch=batch, device=device, cfg=cfg)
+    return family_of(config).load("prepare")(config, batch=batch, device=device, cfg=cfg)
 
 
 def create_model(name: str, device: str = "meta", **overrides: Any):

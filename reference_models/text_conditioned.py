@@ -9,26 +9,21 @@ import importlib
 
 import torch
 
-from reference_models.configs import LatentTransformerConfig
-
-# family -> module with the model class and make_inputs(config, batch)
-_MODULES = {"mmdit": ("reference_models.mmdit", "MMDiT"), "flux": ("reference_models.flux", "DualStreamDiT"),
-            "wan": ("reference_models.wan", "WanModel"),
-            "cogvideox": ("reference_models.cogvideox", "CogVideoXTransformer")}
+from reference_models.configs import ConfigError, LatentTransformerConfig
+from reference_models.families import family_of
 
 
 def _check_meta(config: LatentTransformerConfig, device) -> None:
     if str(device) != "meta":
-        raise ValueError(f"{config.family} models are built on the meta device only (no weights); "
-                         f"drop --device {device}")
+        raise ConfigError(f"{config.family} models are built on the meta device only (no weights), not on "
+                          f"{device}: count them on meta")
 
 
 def build_latent_transformer(config: LatentTransformerConfig, device: str = "meta") -> torch.nn.Module:
     """The model for `config` on meta: every parameter shaped, none allocated."""
     _check_meta(config, device)
-    module, cls = _MODULES[config.family]
     with torch.device("meta"):
-        model = getattr(importlib.import_module(module), cls)(config)
+        model = family_of(config).load("model")(config)
     return model.eval()
 
 
@@ -37,5 +32,6 @@ def prepare_latent_transformer(config: LatentTransformerConfig, batch: int = 1, 
     """(model, inputs, forward) for one counted forward; CFG runs the conditional and unconditional rows as batch 2N."""
     _check_meta(config, device)
     model = build_latent_transformer(config)
-    inputs = importlib.import_module(_MODULES[config.family][0]).make_inputs(config, batch * (2 if cfg else 1))
+    module = family_of(config).model.partition(":")[0]  # the model's module makes its inputs
+    inputs = importlib.import_module(module).make_inputs(config, batch * (2 if cfg else 1))
     return model, inputs, model

@@ -8,7 +8,7 @@ LARGE = [n for n in DIT_NAMES if n[4] in "LX"]
 
 
 def _jobs(names, sizes=(None,)):
-    from flopcheck.counters.runner import Job
+    from flopcheck.counters.pool import Job
 
     return [Job(n, s, a) for n in names for s in sizes for a in ("sdpa", "math")]
 
@@ -18,7 +18,7 @@ def counter_results():
     """Every registered counter on the S and B configs at 256 px and DiT-S/2 at inputs 64 and 128,
     both attention paths: {(counter, model, input_size, attn): Count}."""
     from flopcheck.counters import COUNTERS
-    from flopcheck.counters.runner import run_counters
+    from flopcheck.counters.pool import run_counters
 
     jobs = _jobs(SMALL) + _jobs(["DiT-S/2"], (64, 128))
     return {(c.counter, c.model, c.input_size, c.attn): c for c in run_counters(list(COUNTERS), jobs, timeout_s=600)}
@@ -28,7 +28,7 @@ def counter_results():
 def large_counter_results():
     """Every registered counter on the L and XL configs, both attention paths (slow)."""
     from flopcheck.counters import COUNTERS
-    from flopcheck.counters.runner import run_counters
+    from flopcheck.counters.pool import run_counters
 
     return {(c.counter, c.model, c.input_size, c.attn): c
             for c in run_counters(list(COUNTERS), _jobs(LARGE), timeout_s=900)}

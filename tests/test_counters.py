@@ -18,7 +18,7 @@ input 32 -> T = 256, Td = 98,304; input 64 -> T = 1,024, Td = 393,216:
 import pytest
 
 from flopcheck.counters import COUNTERS, REQUIRED, CounterSpec
-from flopcheck.counters.runner import Job, run_counters
+from flopcheck.counters.pool import Job, run_counters
 from flopcheck.types import Unit
 
 
@@ -162,7 +162,8 @@ def test_results_do_not_depend_on_which_counters_ran_before():
     assert sorted(map(key, forward)) == sorted(map(key, backward))
 
 
-FAKES = {name: CounterSpec(name, f"fake_counters.{name}", "pytest", "pytest", Unit.FLOP, False, "-", "-")
+FAKES = {name: CounterSpec(name=name, module=f"fake_counters.{name}", library="pytest", unit=Unit.FLOP, install="-",
+                           convention="-")
          for name in ("hang", "crash", "segfault", "leaky")}
 
 
@@ -193,8 +194,9 @@ def test_the_others_report_and_no_patch_leaks(contained):
 
 
 def test_a_missing_library_is_named_with_its_fix():
-    spec = CounterSpec("ghost", "flopcheck.counters.fvcore_jit", "ghostlib", "ghostlib_not_installed", Unit.MAC,
-                       False, "pip install 'flopcheck[ghost]'", "-")
+    spec = CounterSpec(name="ghost", module="flopcheck.counters.fvcore_jit", library="ghostlib",
+                       import_name="ghostlib_not_installed", unit=Unit.MAC, install="pip install 'flopcheck[ghost]'",
+                       convention="-")
     (c,) = run_counters(["ghost"], [Job("DiT-S/8")], specs={"ghost": spec})
     assert c.error == "unavailable: pip install 'flopcheck[ghost]'" and c.flops is None
 

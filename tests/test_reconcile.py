@@ -276,7 +276,7 @@ def test_fit_is_exact_on_a_quadratic():
 
 @pytest.fixture(scope="module")
 def sweeps(s2):
-    from flopcheck.counters.runner import Job, run_counters
+    from flopcheck.counters.pool import Job, run_counters
 
     names = ["fvcore_jit", "torch_dispatch", "ptflops_pytorch"]
     sizes = (8, 16, 24, 32)  # T = 16, 64, 144, 256
@@ -294,7 +294,7 @@ def test_sweep_names_unit_and_attention_from_totals(sweeps):
     assert (v.unit, v.attention) == ("FLOP", "missing")
     # ptflops drops qkv and proj (T-coefficient about a third of the MAC value) but counts attention: c says MAC
     v = sweeps[("ptflops_pytorch", "math")].verdict
-    assert v.unit == "MAC (from T^2)" and v.attention == "counted" and v.b_ratio < 0.4
+    assert v.label == "MAC (from T^2)" and v.attention == "counted" and v.b_ratio < 0.4
 
 
 def test_sweep_agrees_with_the_white_box(sweeps):
@@ -331,8 +331,8 @@ def test_reconcile_exits_1_when_unexplained(capsys, monkeypatch, request):
     from flopcheck.counters import COUNTERS, CounterSpec
 
     monkeypatch.setenv("PYTHONPATH", str(request.path.parent))
-    monkeypatch.setitem(COUNTERS, "bogus", CounterSpec("bogus", "fake_counters.bogus", "pytest", "pytest", Unit.FLOP,
-                                                       False, "-", "-"))
+    monkeypatch.setitem(COUNTERS, "bogus", CounterSpec(name="bogus", module="fake_counters.bogus", library="pytest",
+                                                       unit=Unit.FLOP, install="-", convention="-"))
     assert main(["reconcile", "DiT-S/8", "--counter", "bogus"]) == 1
     assert "UNEXPLAINED" in capsys.readouterr().out
 

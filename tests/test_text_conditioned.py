@@ -134,9 +134,9 @@ def test_flux_2048_attention_share_near_the_seeds_48_percent():
 @pytest.mark.parametrize("name, overrides, message", [
     ("FLUX.1-dev", dict(resolution=(1000, 1000)), "not a positive multiple of 16"),
     ("Wan2.1-14B", dict(frames=80), r"must be 4k\+1"),
-    ("FLUX.1-dev", dict(frames=5), "applies to video models"),
-    ("Wan2.1-14B", dict(input_size=64), "use --resolution WxH"),
-    ("Wan2.1-14B", dict(space="pixel"), "--space pixel applies to DiT"),
+    ("FLUX.1-dev", dict(frames=5), "apply to video models"),
+    ("Wan2.1-14B", dict(input_size=64), r"set the resolution \(WxH\)"),
+    ("Wan2.1-14B", dict(space="pixel"), "pixel space applies to DiT"),
     ("DiT-XL/2", dict(resolution=(512, 256)), "is square"),
 ])
 def test_bad_inputs_name_the_fix(name, overrides, message):

@@ -13,7 +13,7 @@ from decimal import Decimal
 from flopcheck.audit.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
 from flopcheck.audit.models import reference_breakdowns
 from flopcheck.reconcile import blackbox as B
-from flopcheck.types import Kind, Unit
+from flopcheck.types import Attention, Kind, Unit, scope_words
 
 WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
 
@@ -47,17 +47,14 @@ class Verdict:
     reference: str  # 'formula' or 'exact count'
 
     @property
-    def attention(self) -> str:
-        """'counted', 'missing' or 'qk-only' under the best reading."""
-        cov = self.best.reading.coverage
-        return {"attention-missing": "missing", "qk-only": "qk-only", "linear-only": "missing"}.get(cov, "counted")
+    def attention(self) -> Attention:
+        """What the best reading did with attention."""
+        return self.best.reading.coverage.attention
 
     @property
     def scope(self) -> str:
         r = self.best.reading
-        parts = ([f"batch {r.batch}"] if r.batch > 1 else []) + (["CFG"] if r.cfg else []) + (
-            [f"{r.steps} steps"] if r.steps > 1 else []) + (["training"] if r.training else [])
-        return " x ".join(parts) or "forward"
+        return " x ".join(scope_words(r.batch, r.cfg, r.steps, r.training)) or "forward"
 
 
 NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as in most of Table 4's rows
@@ -75,7 +72,7 @@ def _options(claim: Claim, has_per_sample: bool, has_pixel: bool) -> list[B.Read
         norms=NORM_RULES,
     )
     # counted norms are a tool's habit (fvcore-era MAC counts of a whole model), not a hand formula's
-    return [r for r in every if not r.norms or (r.unit is Unit.MAC and r.coverage == "full")]
+    return [r for r in every if not r.norms or (r.unit is Unit.MAC and r.coverage is B.Coverage.FULL)]
 
 
 def audit(claim: Claim) -> Verdict:
@@ -91,14 +88,16 @@ def audit(claim: Claim) -> Verdict:
     has_per_sample = latent.by_kind().get(Kind.PER_SAMPLE, 0) > 0
     explanations = [B.explain(r, latent, pixel, tokens, norms)
                     for r in _options(claim, has_per_sample, pixel is not None)]
+    stated = B.Reading(Unit.FLOP, B.Coverage.FULL, False, claim.batch, claim.cfg, claim.steps, claim.training,
+                       claim.space == "pixel")
     candidates = sorted(
         (Candidate(e, Decimal(e.value.numerator) / Decimal(e.value.denominator),
                    abs(claim.value - Decimal(e.value.numerator) / Decimal(e.value.denominator))) for e in explanations),
-        key=lambda c: (c.distance, _simplicity(c.reading, claim)))
-    plausible = [c for c in candidates if _simplicity(c.reading, claim) <= MAX_CAUSES] or candidates
+        key=lambda c: (c.distance, c.reading.causes(stated)))
+    plausible = [c for c in candidates if c.reading.causes(stated) <= MAX_CAUSES] or candidates
     within = [c for c in plausible if c.distance <= claim.allowed]
     # several readings fit the printed digits: the simplest is the most likely; else the nearest
-    best = min(within, key=lambda c: (_simplicity(c.reading, claim), c.distance)) if within else plausible[0]
+    best = min(within, key=lambda c: (c.reading.causes(stated), c.distance)) if within else plausible[0]
     candidates = [best] + [c for c in plausible if c is not best]
     if best.distance <= claim.allowed:
         verdict = "consistent"
@@ -106,18 +105,8 @@ def audit(claim: Claim) -> Verdict:
         verdict = "wrong"
     else:
         verdict = "unexplained"
-    stated = B.Reading(Unit.FLOP, "full", False, claim.batch, claim.cfg, claim.steps, claim.training,
-                       claim.space == "pixel")
     true = B.explain(stated, latent, pixel, tokens, norms).flops
     return Verdict(claim, verdict, best, tuple(candidates[1:5]), true, reference)
-
-
-def _simplicity(r: B.Reading, claim: Claim | None = None) -> int:
-    """Causes a reading adds beyond what the claim states."""
-    stated_cfg, stated_training = (claim.cfg, claim.training) if claim else (False, False)
-    stated_pixel = claim is not None and claim.space == "pixel"
-    return (r.coverage != "full") + (r.unit is Unit.MAC) + (r.norms > 0) + r.per_sample_per_token \
-        + (r.cfg and not stated_cfg) + (r.training and not stated_training) + (r.pixel and not stated_pixel)
 
 
 __all__ = ["Candidate", "Claim", "ClaimError", "Verdict", "audit", "load_claims", "parse_claim", "parse_resolution"]

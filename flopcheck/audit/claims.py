@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
+from flopcheck.errors import InputError
 from flopcheck.types import Unit
 
 PREFIXES = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -15,7 +16,7 @@ _NUMBER = re.compile(
     r"(?:^|\s)(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<prefix>[kKMGTPE]?)(?P<label>[A-Za-z-]*s?)\s*$")
 
 
-class ClaimError(ValueError):
+class ClaimError(InputError):
     """A claim that cannot be read: the message names the problem and the fix."""
 
 
@@ -82,7 +83,7 @@ def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
     named = text.strip()[: m.start("num")].strip()
     chosen = model or named
     if not chosen:
-        raise ClaimError(f"no model in {text!r}: write 'DiT-XL/2 118.64 GFLOPs' or pass --model SPEC")
+        raise ClaimError(f"no model in {text!r}: write 'DiT-XL/2 118.64 GFLOPs' or name the model separately")
     value, label, unit, precision = parse_value(text.strip()[m.start("num"):])
     claim = Claim(text=text.strip(), model=chosen, value=value, label=label, label_unit=unit, precision=precision)
     return replace(claim, **{k: v for k, v in scope.items() if v is not None})

@@ -16,18 +16,18 @@ from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Term
 DEFAULT_INPUT = (1, 3, 224, 224)
 
 
-def _dit_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str]:
+def _pixel_and_latent_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str]:
     from flopcheck.formula import formula_breakdown
     from reference_models import get_config
 
     cfg = get_config(claim.model)
     if claim.frames:
-        raise ClaimError(f"--frames applies to video models; {claim.model} is an image model")
+        raise ClaimError(f"frames apply to video models; {claim.model} is an image model")
     resolution = claim.resolution or cfg.resolution
-    latent_cfg = get_config(claim.model, resolution=resolution)  # square and a multiple of 8 x patch, or ValueError
+    latent_cfg = get_config(claim.model, resolution=resolution)  # square and a multiple of 8 x patch, or ConfigError
     pixel_cfg = get_config(claim.model, resolution=resolution, space="pixel")
-    latent = _part(formula_breakdown(claim.model, latent_cfg, batch=1), claim.part, cfg.depth)
-    pixel = _part(formula_breakdown(claim.model, pixel_cfg, batch=1), claim.part, cfg.depth)
+    latent = _part(formula_breakdown(claim.model, latent_cfg, batch=1), claim.part, cfg)
+    pixel = _part(formula_breakdown(claim.model, pixel_cfg, batch=1), claim.part, cfg)
     tokens = {False: latent_cfg.tokens, True: pixel_cfg.tokens}
     # LayerNorm outputs: norm1 and norm2 per block and norm_final, T x d each
     layer_norms = {"model": 2 * cfg.depth + 1, "block": 2}.get(claim.part, 0)
@@ -40,29 +40,32 @@ def _latent_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str]:
     from flopcheck.formula import formula_breakdown
     from reference_models import get_config
 
-    if claim.part in ("embeddings", "block"):
-        raise ClaimError(f"part {claim.part!r} applies to DiT; for {claim.model} use model, linear or attention")
     cfg = get_config(claim.model, resolution=claim.resolution, frames=claim.frames)
-    b = _part(formula_breakdown(claim.model, cfg, batch=1), claim.part, cfg.depth)
+    b = _part(formula_breakdown(claim.model, cfg, batch=1), claim.part, cfg)
     return b, None, {False: cfg.image_tokens}, {False: 0}, "formula"
 
 
-def _part(b: Breakdown, part: str, depth: int) -> Breakdown:
-    """The breakdown of one part: the whole model, the block linears, attention, the two embedding ends, or one block."""
+def _part(b: Breakdown, part: str, cfg) -> Breakdown:
+    """The breakdown of one part: the whole model, the block linears, attention, the two embedding ends, or one
+    block (of a family with one list of blocks)."""
     from flopcheck.formula import in_blocks
+    from reference_models import family_of
 
+    family = family_of(cfg)
     if part == "model":
         return b
+    if part not in family.parts:
+        raise ClaimError(f"part {part!r} does not apply to {b.model}: use {', '.join(family.parts)}")
     b = replace(b, symbols=())  # a part is not a whole model: no whole-model per-layer formula for it
     if part == "linear":  # seed 001's "linear": the blocks' q/k/v, output and MLP projections
         return replace(b, terms=tuple(t for t in b.terms if t.kind is Kind.LINEAR and in_blocks(t.path)))
     if part == "attention":
         return replace(b, terms=tuple(t for t in b.terms if t.kind in ATTENTION_KINDS))
     if part == "embeddings":
-        return replace(b, terms=tuple(t for t in b.terms if t.path in ("x_embedder.proj", "final_layer.linear")))
+        return replace(b, terms=tuple(t for t in b.terms if t.path in family.embeddings))
     if part == "block":
-        return replace(b, terms=tuple(replace(t, flops=t.flops // depth, formula=f"({t.formula})/L")
-                                      for t in b.terms if t.path.startswith("blocks.")))
+        return replace(b, terms=tuple(replace(t, flops=t.flops // cfg.depth, formula=f"({t.formula})/L")
+                                      for t in b.terms if t.path.startswith(family.blocks[0] + ".")))
     raise ClaimError(f"unknown part {part!r}: use model, linear, attention, embeddings or block")
 
 
@@ -113,8 +116,9 @@ def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str]:
 def reference_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown | None, dict, dict, str]:
     """(latent or only breakdown, pixel breakdown or None, tokens and LayerNorm elements by pixel flag,
     'formula' or 'exact count')."""
-    from reference_models import get_config, list_models
+    from reference_models import family_of, get_config, list_models
 
-    if claim.model in list_models():
-        return _dit_breakdowns(claim) if get_config(claim.model).family == "dit" else _latent_breakdowns(claim)
+    if claim.model in list_models():  # a family that runs on pixels too has the pixel readings
+        pixels = family_of(get_config(claim.model)).pixel_space
+        return _pixel_and_latent_breakdowns(claim) if pixels else _latent_breakdowns(claim)
     return _spec_breakdowns(claim)

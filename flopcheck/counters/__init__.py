@@ -1,72 +1,92 @@
-"""Counter adapters: one module per library and mechanism, run each in its own worker process.
+"""Counters: one module per library and mechanism, each registering itself with `@counter`.
 
-Importing this package imports no torch and no counter library; the worker imports the adapter.
-Each adapter module defines `run(model, inputs) -> Measurement` (see base.py).
+A counter module (see fvcore_jit.py) defines its adapter, `run(model, inputs) -> Measurement`,
+decorated with `@counter(name, library=..., unit=..., install=..., convention=...)`, and, where
+its detail needs a rule of its own, the reading of that detail as exact parts (`reader=`), beside it.
+Importing this package imports every counter module here (they import no torch and no counter
+library until `run`), then the plugin modules (flopcheck.plugins): a counter from elsewhere is one file.
+The worker pool (pool.py, worker.py) runs them, each count in its own forked process.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
+from flopcheck.errors import InputError
 from flopcheck.types import Unit
+
+INFRASTRUCTURE = frozenset({"base", "pool", "worker"})  # the modules here that are not counters
 
 
 @dataclass(frozen=True)
 class CounterSpec:
-    """A counter: its adapter, its library, the unit its docs define, and how to install it."""
+    """A counter: its adapter (module and function), its library, the unit its docs define, how to install it,
+    and how to read its detail (None: by the kinds its items state, or op by op)."""
 
     name: str
-    adapter: str  # module path of the adapter
+    module: str  # the module that holds the adapter
     library: str  # distribution name, for its version
-    import_name: str  # what must import for it to be available
     unit: Unit
-    required: bool  # on the card: must give a number or a named error
     install: str  # the fix when it is missing
     convention: str  # the library's own words on its unit
+    required: bool = False  # on the card: must give a number or a named error
+    import_name: str = ""  # what must import for it to be available (default: the library)
+    function: str = "run"
+    order: int = 1000  # where it stands in tables: the card's counters first
+    on_meta: bool = False  # reads shapes only: counted on meta tensors, as it is designed to run
+    reader: Callable | None = field(default=None, compare=False, repr=False)
+
+    def payload(self) -> dict:
+        """What a worker process needs to load and run it, JSON-ready."""
+        return {"name": self.name, "module": self.module, "function": self.function, "library": self.library,
+                "import_name": self.import_name or self.library, "unit": self.unit.value, "install": self.install,
+                "on_meta": self.on_meta}
 
 
 COUNTERS: dict[str, CounterSpec] = {}
 
 
-def register(spec: CounterSpec) -> None:
-    """Add a counter; a name registers once."""
+def register(spec: CounterSpec) -> CounterSpec:
+    """Add a counter; a name registers once. COUNTERS stays in table order."""
     if spec.name in COUNTERS:
         raise ValueError(f"counter {spec.name!r} is registered twice")
     COUNTERS[spec.name] = spec
+    ordered = sorted(COUNTERS.values(), key=lambda s: (s.order, s.name))
+    COUNTERS.clear()
+    COUNTERS.update((s.name, s) for s in ordered)
+    return spec
 
 
-def _spec(name, library, import_name, unit, required, install, convention, adapter=None):
-    register(CounterSpec(name, adapter or f"flopcheck.counters.{name}", library, import_name, unit, required,
-                         install, convention))
+def counter(name: str, *, library: str, unit: Unit, install: str, convention: str, **options) -> Callable:
+    """Decorator: the function is the adapter of counter `name` (`options`: CounterSpec's other fields)."""
 
+    def wrap(run: Callable) -> Callable:
+        register(CounterSpec(name=name, module=run.__module__, function=run.__name__, library=library, unit=unit,
+                             install=install, convention=convention, **options))
+        return run
 
-_spec("flopcheck_exact", "flopcheck", "flopcheck", Unit.FLOP, False, "pip install flopcheck",
-      "flopcheck: FLOPs, 2 per multiply-add, every matmul-class op and SDPA kernel; the reference, run as a counter")
-_spec("fvcore_jit", "fvcore", "fvcore", Unit.MAC, True, "pip install fvcore",
-      "fvcore docs: 'we count one fused multiply-add as one flop'")
-_spec("thop_hooks", "thop", "thop", Unit.MAC, True, "pip install thop",
-      "thop.profile returns MACs (its README: 'macs, params = profile(...)')")
-_spec("torch_profiler", "torch", "torch", Unit.FLOP, True, "pip install torch",
-      "torch.profiler with_flops=True: FLOPs, 2 per multiply-add, for a fixed list of ops")
-_spec("torch_dispatch", "torch", "torch", Unit.FLOP, True, "pip install torch",
-      "torch.utils.flop_counter.FlopCounterMode: FLOPs, 2 per multiply-add")
-_spec("ptflops_pytorch", "ptflops", "ptflops", Unit.MAC, False, "pip install ptflops",
-      "ptflops get_model_complexity_info(backend='pytorch'): MACs ('Computational complexity: ... GMac')")
-_spec("ptflops_aten", "ptflops", "ptflops", Unit.MAC, False, "pip install ptflops",
-      "ptflops get_model_complexity_info(backend='aten'): MACs")
-_spec("torchprofile_jit", "torchprofile", "torchprofile", Unit.MAC, False, "pip install torchprofile",
-      "torchprofile.profile_macs: multiply-accumulate operations")
-_spec("torchinfo_summary", "torchinfo", "torchinfo", Unit.MAC, False, "pip install torchinfo",
-      "torchinfo summary: 'Total mult-adds'")
-_spec("calflops_hooks", "calflops", "calflops", Unit.FLOP, False, "pip install 'flopcheck[calflops]'",
-      "calflops.calculate_flops returns (flops, macs, params); flops = 2 x macs")
-_spec("deepspeed_profiler", "deepspeed", "deepspeed", Unit.FLOP, False, "pip install --no-build-isolation deepspeed",
-      "deepspeed get_model_profile returns (flops, macs, params); flops = 2 x macs")
-
-REQUIRED = tuple(n for n, s in COUNTERS.items() if s.required)
+    return wrap
 
 
 def get_spec(name: str) -> CounterSpec:
     """The spec of a registered counter; an unknown name lists the known ones."""
     if name not in COUNTERS:
-        raise ValueError(f"unknown counter {name!r}; known: {', '.join(COUNTERS)}")
+        raise InputError(f"unknown counter {name!r}; known: {', '.join(COUNTERS)}")
     return COUNTERS[name]
+
+
+def required() -> tuple[str, ...]:
+    """The counters on the card: each must give a number or a named error."""
+    return tuple(n for n, s in COUNTERS.items() if s.required)
+
+
+for _info in pkgutil.iter_modules(__path__):
+    if _info.name not in INFRASTRUCTURE:
+        importlib.import_module(f"{__name__}.{_info.name}")
+
+from flopcheck import plugins  # noqa: E402  (after the built-ins: a plugin may refer to them)
+
+plugins.load()
+REQUIRED = required()

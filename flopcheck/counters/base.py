@@ -5,10 +5,8 @@ from collections import Counter
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from flopcheck.types import Item, Skip, Unit
+from flopcheck.types import Item, Mechanism, Skip, Unit, Work
 
-# categories of ops that cost nothing by anyone's convention: not worth listing as skipped
-FREE_CATEGORIES = frozenset({"view", "creation", "movement"})
 # module types that only hold other modules, or compute nothing in eval: never worth listing as skipped
 CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Identity", "Dropout", "Dropout1d", "Dropout2d",
                         "Dropout3d", "AlphaDropout"})
@@ -30,18 +28,18 @@ class Detail:
     unit: Unit
     items: list[Item] = field(default_factory=list)
 
-    def add(self, name: str, reported: float, calls: int = 0, where: str = "op", type: str = "",
+    def add(self, name: str, reported: float, calls: int = 0, where: Mechanism = Mechanism.OP, type: str = "",
             in_total: bool = True) -> None:
         flops = int(round(float(reported) * self.unit.flops_per_unit))
         self.items.append(Item(name, float(reported), flops, calls, where, type, in_total))
 
 
-def op_category(name: str) -> str:
-    """What an op named 'aten::_softmax' (or 'aten._softmax') is: a flopcheck category, or
-    'attention' / 'matmul' for the ops flopcheck counts; 'other' if torch does not know it."""
+def op_category(name: str) -> Work:
+    """What an op named 'aten::_softmax' (or 'aten._softmax') does: attention, matmul or conv for the ops
+    flopcheck counts, else its category; OTHER if torch does not know it."""
     import torch
 
-    from flopcheck.exact.categories import OTHER, categorize, named_category
+    from flopcheck.exact.categories import categorize, named_category
     from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS
 
     op = name.replace("aten::", "").replace("aten.", "").split(".")[0]
@@ -49,27 +47,39 @@ def op_category(name: str) -> str:
         return named_category(op)
     packet = getattr(torch.ops.aten, op, None)
     if packet in FORMULAS:
-        return "attention" if packet in ATTENTION_OPS else ("conv" if "conv" in op else "matmul")
+        return Work.ATTENTION if packet in ATTENTION_OPS else (Work.CONV if "conv" in op else Work.MATMUL)
     found = [categorize(getattr(packet, o)) for o in (packet.overloads() if packet is not None else [])]
-    return next((c for c in found if c != OTHER), OTHER)
+    return next((c for c in found if c is not Work.OTHER), Work.OTHER)
 
 
 def costs_nothing(name: str) -> bool:
     """Views, copies, creations, and graph plumbing that is no aten op (prim::Constant)."""
-    return not name.startswith("aten") or op_category(name) in FREE_CATEGORIES
+    return not name.startswith("aten") or op_category(name).free
 
 
 def skipped_ops(calls: dict[str, int], reason: str) -> tuple[Skip, ...]:
     """Skips for ops that cost something by some convention (views, copies and creations left out)."""
-    return tuple(Skip(op, n, f"{reason} ({op_category(op)})") for op, n in sorted(calls.items())
-                 if not costs_nothing(op))
+    out = []
+    for op, n in sorted(calls.items()):
+        if not costs_nothing(op):
+            work = op_category(op)
+            out.append(Skip(op, n, f"{reason} ({work})", Mechanism.OP, work))
+    return tuple(out)
 
 
 def unhooked_module_types(model, hooked: set, reason: str) -> tuple[Skip, ...]:
     """Module types with no rule in a hook-based counter: what their own forward computes is lost."""
     counts = Counter(type(m) for m in model.modules())
-    return tuple(Skip(t.__name__, n, reason) for t, n in counts.items()
+    return tuple(Skip(t.__name__, n, reason, Mechanism.MODULE, own_forward=True) for t, n in counts.items()
                  if t not in hooked and t.__name__ not in CONTAINERS)
+
+
+def keyword_inputs(model, inputs: tuple) -> dict:
+    """The positional inputs of model(*inputs) by the names its forward gives them (for libraries that call
+    model(**inputs), as ptflops' input_constructor does)."""
+    import inspect
+
+    return dict(inspect.signature(model.forward).bind(*inputs).arguments)
 
 
 def module_types(model) -> dict[str, str]:
@@ -113,7 +123,7 @@ def logged_ops(stack: LoggedStack, unit: Unit) -> list[Item]:
         sums[entry_label(name)][1] += 1
     detail = Detail(unit)
     for name, (value, n) in sums.items():
-        detail.add(name, value, calls=n, where="functional")
+        detail.add(name, value, calls=n, where=Mechanism.FUNCTIONAL)
     return detail.items
 
 
@@ -140,23 +150,53 @@ class _Unpatched:
             self.missing[str(packet)] += 1
 
     def skips(self, reason: str) -> tuple[Skip, ...]:
-        return tuple(Skip(n, c, reason) for n, c in sorted(self.missing.items()))
+        return tuple(Skip(n, c, reason, Mechanism.OP, op_category(n)) for n, c in sorted(self.missing.items()))
+
+
+@contextmanager
+def watching_ops(seen):
+    """Call `seen(op packet)` for every aten op that runs inside, below any Python-level patching."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Watch(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen(func.overloadpacket)
+            return func(*args, **(kwargs or {}))
+
+    with Watch():
+        yield
+
+
+@contextmanager
+def recording_ops():
+    """A Counter of the aten op packets that run inside, filled as they run."""
+    calls: Counter = Counter()
+    with watching_ops(lambda op: calls.update((op,))):
+        yield calls
 
 
 @contextmanager
 def unpatched_ops(stack: LoggedStack):
     """Record aten ops as they run; `.skips()` lists the multiply-add ops no patched wrapper logged."""
-    from torch.utils._python_dispatch import TorchDispatchMode
-
     watch = _Unpatched(stack)
-
-    class Watch(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            watch.seen(func.overloadpacket)
-            return func(*args, **(kwargs or {}))
-
-    with Watch():
+    with watching_ops(watch.seen):
         yield watch
+
+
+def read_deepspeed_style(count, ref) -> list:
+    """The reading of DeepSpeed's profiler and calflops (its fork): conv2d = 2*MACs + one FLOP per output for the
+    bias; every other functional whole, as the work its name says."""
+    from flopcheck.reconcile.classify import op_work
+    from flopcheck.reconcile.parts import bare, part, split
+
+    parts = []
+    for i in count.detail:
+        if bare(i.name).startswith("conv"):
+            bias = ref.bias_elements(op="convolution")
+            parts += split(i.name, i.flops, [(Work.BIAS, bias), (Work.CONV, i.flops - bias)])
+        else:
+            parts.append(part(i.flops, i.name, op_work(i.name, ref)))
+    return parts
 
 
 def run_logged(profiler_module, call, reason: str) -> Measurement:

@@ -7,9 +7,15 @@ notes which ops ran inside a logged call), e.g. '@' and fused attention when it 
 """
 from __future__ import annotations
 
-from flopcheck.counters.base import Measurement, run_logged
+from flopcheck.counters import counter
+from flopcheck.counters.base import Measurement, read_deepspeed_style, run_logged
+from flopcheck.types import Unit
 
 
+@counter('calflops_hooks', library='calflops', unit=Unit.FLOP, order=9,
+         install="pip install 'flopcheck[calflops]'",
+         convention='calflops.calculate_flops returns (flops, macs, params); flops = 2 x macs',
+         reader=read_deepspeed_style)
 def run(model, inputs) -> Measurement:
     from calflops import calculate_flops, calculate_pipline
 

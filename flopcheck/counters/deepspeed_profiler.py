@@ -6,9 +6,15 @@ Skipped: the aten ops that ran outside any patched functional (rebuilt by an op 
 """
 from __future__ import annotations
 
-from flopcheck.counters.base import Measurement, run_logged
+from flopcheck.counters import counter
+from flopcheck.counters.base import Measurement, read_deepspeed_style, run_logged
+from flopcheck.types import Unit
 
 
+@counter('deepspeed_profiler', library='deepspeed', unit=Unit.FLOP, order=10,
+         install='pip install --no-build-isolation deepspeed',
+         convention='deepspeed get_model_profile returns (flops, macs, params); flops = 2 x macs',
+         reader=read_deepspeed_style)
 def run(model, inputs) -> Measurement:
     from deepspeed.profiling.flops_profiler import get_model_profile, profiler
 

@@ -6,18 +6,26 @@ for (norms, elementwise, bias adds, ...) are listed with the elements they wrote
 """
 from __future__ import annotations
 
+from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement
-from flopcheck.types import Skip, Unit
+from flopcheck.reconcile.classify import by_kind
+from flopcheck.types import Mechanism, Skip, Unit, Work
 
 
+@counter('flopcheck_exact', library='flopcheck', unit=Unit.FLOP, order=0,
+         install='pip install flopcheck',
+         convention='flopcheck: FLOPs, 2 per multiply-add, every matmul-class op and SDPA kernel; the reference, '
+                    'run as a counter',
+         on_meta=True, reader=by_kind)
 def run(model, inputs) -> Measurement:
     from flopcheck.exact import count_forward
 
     count = count_forward(model, inputs, kind_map=getattr(model, "flop_kinds", ()))
     detail = Detail(Unit.FLOP)
     for term in count.terms():
-        detail.add(term.path, term.flops, where="module", type=term.kind.value)
-    skipped = tuple(Skip(category, calls, f"no multiply-adds: {elements:,} elements written, counted 0")
+        detail.add(term.path, term.flops, where=Mechanism.MODULE, type=term.kind.value)
+    skipped = tuple(Skip(category.value, calls, f"no multiply-adds: {elements:,} elements written, counted 0",
+                         Mechanism.OP, category)
                     for category, (calls, elements) in sorted(count.uncounted_by_category().items())
-                    if category not in ("view", "creation"))
+                    if category not in (Work.VIEW, Work.CREATION))
     return Measurement(count.total, tuple(detail.items), skipped)

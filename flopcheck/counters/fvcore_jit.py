@@ -5,10 +5,16 @@ Skipped: its unsupported_ops(), the ops it traced and had no handle for, each co
 """
 from __future__ import annotations
 
+from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, skipped_ops
+from flopcheck.reconcile.classify import by_op_name
 from flopcheck.types import Unit
 
 
+@counter('fvcore_jit', library='fvcore', unit=Unit.MAC, order=1,
+         install='pip install fvcore',
+         convention="fvcore docs: 'we count one fused multiply-add as one flop'",
+         required=True, reader=by_op_name)
 def run(model, inputs) -> Measurement:
     from fvcore.nn import FlopCountAnalysis
 

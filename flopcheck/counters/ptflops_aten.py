@@ -6,36 +6,44 @@ running beside it. Its addmm and convolution formulas include the bias adds.
 """
 from __future__ import annotations
 
-from collections import Counter
+from flopcheck.counters import counter
+from flopcheck.counters.base import Detail, Measurement, keyword_inputs, recording_ops, skipped_ops
+from flopcheck.reconcile.classify import op_work
+from flopcheck.reconcile.parts import Part, bare, split
+from flopcheck.types import Count, Unit, Work
 
-from flopcheck.counters.base import Detail, Measurement, skipped_ops
-from flopcheck.types import Unit
+
+def read(count: Count, ref) -> list[Part]:
+    """ptflops' aten formulas add the bias: addmm = m*k*n + m*n, convolution = ... + numel(out)."""
+    parts = []
+    for i in count.detail:
+        op = bare(i.name)
+        bias = 2 * ref.bias_elements(op=op) if op in ("addmm", "convolution") else 0
+        parts += split(i.name, i.flops, [(Work.BIAS, bias), (op_work(i.name, ref), i.flops - bias)])
+    return parts
 
 
+@counter('ptflops_aten', library='ptflops', unit=Unit.MAC, order=6,
+         install='pip install ptflops',
+         convention="ptflops get_model_complexity_info(backend='aten'): MACs",
+         reader=read)
 def run(model, inputs) -> Measurement:
-    from torch.utils._python_dispatch import TorchDispatchMode
     from ptflops import aten_engine, get_model_complexity_info
     from ptflops.aten_ops import ATEN_OPS_MAPPING
 
     modes: list = []
-    seen: Counter = Counter()
 
     class Capturing(aten_engine.FlopCounterMode):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
             modes.append(self)
 
-    class Recorder(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen[func.overloadpacket] += 1
-            return func(*args, **(kwargs or {}))
-
     original = aten_engine.FlopCounterMode
     aten_engine.FlopCounterMode = Capturing
     try:
-        with Recorder():
+        with recording_ops() as seen:
             macs, _params = get_model_complexity_info(
-                model, (1,), input_constructor=lambda _: dict(zip(("x", "t", "y"), inputs)), as_strings=False,
+                model, (1,), input_constructor=lambda _: keyword_inputs(model, inputs), as_strings=False,
                 backend="aten", print_per_layer_stat=False, verbose=False)
     finally:
         aten_engine.FlopCounterMode = original

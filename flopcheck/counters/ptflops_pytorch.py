@@ -8,9 +8,52 @@ Skipped: module types with no hook (their own forward's ops count 0 unless a pat
 from __future__ import annotations
 
 from collections import defaultdict
+from math import isqrt
 
-from flopcheck.counters.base import Detail, Measurement, module_types, unhooked_module_types
-from flopcheck.types import Unit
+from flopcheck.counters import counter
+from flopcheck.counters.base import Detail, Measurement, keyword_inputs, module_types, unhooked_module_types
+from flopcheck.reconcile import causes as K
+from flopcheck.reconcile.classify import layer_work, op_work
+from flopcheck.reconcile.parts import Part, bare, part, split
+from flopcheck.types import Count, Item, Mechanism, Unit, Work
+
+
+def _attention_rule(i: Item, ref) -> list[Part]:
+    """ptflops' hook for an attention module (its MODULES_MAPPING has timm's Attention) counts, per sample,
+    QK^T + attn@V plus T*e*h for scaling q and h*T^2 for the softmax, e and h read from the module as the hook
+    does; T^2 follows from the exact QK^T at that module, 2*N*h*T^2*e."""
+    attention = ref.per_instance(i.name, ("qk", "av"))
+    m, n = ref.modules[i.name], ref.batch
+    h, e = m.num_heads, m.head_dim
+    t = isqrt(ref.per_instance(i.name, ("qk",)) // (2 * n * h * e))
+    return split(i.name, i.flops, [(Work.ATTENTION, attention), (Work.ELEMENTWISE, 2 * n * (t * e * h + h * t * t))])
+
+
+def read(count: Count, ref) -> list[Part]:
+    """ptflops, pytorch backend: Linear and conv hooks add one per bias element; an attention module's hook counts
+    attention and its scaling and softmax; modules inside a hooked one are computed but never summed; F.gelu is
+    patched while nn.GELU is hooked, so a GELU module counts twice."""
+    hooked_gelu = any(type(m).__name__ == "GELU" for m in ref.modules.values())
+    parts = []
+    for i in count.detail:
+        if i.where is Mechanism.FUNCTIONAL:
+            double = bare(i.name) == "gelu" and hooked_gelu
+            parts.append(part(i.flops, i.name, K.ACTIVATION_DOUBLE_COUNTED if double else op_work(i.name, ref)))
+            continue
+        work = layer_work(i)
+        if not i.in_total:  # computed, then dropped by accumulate_flops
+            if work is Work.LINEAR:
+                parts.append(Part(-ref.per_instance(i.name), i.name, cause=K.HOOKED_CONTAINER_DROPS_CHILDREN,
+                                  counted=False))
+            continue
+        if ref.per_instance(i.name, ("qk", "av")):  # the module computes attention in its own forward
+            parts += _attention_rule(i, ref)
+        elif work in (Work.LINEAR, Work.CONV):
+            parts += split(i.name, i.flops, [(work, ref.per_instance(i.name)),
+                                             (Work.BIAS, 2 * ref.bias_elements(path=i.name))])
+        else:
+            parts += split(i.name, i.flops, [(work, i.flops)])
+    return parts
 
 
 def _named_handlers(mapping: dict, calls: list) -> dict:
@@ -27,6 +70,10 @@ def _named_handlers(mapping: dict, calls: list) -> dict:
     return {k: wrap(getattr(k, "__qualname__", str(k)), v) for k, v in mapping.items()}
 
 
+@counter('ptflops_pytorch', library='ptflops', unit=Unit.MAC, order=5,
+         install='pip install ptflops',
+         convention="ptflops get_model_complexity_info(backend='pytorch'): MACs ('Computational complexity: ... GMac')",
+         reader=read)
 def run(model, inputs) -> Measurement:
     from ptflops import get_model_complexity_info, pytorch_engine, pytorch_ops
 
@@ -48,7 +95,7 @@ def run(model, inputs) -> Measurement:
     pytorch_ops.TENSOR_OPS_MAPPING.update(_named_handlers(saved[2], functional_calls))
     try:
         macs, _params = get_model_complexity_info(
-            model, (1,), input_constructor=lambda _: dict(zip(("x", "t", "y"), inputs)), as_strings=False,
+            model, (1,), input_constructor=lambda _: keyword_inputs(model, inputs), as_strings=False,
             backend="pytorch", print_per_layer_stat=True, verbose=False)
     finally:
         pytorch_engine.print_model_with_flops = saved[0]
@@ -60,13 +107,13 @@ def run(model, inputs) -> Measurement:
     detail = Detail(Unit.MAC)
     for path, flops, reached in modules:
         if flops:
-            detail.add(path, flops, where="module", type=types.get(path, ""), in_total=reached)
+            detail.add(path, flops, where=Mechanism.MODULE, type=types.get(path, ""), in_total=reached)
     by_name: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for name, flops in functional_calls:
         by_name[name][0] += flops
         by_name[name][1] += 1
     for name, (flops, n) in by_name.items():
-        detail.add(name, flops, calls=n, where="functional")
+        detail.add(name, flops, calls=n, where=Mechanism.FUNCTIONAL)
     hooked_types = set(pytorch_ops.MODULES_MAPPING)
     skipped = unhooked_module_types(model, hooked_types,
                                     "no ptflops hook for this module type: its own forward() counts 0 "

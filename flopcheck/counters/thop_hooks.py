@@ -6,8 +6,21 @@ for DiT that is timm's Attention (QK^T and attn@V), the adaLN modulation and res
 """
 from __future__ import annotations
 
+from flopcheck.counters import counter
 from flopcheck.counters.base import CONTAINERS, Detail, Measurement, module_types, unhooked_module_types
-from flopcheck.types import Unit
+from flopcheck.reconcile.classify import layer_work
+from flopcheck.reconcile.parts import Part, split
+from flopcheck.types import Count, Mechanism, Unit, Work
+
+
+def read(count: Count, ref) -> list[Part]:
+    """thop: Linear = in_features x numel(out) and conv = the exact multiply-adds; norms 2 per element."""
+    parts = []
+    for i in count.detail:
+        work = layer_work(i)
+        exact = ref.per_instance(i.name) if work in (Work.LINEAR, Work.CONV) else i.flops
+        parts += split(i.name, i.flops, [(work, exact)])
+    return parts
 
 
 def _walk(tree: dict, prefix: str = ""):
@@ -20,6 +33,10 @@ def _walk(tree: dict, prefix: str = ""):
             yield path, ops
 
 
+@counter('thop_hooks', library='thop', unit=Unit.MAC, order=2,
+         install='pip install thop',
+         convention="thop.profile returns MACs (its README: 'macs, params = profile(...)')",
+         required=True, reader=read)
 def run(model, inputs) -> Measurement:
     import thop
     from thop.profile import register_hooks
@@ -29,7 +46,7 @@ def run(model, inputs) -> Measurement:
     detail = Detail(Unit.MAC)
     for path, ops in _walk(tree):
         if ops and types.get(path) not in CONTAINERS:
-            detail.add(path, ops, where="module", type=types.get(path, ""))
+            detail.add(path, ops, where=Mechanism.MODULE, type=types.get(path, ""))
     skipped = unhooked_module_types(model, set(register_hooks),
                                     "no thop rule for this module type: its own forward() is counted 0")
     return Measurement(total, tuple(detail.items), skipped)

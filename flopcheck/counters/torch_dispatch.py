@@ -7,28 +7,24 @@ registry lacks: the attention disappears.
 """
 from __future__ import annotations
 
-from collections import Counter
-
-from flopcheck.counters.base import Detail, Measurement, skipped_ops
+from flopcheck.counters import counter
+from flopcheck.counters.base import Detail, Measurement, recording_ops, skipped_ops
+from flopcheck.reconcile.classify import by_op_name
 from flopcheck.types import Unit
 
 
+@counter('torch_dispatch', library='torch', unit=Unit.FLOP, order=4,
+         install='pip install torch',
+         convention='torch.utils.flop_counter.FlopCounterMode: FLOPs, 2 per multiply-add',
+         required=True, reader=by_op_name)
 def run(model, inputs) -> Measurement:
-    from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils.flop_counter import FlopCounterMode, flop_registry
 
-    seen: Counter = Counter()
-
-    class Recorder(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            seen[func.overloadpacket] += 1
-            return func(*args, **(kwargs or {}))
-
-    with FlopCounterMode(display=False) as counter, Recorder():
+    with FlopCounterMode(display=False) as mode, recording_ops() as seen:
         model(*inputs)
     detail = Detail(Unit.FLOP)
-    for op, flops in counter.get_flop_counts()["Global"].items():
+    for op, flops in mode.get_flop_counts()["Global"].items():
         detail.add(str(op), flops)
     missing = {str(op): n for op, n in seen.items() if op not in flop_registry}
     skipped = skipped_ops(missing, "no formula in FlopCounterMode's registry: counted 0")
-    return Measurement(counter.get_total_flops(), tuple(detail.items), skipped)
+    return Measurement(mode.get_total_flops(), tuple(detail.items), skipped)

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, costs_nothing, skipped_ops
+from flopcheck.reconcile.classify import by_op_name
 from flopcheck.types import Unit
 
 
@@ -36,6 +38,10 @@ def _uncounted_roots(events) -> Counter:
     return found
 
 
+@counter('torch_profiler', library='torch', unit=Unit.FLOP, order=3,
+         install='pip install torch',
+         convention='torch.profiler with_flops=True: FLOPs, 2 per multiply-add, for a fixed list of ops',
+         required=True, reader=by_op_name)
 def run(model, inputs) -> Measurement:
     from torch.profiler import ProfilerActivity, profile
 

@@ -9,8 +9,33 @@ from __future__ import annotations
 
 from collections import Counter
 
+from flopcheck.counters import counter
 from flopcheck.counters.base import CONTAINERS, Detail, Measurement
-from flopcheck.types import Skip, Unit
+from flopcheck.reconcile import causes as K
+from flopcheck.reconcile.classify import layer_work
+from flopcheck.reconcile.parts import Part, split
+from flopcheck.types import Count, Mechanism, Skip, Unit, Work
+
+
+def read(count: Count, ref) -> list[Part]:
+    """torchinfo: a conv adds weights x output positions (bias too); any other layer with weights
+    adds (weights + bias) x batch, whatever its token count; an embedding table counts as weights."""
+    n = ref.batch
+    parts = []
+    for i in count.detail:
+        work = layer_work(i)
+        weights, bias = ref.weights(i.name)
+        if work is Work.CONV:
+            parts += split(i.name, i.flops, [(Work.CONV, ref.per_instance(i.name)),
+                                             (Work.BIAS, 2 * ref.bias_elements(path=i.name))])
+        elif work is Work.LINEAR:
+            exact = ref.per_instance(i.name)
+            per_sample = 2 * n * weights - exact  # weights x batch, in place of the per-token work
+            parts += split(i.name, i.flops, [(Work.LINEAR, exact), (K.PER_TOKEN_COUNTED_PER_SAMPLE, per_sample),
+                                             (Work.BIAS, 2 * n * bias)])
+        else:
+            parts += split(i.name, i.flops, [(work, i.flops)])
+    return parts
 
 
 def _path(layer) -> str:
@@ -21,6 +46,10 @@ def _path(layer) -> str:
     return ".".join(reversed(parts))
 
 
+@counter('torchinfo_summary', library='torchinfo', unit=Unit.MAC, order=8,
+         install='pip install torchinfo',
+         convention="torchinfo summary: 'Total mult-adds'",
+         reader=read)
 def run(model, inputs) -> Measurement:
     from torchinfo import summary
 
@@ -30,13 +59,14 @@ def run(model, inputs) -> Measurement:
     own_forward: Counter = Counter()
     for layer in stats.summary_list:
         if layer.is_leaf_layer and layer.macs:
-            detail.add(_path(layer), layer.macs, where="module", type=layer.class_name)
+            detail.add(_path(layer), layer.macs, where=Mechanism.MODULE, type=layer.class_name)
         elif layer.is_leaf_layer and layer.class_name not in CONTAINERS:
             no_weights[layer.class_name] += 1
         elif layer.class_name not in CONTAINERS:
             own_forward[layer.class_name] += 1
     skipped = tuple(
-        [Skip(t, n, "leaf layer without weights: counted 0") for t, n in sorted(no_weights.items())]
-        + [Skip(t, n, "not a leaf: what its own forward() computes is not counted") for t, n in sorted(own_forward.items())]
+        [Skip(t, n, "leaf layer without weights: counted 0", Mechanism.MODULE) for t, n in sorted(no_weights.items())]
+        + [Skip(t, n, "not a leaf: what its own forward() computes is not counted", Mechanism.MODULE, own_forward=True)
+           for t, n in sorted(own_forward.items())]
     )
     return Measurement(stats.total_mult_adds, tuple(detail.items), skipped)

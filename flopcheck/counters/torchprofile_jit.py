@@ -8,10 +8,16 @@ from __future__ import annotations
 import warnings
 from collections import Counter, defaultdict
 
+from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, skipped_ops
+from flopcheck.reconcile.classify import by_op_name
 from flopcheck.types import Unit
 
 
+@counter('torchprofile_jit', library='torchprofile', unit=Unit.MAC, order=7,
+         install='pip install torchprofile',
+         convention='torchprofile.profile_macs: multiply-accumulate operations',
+         reader=by_op_name)
 def run(model, inputs) -> Measurement:
     import torchprofile.profile as tp
     from torchprofile.handlers import HANDLER_MAP

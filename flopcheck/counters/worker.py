@@ -1,10 +1,13 @@
-"""A counter's worker process: `python -m flopcheck.counters.worker`, one counter, many models.
+"""A counters' worker process: `python -m flopcheck.counters.worker`, many counters, many models.
 
-The job arrives as JSON on stdin; each result leaves as one JSON line on the original stdout,
-which is kept for results alone (libraries print, so fd 1 is pointed at stderr). torch and the
-counter's library are imported once; each model is counted in a forked child, so a library that
-monkeypatches torch or leaves hooks behind cannot touch the next model, a crash or a hang costs
-one result, and the child's peak RSS is that model's alone.
+stdin: a header line (the counters, timeout_s, threads, extra sys.path), then one job per line until EOF.
+stdout: one Count per line, and {"done": true} after each job, so the pool can send the next; the
+original stdout is kept for results alone (libraries print, so fd 1 is pointed at stderr).
+Each model is built once (real CPU tensors, values zeroed) and every counter counts it in its own
+forked child, so a library's monkeypatches, hooks, crashes and hangs stay in that child, and the
+model's construction is paid once per model, not once per counter. A counter that reads shapes only
+(`on_meta`) counts a model built on meta. The parent runs on one thread, never a parallel region, so
+forking stays safe; each child counts on the header's threads.
 """
 from __future__ import annotations
 
@@ -18,11 +21,13 @@ import signal
 import sys
 import time
 import traceback
+from dataclasses import asdict
 
-from flopcheck.types import Count, Item, Skip, Unit
+from flopcheck.types import Count, Unit
 
 
-def _version(library: str) -> str:
+def version(library: str) -> str:
+    """The installed version of a distribution, or 'unknown'."""
     try:
         return importlib.metadata.version(library)
     except importlib.metadata.PackageNotFoundError:
@@ -49,20 +54,16 @@ def build_zeroed(job: dict, device: str = "cpu") -> tuple:
     return model, inputs
 
 
-def timed_run(adapter, model, inputs) -> dict:
+def timed_run(run, model, inputs) -> dict:
     """The counting call alone, timed: what a child sends back."""
     import torch
 
     with torch.no_grad():
         start = time.perf_counter()
-        m = adapter.run(model, inputs)
+        m = run(model, inputs)
         elapsed = time.perf_counter() - start
-    return {"reported": m.reported, "detail": m.detail, "skipped": m.skipped, "time_s": elapsed}
-
-
-def count_model(adapter, job: dict) -> dict:
-    """In the child: build the model on real CPU tensors (values zeroed), count it, time the call."""
-    return timed_run(adapter, *build_zeroed(job))
+    return {"reported": m.reported, "detail": [asdict(i) for i in m.detail],
+            "skipped": [asdict(s) for s in m.skipped], "time_s": elapsed}
 
 
 def _read_all(fd: int, deadline: float) -> bytes | None:
@@ -80,19 +81,20 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
             chunks.append(chunk)
 
 
-def run_forked(adapter, job: dict, timeout_s: float, work=None) -> dict:
-    """Count one model in a forked child with a deadline; the child's peak RSS comes back too.
-    `work()` does the counting (default: build the model in the child and count it)."""
-    from dataclasses import asdict
+def _status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
 
+
+def run_forked(work, timeout_s: float) -> dict:
+    """`work()` in a forked child with a deadline; its answer (or a one-line error) and its peak RSS."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
         os.close(r)
         try:
-            out = work() if work is not None else count_model(adapter, job)
-            out["detail"] = [asdict(i) for i in out["detail"]]
-            out["skipped"] = [asdict(s) for s in out["skipped"]]
+            out = work()
         except BaseException as err:  # a crashing counter becomes its error result
             traceback.print_exc()
             out = {"error": _one_line(err)}
@@ -108,25 +110,23 @@ def run_forked(adapter, job: dict, timeout_s: float, work=None) -> dict:
     _, status, usage = os.wait4(pid, 0)
     peak = usage.ru_maxrss / 1024
     if data is None:
-        return {"error": f"timed out after {timeout_s:g} s: killed (raise --timeout if it is only slow)",
+        return {"error": f"timed out after {timeout_s:g} s: killed (raise the timeout if it is only slow)",
                 "peak_rss_mb": peak}
     if not data:
         return {"error": f"the counting process died ({_status(status)})", "peak_rss_mb": peak}
-    out = json.loads(data)
-    out["peak_rss_mb"] = peak
-    return out
+    return {**json.loads(data), "peak_rss_mb": peak}
 
 
 def load_adapter(spec: dict):
-    """(adapter module, None) or (None, a one-line error) for a counter spec: its library imported once,
-    before any fork, with torch and timm."""
+    """(the adapter function, None) or (None, a one-line error): its library imported once, before any fork,
+    with torch and timm."""
     if importlib.util.find_spec(spec["import_name"]) is None:
         return None, f"unavailable: {spec['install']}"
     try:
-        adapter = importlib.import_module(spec["adapter"])
+        run = getattr(importlib.import_module(spec["module"]), spec["function"])
         importlib.import_module(spec["import_name"])
         import reference_models.dit  # noqa: F401  (torch and timm, once)
-        return adapter, None
+        return run, None
     except Exception as err:
         return None, f"import failed: {_one_line(err)}"
 
@@ -135,35 +135,56 @@ def to_count(base: dict, out: dict) -> Count:
     """A Count from the common fields and a child's answer (a number, or an error)."""
     if "error" in out:
         return Count(**base, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
-    return Count(**base, reported=out["reported"], flops=int(round(float(out["reported"]) * base["unit"].flops_per_unit)),
-                 detail=tuple(Item(**d) for d in out["detail"]), skipped=tuple(Skip(**d) for d in out["skipped"]),
-                 time_s=out["time_s"], peak_rss_mb=out["peak_rss_mb"])
+    return Count.from_dict({**base, "unit": base["unit"].value, "reported": out["reported"],
+                            "flops": int(round(float(out["reported"]) * base["unit"].flops_per_unit)),
+                            "detail": out["detail"], "skipped": out["skipped"], "time_s": out["time_s"],
+                            "peak_rss_mb": out["peak_rss_mb"]})
 
 
-def _status(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
-    return f"exit code {os.waitstatus_to_exitcode(status)}"
+def count_one(spec: dict, loaded: tuple, job: dict, built: tuple, timeout_s: float, threads: int = 1) -> Count:
+    """One counter on one built model, in a forked child on `threads` threads; a counter on meta builds its own
+    from shapes."""
+    run, error = loaded
+    base = dict(counter=spec["name"], library=spec["library"], version=version(spec["library"]),
+                unit=Unit(spec["unit"]), model=job["model"], input_size=job["input_size"], attn=job["attn"],
+                batch=job["batch"], device="meta" if spec.get("on_meta") else "cpu")
+    if error:
+        return to_count(base, {"error": error})
+
+    def work():
+        import torch
+
+        torch.set_num_threads(threads)  # the child's own pool: the parent never started one, so forking is safe
+        return timed_run(run, *(build_zeroed(job, "meta") if spec.get("on_meta") else built))
+
+    return to_count(base, run_forked(work, timeout_s))
 
 
 def main() -> int:
     results = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # whatever the libraries print goes to stderr
-    job = json.load(sys.stdin)
-    sys.path[:0] = job.get("paths", [])
-    spec = job["spec"]
-    base = {"counter": spec["name"], "library": spec["library"], "version": _version(spec["library"]),
-            "unit": Unit(spec["unit"])}
+    header = json.loads(sys.stdin.readline())
+    sys.path[:0] = header.get("paths", [])
+    import torch
 
-    def emit(model_job: dict, out: dict) -> None:
-        fields = dict(base, model=model_job["model"], input_size=model_job["input_size"], attn=model_job["attn"],
-                      batch=model_job["batch"], device="cpu")
-        results.write(json.dumps(to_count(fields, out).to_dict()) + "\n")
+    torch.set_num_threads(1)  # no parallel region in this process: its children fork from it
+    specs = header["specs"]
+    loaded = [load_adapter(s) for s in specs]
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        job = json.loads(line)
+        start = time.perf_counter()
+        built = build_zeroed(job) if not all(s.get("on_meta") for s in specs) else ()
+        build_s = time.perf_counter() - start
+        for spec, adapter in zip(specs, loaded):
+            count = count_one(spec, adapter, job, built, header["timeout_s"], header.get("threads", 1))
+            results.write(json.dumps({**count.to_dict(), "build_s": build_s}) + "\n")
+            results.flush()
+            build_s = 0.0  # the build is reported once per model
+        del built
+        results.write(json.dumps({"done": True}) + "\n")
         results.flush()
-
-    adapter, error = load_adapter(spec)
-    for model_job in job["models"]:
-        emit(model_job, {"error": error} if error else run_forked(adapter, model_job, job["timeout_s"]))
     return 0
 
 

@@ -23,7 +23,7 @@ from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck.exact import categories
 from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, Parts
-from flopcheck.types import Kind, Term
+from flopcheck.types import Kind, Term, Work
 
 
 def join(*parts: str) -> str:
@@ -58,7 +58,7 @@ class OpRecord:
 
     path: str
     op: str
-    kind: str  # a Kind value for counted ops, a category for uncounted ones
+    kind: Kind | Work  # a Kind for counted ops, the Work category for uncounted ones
     flops: int
     elements: int
     calls: int
@@ -83,7 +83,7 @@ class ExactCount:
         """FLOPs per kind of term."""
         out: dict[Kind, int] = defaultdict(int)
         for r in self.counted:
-            out[Kind(r.kind)] += r.flops
+            out[r.kind] += r.flops
         return dict(out)
 
     def by_path(self) -> dict[str, int]:
@@ -97,13 +97,13 @@ class ExactCount:
         """The count as Terms, one per path, the ops that made it as the formula text."""
         kinds, ops = {}, defaultdict(set)
         for r in self.counted:
-            kinds[r.path] = Kind(r.kind)
+            kinds[r.path] = r.kind
             ops[r.path].add(r.op)
         return tuple(Term(p, kinds[p], f, "+".join(sorted(ops[p]))) for p, f in self.by_path().items())
 
-    def uncounted_by_category(self) -> dict[str, tuple[int, int]]:
+    def uncounted_by_category(self) -> dict[Work, tuple[int, int]]:
         """category -> (calls, elements written) of the ops not counted."""
-        out: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+        out: dict[Work, list[int]] = defaultdict(lambda: [0, 0])
         for r in self.uncounted:
             out[r.kind][0] += r.calls
             out[r.kind][1] += r.elements
@@ -137,7 +137,7 @@ class ExactCounter(TorchDispatchMode):
         self._stack: list[Frame] = []
         self._hooks: list[Any] = []
         self._events: list[_Event] = []
-        self._uncounted: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+        self._uncounted: dict[tuple[str, str, Work], list[int]] = defaultdict(lambda: [0, 0])
         self._tags = WeakTensorKeyDictionary()  # tensor -> (origin norm path, 'mm' event | 'softmax')
 
     # -- module tracking ------------------------------------------------------------------------
@@ -181,11 +181,11 @@ class ExactCounter(TorchDispatchMode):
         try:
             parts: Parts = FORMULAS[packet](*args, out=out, **kwargs)
         except Exception as err:  # recorded, never silently 0
-            self._record_uncounted(frame, f"{name} ({type(err).__name__}: {err})", categories.NO_FORMULA, out)
+            self._record_uncounted(frame, f"{name} ({type(err).__name__}: {err})", Work.NO_FORMULA, out)
             return
         if parts.bias_elements:
-            self._uncounted[(frame.norm_path, name, categories.BIAS)][0] += 1
-            self._uncounted[(frame.norm_path, name, categories.BIAS)][1] += parts.bias_elements
+            self._uncounted[(frame.norm_path, name, Work.BIAS)][0] += 1
+            self._uncounted[(frame.norm_path, name, Work.BIAS)][1] += parts.bias_elements
         if packet in MATMUL_OPS and not frame.is_layer:
             self._free_matmul(name, frame, parts.flops, args, out)
             return
@@ -231,9 +231,9 @@ class ExactCounter(TorchDispatchMode):
         for t in _tensors(out):
             self._tags[t] = (frame.norm_path, carried)
 
-    def _record_uncounted(self, frame: Frame, name: str, category: str, out) -> None:
+    def _record_uncounted(self, frame: Frame, name: str, category: Work, out) -> None:
         outputs = _tensors(out)  # the first output is the result; norms also return saved statistics
-        written = 0 if category == categories.VIEW or not outputs else prod(outputs[0].shape)
+        written = 0 if category is Work.VIEW or not outputs else prod(outputs[0].shape)
         entry = self._uncounted[(frame.norm_path, name, category)]
         entry[0] += 1
         entry[1] += int(written)
@@ -241,9 +241,9 @@ class ExactCounter(TorchDispatchMode):
     # -- result ---------------------------------------------------------------------------------
     def result(self, model: str = "", attn: str = "", device: str = "") -> ExactCount:
         """Events summed per (path, op, kind)."""
-        summed: dict[tuple[str, str, str], list[int]] = defaultdict(lambda: [0, 0])
+        summed: dict[tuple[str, str, Kind], list[int]] = defaultdict(lambda: [0, 0])
         for e in self._events:
-            entry = summed[(join(e.frame.norm_path, e.suffix), e.op, e.kind.value)]
+            entry = summed[(join(e.frame.norm_path, e.suffix), e.op, e.kind)]
             entry[0] += e.flops
             entry[1] += 1
         counted = tuple(OpRecord(p, op, k, f, 0, n) for (p, op, k), (f, n) in summed.items())
@@ -251,9 +251,9 @@ class ExactCounter(TorchDispatchMode):
         return ExactCount(model=model, attn=attn, device=device, counted=counted, uncounted=uncounted)
 
 
-def count_forward(module: nn.Module, inputs: tuple, forward: Callable | None = None,
-                  kind_map: Iterable[tuple[str, str]] = (), **labels: str) -> ExactCount:
-    """Run `forward(*inputs)` (default: the module) once under the counter; labels name the result."""
+def count_forward(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,
+                  kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None, **labels: str) -> ExactCount:
+    """Run `forward(*inputs, **kwargs)` (default: the module) once under the counter; labels name the result."""
     with torch.no_grad(), ExactCounter(module, kind_map) as counter:
-        (forward or module)(*inputs)
+        (forward or module)(*inputs, **(kwargs or {}))
     return counter.result(**labels)

@@ -1,23 +1,10 @@
-"""Hand-derived formulas, one module per model family, chosen through a registry."""
+"""Hand-derived formulas, one module per model family; the family object (reference_models.families) names its own."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from flopcheck.formula.dit import dit_breakdown
-from flopcheck.formula.text_conditioned import text_conditioned_breakdown
 from flopcheck.types import Breakdown, Scope
-from reference_models.configs import FAMILIES
-
-# family -> (name, config, batch) -> one-forward Breakdown
-FORMULAS: dict[str, Callable[[str, Any, int], Breakdown]] = {
-    "dit": dit_breakdown,
-    **{family: text_conditioned_breakdown for family in FAMILIES},
-}
-
-
-# ModuleLists of transformer blocks across the families ("txt_in.blocks.*." is HunyuanVideo's refiner, not one)
-BLOCK_LISTS = ("blocks.*.", "transformer_blocks.*.", "double_blocks.*.", "single_blocks.*.")
+from reference_models.families import BLOCK_LISTS, FAMILIES, family_of
 
 
 def in_blocks(path: str) -> bool:
@@ -33,9 +20,9 @@ def per_layer(n: int, layers: int, t: int, d: int) -> tuple[int, int]:
 
 def formula_breakdown(name: str, config: Any, batch: int = 1, scope: Scope = Scope()) -> Breakdown:
     """The formula's Breakdown for `config` at `batch`, scaled to `scope`."""
-    if config.family not in FORMULAS:
-        raise KeyError(f"no formula for model family {config.family!r}; known: {sorted(FORMULAS)}")
-    return FORMULAS[config.family](name, config, batch).scoped(scope)
+    if config.family not in FAMILIES:
+        raise KeyError(f"no formula for model family {config.family!r}; known: {sorted(FAMILIES)}")
+    return family_of(config).load("formula")(name, config, batch).scoped(scope)
 
 
-__all__ = ["BLOCK_LISTS", "FORMULAS", "formula_breakdown", "in_blocks", "per_layer"]
+__all__ = ["BLOCK_LISTS", "formula_breakdown", "in_blocks", "per_layer"]

@@ -182,12 +182,18 @@ def cogvideox_terms(cfg: LatentTransformerConfig, batch: int = 1) -> tuple[Term,
     )
 
 
-TERMS = {"mmdit": mmdit_terms, "flux": flux_terms, "wan": wan_terms, "cogvideox": cogvideox_terms}
+def _breakdown(terms, used: str):
+    """The family's Breakdown function: its terms and the symbols its formulas use."""
+
+    def breakdown(name: str, cfg: LatentTransformerConfig, batch: int = 1) -> Breakdown:
+        symbols = _symbols(cfg, batch)
+        return Breakdown(model=name, terms=terms(cfg, batch), symbols=tuple((k, symbols[k]) for k in used.split()))
+
+    breakdown.__doc__ = f"The hand-derived Breakdown of one forward ({terms.__name__}), symbols {used}."
+    return breakdown
 
 
-def text_conditioned_breakdown(name: str, cfg: LatentTransformerConfig, batch: int = 1) -> Breakdown:
-    """The hand-derived Breakdown of one forward, with the symbols its formulas use."""
-    used = {"mmdit": "N I S T d h L C P C_out f k q", "flux": "N I S T d h L Ls R C P C_out f k q",
-            "wan": "N I S T d h L C P C_out f k", "cogvideox": "N I S T d h L C P C_out k E"}[cfg.family].split()
-    symbols = _symbols(cfg, batch)
-    return Breakdown(model=name, terms=TERMS[cfg.family](cfg, batch), symbols=tuple((k, symbols[k]) for k in used))
+mmdit = _breakdown(mmdit_terms, "N I S T d h L C P C_out f k q")
+flux = _breakdown(flux_terms, "N I S T d h L Ls R C P C_out f k q")
+wan = _breakdown(wan_terms, "N I S T d h L C P C_out f k")
+cogvideox = _breakdown(cogvideox_terms, "N I S T d h L C P C_out k E")

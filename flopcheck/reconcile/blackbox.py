@@ -15,10 +15,33 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import product
 
-from flopcheck.reconcile.causes import CAUSES
-from flopcheck.types import Breakdown, Finding, Kind, Unit
+from flopcheck.errors import InputError
+from flopcheck.reconcile import causes as K
+from flopcheck.types import Attention, Breakdown, Finding, Kind, Unit, Word, scope_words
 
-COVERAGES = ("full", "attention-missing", "qk-only", "blocks-only", "linear-only")
+
+class Coverage(Word):
+    """What a number covers of one forward's work."""
+
+    FULL = "full"
+    ATTENTION_MISSING = "attention-missing"
+    QK_ONLY = "qk-only"
+    BLOCKS_ONLY = "blocks-only"
+    LINEAR_ONLY = "linear-only"
+
+    @property
+    def words(self) -> str:
+        return {"full": "attention counted", "attention-missing": "attention missing", "qk-only": "QK^T only",
+                "blocks-only": "blocks only (24Td^2 + 4T^2d)", "linear-only": "block linears only (12Td^2)"}[self.value]
+
+    @property
+    def attention(self) -> Attention:
+        """What this coverage did with attention."""
+        return {"attention-missing": Attention.MISSING, "qk-only": Attention.QK_ONLY,
+                "linear-only": Attention.MISSING}.get(self.value, Attention.COUNTED)
+
+
+COVERAGES = tuple(Coverage)
 
 
 @dataclass(frozen=True)
@@ -26,7 +49,7 @@ class Reading:
     """One way a number could have been produced."""
 
     unit: Unit = Unit.FLOP
-    coverage: str = "full"
+    coverage: Coverage = Coverage.FULL
     per_sample_per_token: bool = False
     batch: int = 1
     cfg: bool = False
@@ -36,18 +59,20 @@ class Reading:
     norms: int = 0  # LayerNorm work counted, in the reading's unit per normalised element (fvcore 4, thop 2)
 
     def describe(self) -> str:
-        parts = [self.unit.value + "s", {"full": "attention counted", "attention-missing": "attention missing",
-                                         "qk-only": "QK^T only", "blocks-only": "blocks only (24Td^2 + 4T^2d)",
-                                         "linear-only": "block linears only (12Td^2)"}
-                 [self.coverage]]
+        parts = [self.unit.value + "s", self.coverage.words]
         parts += [f"LayerNorm {self.norms} per element"] if self.norms else []
         parts += ["adaLN per token"] if self.per_sample_per_token else []
-        parts += [f"batch {self.batch}"] if self.batch > 1 else []
-        parts += ["CFG x2"] if self.cfg else []
-        parts += [f"{self.steps} steps"] if self.steps > 1 else []
-        parts += ["training x3"] if self.training else []
+        parts += scope_words(self.batch, "CFG x2" if self.cfg else "", self.steps,
+                             "training x3" if self.training else "")
         parts += ["pixel space"] if self.pixel else []
         return ", ".join(parts)
+
+    def causes(self, stated: Reading | None = None) -> int:
+        """How many causes this reading adds beyond what a claim states (`stated`): fewer is simpler, more likely."""
+        s = stated or Reading()
+        return (self.coverage is not Coverage.FULL) + (self.unit is Unit.MAC) + (self.norms > 0) \
+            + self.per_sample_per_token + (self.batch > s.batch) + (self.cfg and not s.cfg) \
+            + (self.steps > s.steps) + (self.training and not s.training) + (self.pixel and not s.pixel)
 
 
 @dataclass(frozen=True)
@@ -58,10 +83,6 @@ class Explanation:
     flops: int  # the reading's value in FLOPs
     value: Fraction  # the reading's value in its unit
     findings: tuple[Finding, ...] = field(default_factory=tuple)
-
-
-def _f(code: str, delta: int, evidence: str = "") -> Finding:
-    return Finding(code, CAUSES[code].slug, delta, evidence)
 
 
 def _block_linears(b: Breakdown) -> int:
@@ -82,24 +103,26 @@ def _per_layer_formula(b: Breakdown) -> int | None:
     return sum(per_layer(s.get("N", 1), s["L"] + s.get("Ls", 0), s["T"], s["d"]))
 
 
-def _covered(b: Breakdown, coverage: str, per_token: bool, tokens: int) -> tuple[int, list[Finding]]:
+def _covered(b: Breakdown, coverage: Coverage, per_token: bool, tokens: int) -> tuple[int, list[Finding]]:
     """One forward's FLOPs under a coverage, and the findings from the full reference to it."""
     kinds = b.by_kind()
     score, value = kinds.get(Kind.ATTN_SCORE, 0), kinds.get(Kind.ATTN_VALUE, 0)
     findings = []
-    if coverage == "attention-missing":
-        findings.append(_f("FC200", -(score + value)))
-    elif coverage == "qk-only":
-        findings.append(_f("FC202", -value))
-    elif coverage == "linear-only":
-        findings.append(_f("FC203", _block_linears(b) - b.total, "only the blocks' qkv, proj and MLP counted"))
-    elif coverage == "blocks-only":
+    if coverage is Coverage.ATTENTION_MISSING:
+        findings.append(K.ATTENTION_UNCOUNTED.finding(-(score + value)))
+    elif coverage is Coverage.QK_ONLY:
+        findings.append(K.ATTN_V_MISSING.finding(-value))
+    elif coverage is Coverage.LINEAR_ONLY:
+        findings.append(K.VIT_SHORTCUT.finding(_block_linears(b) - b.total,
+                                               "only the blocks' qkv, proj and MLP counted"))
+    elif coverage is Coverage.BLOCKS_ONLY:
         per_layer = _per_layer_formula(b)
         kept = per_layer if per_layer is not None else _block_linears(b) + score + value
-        findings.append(_f("FC208", kept - b.total, "L*(24*T*d^2 + 4*T^2*d) for the whole model: embeddings, "
-                                                     "adaLN, timestep MLP and head left out, every block one width"))
+        findings.append(K.BLOCKS_ONLY.finding(kept - b.total, "L*(24*T*d^2 + 4*T^2*d) for the whole model: embeddings, "
+                                              "adaLN, timestep MLP and head left out, every block one width"))
     if per_token:
-        findings.append(_f("FC401", (tokens - 1) * kinds.get(Kind.PER_SAMPLE, 0), f"per-sample terms x T={tokens}"))
+        findings.append(K.PER_SAMPLE_COUNTED_PER_TOKEN.finding((tokens - 1) * kinds.get(Kind.PER_SAMPLE, 0),
+                                                               f"per-sample terms x T={tokens}"))
     return b.total + sum(f.delta for f in findings), findings
 
 
@@ -108,22 +131,23 @@ def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens
     """The value of one reading, with the findings that build it from the latent reference;
     norm_elements: LayerNorm outputs per forward (latent, pixels), for readings that count norms."""
     base = pixel if reading.pixel else latent
-    findings = [_f("FC504", pixel.total - latent.total, "counted on pixels")] if reading.pixel else []
+    findings = [K.PIXEL_SPACE.finding(pixel.total - latent.total, "counted on pixels")] if reading.pixel else []
     flops, cov = _covered(base, reading.coverage, reading.per_sample_per_token, tokens[reading.pixel])
     findings += cov
     if reading.norms:
         norms = reading.norms * reading.unit.flops_per_unit * (norm_elements or {}).get(reading.pixel, 0)
-        findings.append(_f("FC301", norms, f"{reading.norms} {reading.unit.value} per LayerNorm element"))
+        findings.append(K.NORM_COUNTED.finding(norms, f"{reading.norms} {reading.unit.value} per LayerNorm element"))
         flops += norms
-    for code, factor, why in (("FC404", reading.batch, f"batch {reading.batch}"), ("FC501", 2 if reading.cfg else 1,
-                              "CFG doubles the batch"), ("FC502", reading.steps, f"{reading.steps} steps"),
-                              ("FC503", 3 if reading.training else 1, "fwd + bwd = 3 x fwd")):
+    for c, factor, why in ((K.BATCH_NOT_NORMALISED, reading.batch, f"batch {reading.batch}"),
+                           (K.CFG_INCLUDED, 2 if reading.cfg else 1, "CFG doubles the batch"),
+                           (K.STEPS_INCLUDED, reading.steps, f"{reading.steps} steps"),
+                           (K.TRAINING_X3, 3 if reading.training else 1, "fwd + bwd = 3 x fwd")):
         if factor > 1:
-            findings.append(_f(code, flops * (factor - 1), why))
+            findings.append(c.finding(flops * (factor - 1), why))
             flops *= factor
     value = Fraction(flops, reading.unit.flops_per_unit)
     if reading.unit is Unit.MAC:
-        findings.append(_f("FC101", int(value) - flops, "MACs: FLOPs / 2"))
+        findings.append(K.in_macs(flops, int(value)))
     return Explanation(reading, flops, value, tuple(findings))
 
 
@@ -141,13 +165,8 @@ def readings(units=(Unit.FLOP, Unit.MAC), batches=(1,), cfgs=(False,), steps=(1,
 
 def rank(value: float, explanations: list[Explanation]) -> list[tuple[float, Explanation]]:
     """(relative distance, explanation), nearest first; ties broken by the simpler reading."""
-    def simplicity(e: Explanation) -> int:
-        r = e.reading
-        return (r.coverage != "full") + (r.unit is Unit.MAC) + (r.norms > 0) + r.per_sample_per_token + (r.batch > 1) + r.cfg + (r.steps > 1) \
-            + r.training + r.pixel
-
     scored = [(abs(float(e.value) - value) / max(abs(value), 1e-30), e) for e in explanations]
-    return sorted(scored, key=lambda se: (se[0], simplicity(se[1])))
+    return sorted(scored, key=lambda se: (se[0], se[1].reading.causes()))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,7 +187,7 @@ class Fit:
 def fit_quadratic(points: list[tuple[int, int]]) -> Fit:
     """Solve a + bT + cT^2 through the first three (T, total) points exactly; check the rest."""
     if len({t for t, _ in points}) < 3:
-        raise ValueError("the T-sweep needs totals at three or more token counts")
+        raise InputError("the T-sweep needs totals at three or more token counts")
     (t1, y1), (t2, y2), (t3, y3) = [(Fraction(t), Fraction(y)) for t, y in points[:3]]
     c = ((y3 - y1) / (t3 - t1) - (y2 - y1) / (t2 - t1)) / (t3 - t2)
     b = (y2 - y1) / (t2 - t1) - c * (t1 + t2)
@@ -183,12 +202,20 @@ class SweepVerdict:
 
     b_ratio: float  # counter's T coefficient / formula's, both in FLOPs-as-reported
     c_ratio: float  # counter's T^2 coefficient / formula's
-    unit: str  # 'FLOP', 'MAC' or 'neither'
-    attention: str  # 'counted', 'qk-only', 'missing' or 'unclear'
+    unit: Unit | None  # None: the coefficients fit neither unit
+    attention: Attention
     misfit: float
+    from_t2: bool = False  # the unit was read from the T^2 coefficient alone (the per-token work is off)
+
+    @property
+    def label(self) -> str:
+        """'FLOP', 'MAC', 'MAC (from T^2)' or 'neither'."""
+        if self.unit is None:
+            return "neither"
+        return self.unit.value + (" (from T^2)" if self.from_t2 else "")
 
 
-def _near(x: float, targets: tuple[tuple[str, float], ...], tolerance: float) -> str | None:
+def _near(x: float, targets: tuple[tuple[object, float], ...], tolerance: float):
     return next((name for name, r in targets if abs(x - r) <= tolerance * max(r, 1.0)), None)
 
 
@@ -197,14 +224,15 @@ def judge(counter: Fit, formula: Fit, tolerance: float = 0.05) -> SweepVerdict:
     per-token work is off (layers dropped or counted per sample), c alone names unit and coverage."""
     b_ratio = float(counter.b / formula.b)
     c_ratio = float(counter.c / formula.c)
-    units = (("FLOP", 1.0), ("MAC", 0.5))
+    units = ((Unit.FLOP, 1.0), (Unit.MAC, 0.5))
     unit = _near(b_ratio, units, tolerance)
     if unit:
         coverage = c_ratio / dict(units)[unit]
-        attention = _near(coverage, (("counted", 1.0), ("qk-only", 0.5), ("missing", 0.0)), tolerance) or "unclear"
-    elif _near(c_ratio, units, tolerance):
-        unit, attention = _near(c_ratio, units, tolerance) + " (from T^2)", "counted"
-    else:
-        unit = "neither"
-        attention = "missing" if abs(c_ratio) <= tolerance else "unclear"
-    return SweepVerdict(b_ratio, c_ratio, unit, attention, float(counter.misfit))
+        attention = _near(coverage, ((Attention.COUNTED, 1.0), (Attention.QK_ONLY, 0.5), (Attention.MISSING, 0.0)),
+                          tolerance) or Attention.UNCLEAR
+        return SweepVerdict(b_ratio, c_ratio, unit, attention, float(counter.misfit))
+    unit = _near(c_ratio, units, tolerance)
+    if unit:
+        return SweepVerdict(b_ratio, c_ratio, unit, Attention.COUNTED, float(counter.misfit), from_t2=True)
+    attention = Attention.MISSING if abs(c_ratio) <= tolerance else Attention.UNCLEAR
+    return SweepVerdict(b_ratio, c_ratio, None, attention, float(counter.misfit))

@@ -1,87 +1,346 @@
-"""The causes: why counters and published numbers differ from the truth. Stable codes, one line each.
+"""The causes: why counters and published numbers differ from the truth. Stable codes, one place.
 
-A registry: each cause has a code, a slug, what happened and the fix. Codes group by family:
-1xx unit, 2xx attention, 3xx extra work counted, 4xx layer bookkeeping, 5xx scope, 9xx unexplained.
-A cause whose origin is an upstream bug says so in `upstream`, so it can be retired when it ships.
+Each cause is a registered object: its code, slug, what happened, the fix, the upstream report if
+it is a bug, and how it is detected. Codes group by family: 1xx unit, 2xx attention, 3xx extra work
+counted, 4xx layer bookkeeping, 5xx scope, 9xx unexplained. Everything else refers to a cause by its
+object (`causes.FUSED_ATTENTION_UNCOUNTED`), never by its code string.
+
+Detection, white box: a counter's detail is read as parts (`parts.Part`), each matching the
+reference's work or explained by a cause; the detectors, run in the order they are registered here
+(then any a plugin registers), turn the evidence into findings with exact deltas. The residual
+(FC901) and the unit (FC101) close every reconciliation. Black box: the readings in blackbox.py
+build their findings from these same objects.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from flopcheck.reconcile.parts import Part
+from flopcheck.types import Attention, Count, Finding, Kind, Work
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Cause:
-    """One diagnosis: code, slug, what happened, the fix, and the upstream report if it is a bug."""
+    """One diagnosis: code, slug, what happened, the fix, the upstream report if it is a bug; `accounts`: the
+    kinds of extra work it names when a counter counts them; `attention`: what it says of attention."""
 
     code: str
     slug: str
     what: str
     fix: str
     upstream: str = ""
+    accounts: tuple[Work, ...] = ()
+    attention: Attention | None = None  # what it says of attention, if anything
+
+    def finding(self, delta: int, evidence: str = "") -> Finding:
+        """This cause with its exact signed effect on a number, in FLOPs."""
+        return Finding(self.code, self.slug, delta, evidence)
 
 
 CAUSES: dict[str, Cause] = {}
 
 
-def cause(code: str, slug: str, what: str, fix: str, upstream: str = "") -> Cause:
+def cause(code: str, slug: str, what: str, fix: str, upstream: str = "", **how: Any) -> Cause:
     """Register a cause; a code registers once."""
     if code in CAUSES:
         raise ValueError(f"cause {code} is registered twice")
-    CAUSES[code] = Cause(code, slug, what, fix, upstream)
+    CAUSES[code] = Cause(code, slug, what, fix, upstream, **how)
     return CAUSES[code]
 
 
-cause("FC101", "mac-convention", "the number is in MACs (1 per multiply-add), read as FLOPs it is half the truth",
-      "multiply by 2, or label it MACs")
-cause("FC200", "attention-uncounted", "QK^T and attn@V are missing from a total (black box: the mechanism is not "
-      "visible)", "add 4*T^2*d per layer")
-cause("FC201", "fused-attention-uncounted", "a fused SDPA kernel ran and the counter has no formula for it: "
-      "QK^T and attn@V count 0", "count on the math path (attn='math'), or use a counter that knows SDPA kernels",
-      upstream="FlopCounterMode: pytorch/pytorch#195460 (no formula for "
-               "aten._scaled_dot_product_flash_attention_for_cpu; fix in pytorch/pytorch#195801, not in torch 2.14.1); "
-               "fvcore has no handle for aten::scaled_dot_product_attention (noted in MzeroMiko/VMamba#296); "
-               "calflops does not patch F.scaled_dot_product_attention (MrYxJ/calculate-flops.pytorch#48)")
-cause("FC202", "attn-v-missing", "QK^T was counted but attn@V was not", "add 2*T^2*d per layer for attn@V")
-cause("FC203", "vit-12td2-shortcut", "only the blocks' linear layers were counted (the ViT '12Td^2 per layer' "
-      "shortcut in MACs): attention, embeddings, adaLN and the head are missing",
-      "use 24Td^2 + 4T^2d per layer plus the embedding, adaLN and head terms")
-cause("FC204", "module-type-not-hooked", "a hook-based counter has no rule for the module that computes "
-      "attention (timm's Attention): what its own forward() computes counts 0",
-      "register a rule for the module, or use a dispatch-level counter")
-cause("FC205", "qk-missing", "attn@V was counted but QK^T was not", "add 2*T^2*d per layer for QK^T")
-cause("FC206", "hooked-container-drops-children", "the counter hooks a container (timm's Attention) and stops "
-      "summing there, so the Linear layers inside it (qkv, proj) are computed and left out",
-      "sum children of hooked modules too (ptflops: do not map timm's Attention)",
-      upstream="the timm-Attention hook came in sovrasov/flops-counter.pytorch#124, which assumed the "
-               "qkv and proj Linears would still be summed")
-cause("FC207", "matmul-operator-unpatched", "explicit attention runs 'q @ k' through Tensor.__matmul__, which "
-      "the counter does not patch: QK^T and attn@V count 0", "patch Tensor.__matmul__ too, or count at the "
-      "dispatch level", upstream="MrYxJ/calculate-flops.pytorch#26 (q @ k^T not counted)")
-cause("FC208", "blocks-only", "only the transformer blocks were counted (L x (24Td^2 + 4T^2d)): patch "
-      "embed, timestep MLP, adaLN and the final layer are missing", "add the embedding, adaLN and head terms")
-cause("FC301", "norm-counted", "LayerNorm/GroupNorm work was counted (a few FLOPs per element)",
-      "leave norms out of a multiply-add count, or state the convention")
-cause("FC302", "elementwise-counted", "elementwise work was counted: adds, multiplies, activations, softmax, "
-      "attention scaling", "leave elementwise ops out of a multiply-add count, or state the convention")
-cause("FC303", "permutation-einsum-counted", "an einsum that only permutes axes (DiT's unpatchify) was counted "
-      "as work", "count an einsum's multiply-adds only when it contracts two operands")
-cause("FC304", "bias-adds-counted", "bias additions were counted", "leave bias adds out, or state the convention")
-cause("FC305", "activation-double-counted", "an activation was counted twice: by its module hook and by a "
-      "patched functional it calls", "count modules or functionals, not both")
-cause("FC306", "embedding-lookup-counted", "a table lookup (the class-label embedding) was counted as "
-      "multiply-adds", "a lookup is data movement: count 0")
-cause("FC401", "per-sample-counted-per-token", "a once-per-sample layer (adaLN, timestep MLP) was counted once "
-      "per token", "adaLN costs 12*d^2 per sample per block, not per token")
-cause("FC402", "linear-double-counted", "Linear layers were counted twice (a module hook and a patched F.linear "
-      "both fired)", "count each Linear once")
-cause("FC403", "per-token-counted-per-sample", "a per-token layer was counted once per sample "
-      "(weights x batch, not x tokens)", "multiply a per-token layer by the token count")
-cause("FC404", "batch-not-normalised", "the number covers a whole batch, not one sample", "divide by the batch")
-cause("FC501", "cfg-included", "classifier-free guidance doubles the batch: the number covers 2 forwards",
-      "divide by 2 for one forward")
-cause("FC502", "steps-included", "the number covers every sampling step", "divide by the step count")
-cause("FC503", "training-x3", "the number is a training step, fwd + bwd = 3 x fwd", "divide by 3 for a forward")
-cause("FC504", "pixel-space", "the model was counted on pixels (T = (H/p)^2), not on the VAE latent "
-      "(T = (H/8p)^2)", "count on the latent the model runs on")
-cause("FC901", "unexplained-residual", "what no cause explains", "look at the counter's detail; file the new "
-      "behaviour as a cause")
+def in_macs(flops: int, macs: int, who: str = "") -> Finding:
+    """FC101: from a number in FLOPs to the same number printed in MACs (FLOPs / 2)."""
+    said = f"{who} reports MACs: {macs:,} = FLOPs / 2" if who else "MACs: FLOPs / 2"
+    return MAC_CONVENTION.finding(macs - flops, said)
+
+
+def of(finding: Finding) -> Cause:
+    """The cause a finding names."""
+    return CAUSES[finding.code]
+
+
+MAC_CONVENTION = cause(
+    "FC101",
+    "mac-convention",
+    "the number is in MACs (1 per multiply-add), read as FLOPs it is half the truth",
+    "multiply by 2, or label it MACs",
+)
+ATTENTION_UNCOUNTED = cause(
+    "FC200",
+    "attention-uncounted",
+    "QK^T and attn@V are missing from a total (black box: the mechanism is not visible)",
+    "add 4*T^2*d per layer",
+    attention=Attention.MISSING,
+)
+FUSED_ATTENTION_UNCOUNTED = cause(
+    "FC201",
+    "fused-attention-uncounted",
+    "a fused SDPA kernel ran and the counter has no formula for it: QK^T and attn@V count 0",
+    "count on the math path (attn='math'), or use a counter that knows SDPA kernels",
+    upstream="FlopCounterMode: pytorch/pytorch#195460 (no formula for "
+    "aten._scaled_dot_product_flash_attention_for_cpu; fix in pytorch/pytorch#195801, not in torch 2.14.1); "
+    "fvcore has no handle for aten::scaled_dot_product_attention (noted in MzeroMiko/VMamba#296); "
+    "calflops does not patch F.scaled_dot_product_attention (MrYxJ/calculate-flops.pytorch#48)",
+    attention=Attention.MISSING,
+)
+ATTN_V_MISSING = cause(
+    "FC202",
+    "attn-v-missing",
+    "QK^T was counted but attn@V was not",
+    "add 2*T^2*d per layer for attn@V",
+    attention=Attention.QK_ONLY,
+)
+VIT_SHORTCUT = cause(
+    "FC203",
+    "vit-12td2-shortcut",
+    "only the blocks' linear layers were counted (the ViT '12Td^2 per layer' "
+    "shortcut in MACs): attention, embeddings, adaLN and the head are missing",
+    "use 24Td^2 + 4T^2d per layer plus the embedding, adaLN and head terms",
+)
+MODULE_TYPE_NOT_HOOKED = cause(
+    "FC204",
+    "module-type-not-hooked",
+    "a hook-based counter has no rule for the module that computes "
+    "attention (timm's Attention): what its own forward() computes counts 0",
+    "register a rule for the module, or use a dispatch-level counter",
+    attention=Attention.MISSING,
+)
+QK_MISSING = cause("FC205", "qk-missing", "attn@V was counted but QK^T was not", "add 2*T^2*d per layer for QK^T")
+HOOKED_CONTAINER_DROPS_CHILDREN = cause(
+    "FC206",
+    "hooked-container-drops-children",
+    "the counter hooks a container (timm's Attention) and stops "
+    "summing there, so the Linear layers inside it (qkv, proj) are computed and left out",
+    "sum children of hooked modules too (ptflops: do not map timm's Attention)",
+    upstream="the timm-Attention hook came in sovrasov/flops-counter.pytorch#124, which assumed the "
+    "qkv and proj Linears would still be summed",
+)
+MATMUL_OPERATOR_UNPATCHED = cause(
+    "FC207",
+    "matmul-operator-unpatched",
+    "explicit attention runs 'q @ k' through Tensor.__matmul__, which "
+    "the counter does not patch: QK^T and attn@V count 0",
+    "patch Tensor.__matmul__ too, or count at the dispatch level",
+    upstream="MrYxJ/calculate-flops.pytorch#26 (q @ k^T not counted)",
+    attention=Attention.MISSING,
+)
+BLOCKS_ONLY = cause(
+    "FC208",
+    "blocks-only",
+    "only the transformer blocks were counted (L x (24Td^2 + 4T^2d)): patch "
+    "embed, timestep MLP, adaLN and the final layer are missing",
+    "add the embedding, adaLN and head terms",
+)
+NORM_COUNTED = cause(
+    "FC301",
+    "norm-counted",
+    "LayerNorm/GroupNorm work was counted (a few FLOPs per element)",
+    "leave norms out of a multiply-add count, or state the convention",
+    accounts=(Work.NORM,),
+)
+ELEMENTWISE_COUNTED = cause(
+    "FC302",
+    "elementwise-counted",
+    "elementwise work was counted: adds, multiplies, activations, softmax, attention scaling",
+    "leave elementwise ops out of a multiply-add count, or state the convention",
+    accounts=(Work.ELEMENTWISE, Work.SOFTMAX, Work.REDUCTION),
+)
+PERMUTATION_EINSUM_COUNTED = cause(
+    "FC303",
+    "permutation-einsum-counted",
+    "an einsum that only permutes axes (DiT's unpatchify) was counted as work",
+    "count an einsum's multiply-adds only when it contracts two operands",
+)
+BIAS_ADDS_COUNTED = cause(
+    "FC304",
+    "bias-adds-counted",
+    "bias additions were counted",
+    "leave bias adds out, or state the convention",
+    accounts=(Work.BIAS,),
+)
+ACTIVATION_DOUBLE_COUNTED = cause(
+    "FC305",
+    "activation-double-counted",
+    "an activation was counted twice: by its module hook and by a patched functional it calls",
+    "count modules or functionals, not both",
+)
+EMBEDDING_LOOKUP_COUNTED = cause(
+    "FC306",
+    "embedding-lookup-counted",
+    "a table lookup (the class-label embedding) was counted as multiply-adds",
+    "a lookup is data movement: count 0",
+)
+PER_SAMPLE_COUNTED_PER_TOKEN = cause(
+    "FC401",
+    "per-sample-counted-per-token",
+    "a once-per-sample layer (adaLN, timestep MLP) was counted once per token",
+    "adaLN costs 12*d^2 per sample per block, not per token",
+)
+LINEAR_DOUBLE_COUNTED = cause(
+    "FC402",
+    "linear-double-counted",
+    "Linear layers were counted twice (a module hook and a patched F.linear both fired)",
+    "count each Linear once",
+)
+PER_TOKEN_COUNTED_PER_SAMPLE = cause(
+    "FC403",
+    "per-token-counted-per-sample",
+    "a per-token layer was counted once per sample (weights x batch, not x tokens)",
+    "multiply a per-token layer by the token count",
+)
+BATCH_NOT_NORMALISED = cause(
+    "FC404", "batch-not-normalised", "the number covers a whole batch, not one sample", "divide by the batch"
+)
+CFG_INCLUDED = cause(
+    "FC501",
+    "cfg-included",
+    "classifier-free guidance doubles the batch: the number covers 2 forwards",
+    "divide by 2 for one forward",
+)
+STEPS_INCLUDED = cause("FC502", "steps-included", "the number covers every sampling step", "divide by the step count")
+TRAINING_X3 = cause(
+    "FC503", "training-x3", "the number is a training step, fwd + bwd = 3 x fwd", "divide by 3 for a forward"
+)
+PIXEL_SPACE = cause(
+    "FC504",
+    "pixel-space",
+    "the model was counted on pixels (T = (H/p)^2), not on the VAE latent (T = (H/8p)^2)",
+    "count on the latent the model runs on",
+)
+UNEXPLAINED_RESIDUAL = cause(
+    "FC901",
+    "unexplained-residual",
+    "what no cause explains",
+    "look at the counter's detail; file the new behaviour as a cause",
+)
+
+
+# ---------------------------------------------------------------------------------------------
+# White-box detection
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Evidence:
+    """What a detector sees: the count, the reference, and the count's detail read as parts."""
+
+    count: Count
+    ref: Any  # reconcile.reference.Reference
+    parts: list[Part]
+    _by: dict = field(default_factory=dict)
+
+    def of_work(self, *works: Work | Kind) -> list[Part]:
+        """Parts that did this work (and are not explained by a cause of their own)."""
+        return [p for p in self.parts if p.cause is None and p.work in works]
+
+    def flops(self, *works: Work | Kind) -> int:
+        """FLOPs of the parts that did this work."""
+        return sum(p.flops for p in self.of_work(*works))
+
+    def explained_by(self, c: Cause) -> list[Part]:
+        """Parts this cause explains: attributed to it, or doing the extra work it accounts for."""
+        return [p for p in self.parts if p.cause is c or (p.cause is None and p.work in c.accounts)]
+
+    def unexplained(self) -> list[Part]:
+        """Parts neither matching work nor explained by any cause."""
+        return [p for p in self.parts if p.cause is None and p.work is None]
+
+
+Detector = Callable[[Evidence], "Finding | None"]
+DETECTORS: list[tuple[tuple[Cause, ...], Detector]] = []
+
+
+def detects(*causes: Cause) -> Callable[[Detector], Detector]:
+    """Decorator: `fn(evidence) -> Finding | None` detects these causes in a white-box reading."""
+
+    def wrap(fn: Detector) -> Detector:
+        DETECTORS.append((causes, fn))
+        return fn
+
+    return wrap
+
+
+def sources(parts: list[Part], limit: int = 3) -> str:
+    """The items the parts came from, the first few by name."""
+    names = list(dict.fromkeys(p.source for p in parts))
+    return ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
+
+
+def _work_counted(c: Cause) -> Detector:
+    """The detector of a cause that names work counted beyond (or short of) the reference: its parts' sum."""
+
+    def detect(ev: Evidence) -> Finding | None:
+        parts = ev.explained_by(c)
+        delta = sum(p.flops for p in parts)
+        return c.finding(delta, sources(parts)) if delta else None
+
+    return detect
+
+
+for _c in (NORM_COUNTED, ELEMENTWISE_COUNTED, PERMUTATION_EINSUM_COUNTED, BIAS_ADDS_COUNTED, ACTIVATION_DOUBLE_COUNTED,
+           EMBEDDING_LOOKUP_COUNTED, PER_TOKEN_COUNTED_PER_SAMPLE, HOOKED_CONTAINER_DROPS_CHILDREN):
+    detects(_c)(_work_counted(_c))
+
+
+def _attention_skips(ev: Evidence) -> list[tuple[Cause, Any]]:
+    """(cause, skip) for the skipped things that could have carried the attention, most specific first: a fused
+    kernel, a module type whose own forward holds the attention and has no rule, matmuls no patch covered."""
+    found = []
+    for s in ev.count.skipped:
+        if not s.own_forward and s.work is Work.ATTENTION:
+            found.append((0, FUSED_ATTENTION_UNCOUNTED, s))
+        elif s.own_forward and ev.ref.type_computes_attention(s.name):
+            found.append((1, MODULE_TYPE_NOT_HOOKED, s))
+        elif not s.own_forward and s.work is Work.MATMUL:
+            found.append((2, MATMUL_OPERATOR_UNPATCHED, s))
+    return [(c, s) for _, c, s in sorted(found, key=lambda f: f[0])]
+
+
+@detects(QK_MISSING, FUSED_ATTENTION_UNCOUNTED, MODULE_TYPE_NOT_HOOKED, MATMUL_OPERATOR_UNPATCHED, ATTN_V_MISSING)
+def _attention(ev: Evidence) -> Finding | None:
+    """Name the attention the counter missed, from how much it has, how it split it, what it skipped."""
+    ref = ev.ref
+    score, value = ref.kinds(Kind.ATTN_SCORE), ref.kinds(Kind.ATTN_VALUE)
+    got_score, got_value = ev.flops(Kind.ATTN_SCORE), ev.flops(Kind.ATTN_VALUE)
+    counted = ev.flops(Work.ATTENTION) + got_score + got_value
+    split = bool(ev.of_work(Kind.ATTN_SCORE, Kind.ATTN_VALUE))
+    if counted == score + value:
+        return None
+    if split and (got_score, got_value) == (0, value) and score:
+        return QK_MISSING.finding(-score, "attn@V counted, QK^T not")
+    if counted == 0 and score + value:
+        for c, skip in _attention_skips(ev):
+            return c.finding(-(score + value), f"skipped {skip.name} x{skip.calls}")
+        return None
+    if counted == score:
+        return ATTN_V_MISSING.finding(-value, "attention counted equals QK^T alone")
+    if counted == value:
+        return QK_MISSING.finding(-score, "attention counted equals attn@V alone")
+    return None
+
+
+@detects(LINEAR_DOUBLE_COUNTED)
+def _linear_twice(ev: Evidence) -> Finding | None:
+    linear = ev.flops(Work.LINEAR)
+    if linear == 2 * ev.ref.linear:
+        return LINEAR_DOUBLE_COUNTED.finding(ev.ref.linear, "linear work is exactly twice the reference's")
+    return None
+
+
+def residual_evidence(ev: Evidence, residual: int) -> str:
+    """FC901's evidence: where the residual sits, which matched work differs from the reference, what was left over."""
+    gaps = {
+        "linear": ev.flops(Work.LINEAR) - ev.ref.linear
+                  - sum(p.flops for p in ev.explained_by(HOOKED_CONTAINER_DROPS_CHILDREN)),
+        "conv": ev.flops(Work.CONV) - ev.ref.kinds(Kind.CONV),
+        "left over": sum(p.flops for p in ev.unexplained()),
+    }
+    said = ", ".join(f"{k} {v:+,}" for k, v in gaps.items() if v)
+    return f"residual {residual:+,} FLOPs" + (f": {said}" if said else "")
+
+
+def detect(ev: Evidence) -> list[Finding]:
+    """Every registered detector on the evidence, in registration order: the findings that fire."""
+    return [f for _, fn in DETECTORS for f in [fn(ev)] if f is not None]

@@ -6,15 +6,16 @@ for a layer (weights x batch, say) can be evaluated exactly.
 """
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from flopcheck.count import exact_matches
 from flopcheck.exact import ExactCount, count_forward
 from flopcheck.exact.counter import module_frames
 from flopcheck.formula import formula_breakdown
-from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind
+from flopcheck.types import Breakdown, Kind, Work
 
 LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)
 
@@ -47,11 +48,6 @@ class Reference:
         """Every linear-layer matmul: per-token, per-sample, head."""
         return self.kinds(*LINEAR_KINDS)
 
-    @property
-    def attention(self) -> int:
-        """QK^T + attn@V."""
-        return self.kinds(*ATTENTION_KINDS)
-
     def per_instance(self, path: str, suffixes: tuple[str, ...] = ("",)) -> int:
         """Exact FLOPs counted at one module (an exact path), suffixes for its parts ('qk', 'av')."""
         norm = self.norm_path[path]
@@ -61,17 +57,13 @@ class Reference:
 
     def bias_elements(self, path: str | None = None, op: str | None = None) -> int:
         """Bias adds the exact count recorded: at one module (exact path, per instance), for one op, or all."""
-        recs = [r for r in self.exact.uncounted if r.kind == "bias"]
+        recs = [r for r in self.exact.uncounted if r.kind is Work.BIAS]
         if op is not None:
             return sum(r.elements for r in recs if r.op.split(".")[-1] == op)
         if path is None:
             return sum(r.elements for r in recs)
         norm = self.norm_path[path]
         return sum(r.elements for r in recs if r.path == norm) // self.instances[norm]
-
-    def elements(self, category: str) -> int:
-        """Elements written by uncounted ops of one category (norm, elementwise, softmax, ...)."""
-        return sum(r.elements for r in self.exact.uncounted if r.kind == category)
 
     def weights(self, path: str) -> tuple[int, int]:
         """(weight elements, bias elements) of the layer at an exact path."""
@@ -80,9 +72,15 @@ class Reference:
         b = getattr(m, "bias", None)
         return (w.numel() if w is not None else 0), (b.numel() if b is not None else 0)
 
-    def normalised(self, path: str) -> str:
-        """'blocks.3.attn.qkv' -> 'blocks.*.attn.qkv' (unknown paths unchanged)."""
-        return self.norm_path.get(path, path)
+    def type_computes_attention(self, type_name: str) -> bool:
+        """A module of this class computes QK^T or attn@V in its own forward (not only in its children)."""
+        by = self.exact.by_path()
+        return any(type(m).__name__ == type_name and any(f"{self.norm_path[p]}.{s}" in by for s in ("qk", "av"))
+                   for p, m in self.modules.items())
+
+    def einsum_contracts(self) -> bool:
+        """Some einsum of the forward multiplies two operands (else every einsum only permutes axes)."""
+        return any(r.op.split(".")[-1] == "einsum" and r.flops for r in self.exact.counted)
 
 
 @lru_cache(maxsize=64)
@@ -95,7 +93,7 @@ def reference_for(name: str, input_size: int | None = None, attn: str = "sdpa", 
     exact = count_forward(model, inputs, forward, getattr(model, "flop_kinds", ()), model=name, attn=config.attn,
                           device="meta")
     formula = formula_breakdown(name, config, batch=batch)
-    if exact.by_path() != formula.by_path():
+    if not exact_matches(exact.by_path(), formula):
         raise AssertionError(f"{name}: the exact count disagrees with the formula; reconcile against neither")
     frames = module_frames(model)
     norm = {f.path: f.norm_path for f in frames.values()}
@@ -103,10 +101,3 @@ def reference_for(name: str, input_size: int | None = None, attn: str = "sdpa", 
     modules = {f.path: m for m, f in frames.items()}
     return Reference(name, config, batch, formula, exact, modules, norm, instances)
 
-
-def group_by(items, key) -> dict:
-    """{key(item): [items]} in first-seen order."""
-    out: dict = defaultdict(list)
-    for item in items:
-        out[key(item)].append(item)
-    return dict(out)

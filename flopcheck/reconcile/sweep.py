@@ -1,11 +1,13 @@
-"""The T-sweep as a command's worth of work: counts at several input sizes, fitted, judged."""
+"""The T-sweep as a command's worth of work: counts at several input sizes, fitted, judged, and set
+against the white-box reconciliation of the same counter."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from flopcheck.formula import formula_breakdown
+from flopcheck.reconcile import causes as K
 from flopcheck.reconcile.blackbox import Fit, SweepVerdict, fit_quadratic, judge
-from flopcheck.types import Count, Reconciliation
+from flopcheck.types import Attention, Count, Reconciliation, Unit
 
 
 def sweep_sizes(patch: int) -> list[int]:
@@ -26,12 +28,10 @@ class Sweep:
     agrees: bool | None  # None when there is no white-box reconciliation to compare
 
 
-def white_box_says(r: Reconciliation) -> tuple[str, str]:
+def white_box_says(r: Reconciliation) -> tuple[Unit, Attention]:
     """(unit, attention) as the white-box findings have it."""
-    codes = {f.code for f in r.findings}
-    attention = "missing" if codes & {"FC200", "FC201", "FC204", "FC207"} else "qk-only" if "FC202" in codes \
-        else "counted"
-    return r.unit.value, attention
+    said = {K.of(f).attention for f in r.findings}
+    return r.unit, next((a for a in (Attention.MISSING, Attention.QK_ONLY) if a in said), Attention.COUNTED)
 
 
 def sweep(counts: list[Count], model: str, attn: str, white: Reconciliation | None = None) -> Sweep:
@@ -46,14 +46,21 @@ def sweep(counts: list[Count], model: str, attn: str, white: Reconciliation | No
     fit, formula = fit_quadratic(points), fit_quadratic(formula_points)
     verdict = judge(fit, formula)
     agrees = None
-    if white is not None and white.counter_flops is not None and verdict.unit != "neither":
-        agrees = (verdict.unit.split()[0], verdict.attention) == white_box_says(white)
+    if white is not None and white.counter_flops is not None and verdict.unit is not None:
+        agrees = (verdict.unit, verdict.attention) == white_box_says(white)
     return Sweep(counts[0].counter, attn, tuple(points), fit, formula, verdict, agrees)
 
 
-def describe(s: Sweep) -> str:
-    """One line: the ratios and what they say."""
-    v = s.verdict
-    check = {True: "agrees with the white box", False: "DISAGREES with the white box", None: ""}[s.agrees]
-    return (f"  {s.counter:18s} T-coef x{v.b_ratio:.3f}  T^2-coef x{v.c_ratio:.3f}  -> {v.unit}, attention "
-            f"{v.attention}  (fit misfit {v.misfit:,.0f})  {check}").rstrip()
+def sweeps_for(results: list[Reconciliation], counts: list[Count], sizes: list[int]) -> list[Sweep]:
+    """A sweep for every reconciliation whose counter counted three or more of `sizes` on its attention path."""
+    out = []
+    for r in results:
+        mine = [c for c in counts if (c.counter, c.attn) == (r.counter, r.attn) and c.input_size in sizes]
+        if sum(c.ok for c in mine) >= 3:
+            out.append(sweep(mine, r.model, r.attn, r))
+    return out
+
+
+def sweep_of(sweeps: list[Sweep], r: Reconciliation) -> Sweep | None:
+    """The sweep of the same counter and attention path as a reconciliation, if there is one."""
+    return next((s for s in sweeps if (s.counter, s.attn) == (r.counter, r.attn)), None)

@@ -5,7 +5,7 @@ from decimal import Decimal
 
 from flopcheck.audit import Verdict
 from flopcheck.fmt import commas, si
-from flopcheck.types import Unit
+from flopcheck.types import Unit, scope_words
 
 
 def _value(v: Decimal, unit: Unit) -> str:
@@ -17,8 +17,7 @@ def _where(v: Verdict) -> str:
     c = v.claim
     res = f"{c.resolution[0]} px" if c.resolution and c.resolution[0] == c.resolution[1] else (
         f"{c.resolution[0]}x{c.resolution[1]}" if c.resolution else "the model's default input")
-    scope = ([f"batch {c.batch}"] if c.batch > 1 else []) + (["CFG"] if c.cfg else []) + (
-        [f"{c.steps} steps"] if c.steps > 1 else []) + (["training"] if c.training else [])
+    scope = scope_words(c.batch, c.cfg, c.steps, c.training)
     part = {"model": "", "embeddings": ", embedding layers only", "block": ", one block",
             "linear": ", block linears only", "attention": ", attention only"}[c.part]
     frames = f" x {c.frames} frames" if c.frames else ""

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from flopcheck.fmt import commas, table
-from flopcheck.types import Count
+from flopcheck.types import Count, Skip, Work
 
 
 def _reported(c: Count) -> str:
@@ -10,12 +10,12 @@ def _reported(c: Count) -> str:
     return commas(int(value)) if float(value).is_integer() else f"{value:,.3f}"
 
 
-def _weight(s) -> int:
-    """0: attention or a matmul, the skips that lose multiply-adds; 1: a module type's own forward; 2: the rest."""
-    text = f"{s.name} {s.reason}".lower()
-    if any(k in text for k in ("attention", "(matmul)", "(conv)")):
+def _weight(s: Skip) -> int:
+    """0: attention, a matmul or a conv, the skips that lose multiply-adds (an attention module type by its name:
+    display order only, no diagnosis reads it); 1: a module type's own forward; 2: the rest."""
+    if (s.work.multiply_adds and s.work is not Work.LINEAR) or "attention" in s.name.lower():
         return 0
-    return 1 if "forward()" in text else 2
+    return 1 if s.own_forward else 2
 
 
 def skipped_summary(c: Count, limit: int = 3) -> str:

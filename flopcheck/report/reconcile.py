@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from flopcheck.fmt import commas
+from flopcheck.reconcile import causes as K
+from flopcheck.reconcile.sweep import Sweep, sweep_of
 from flopcheck.types import Reconciliation
 
 WIDTH = 44
@@ -18,28 +20,61 @@ def proof(r: Reconciliation) -> str:
     if r.error:
         return f"{head}\n  error: {r.error}"
     lines = [head, _line("reference (formula = exact count), FLOPs", r.reference_flops)]
-    causes = [f for f in r.findings if f.code not in ("FC101", "FC901")]
+    closing = (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL)
+    causes = [f for f in r.findings if K.of(f) not in closing]
     lines += [_line(f"{f.code} {f.title}", f.delta, f.evidence) for f in causes]
     lines.append(_line("= counter, as FLOPs", r.counter_flops))
-    unit = [f for f in r.findings if f.code == "FC101"]
+    unit = [f for f in r.findings if K.of(f) is K.MAC_CONVENTION]
     if unit:
         lines.append(_line(f"{unit[0].code} {unit[0].title}", unit[0].delta, unit[0].evidence))
         lines.append(_line(f"= counter, as reported ({r.unit.value})", round(r.reported)))
     state = "closed" if r.closed else "UNEXPLAINED"
-    residual = next((f.evidence for f in r.findings if f.code == "FC901"), "")
+    residual = next((f.evidence for f in r.findings if K.of(f) is K.UNEXPLAINED_RESIDUAL), "")
     lines.append(_line("residual", commas(r.residual), state + (f" ({residual})" if residual else "")))
     return "\n".join(lines)
 
 
-def to_dict(r: Reconciliation) -> dict:
-    """JSON-ready: full integers."""
+def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict:
+    """JSON-ready: full integers; the T-sweep's verdict beside it when there is one."""
     return {
         "counter": r.counter, "unit": r.unit.value, "model": r.model, "input_size": r.input_size, "attn": r.attn,
         "reported": r.reported, "counter_flops": r.counter_flops, "reference_flops": r.reference_flops,
         "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta, "evidence": f.evidence}
                      for f in r.findings],
         "residual_flops": r.residual, "closed": r.closed, "mode": r.mode, "error": r.error,
+        **({"sweep": sweep_dict(sweep)} if sweep else {}),
     }
 
 
-__all__ = ["proof", "to_dict"]
+def sweep_dict(s: Sweep) -> dict:
+    """A sweep's verdict, JSON-ready."""
+    v = s.verdict
+    return {"b_ratio": v.b_ratio, "c_ratio": v.c_ratio, "unit": v.label, "attention": v.attention,
+            "agrees_with_white_box": s.agrees}
+
+
+def describe_sweep(s: Sweep) -> str:
+    """One line: the ratios and what they say."""
+    v = s.verdict
+    check = {True: "agrees with the white box", False: "DISAGREES with the white box", None: ""}[s.agrees]
+    return (f"  {s.counter:18s} T-coef x{v.b_ratio:.3f}  T^2-coef x{v.c_ratio:.3f}  -> {v.label}, attention "
+            f"{v.attention}  (fit misfit {v.misfit:,.0f})  {check}").rstrip()
+
+
+def to_text(results: list[Reconciliation], sweeps: list[Sweep], tokens: dict[str, str]) -> str:
+    """Every proof, then each attention path's T-sweep lines; `tokens` names each path's sweep T values."""
+    out = ["\n\n".join(proof(r) for r in results)]
+    for attn in dict.fromkeys(r.attn for r in results):
+        lines = [describe_sweep(s) for s in sweeps if s.attn == attn]
+        if lines:
+            out.append(f"\nT-sweep, attn {attn}, T = {tokens[attn]} (totals alone; formula = x1.000):")
+            out.append("\n".join(lines))
+    return "\n".join(out)
+
+
+def to_list(results: list[Reconciliation], sweeps: list[Sweep]) -> list[dict]:
+    """JSON-ready: one object per reconciliation, its sweep inside."""
+    return [to_dict(r, sweep_of(sweeps, r)) for r in results]
+
+
+__all__ = ["describe_sweep", "proof", "sweep_dict", "to_dict", "to_list", "to_text"]

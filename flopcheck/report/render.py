@@ -12,6 +12,7 @@ import json
 from html import escape
 
 from flopcheck.fmt import commas
+from flopcheck.reconcile.causes import UNEXPLAINED_RESIDUAL
 from flopcheck.report import svg
 
 SERIES = {"sdpa": "#1f77b4", "math": "#ff7f0e"}
@@ -45,7 +46,7 @@ class View:
         r = self.recs[key]
         if r["error"]:
             return "error"
-        codes = " ".join(f["code"] for f in r["findings"] if f["code"] != "FC901")
+        codes = " ".join(f["code"] for f in r["findings"] if f["code"] != UNEXPLAINED_RESIDUAL.code)
         state = "closed" if r["closed"] else f"residual {commas(r['residual_flops'])}"
         return f"{codes or '-'} · {state}"
 

@@ -1,28 +1,20 @@
-"""The report's sweep: every DiT config x every counter x both attention paths, plus T-sweeps, as one
-deterministic results dict (full integers, versions, no timings; timings go to `SweepRun.stats`).
+"""The report's plan and results: every DiT config x every counter x both attention paths, plus T-sweeps,
+as one deterministic results dict (full integers, versions, no timings; timings go to the run's stats).
 
-Jobs (model, input size, attention path) go to model-major workers (flopcheck.counters.grid_worker)
-running in parallel, each on cores / workers threads, largest job first, the next to whichever is free.
-Every library counter runs on real CPU tensors; flopcheck's own exact count reads shapes only and runs
-on meta, as it is designed to.
+The counting is the counters' pool (flopcheck.counters.pool): model-major workers in parallel, the
+largest job first; every library counter on real CPU tensors, flopcheck's own exact count on meta.
 """
 from __future__ import annotations
 
-import json
-import os
 import platform
-import select
-import subprocess
-import sys
-import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 
 from flopcheck.counters import COUNTERS
-from flopcheck.counters.runner import Job
+from flopcheck.counters.pool import Job, Run, run_jobs
 from flopcheck.types import Count, Kind
+from reference_models import ATTN_PATHS
 
-ATTN_PATHS = ("sdpa", "math")
 # T-sweeps: S/2 over latent sides 16..128 (T = 64..4096), XL/2 over 16..64 (T = 64..1024)
 SWEEPS = {"DiT-S/2": (16, 32, 64, 128), "DiT-XL/2": (16, 32, 64)}
 VOLATILE = ("time_s", "peak_rss_mb", "detail")  # never in results.json: they vary run to run or are bulky
@@ -49,116 +41,21 @@ class Plan:
         return list(dict.fromkeys(out))
 
 
-def default_plan(counters: tuple[str, ...] | None = None) -> Plan:
-    """The 12 DiT configs, every registered counter, both paths, the two T-sweeps."""
-    from reference_models import list_models
-
-    return Plan(models=tuple(list_models("DiT-*")), counters=tuple(counters or COUNTERS))
-
-
 @dataclass
 class SweepRun:
-    """The counts of a plan, in job order then counter order, and how long it all took."""
+    """A plan and its run."""
 
     plan: Plan
     counts: list[Count]
-    stats: dict = field(default_factory=dict)
-
-
-META_COUNTERS = ("flopcheck_exact",)  # reads shapes only: counted on meta, as it is designed to run
-
-
-def _cost(job: Job) -> float:
-    """A job's expected cost: its FLOPs, explicit attention a little dearer."""
-    from flopcheck.formula import formula_breakdown
-    from reference_models import get_config
-
-    flops = formula_breakdown(job.model, get_config(job.model, input_size=job.input_size)).total
-    return flops * (1.25 if job.attn == "math" else 1.0)
+    stats: dict
 
 
 def run_plan(plan: Plan, workers: int = 2, timeout_s: float = 600.0,
              progress: Callable[[int, int, Count], None] | None = None) -> SweepRun:
-    """Run every counter on every job: `workers` model-major workers in parallel, each taking the next
-    job (largest first) when it finishes one; every library counter on real CPU tensors."""
-    jobs = plan.jobs()
-    queue = sorted(jobs, key=_cost, reverse=True)
-    specs = [{**asdict(COUNTERS[n]), "unit": COUNTERS[n].unit.value} for n in plan.counters]
-    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")]),
-               THP_MEM_ALLOC_ENABLE="1")  # huge pages for large CPU tensors: 20x fewer page faults
-    header = {"specs": specs, "timeout_s": timeout_s, "threads": threads, "meta_counters": list(META_COUNTERS)}
-    start = time.perf_counter()
-    procs = []
-    for _ in range(min(max(1, workers), len(queue))):
-        proc = subprocess.Popen([sys.executable, "-m", "flopcheck.counters.grid_worker"], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-        _send(proc, header)
-        _send(proc, queue.pop(0).resolved() if queue else None)
-        procs.append(proc)
-    got: dict[tuple, Count] = {}
-    build_s = 0.0
-    total = len(jobs) * len(specs)
-    for proc, line in _lines(procs):
-        d = json.loads(line)
-        if d.get("done"):
-            _send(proc, queue.pop(0).resolved() if queue else None)
-            continue
-        build_s += d.pop("build_s", 0.0)
-        c = Count.from_dict(d)
-        got[(c.model, c.input_size, c.attn, c.counter)] = c
-        if progress:
-            progress(len(got), total, c)
-    wall = time.perf_counter() - start
-    counts = []
-    for job in jobs:
-        r = job.resolved()
-        for spec in plan.counters:
-            key = (r["model"], r["input_size"], r["attn"], spec)
-            counts.append(got.get(key) or _lost(spec, r))
-    own = sum(c.time_s or 0.0 for c in counts)
-    stats = {"wall_s": wall, "counting_s": own, "build_s": build_s, "workers": workers, "threads": threads,
-             "counts": len(counts), "peak_rss_mb": max((c.peak_rss_mb or 0.0) for c in counts)}
-    return SweepRun(plan, counts, stats)
-
-
-def _send(proc: subprocess.Popen, message: dict | None) -> None:
-    """One JSON line to a worker; None closes its stdin (no more jobs)."""
-    try:
-        if message is None:
-            proc.stdin.close()
-        else:
-            proc.stdin.write((json.dumps(message) + "\n").encode())
-            proc.stdin.flush()
-    except (BrokenPipeError, OSError):  # the worker died; its jobs come back as errors
-        pass
-
-
-def _lost(counter: str, job: dict) -> Count:
-    spec = COUNTERS[counter]
-    return Count(counter=counter, library=spec.library, version="unknown", unit=spec.unit, model=job["model"],
-                 input_size=job["input_size"], attn=job["attn"], batch=job["batch"],
-                 error="no result: its worker died before reaching it")
-
-
-def _lines(procs: list[subprocess.Popen]):
-    """(worker, line) from every worker's stdout as they come."""
-    by_fd = {p.stdout.fileno(): p for p in procs}
-    buffers = {fd: b"" for fd in by_fd}
-    open_fds = set(by_fd)
-    while open_fds:
-        ready, _, _ = select.select(list(open_fds), [], [])
-        for fd in ready:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                open_fds.discard(fd)
-                _send(by_fd[fd], None)
-                continue
-            buffers[fd] += chunk
-            *lines, buffers[fd] = buffers[fd].split(b"\n")
-            yield from ((by_fd[fd], ln) for ln in lines if ln.strip())
-    for p in procs:
-        p.wait()
+    """Every counter of the plan on every job, in the counters' pool."""
+    run: Run = run_jobs([COUNTERS[n] for n in plan.counters], plan.jobs(), workers=workers, timeout_s=timeout_s,
+                        progress=progress)
+    return SweepRun(plan, run.counts, run.stats)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,8 +75,7 @@ def versions(counts: list[Count]) -> dict[str, str]:
 
     out = {"python": platform.python_version(), "flopcheck": v("flopcheck"), "torch": v("torch"), "timm": v("timm")}
     for c in counts:
-        out.setdefault(c.library, c.version if c.error is None or not c.error.startswith("unavailable") else
-                       "not installed")
+        out.setdefault(c.library, v(c.library))
     return out
 
 
@@ -215,7 +111,7 @@ def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
                          "points": [[c.input_size, c.flops] for c in sorted(ok, key=lambda c: c.input_size)]}
                 if len(ok) >= 3:
                     s = sweep(ok, model, attn, whites.get((model, min(sizes), attn, counter)))
-                    entry.update(b_ratio=s.verdict.b_ratio, c_ratio=s.verdict.c_ratio, verdict_unit=s.verdict.unit,
+                    entry.update(b_ratio=s.verdict.b_ratio, c_ratio=s.verdict.c_ratio, verdict_unit=s.verdict.label,
                                  verdict_attention=s.verdict.attention, agrees=s.agrees)
                 else:
                     entry.update(error=f"{len(ok)} of {len(mine)} sizes counted; a fit needs 3")

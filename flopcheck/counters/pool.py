@@ -1,0 +1,199 @@
+"""The one pool that runs counters on models: model-major worker processes, a deadline per count and per
+job, every failure an error result, never a lost row.
+
+Jobs (model, input size, attention path, batch) go to `workers` processes (worker.py) running in
+parallel, each on cores / workers threads, the largest job first, the next to whichever is free.
+A missing package, a crash, a hang or a dead worker becomes that count's error; the rest go on.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from flopcheck.counters import COUNTERS, CounterSpec, get_spec
+from flopcheck.errors import InputError
+from flopcheck.types import Count
+
+IMPORT_SLACK_S = 120.0  # a worker's imports (torch, timm, the libraries) and a model's build, per job
+
+
+def meta_only_gb(model: str) -> float | None:
+    """The GB of fp32 weights of a model that exists on meta only (counters cannot execute it); None if it runs."""
+    from reference_models import create_model, family_of, get_config
+
+    if family_of(get_config(model)).executes:
+        return None
+    return sum(p.numel() for p in create_model(model).parameters()) * 4 / 1e9
+
+
+def check_executable(model: str) -> None:
+    """Counters execute the model on real tensors: a model that exists on meta only is refused, naming the fix."""
+    gb = meta_only_gb(model)
+    if gb is not None:
+        raise InputError(f"counters execute the model on real tensors, and {model} exists on meta only "
+                         f"({gb:.0f} GB of fp32 weights): count it exactly, or estimate it")
+
+
+@dataclass(frozen=True)
+class Job:
+    """One model to count: a reference model name, its input (latent) size, attention path, batch."""
+
+    model: str
+    input_size: int | None = None
+    attn: str = "sdpa"
+    batch: int = 1
+
+    def resolved(self) -> dict:
+        """As the worker takes it, input_size filled in from the model's config."""
+        from reference_models import get_config
+
+        check_executable(self.model)
+        cfg = get_config(self.model, input_size=self.input_size, attn=self.attn)
+        return {"model": self.model, "input_size": cfg.input_size, "attn": cfg.attn, "batch": self.batch}
+
+    def cost(self) -> float:
+        """Its expected cost: its FLOPs, explicit attention a little dearer."""
+        from flopcheck.formula import formula_breakdown
+        from reference_models import get_config
+
+        flops = formula_breakdown(self.model, get_config(self.model, input_size=self.input_size)).total
+        return flops * (1.25 if self.attn == "math" else 1.0)
+
+
+def error_count(spec: CounterSpec, job: dict, message: str) -> Count:
+    """A count that came back as an error: the one-line message in place of a number."""
+    return Count(counter=spec.name, library=spec.library, version="unknown", unit=spec.unit, model=job["model"],
+                 input_size=job["input_size"], attn=job["attn"], batch=job["batch"], error=message)
+
+
+@dataclass
+class Run:
+    """The counts of a set of jobs, in job order then counter order, and how long it all took."""
+
+    counts: list[Count]
+    stats: dict = field(default_factory=dict)
+
+
+def worker_env(**extra: str) -> dict:
+    """The environment of a worker: flopcheck importable as this process imports it."""
+    path = os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")])
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
+class _Worker:
+    """One worker process, the job it is on, and its deadline."""
+
+    def __init__(self, header: dict):
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, "-m", "flopcheck.counters.worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr,
+                                     env=worker_env(THP_MEM_ALLOC_ENABLE="1"))  # huge pages: 20x fewer faults
+        self.buffer = b""
+        self.job: dict | None = None  # the job it is counting, until it says done
+        self.deadline = float("inf")
+        self._write(header)
+
+    def assign(self, job: dict | None, deadline: float) -> None:
+        """The next job and its deadline; None: no more jobs, and the worker exits."""
+        self.job, self.deadline = job, (deadline if job is not None else float("inf"))
+        self._write(job)
+
+    def _write(self, message: dict | None) -> None:
+        """One JSON line; None closes its stdin."""
+        try:
+            if message is None:
+                self.proc.stdin.close()
+            else:
+                self.proc.stdin.write((json.dumps(message) + "\n").encode())
+                self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):  # it died: its job comes back as errors
+            pass
+
+    def why_gone(self) -> str:
+        """Why the worker stopped, in one line: its exit code and the last line it wrote to stderr."""
+        code = self.proc.wait()
+        self.stderr.seek(0)
+        last = self.stderr.read().decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return f"its worker died (exit code {code}): {last[0][:200]}"
+
+
+def run_jobs(specs: list[CounterSpec], jobs: list[Job], workers: int = 1, timeout_s: float = 600.0,
+             paths: tuple[str, ...] = (), progress: Callable[[int, int, Count], None] | None = None) -> Run:
+    """Every counter on every job: `workers` model-major workers in parallel, the largest job first."""
+    resolved = {j: j.resolved() for j in jobs}
+    queue = sorted(dict.fromkeys(jobs), key=Job.cost, reverse=True) if len(jobs) > 1 else list(jobs)
+    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    header = {"specs": [s.payload() for s in specs], "timeout_s": timeout_s, "threads": threads,
+              "paths": list(paths)}
+    job_deadline = IMPORT_SLACK_S + timeout_s * len(specs)
+    got: dict[tuple, Count] = {}
+    total = len(resolved) * len(specs)
+    start = time.perf_counter()
+    build_s = 0.0
+
+    def keep(c: Count) -> None:
+        got[(c.model, c.input_size, c.attn, c.batch, c.counter)] = c
+        if progress:
+            progress(len(got), total, c)
+
+    def lose(job: dict, why: str) -> None:
+        for s in specs:
+            if (job["model"], job["input_size"], job["attn"], job["batch"], s.name) not in got:
+                keep(error_count(s, job, why))
+
+    def next_job(w: _Worker) -> None:
+        w.assign(resolved[queue.pop(0)] if queue else None, time.monotonic() + job_deadline)
+
+    pool = [_Worker(header) for _ in range(min(max(1, workers), len(queue)))]
+    for w in pool:
+        next_job(w)
+    while pool:
+        wait = max(0.0, min(w.deadline for w in pool) - time.monotonic())
+        ready, _, _ = select.select([w.proc.stdout for w in pool], [], [], min(wait, 3600.0))
+        for w in list(pool):
+            if w.proc.stdout in ready:
+                chunk = os.read(w.proc.stdout.fileno(), 1 << 16)
+                if not chunk:  # the worker is gone: its job's missing counts are errors
+                    if w.job is not None:
+                        lose(w.job, w.why_gone())
+                    pool.remove(w)
+                    if queue:
+                        pool.append(_Worker(header))
+                        next_job(pool[-1])
+                    continue
+                w.buffer += chunk
+                *lines, w.buffer = w.buffer.split(b"\n")
+                for line in (ln for ln in lines if ln.strip()):
+                    d = json.loads(line)
+                    if d.get("done"):
+                        next_job(w)
+                        continue
+                    build_s += d.pop("build_s", 0.0)
+                    keep(Count.from_dict(d))
+            elif time.monotonic() > w.deadline:  # hung outside a count's own deadline: killed
+                w.proc.kill()
+                w.proc.wait()
+                lose(w.job, "its worker ran past its deadline and was killed")
+                w.job, w.deadline = None, float("inf")
+    counts = [got.get((r["model"], r["input_size"], r["attn"], r["batch"], s.name)) or error_count(s, r, "no result")
+              for r in resolved.values() for s in specs]
+    own = sum(c.time_s or 0.0 for c in counts)
+    stats = {"wall_s": time.perf_counter() - start, "counting_s": own, "build_s": build_s, "workers": workers,
+             "threads": threads, "counts": len(counts), "peak_rss_mb": max((c.peak_rss_mb or 0.0) for c in counts)}
+    return Run(counts, stats)
+
+
+def run_counters(names: list[str], jobs: list[Job], timeout_s: float = 600.0, paths: tuple[str, ...] = (),
+                 specs: dict[str, CounterSpec] | None = None, workers: int = 1) -> list[Count]:
+    """Each named counter on every job, counter after counter; unknown names are refused before anything runs."""
+    table = specs or COUNTERS
+    chosen = [table[n] if n in table else get_spec(n) for n in names]
+    counts = run_jobs(chosen, jobs, workers=workers, timeout_s=timeout_s, paths=paths).counts
+    return [c for s in chosen for c in counts if c.counter == s.name]

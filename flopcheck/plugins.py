@@ -1,0 +1,37 @@
+"""Plugins: modules that register counters or causes from outside flopcheck, one file each.
+
+A plugin module is imported once, when flopcheck.counters is first imported: the modules named in
+the environment variable FLOPCHECK_PLUGINS (comma-separated, importable from sys.path), then those
+a distribution registers under the entry-point group `flopcheck.plugins`. Importing a plugin runs
+its code: name only modules you trust. Worker processes inherit the variable and load the same.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+
+ENV = "FLOPCHECK_PLUGINS"
+GROUP = "flopcheck.plugins"
+LOADED: list[str] = []
+
+
+def names() -> list[str]:
+    """The plugin modules to load: FLOPCHECK_PLUGINS, then the `flopcheck.plugins` entry points."""
+    from importlib.metadata import entry_points
+
+    listed = [n.strip() for n in os.environ.get(ENV, "").split(",") if n.strip()]
+    return listed + [ep.value for ep in entry_points(group=GROUP)]
+
+
+def load() -> list[str]:
+    """Import every plugin module not yet imported; a plugin that fails to import is an ImportError naming it."""
+    for name in names():
+        if name in LOADED:
+            continue
+        try:
+            importlib.import_module(name)
+        except ImportError as err:
+            raise ImportError(f"flopcheck plugin {name!r} (from {ENV} or the {GROUP!r} entry points) does not "
+                              f"import: {err}") from err
+        LOADED.append(name)
+    return list(LOADED)
