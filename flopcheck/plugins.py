@@ -24,14 +24,17 @@ def names() -> list[str]:
 
 
 def load() -> list[str]:
-    """Import every plugin module not yet imported; a plugin that fails to import is an ImportError naming it."""
+    """Import every plugin module not yet imported; one that fails to import is bad input naming it."""
+    from flopcheck.errors import InputError
+
     for name in names():
         if name in LOADED:
             continue
         try:
             importlib.import_module(name)
-        except ImportError as err:
-            raise ImportError(f"flopcheck plugin {name!r} (from {ENV} or the {GROUP!r} entry points) does not "
-                              f"import: {err}") from err
+        except Exception as err:  # whatever a plugin raises on import, one line naming it and the fix
+            first = (str(err).strip().splitlines() or [""])[0]
+            raise InputError(f"plugin {name!r} (named in {ENV} or a {GROUP!r} entry point) failed to import: "
+                             f"{type(err).__name__}: {first}; fix the module or remove it from {ENV}") from None
         LOADED.append(name)
     return list(LOADED)

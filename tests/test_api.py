@@ -1,0 +1,60 @@
+"""The front door: `import flopcheck` is free of torch, and its verbs give exact numbers."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import flopcheck
+
+
+def test_importing_flopcheck_imports_no_torch():
+    code = "import sys, flopcheck; assert 'torch' not in sys.modules; print(sorted(flopcheck.__all__))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "'FlopCounter'" in out.stdout and "'audit'" in out.stdout and "'count'" in out.stdout
+
+
+def test_count_takes_positional_and_keyword_inputs():
+    class TwoInputs(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(5, 6), nn.Linear(7, 6, bias=False)
+
+        def forward(self, x, *, y):
+            return self.a(x) + self.b(y)
+
+    c = flopcheck.count(TwoInputs(), torch.empty(4, 5), y=torch.empty(4, 7))
+    # a: 2 * 4 * 5 * 6 = 240; b: 2 * 4 * 7 * 6 = 336; 240 + 336 = 576
+    assert c.total == 576 and c.by_path() == {"a": 240, "b": 336}
+
+
+def test_flop_counter_counts_a_block_of_code():
+    with flopcheck.FlopCounter() as c:
+        torch.mm(torch.empty(4, 5), torch.empty(5, 6))
+        torch.bmm(torch.empty(3, 4, 5), torch.empty(3, 5, 6))
+    # mm: 2 * 4 * 5 * 6 = 240; bmm: 3 * 240 = 720; 240 + 720 = 960
+    assert c.total == 960
+
+
+def test_flop_counter_is_ready_only_after_the_block():
+    counter = flopcheck.FlopCounter()
+    with pytest.raises(RuntimeError, match="when the `with` block ends"):
+        counter.total
+
+
+def test_audit_verb():
+    v = flopcheck.audit("DiT-XL/2 118.64 GFLOPs")
+    # DiT paper Table 4: 118.64 Gflops, which are MACs; the exact count is 237,242,843,136 FLOPs
+    assert (v.verdict, v.best.reading.unit.value, v.true_flops) == ("consistent", "MAC", 237_242_843_136)
+
+
+def test_a_plugin_that_does_not_import_is_one_line_exit_2():
+    code = "import sys; from flopcheck.cli import main; sys.exit(main(['counters', 'DiT-S/8']))"
+    env = {**__import__("os").environ, "FLOPCHECK_PLUGINS": "no_such_plugin_module"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "plugin 'no_such_plugin_module'" in out.stderr and "ModuleNotFoundError" in out.stderr
