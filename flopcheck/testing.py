@@ -73,6 +73,9 @@ def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit:
     model(*inputs); return the exact FLOPs. The failure message names the convention and causes."""
     stated = Unit(unit) if not isinstance(unit, Unit) else unit
     count = _count(model, inputs)
+    if not count.complete:
+        raise FlopAssertionError(f"no exact count to compare {expected:,} {stated.value}s with: "
+                                 + count.incompleteness())
     truth = count.total
     if abs(expected * stated.flops_per_unit - truth) <= rtol * truth:
         return truth
@@ -84,6 +87,9 @@ def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP"
     the exact count: a known convention and known causes, nothing unexplained."""
     stated = Unit(unit) if not isinstance(unit, Unit) else unit
     count = _count(model, inputs)
+    if not count.complete:
+        raise FlopAssertionError(f"no exact count to reconcile {reference:,} {stated.value}s with: "
+                                 + count.incompleteness())
     breakdown = Breakdown(type(model).__name__, count.terms())
     distance, best = explain_number(reference, breakdown)[0]
     if best.reading.unit is not stated or distance > 1e-9:

@@ -40,7 +40,7 @@ class Verdict:
     """The verdict on one claim, its best reading, the runners-up, and the truth for what it describes."""
 
     claim: Claim
-    verdict: str  # 'consistent', 'wrong' or 'unexplained'
+    verdict: str  # 'consistent', 'wrong', 'unexplained', or 'incomplete' (the exact count lacks a formula)
     best: Candidate
     runners_up: tuple[Candidate, ...]
     true_flops: int  # one latent forward x the claim's stated scope, FLOPs
@@ -84,7 +84,7 @@ def audit(claim: Claim) -> Verdict:
         claim = replace(claim, resolution=claim.resolution or cfg.resolution)
         if claim.frames is None and getattr(cfg, "video", False):
             claim = replace(claim, frames=cfg.frames)
-    latent, pixel, tokens, norms, reference = reference_breakdowns(claim)
+    latent, pixel, tokens, norms, reference, incomplete = reference_breakdowns(claim)
     has_per_sample = latent.by_kind().get(Kind.PER_SAMPLE, 0) > 0
     explanations = [B.explain(r, latent, pixel, tokens, norms)
                     for r in _options(claim, has_per_sample, pixel is not None)]
@@ -99,7 +99,9 @@ def audit(claim: Claim) -> Verdict:
     # several readings fit the printed digits: the simplest is the most likely; else the nearest
     best = min(within, key=lambda c: (c.reading.causes(stated), c.distance)) if within else plausible[0]
     candidates = [best] + [c for c in plausible if c is not best]
-    if best.distance <= claim.allowed:
+    if incomplete:  # the truth is only a lower bound: no reading of it can vouch for a number
+        verdict = "incomplete"
+    elif best.distance <= claim.allowed:
         verdict = "consistent"
     elif best.relative <= WRONG_LIMIT:
         verdict = "wrong"

@@ -16,7 +16,7 @@ from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Term
 DEFAULT_INPUT = (1, 3, 224, 224)
 
 
-def _pixel_and_latent_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str]:
+def _pixel_and_latent_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str, tuple]:
     from flopcheck.formula import formula_breakdown
     from reference_models import get_config
 
@@ -32,17 +32,17 @@ def _pixel_and_latent_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, di
     # LayerNorm outputs: norm1 and norm2 per block and norm_final, T x d each
     layer_norms = {"model": 2 * cfg.depth + 1, "block": 2}.get(claim.part, 0)
     norms = {px: layer_norms * t * cfg.hidden_size for px, t in tokens.items()}
-    return latent, pixel, tokens, norms, "formula"
+    return latent, pixel, tokens, norms, "formula", ()
 
 
-def _latent_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str]:
+def _latent_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
     """A text-conditioned model's formula at the claim's resolution and frames (latents only)."""
     from flopcheck.formula import formula_breakdown
     from reference_models import get_config
 
     cfg = get_config(claim.model, resolution=claim.resolution, frames=claim.frames)
     b = _part(formula_breakdown(claim.model, cfg, batch=1), claim.part, cfg)
-    return b, None, {False: cfg.image_tokens}, {False: 0}, "formula"
+    return b, None, {False: cfg.image_tokens}, {False: 0}, "formula", ()
 
 
 def _part(b: Breakdown, part: str, cfg) -> Breakdown:
@@ -93,7 +93,7 @@ def build_spec(spec: str) -> tuple[Any, tuple[int, ...]]:
     return model.eval(), shape
 
 
-def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str]:
+def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
     import torch
 
     from flopcheck.exact import count_forward
@@ -110,12 +110,13 @@ def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str]:
     count = count_forward(model, (torch.empty(shape, device="meta"),), model=claim.model, device="meta")
     terms = tuple(Term(t.path, t.kind, t.flops, t.formula) for t in count.terms())
     norms = {False: count.uncounted_by_category().get("norm", (0, 0))[1]}
-    return Breakdown(claim.model, terms), None, {False: 0}, norms, "exact count"
+    reference = "exact count" + (f" ({count.incompleteness()})" if not count.complete else "")
+    return Breakdown(claim.model, terms), None, {False: 0}, norms, reference, count.incomplete
 
 
-def reference_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown | None, dict, dict, str]:
+def reference_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown | None, dict, dict, str, tuple[str, ...]]:
     """(latent or only breakdown, pixel breakdown or None, tokens and LayerNorm elements by pixel flag,
-    'formula' or 'exact count')."""
+    'formula' or 'exact count', the ops with multiply-adds the exact count has no formula for)."""
     from reference_models import family_of, get_config, list_models
 
     if claim.model in list_models():  # a family that runs on pixels too has the pixel readings

@@ -26,6 +26,65 @@ _NAMED: dict[Work, tuple[str, ...]] = {
 _BY_NAME = {name: cat for cat, names in _NAMED.items() for name in names}
 SOFTMAX_OPS = frozenset(_NAMED[Work.SOFTMAX])
 
+# Ops that do multiply-adds. One with no formula in ops.py is counted NO_FORMULA: the count is incomplete, loudly.
+# (The census test, tests/test_census.py, walks every aten op of the installed torch against this list.)
+MULTIPLY_ADD_OPS = frozenset({
+    # matrix products, quantized and scaled matmuls
+    "mm", "addmm", "bmm", "baddbmm", "addbmm", "mv", "addmv", "dot", "vdot", "matmul", "linear", "einsum", "addr",
+    "_addmm_activation", "_int_mm", "_scaled_mm", "_scaled_mm_v2", "_scaled_grouped_mm", "_scaled_grouped_mm_v2",
+    "_grouped_mm", "_weight_int4pack_mm", "_weight_int4pack_mm_for_cpu", "_weight_int4pack_mm_with_scales_and_zeros",
+    "_weight_int8pack_mm", "_dyn_quant_matmul_4bit", "_mixed_dtypes_linear", "_sparse_mm", "_sparse_addmm",
+    "_sparse_sparse_matmul", "_sparse_semi_structured_mm", "_sparse_semi_structured_addmm",
+    "_sparse_semi_structured_linear", "_cslt_sparse_mm", "sparse_sampled_addmm", "_sparse_mm_reduce_impl",
+    "mkldnn_linear", "fbgemm_linear_fp16_weight", "fbgemm_linear_fp16_weight_fp32_activation",
+    "fbgemm_linear_int8_weight", "fbgemm_linear_int8_weight_fp32_activation", "_wrapped_quantized_linear_prepacked",
+    "_foreach_mm", "_trilinear", "_compute_linear_combination",
+    # convolutions
+    "convolution", "_convolution", "convolution_overrideable", "cudnn_convolution", "cudnn_convolution_transpose",
+    "cudnn_convolution_relu", "cudnn_convolution_add_relu", "mkldnn_convolution", "miopen_convolution",
+    "miopen_convolution_transpose", "miopen_depthwise_convolution", "miopen_convolution_relu",
+    "miopen_convolution_add_relu", "_conv_depthwise2d", "conv_depthwise3d", "_nnpack_spatial_convolution",
+    "slow_conv3d_forward", "slow_conv_dilated2d", "slow_conv_dilated3d", "slow_conv_transpose2d",
+    "slow_conv_transpose3d", "_slow_conv2d_forward", "thnn_conv2d", "conv_tbc", "_mps_convolution",
+    "_mps_convolution_transpose",
+    # attention kernels and fused transformer fast paths
+    "scaled_dot_product_attention", "_scaled_dot_product_attention_math", "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_efficient_attention",
+    "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_fused_attention_overrideable",
+    "_scaled_dot_product_attention_math_for_mps", "_flash_attention_forward", "_efficient_attention_forward",
+    "_cudnn_attention_forward", "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
+    "_triton_multi_head_attention", "_triton_scaled_dot_attention",
+    # recurrent kernels (the fused cells take precomputed gates: elementwise, not here)
+    "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn", "_lstm_mps", "quantized_lstm_cell", "quantized_gru_cell",
+    "quantized_rnn_relu_cell", "quantized_rnn_tanh_cell",
+    # distances
+    "_cdist_forward", "_euclidean_dist", "_pdist_forward",
+    # linear algebra: factorizations, solves, inverses and products
+    "_linalg_det", "_linalg_eigh", "_linalg_eigvals", "_linalg_slogdet", "_linalg_solve_ex", "_linalg_svd",
+    "linalg_cholesky_ex", "linalg_eig", "linalg_householder_product", "linalg_inv_ex", "linalg_ldl_factor_ex",
+    "linalg_ldl_solve", "linalg_lstsq", "linalg_lu", "linalg_lu_factor_ex", "linalg_lu_solve", "linalg_matrix_exp",
+    "linalg_qr", "linalg_solve_triangular", "linalg_vecdot", "_lu_with_info", "cholesky", "cholesky_solve",
+    "_cholesky_solve_helper", "cholesky_inverse", "triangular_solve", "lu_solve", "geqrf", "orgqr", "ormqr",
+    "matrix_exp",
+    # spectral
+    "_fft_c2c", "_fft_r2c", "_fft_c2r",
+    # backward kernels: a count around loss.backward() reaches them (the training step is counted in a later round)
+    "convolution_backward", "convolution_backward_overrideable", "_convolution_double_backward", "_slow_conv2d_backward",
+    "conv_tbc_backward", "mps_convolution_backward", "mps_convolution_transpose_backward", "linear_backward",
+    "matmul_backward", "mkldnn_linear_backward", "mkldnn_linear_backward_input", "mkldnn_linear_backward_weights",
+    "_flash_attention_backward", "_efficient_attention_backward", "_cudnn_attention_backward",
+    "_scaled_dot_product_flash_attention_backward", "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_efficient_attention_backward", "_scaled_dot_product_cudnn_attention_backward",
+    "_scaled_dot_product_fused_attention_overrideable_backward", "mkldnn_rnn_layer_backward", "_cudnn_rnn_backward",
+    "miopen_rnn_backward", "lstm_mps_backward", "_cdist_backward", "_pdist_backward", "matrix_exp_backward",
+    "_sparse_mm_reduce_impl_backward",
+})
+
+
+def does_multiply_adds(name: str) -> bool:
+    """An op (bare name) that does multiply-adds: a matmul, conv, attention, RNN, bilinear, distance, linalg or FFT."""
+    return name in MULTIPLY_ADD_OPS
+
 
 def named_category(name: str) -> Work | None:
     """The category an op's bare name ('_softmax', 'size') is listed under, if it is."""
@@ -37,6 +96,8 @@ def categorize(func) -> Work:
     name = func.overloadpacket.__name__
     if name in _BY_NAME:
         return _BY_NAME[name]
+    if does_multiply_adds(name):  # reached here, it has no formula: the count cannot be complete
+        return Work.NO_FORMULA
     if getattr(func, "is_view", False):
         return Work.VIEW
     tags = getattr(func, "tags", ())

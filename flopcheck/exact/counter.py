@@ -76,8 +76,25 @@ class ExactCount:
 
     @property
     def total(self) -> int:
-        """FLOPs of every counted op."""
+        """FLOPs of every counted op (a lower bound when the count is incomplete)."""
         return sum(r.flops for r in self.counted)
+
+    @property
+    def incomplete(self) -> tuple[str, ...]:
+        """The ops that did multiply-adds this count has no formula for (or whose formula failed), by name."""
+        return tuple(sorted({r.op for r in self.uncounted if r.kind is Work.NO_FORMULA}))
+
+    @property
+    def complete(self) -> bool:
+        """Every op with multiply-adds was counted."""
+        return not self.incomplete
+
+    def incompleteness(self) -> str:
+        """One sentence naming what is missing, '' when complete."""
+        if self.complete:
+            return ""
+        return (f"INCOMPLETE: the count has no formula for {', '.join(self.incomplete)}, which did multiply-adds; "
+                f"the total is a lower bound")
 
     def by_kind(self) -> dict[Kind, int]:
         """FLOPs per kind of term."""
@@ -130,6 +147,8 @@ def module_frames(model: nn.Module) -> dict[nn.Module, Frame]:
 class ExactCounter(TorchDispatchMode):
     """Count every op of the forwards run inside `with ExactCounter(model):`; `.result()` gives the ExactCount."""
 
+    supports_higher_order_operators = True  # flex_attention reaches the mode as one higher-order op
+
     def __init__(self, model: nn.Module | None = None, kind_map: Iterable[tuple[str, str]] = ()):
         super().__init__()
         self.model = model
@@ -168,18 +187,34 @@ class ExactCounter(TorchDispatchMode):
     # -- dispatch -------------------------------------------------------------------------------
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if isinstance(func, torch._ops.HigherOrderOperator):
+            return self._higher_order(func, args, kwargs)
         out = func(*args, **kwargs)
         packet = func.overloadpacket
         if packet in FORMULAS:
-            self._count(func, packet, args, kwargs, out)
+            self._count(packet, args, kwargs, out)
         else:
             self._skip(func, args, out)
         return out
 
-    def _count(self, func, packet, args, kwargs, out) -> None:
+    def _higher_order(self, func, args, kwargs):
+        """A higher-order op runs whole, below this mode (its inner ops are not counted twice): counted by its
+        formula if it has one, else recorded as multiply-add work without a formula."""
+        from torch.utils._python_dispatch import _disable_current_modes
+
+        with _disable_current_modes():
+            out = func(*args, **kwargs)
+        if func in FORMULAS:
+            self._count(func, args, kwargs, out)
+        else:
+            self._record_uncounted(self.frame, func.name(), Work.NO_FORMULA, out)
+        return out
+
+    def _count(self, packet, args, kwargs, out) -> None:
         frame, name = self.frame, str(packet)
+        given = {k: v for k, v in kwargs.items() if k != "out"}  # an out= call: its result is `out` all the same
         try:
-            parts: Parts = FORMULAS[packet](*args, out=out, **kwargs)
+            parts: Parts = FORMULAS[packet](*args, out=out, **given)
         except Exception as err:  # recorded, never silently 0
             self._record_uncounted(frame, f"{name} ({type(err).__name__}: {err})", Work.NO_FORMULA, out)
             return
@@ -215,7 +250,7 @@ class ExactCounter(TorchDispatchMode):
 
     def _skip(self, func, args, out) -> None:
         frame = self.frame
-        category = categories.categorize(func)
+        category = categories.categorize(func)  # NO_FORMULA for multiply-add work this count has no formula for
         self._record_uncounted(frame, str(func.overloadpacket), category, out)
         if len(self._tags) == 0:
             return

@@ -234,10 +234,9 @@ def sdpa_flop(q, k, v, *args, out=None, **kwargs) -> Parts:
     return _attention(1, heads, tq, tk, e, ev)
 
 
-@register("_flash_attention_forward", "_efficient_attention_forward", attention=True)
-def flash_forward_flop(q, k, v, *args, out=None, **kwargs) -> Parts:
-    """Low-level kernels take (b, t, h, e); a varlen call (cu_seqlens given) sums its sequences."""
-    cu_q, cu_k = (args[0], args[1]) if len(args) >= 2 else (None, None)
+def _varlen_or_dense(q, k, v, cu_q, cu_k) -> Parts:
+    """Low-level kernels take (b, t, h, e); a variable-length call (per-sequence offsets cu_q, cu_k over one packed
+    batch of t tokens) attends within each sequence: sum_i lq_i * lk_i query-key pairs, not t^2."""
     if isinstance(cu_q, torch.Tensor) and isinstance(cu_k, torch.Tensor):
         if cu_q.device.type == "meta":
             raise NotImplementedError("variable-length attention on meta tensors: sequence lengths unknown")
@@ -250,3 +249,222 @@ def flash_forward_flop(q, k, v, *args, out=None, **kwargs) -> Parts:
     b, tq, h, e = _shape(q)
     tk, ev = _shape(k)[1], _shape(v)[-1]
     return _attention(b, h, tq, tk, e, ev)
+
+
+@register("_flash_attention_forward", attention=True)
+def flash_forward_flop(q, k, v, cum_seq_q=None, cum_seq_k=None, *args, out=None, **kwargs) -> Parts:
+    """(query, key, value, cum_seq_q, cum_seq_k, max_q, max_k, ...): offsets right after v."""
+    return _varlen_or_dense(q, k, v, cum_seq_q, cum_seq_k)
+
+
+@register("_efficient_attention_forward", attention=True)
+def efficient_forward_flop(q, k, v, bias=None, cu_seqlens_q=None, cu_seqlens_k=None, *args, out=None,
+                           **kwargs) -> Parts:
+    """(query, key, value, bias, cu_seqlens_q, cu_seqlens_k, ...): the offsets come after the bias."""
+    return _varlen_or_dense(q, k, v, cu_seqlens_q, cu_seqlens_k)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fused fast paths: PyTorch's own transformer layers in eval under no_grad (CPU, CUDA)
+# ---------------------------------------------------------------------------------------------
+
+
+def _mha_parts(query, key, embed_dim: int) -> list[Part]:
+    """In-projections, attention and out-projection of multi-head attention, batch-first (b, t, E) inputs.
+
+    q: (b*tq, E) @ (E, E); k and v: (b*tk, E) @ (E, E) each (one (E, 3E) product when q, k, v are one tensor:
+    the same multiply-adds); scores: h heads of (tq, E/h) @ (E/h, tk) = b*tq*tk*E multiply-adds; attn@V the
+    same; out-projection (b*tq, E) @ (E, E).
+    """
+    if query.is_nested or key.is_nested:
+        raise NotImplementedError("padded (nested) inputs: the tokens per sequence are not in the shapes")
+    b, tq, e = _shape(query)
+    tk = _shape(key)[1]
+    return [Part(2 * b * e * e * (tq + 2 * tk), Kind.LINEAR, "in_proj"),
+            Part(2 * b * tq * tk * e, Kind.ATTN_SCORE, "qk"), Part(2 * b * tq * tk * e, Kind.ATTN_VALUE, "av"),
+            Part(2 * b * tq * e * e, Kind.LINEAR, "out_proj")]
+
+
+@register("_native_multi_head_attention", attention=True)
+def native_mha_flop(query, key, value, embed_dim, *args, out=None, **kwargs) -> Parts:
+    """nn.MultiheadAttention's fast path: projections and attention in one kernel."""
+    return Parts(tuple(_mha_parts(query, key, embed_dim)))
+
+
+@register("_transformer_encoder_layer_fwd", attention=True)
+def encoder_layer_flop(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu,
+                       norm_first, eps, nw1, nb1, nw2, nb2, ffn_weight_1, ffn_bias_1, ffn_weight_2, *args, out=None,
+                       **kwargs) -> Parts:
+    """nn.TransformerEncoderLayer's fast path: self-attention, then the FFN (b*t, E) @ (E, F) @ (F, E)."""
+    b, t, e = _shape(src) if not src.is_nested else (0, 0, 0)
+    ffn = 2 * b * t * _numel(ffn_weight_1) + 2 * b * t * _numel(ffn_weight_2)
+    return Parts((*_mha_parts(src, src, embed_dim), Part(ffn, Kind.LINEAR, "ffn")))
+
+
+# ---------------------------------------------------------------------------------------------
+# Recurrent kernels, bilinear, distances, outer products, quantized and scaled matmuls
+# ---------------------------------------------------------------------------------------------
+
+
+@register("mkldnn_rnn_layer")
+def mkldnn_rnn_layer_flop(x, w_ih, w_hh, *args, out=None, **kwargs) -> Parts:
+    """One layer, one direction of an RNN on oneDNN (LSTM on CPU): every step multiplies the input by
+    w_ih (G*H, in) and the state by w_hh (G*H, H): 2 * steps*batch * (numel(w_ih) + numel(w_hh))."""
+    return _one(2 * (_numel(x) // _shape(x)[-1]) * (_numel(w_ih) + _numel(w_hh)))
+
+
+@register("_cudnn_rnn", "miopen_rnn")
+def fused_rnn_flop(x, weights, *args, out=None, **kwargs) -> Parts:
+    """A whole RNN in one kernel (cuDNN, MIOpen): every 2-D weight matrix (w_ih, w_hh, w_hr per layer and direction)
+    multiplies every step of every sample: 2 * steps*batch * sum(numel(W))."""
+    steps_batch = _numel(x) // _shape(x)[-1] if x.dim() == 3 else _shape(x)[0]
+    return _one(2 * steps_batch * sum(_numel(w) for w in weights if w.dim() == 2))
+
+
+@register("_trilinear", matmul=True)
+def trilinear_flop(i1, i2, i3, expand1, expand2, expand3, sumdim, *args, out=None, **kwargs) -> Parts:
+    """nn.Bilinear's kernel: i1 x i2 contracted first over the summed dims i3 does not have (i1 (B, I) x W (K, I, J):
+    B*K*I*J multiply-adds), then with i3 over the rest ((B, K, J) x (B, J): B*K*J), as the kernel computes it."""
+    dims = len(_shape(i1)) + len(expand1)
+    s1, s2, s3 = (_expanded(t, e, dims) for t, e in ((i1, expand1), (i2, expand2), (i3, expand3)))
+    first = [max(a, b) for a, b in zip(s1, s2)]
+    kept = [1 if d in sumdim and s3[d] == 1 else n for d, n in enumerate(first)]
+    return _one(2 * prod(first) + 2 * prod(max(a, b) for a, b in zip(kept, s3)))
+
+
+def _expanded(t, unsqueezed: list[int], dims: int) -> list[int]:
+    """The sizes of `t` with size-1 axes inserted at `unsqueezed`, as _trilinear expands its operands."""
+    sizes = iter(_shape(t))
+    return [1 if d in unsqueezed else next(sizes) for d in range(dims)]
+
+
+def _pairwise(flops: int) -> Parts:
+    """A distance between activations: a product of two activations, as a free matmul is."""
+    return Parts((Part(flops, Kind.MATMUL),))
+
+
+@register("_euclidean_dist")
+def euclidean_dist_flop(x1, x2, *args, out=None, **kwargs) -> Parts:
+    """cdist's matmul path: [-2*x1, |x1|^2, 1] (P, M+2) @ [x2, 1, |x2|^2]^T (M+2, R) per batch: 2*B*P*R*(M+2)."""
+    *lead, p, m = _shape(x1)
+    return _pairwise(2 * prod(lead) * p * _shape(x2)[-2] * (m + 2))
+
+
+@register("_cdist_forward")
+def cdist_forward_flop(x1, x2, *args, out=None, **kwargs) -> Parts:
+    """cdist's direct path: every pair's M-long difference, raised and summed: one multiply-add per element,
+    2*B*P*R*M."""
+    *lead, p, m = _shape(x1)
+    return _pairwise(2 * prod(lead) * p * _shape(x2)[-2] * m)
+
+
+@register("_pdist_forward")
+def pdist_forward_flop(x, *args, out=None, **kwargs) -> Parts:
+    """pdist: the N(N-1)/2 pairs of rows of x (N, M), one multiply-add per element of each pair's difference."""
+    n, m = _shape(x)
+    return _pairwise(2 * (n * (n - 1) // 2) * m)
+
+
+@register("addr", matmul=True)
+def addr_flop(bias, v1, v2, *args, out=None, **kwargs) -> Parts:
+    """bias + v1 (m,) outer v2 (n,): m*n products (a (m, 1) @ (1, n) matmul), plus m*n uncounted adds."""
+    m, n = _numel(v1), _numel(v2)
+    return _one(2 * m * n, bias=m * n)
+
+
+@register("_scaled_mm", "_int_mm", matmul=True)
+def scaled_mm_flop(a, b, *args, out=None, **kwargs) -> Parts:
+    """FP8 (scales per tensor or row) and int8 matmuls: a (m, k) @ b (k, n), 2*m*k*n; the scaling is elementwise."""
+    (m, k), (_, n) = _shape(a), _shape(b)
+    return _one(2 * m * k * n)
+
+
+@register("_weight_int8pack_mm", matmul=True)
+def int8pack_mm_flop(a, b, *args, out=None, **kwargs) -> Parts:
+    """Weight-only int8: a (m, k) @ b^T, b (n, k) stored row-major: 2*m*k*n."""
+    (m, k), (n, _) = _shape(a), _shape(b)
+    return _one(2 * m * k * n)
+
+
+
+# ---------------------------------------------------------------------------------------------
+# Backend kernels a model can call directly: convolutions, fused linears, low-bit and grouped matmuls
+# ---------------------------------------------------------------------------------------------
+
+
+@register("_conv_depthwise2d", "conv_depthwise3d", "slow_conv3d_forward", "slow_conv_dilated2d",
+          "slow_conv_dilated3d", "_slow_conv2d_forward", "_nnpack_spatial_convolution", "miopen_convolution",
+          "miopen_depthwise_convolution", "miopen_convolution_relu", "miopen_convolution_add_relu",
+          "cudnn_convolution_relu", "cudnn_convolution_add_relu", "_mps_convolution")
+def backend_conv_flop(x, w, *args, out=None, **kwargs) -> Parts:
+    """A backend's forward convolution (x, weight, ...): as `convolution`, 2 * numel(out) * C_in/groups * prod(kernel)."""
+    return conv_flop(x, w, None, out=out)
+
+
+@register("slow_conv_transpose2d", "slow_conv_transpose3d", "miopen_convolution_transpose", "_mps_convolution_transpose")
+def backend_conv_transpose_flop(x, w, *args, out=None, **kwargs) -> Parts:
+    """A backend's transposed convolution: 2 * numel(x) * C_out/groups * prod(kernel)."""
+    return conv_flop(x, w, None, transposed=True, out=out)
+
+
+@register("conv_tbc")
+def conv_tbc_flop(x, w, *args, out=None, **kwargs) -> Parts:
+    """Time-batch-channel convolution: w (k, C_in, C_out); each output (T', B, C_out) element a k*C_in dot product."""
+    k, c_in, _ = _shape(w)
+    return Parts((Part(2 * _numel(out) * k * c_in, kind=Kind.CONV),))
+
+
+@register("_addmm_activation", matmul=True)
+def addmm_activation_flop(bias, a, b, *args, out=None, **kwargs) -> Parts:
+    """addmm with a fused GELU or ReLU: the matmul's 2*m*k*n; the activation is elementwise."""
+    return addmm_flop(bias, a, b, out=out)
+
+
+@register("mkldnn_linear", "_mixed_dtypes_linear", "_scaled_mm_v2", "_weight_int4pack_mm",
+          "_weight_int4pack_mm_for_cpu", "_weight_int4pack_mm_with_scales_and_zeros", "_dyn_quant_matmul_4bit",
+          "_sparse_semi_structured_linear", matmul=True)
+def dense_output_mm_flop(a, *args, out=None, **kwargs) -> Parts:
+    """A matmul whose weight is packed, quantized or scaled: each output element is a dot product over a's last
+    axis, 2 * numel(out) * k (the weight's storage does not say its shape; the output does)."""
+    return _one(2 * _numel(out) * _shape(a)[-1])
+
+
+@register("_grouped_mm", "_scaled_grouped_mm", matmul=True)
+def grouped_mm_flop(a, b, *args, out=None, **kwargs) -> Parts:
+    """Grouped matmuls (mixture-of-experts): (M, K) rows each through one group's (K, N), 2*M*K*N; (G, M, K) @
+    (G, K, N), 2*G*M*K*N; (M, K) @ (K, N) split over K into G groups (out (G, M, N)), 2*M*K*N."""
+    k = _shape(a)[-1]
+    if len(_shape(a)) == 2 and len(_shape(b)) == 2:
+        return _one(2 * _numel(out) // _shape(out)[0] * k)
+    return _one(2 * _numel(out) * k)
+
+
+@register("_scaled_dot_product_attention_math_for_mps", "_triton_scaled_dot_attention", attention=True)
+def backend_sdpa_flop(q, k, v, *args, out=None, **kwargs) -> Parts:
+    """A backend's SDPA on (b, h, t, e) inputs: as scaled_dot_product_attention."""
+    return sdpa_flop(q, k, v)
+
+
+@register("_triton_multi_head_attention", attention=True)
+def triton_mha_flop(query, key, value, embed_dim, *args, out=None, **kwargs) -> Parts:
+    """Multi-head attention in one Triton kernel: as nn.MultiheadAttention's fast path."""
+    return Parts(tuple(_mha_parts(query, key, embed_dim)))
+
+
+@register("_lstm_mps")
+def mps_lstm_flop(x, hx, params, *args, out=None, **kwargs) -> Parts:
+    """A whole LSTM on MPS: as cuDNN's, every 2-D weight matrix times every step of every sample."""
+    return fused_rnn_flop(x, params)
+
+def _register_flex_attention() -> None:
+    """flex_attention is a higher-order op (no aten packet): q (b, h, tq, e), k and v (b, h_kv, tk, e|ev), counted as
+    dense SDPA; a block mask's skipped blocks are counted too (the dense matmuls it stands for)."""
+    try:
+        from torch._higher_order_ops.flex_attention import flex_attention
+    except ImportError:  # a torch without it: nothing to count
+        return
+    FORMULAS[flex_attention] = sdpa_flop
+    ATTENTION_OPS.add(flex_attention)
+
+
+_register_flex_attention()

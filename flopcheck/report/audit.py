@@ -37,7 +37,8 @@ def to_text(v: Verdict) -> str:
                      f"beyond {allowed}); the true value is "
                      f"{_value(Decimal(v.true_flops) / c.label_unit.flops_per_unit, c.label_unit)}",
             "unexplained": f"UNEXPLAINED: no reading within 10%; nearest {best.reading.describe()} gives "
-                           f"{_value(best.value, unit)} ({off})"}[v.verdict]
+                           f"{_value(best.value, unit)} ({off})",
+            "incomplete": f"INCOMPLETE: no verdict, the reference is {v.reference}"}[v.verdict]
     lines.append(f"  verdict     {said}")
     lines.append(f"  true        {commas(v.true_flops)} FLOPs = {si(v.true_flops)} = {si(v.true_flops, Unit.MAC)} "
                  f"({_where(v)}, {v.reference})")

@@ -22,6 +22,7 @@ def to_text(r: CountResult) -> str:
     rows.append(["total", "", "", commas(r.formula.total), commas(r.exact_total), commas(r.formula.total_macs)])
     lines = [
         headline(r),
+        *([r.exact.incompleteness()] if not r.exact.complete else []),
         "symbols: " + " ".join(f"{k}={v}" for k, v in r.formula.symbols),
         "",
         table(rows, ["term", "kind", "formula", "formula FLOPs", "exact FLOPs", "MACs"], right={3, 4, 5}),
@@ -65,6 +66,8 @@ def to_dict(r: CountResult) -> dict:
         "exact_count_device": r.exact.device,
         "exact_by_path": r.exact_by_path(),
         "exact_matches_formula": r.agrees,
+        "complete": r.exact.complete,
+        "incomplete_ops": list(r.exact.incomplete),
         "uncounted": [{"category": cat, "calls": calls, "elements": el}
                       for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())],
     }
