@@ -55,12 +55,14 @@ MULTIPLY_ADD_OPS = frozenset({
     "_cudnn_attention_forward", "_native_multi_head_attention", "_transformer_encoder_layer_fwd",
     "_triton_multi_head_attention", "_triton_scaled_dot_attention",
     # recurrent kernels (the fused cells take precomputed gates: elementwise, not here)
-    "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn", "_lstm_mps", "quantized_lstm_cell", "quantized_gru_cell",
+    "mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn", "_lstm_mps", "quantized_lstm", "quantized_gru",
+    "quantized_lstm_cell", "quantized_gru_cell",
     "quantized_rnn_relu_cell", "quantized_rnn_tanh_cell",
     # distances
     "_cdist_forward", "_euclidean_dist", "_pdist_forward",
     # linear algebra: factorizations, solves, inverses and products
-    "_linalg_det", "_linalg_eigh", "_linalg_eigvals", "_linalg_slogdet", "_linalg_solve_ex", "_linalg_svd",
+    "_linalg_det", "_linalg_eigh", "_linalg_eigvals", "linalg_eigvals", "linalg_pinv", "linalg_matrix_sqrth",
+    "_linalg_slogdet", "_linalg_solve_ex", "_linalg_svd",
     "linalg_cholesky_ex", "linalg_eig", "linalg_householder_product", "linalg_inv_ex", "linalg_ldl_factor_ex",
     "linalg_ldl_solve", "linalg_lstsq", "linalg_lu", "linalg_lu_factor_ex", "linalg_lu_solve", "linalg_matrix_exp",
     "linalg_qr", "linalg_solve_triangular", "linalg_vecdot", "_lu_with_info", "cholesky", "cholesky_solve",
@@ -69,7 +71,8 @@ MULTIPLY_ADD_OPS = frozenset({
     # spectral
     "_fft_c2c", "_fft_r2c", "_fft_c2r",
     # backward kernels: a count around loss.backward() reaches them (the training step is counted in a later round)
-    "convolution_backward", "convolution_backward_overrideable", "_convolution_double_backward", "_slow_conv2d_backward",
+    "convolution_backward", "convolution_backward_overrideable", "_convolution_double_backward",
+    "_slow_conv2d_backward",
     "conv_tbc_backward", "mps_convolution_backward", "mps_convolution_transpose_backward", "linear_backward",
     "matmul_backward", "mkldnn_linear_backward", "mkldnn_linear_backward_input", "mkldnn_linear_backward_weights",
     "_flash_attention_backward", "_efficient_attention_backward", "_cudnn_attention_backward",

@@ -90,7 +90,7 @@ def mm_flop(a, b, *args, out=None, **kwargs) -> Parts:
     return _one(2 * m * k * n)
 
 
-@register("addmm", matmul=True)
+@register("addmm", "addmm_", matmul=True)  # and in place
 def addmm_flop(bias, a, b, *args, out=None, **kwargs) -> Parts:
     """bias + a (m, k) @ b (k, n): 2*m*k*n; the m*n bias adds are not multiply-adds."""
     (m, k), (_, n) = _shape(a), _shape(b)
@@ -104,14 +104,14 @@ def bmm_flop(a, b, *args, out=None, **kwargs) -> Parts:
     return _one(2 * bs * m * k * n)
 
 
-@register("baddbmm", matmul=True)
+@register("baddbmm", "baddbmm_", matmul=True)  # and in place
 def baddbmm_flop(bias, a, b, *args, out=None, **kwargs) -> Parts:
     """bias + a (B, m, k) @ b (B, k, n): 2*B*m*k*n, plus B*m*n uncounted adds."""
     (bs, m, k), (_, _, n) = _shape(a), _shape(b)
     return _one(2 * bs * m * k * n, bias=bs * m * n)
 
 
-@register("addbmm", matmul=True)
+@register("addbmm", "addbmm_", matmul=True)  # and in place
 def addbmm_flop(bias, a, b, *args, out=None, **kwargs) -> Parts:
     """bias + sum_b a_b (m, k) @ b_b (k, n): 2*B*m*k*n, plus m*n uncounted adds."""
     (bs, m, k), (_, _, n) = _shape(a), _shape(b)
@@ -125,7 +125,7 @@ def mv_flop(a, v, *args, out=None, **kwargs) -> Parts:
     return _one(2 * m * n)
 
 
-@register("addmv", matmul=True)
+@register("addmv", "addmv_", matmul=True)  # and in place
 def addmv_flop(bias, a, v, *args, out=None, **kwargs) -> Parts:
     """bias + a (m, n) @ v (n,): 2*m*n, plus m uncounted adds."""
     (m, n) = _shape(a)
@@ -257,6 +257,12 @@ def flash_forward_flop(q, k, v, cum_seq_q=None, cum_seq_k=None, *args, out=None,
     return _varlen_or_dense(q, k, v, cum_seq_q, cum_seq_k)
 
 
+@register("_flash_attention_forward_no_dropout_inplace", attention=True)
+def flash_forward_inplace_flop(out_arg, q, k, v, cum_seq_q=None, cum_seq_k=None, *args, out=None, **kwargs) -> Parts:
+    """(out, query, key, value, cum_seq_q, cum_seq_k, ...): the flash forward writing into a given tensor."""
+    return _varlen_or_dense(q, k, v, cum_seq_q, cum_seq_k)
+
+
 @register("_efficient_attention_forward", attention=True)
 def efficient_forward_flop(q, k, v, bias=None, cu_seqlens_q=None, cu_seqlens_k=None, *args, out=None,
                            **kwargs) -> Parts:
@@ -365,7 +371,7 @@ def pdist_forward_flop(x, *args, out=None, **kwargs) -> Parts:
     return _pairwise(2 * (n * (n - 1) // 2) * m)
 
 
-@register("addr", matmul=True)
+@register("addr", "addr_", matmul=True)  # and in place
 def addr_flop(bias, v1, v2, *args, out=None, **kwargs) -> Parts:
     """bias + v1 (m,) outer v2 (n,): m*n products (a (m, 1) @ (1, n) matmul), plus m*n uncounted adds."""
     m, n = _numel(v1), _numel(v2)
@@ -397,11 +403,12 @@ def int8pack_mm_flop(a, b, *args, out=None, **kwargs) -> Parts:
           "miopen_depthwise_convolution", "miopen_convolution_relu", "miopen_convolution_add_relu",
           "cudnn_convolution_relu", "cudnn_convolution_add_relu", "_mps_convolution")
 def backend_conv_flop(x, w, *args, out=None, **kwargs) -> Parts:
-    """A backend's forward convolution (x, weight, ...): as `convolution`, 2 * numel(out) * C_in/groups * prod(kernel)."""
+    """A backend's forward convolution (x, weight, ...): as `convolution`, 2*numel(out)*C_in/groups*prod(kernel)."""
     return conv_flop(x, w, None, out=out)
 
 
-@register("slow_conv_transpose2d", "slow_conv_transpose3d", "miopen_convolution_transpose", "_mps_convolution_transpose")
+@register("slow_conv_transpose2d", "slow_conv_transpose3d", "miopen_convolution_transpose",
+          "_mps_convolution_transpose")
 def backend_conv_transpose_flop(x, w, *args, out=None, **kwargs) -> Parts:
     """A backend's transposed convolution: 2 * numel(x) * C_out/groups * prod(kernel)."""
     return conv_flop(x, w, None, transposed=True, out=out)
