@@ -189,3 +189,19 @@ def test_an_audit_against_an_incomplete_count_gives_no_verdict(tmp_path, monkeyp
     # inverse after it is uncounted, so no reading of a lower bound can vouch for the claim
     v = audit(parse_claim("67.4 MFLOPs", model="inverting_model:build"))
     assert v.verdict == "incomplete" and "aten.linalg_inv_ex" in v.reference
+
+
+def test_flex_attention_is_counted_as_one_attention_op():
+    import warnings
+
+    from torch.nn.attention.flex_attention import flex_attention
+
+    q = torch.zeros(1, 2, 16, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = flex_attention(q, q, q)
+        with torch.no_grad(), ExactCounter() as c:
+            got = flex_attention(q, q, q)
+    # b = 1, h = 2, T = 16, e = 8: QK^T 2*1*2*16*16*8 = 8,192 and attn@V the same; 16,384
+    assert c.result().total == 16_384 and c.result().complete
+    assert torch.equal(got, expected)

@@ -144,6 +144,20 @@ def module_frames(model: nn.Module) -> dict[nn.Module, Frame]:
     return frames
 
 
+def _eager_flex_attention(on: bool) -> bool:
+    """Let eager flex_attention reach this mode as one op instead of compiling itself (torch.compile refuses to
+    trace under a user dispatch mode); returns the setting it replaced. Its outputs are the same attention, its
+    log-sum-exp statistics in the debug path's base; a count reads shapes only."""
+    import sys
+
+    flex = sys.modules.get("torch.nn.attention.flex_attention")
+    if flex is None or not hasattr(flex, "_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG"):
+        return False
+    before = flex._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG
+    flex._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = on
+    return before
+
+
 class ExactCounter(TorchDispatchMode):
     """Count every op of the forwards run inside `with ExactCounter(model):`; `.result()` gives the ExactCount."""
 
@@ -161,6 +175,7 @@ class ExactCounter(TorchDispatchMode):
 
     # -- module tracking ------------------------------------------------------------------------
     def __enter__(self):
+        self._flex = _eager_flex_attention(True)
         if self.model is not None:
             for module, frame in module_frames(self.model).items():
                 self._hooks.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._push(f)))
@@ -168,6 +183,7 @@ class ExactCounter(TorchDispatchMode):
         return super().__enter__()
 
     def __exit__(self, *exc):
+        _eager_flex_attention(self._flex)
         for hook in self._hooks:
             hook.remove()
         self._hooks.clear()
