@@ -1,7 +1,7 @@
 """flopcheck: is this FLOP number true?
 
     import flopcheck
-    flopcheck.count(model, x).total          # exact FLOPs of one forward (2 per multiply-add)
+    flopcheck.reference_count(model, x).total          # exact FLOPs of one forward (2 per multiply-add)
     with flopcheck.FlopCounter(model) as c:   # or count any block of code
         model(x)
     flopcheck.audit("DiT-XL/2 118.64 GFLOPs").verdict

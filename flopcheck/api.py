@@ -46,7 +46,7 @@ class FlopCounter:
 def audit(claim: str, model: str | None = None, **scope: Any):
     """The verdict on a published figure: `audit("DiT-XL/2 118.64 GFLOPs")`, or `audit("4.6 GMACs",
     model="timm:deit_small_patch16_224")`; `scope`: resolution=(W, H), frames, steps, cfg, training, batch, part."""
-    from flopcheck.audit import audit as judge
-    from flopcheck.audit import parse_claim
+    from flopcheck.auditor import audit as judge
+    from flopcheck.auditor import parse_claim
 
     return judge(parse_claim(claim, model=model, **scope))

@@ -19,6 +19,58 @@ class UsageError(Exception):
     """Bad input: printed as one line on stderr, exit code 2."""
 
 
+def _json(obj) -> str:
+    """Strict JSON (a non-finite number, which JSON has none of, becomes null), indented."""
+    import math
+
+    def finite(x):
+        if isinstance(x, float) and not math.isfinite(x):
+            return None
+        if isinstance(x, dict):
+            return {k: finite(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [finite(v) for v in x]
+        return x
+
+    return json.dumps(finite(obj), indent=2, allow_nan=False)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, but an error is a UsageError: one line naming the flag (and its choices), not the usage block."""
+
+    def error(self, message: str):
+        command = self.prog.removeprefix("flopcheck").strip()
+        raise UsageError(f"{command}: {message}" if command else message)
+
+
+def _number(text: str, kind, ok, what: str):
+    """`text` as `kind` if ok(value), else an argparse error saying what is wanted."""
+    import math
+
+    try:
+        value = kind(text.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
+    if isinstance(value, float) and not math.isfinite(value) or not ok(value):
+        raise argparse.ArgumentTypeError(f"{what}, got {text!r}")
+    return value
+
+
+def whole(text: str) -> int:
+    """A whole number >= 1: sizes, batches, steps, frames, workers."""
+    return _number(text, int, lambda v: v >= 1, "must be a whole number >= 1")
+
+
+def seconds(text: str) -> float:
+    """A positive, finite number of seconds."""
+    return _number(text, float, lambda v: v > 0, "must be a positive number of seconds")
+
+
+def fraction(text: str) -> float:
+    """A fraction in (0, 1], like 0.45."""
+    return _number(text, float, lambda v: 0 < v <= 1, "must be a fraction in (0, 1], like 0.45")
+
+
 # ---------------------------------------------------------------------------------------------
 # Subcommands: name -> (add arguments, run)
 # ---------------------------------------------------------------------------------------------
@@ -41,17 +93,17 @@ def _list_models(args: argparse.Namespace) -> int:
 
 def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=f"a reference model (default {DEFAULT_MODEL})")
-    p.add_argument("--input-size", type=int, help="DiT: latent side (pixel side with --space pixel); sets T")
+    p.add_argument("--input-size", type=whole, help="DiT: latent side (pixel side with --space pixel); sets T")
     p.add_argument("--resolution", help="pixels: 256 or WxH like 1280x720 (DiT: square, /8 = latent side)")
-    p.add_argument("--frames", type=int, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)")
+    p.add_argument("--frames", type=whole, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)")
     p.add_argument("--attn", choices=ATTN_CHOICES, help="attention path (default: the model's, sdpa)")
     p.add_argument("--space", choices=("latent", "pixel"), help="pixel: 3 channels, no VAE")
-    p.add_argument("--batch", type=int, default=1, help="samples per forward (default 1)")
+    p.add_argument("--batch", type=whole, default=1, help="samples per forward (default 1)")
 
 
 def _count_args(p: argparse.ArgumentParser) -> None:
     _model_args(p)
-    p.add_argument("--steps", type=int, default=1, help="sampling steps (forward x S)")
+    p.add_argument("--steps", type=whole, default=1, help="sampling steps (forward x S)")
     p.add_argument("--cfg", action="store_true", help="classifier-free guidance (batch x2)")
     p.add_argument("--training", action="store_true", help="one training step (fwd+bwd = 3 x fwd)")
     p.add_argument("--device", default="meta", help="where the exact count runs (default meta: no compute)")
@@ -59,23 +111,23 @@ def _count_args(p: argparse.ArgumentParser) -> None:
 
 
 def _count(args: argparse.Namespace) -> int:
-    from flopcheck.count import count_reference
+    from flopcheck.reference_count import count_reference
     from flopcheck.report.count import to_dict, to_text
     from flopcheck.types import Scope
 
-    if args.batch < 1:
-        raise UsageError(f"--batch must be >= 1, got {args.batch}")
+    _one_input_flag(args)
+    _check_device(args.device)
     scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
     result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
                              input_size=args.input_size, attn=args.attn, space=args.space,
                              resolution=_resolution(args.resolution), frames=args.frames)
-    print(json.dumps(to_dict(result), indent=2) if args.json else to_text(result))
+    print(_json(to_dict(result)) if args.json else to_text(result))
     return 0 if result.agrees else 1
 
 
 def _resolution(text: str | None) -> tuple[int, int] | None:
     """'256' -> (256, 256), '1280x720' -> (1280, 720); bad text is a UsageError."""
-    from flopcheck.audit.claims import ClaimError, parse_resolution
+    from flopcheck.auditor.claims import ClaimError, parse_resolution
 
     try:
         return parse_resolution(text)
@@ -87,8 +139,8 @@ def _counters_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", nargs="?", default="DiT-S/2", help="a reference model (default DiT-S/2)")
     p.add_argument("--counter", action="append", help="a counter to run (repeatable; default: all)")
     p.add_argument("--attn", choices=ATTN_CHOICES, action="append", help="attention path(s) (default sdpa)")
-    p.add_argument("--input-size", type=int, action="append", help="latent side(s) (default: the model's)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per model and counter (default 600)")
+    p.add_argument("--input-size", type=whole, action="append", help="latent side(s) (default: the model's)")
+    p.add_argument("--timeout", type=seconds, default=600.0, help="seconds per model and counter (default 600)")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per count")
 
 
@@ -100,7 +152,6 @@ def _counters(args: argparse.Namespace) -> int:
     from reference_models import get_config
 
     _check_executable(args.model)
-    _check_timeout(args.timeout)
     names = args.counter or list(COUNTERS)
     for name in names:
         get_spec(name)  # an unknown counter is bad input before anything runs
@@ -110,7 +161,7 @@ def _counters(args: argparse.Namespace) -> int:
         cfg = get_config(job.model, input_size=job.input_size, attn=job.attn)
         formula[(job.model, cfg.input_size, cfg.attn)] = formula_breakdown(job.model, cfg).total
     counts = run_counters(names, jobs, timeout_s=args.timeout)
-    print(json.dumps(to_list(counts, formula), indent=2) if args.json else to_text(counts, formula))
+    print(_json(to_list(counts, formula)) if args.json else to_text(counts, formula))
     return 0
 
 
@@ -121,9 +172,9 @@ def _reconcile_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", nargs="?", help=f"a reference model (default {DEFAULT_RECONCILE[0]}, both attention paths)")
     p.add_argument("--counter", action="append", help="a counter (repeatable; default: all)")
     p.add_argument("--attn", choices=ATTN_CHOICES, action="append", help="attention path(s)")
-    p.add_argument("--input-size", type=int, help="latent side (default: the model's)")
+    p.add_argument("--input-size", type=whole, help="latent side (default: the model's)")
     p.add_argument("--sweep", action="store_true", help="also count at four sizes and judge from totals alone")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per model and counter (default 600)")
+    p.add_argument("--timeout", type=seconds, default=600.0, help="seconds per model and counter (default 600)")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per reconciliation")
 
 
@@ -137,7 +188,6 @@ def _reconcile(args: argparse.Namespace) -> int:
 
     if args.model:
         _check_executable(args.model)
-    _check_timeout(args.timeout)
     names = args.counter or list(COUNTERS)
     for name in names:
         get_spec(name)
@@ -151,7 +201,7 @@ def _reconcile(args: argparse.Namespace) -> int:
     results = [reconcile(c) for c in counts if c.input_size == main_size]
     sweeps = sweeps_for(results, counts, grid)
     if args.json:
-        print(json.dumps(to_list(results, sweeps), indent=2))
+        print(_json(to_list(results, sweeps)))
     else:
         tokens = ", ".join(str(get_config(model, input_size=g).tokens) for g in grid)
         print(to_text(results, sweeps, {a: tokens for a in attns}))
@@ -170,20 +220,53 @@ def _check_executable(model: str) -> None:
                          f"`flopcheck estimate {model}`")
 
 
-def _check_timeout(seconds: float) -> None:
-    if not seconds > 0:
-        raise UsageError(f"--timeout must be a positive number of seconds, got {seconds}")
+def _check_device(device: str) -> None:
+    """A device torch knows and this machine has: meta (no compute), cpu, or an accelerator that is here."""
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, ValueError):
+        raise UsageError(f"--device {device!r} is not a torch device: use meta (the default), cpu or cuda") from None
+    backend = getattr(torch, kind, None)
+    if kind not in ("meta", "cpu") and not (backend is not None and backend.is_available()):
+        raise UsageError(f"--device {device!r}: this machine has no {kind}; use meta (the default) or cpu")
+
+
+def _one_input_flag(args: argparse.Namespace) -> None:
+    """--input-size and --resolution both set the input: one of them, or the model's default."""
+    if args.input_size is not None and args.resolution is not None:
+        raise UsageError("--input-size and --resolution both set the input: give one of them")
+
+
+def _shape(text: str | None) -> tuple[int, ...] | None:
+    """'1,3,224,224' -> (1, 3, 224, 224): whole numbers >= 1, at most 2^40 elements in all."""
+    if text is None:
+        return None
+    try:
+        shape = tuple(int(x) for x in text.replace(" ", "").split(","))
+    except ValueError:
+        raise UsageError(f"--input-shape {text!r}: write whole numbers separated by commas, like 1,3,224,224") \
+            from None
+    if not shape or min(shape) < 1:
+        raise UsageError(f"--input-shape {text!r}: every dimension must be >= 1, like 1,3,224,224")
+    elements = 1
+    for n in shape:
+        elements *= n
+    if elements > 2**40:
+        raise UsageError(f"--input-shape {text!r} has {elements:,} elements: more than 2^40, no model input is")
+    return shape
 
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("claim", nargs="?", help="'DiT-XL/2 118.64 GFLOPs', or '4.6 GFLOPs' with --model")
     p.add_argument("--file", help="a YAML list of claims (see claims/)")
     p.add_argument("--resolution", help="256, 512 or WxH (pixels)")
-    p.add_argument("--frames", type=int, help="video frames (video models)")
-    p.add_argument("--steps", type=int, help="sampling steps the number covers")
+    p.add_argument("--frames", type=whole, help="video frames (video models)")
+    p.add_argument("--steps", type=whole, help="sampling steps the number covers")
     p.add_argument("--cfg", action="store_true", help="the number includes classifier-free guidance")
     p.add_argument("--training", action="store_true", help="the number is a training step")
-    p.add_argument("--batch", type=int, help="samples the number covers")
+    p.add_argument("--batch", type=whole, help="samples the number covers")
     p.add_argument("--space", choices=("latent", "pixel"), help="the number says it was counted on pixels")
     p.add_argument("--part", choices=("model", "linear", "attention", "embeddings", "block"),
                    help="what the number covers: the model (default), block linears, attention; DiT: "
@@ -194,7 +277,7 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from flopcheck.audit import audit, load_claims, parse_claim, parse_resolution
+    from flopcheck.auditor import audit, load_claims, parse_claim, parse_resolution
     from flopcheck.report.audit import to_dict, to_text
 
     if bool(args.claim) == bool(args.file):
@@ -202,17 +285,14 @@ def _audit(args: argparse.Namespace) -> int:
     if args.file:
         claims = load_claims(args.file)
     else:
-        for flag in ("steps", "batch", "frames"):
-            if getattr(args, flag) is not None and getattr(args, flag) < 1:
-                raise UsageError(f"--{flag} must be >= 1")
-        shape = tuple(int(x) for x in args.input_shape.split(",")) if args.input_shape else None
+        shape = _shape(args.input_shape)
         claims = [parse_claim(args.claim, model=args.model, resolution=parse_resolution(args.resolution),
                               frames=args.frames, steps=args.steps, cfg=args.cfg or None,
                               training=args.training or None, batch=args.batch, space=args.space, part=args.part,
                               input_shape=shape)]
     verdicts = [audit(c) for c in claims]
     if args.json:
-        print(json.dumps([to_dict(v) for v in verdicts], indent=2))
+        print(_json([to_dict(v) for v in verdicts]))
     else:
         print("\n\n".join(to_text(v) for v in verdicts))
     return 0 if all(v.verdict == "consistent" for v in verdicts) else 1
@@ -241,13 +321,13 @@ def _causes(args: argparse.Namespace) -> int:
 def _estimate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", nargs="?", default="FLUX.1-dev", help="a reference model (default FLUX.1-dev)")
     p.add_argument("--resolution", help="pixels: WxH like 1280x720, or one side")
-    p.add_argument("--frames", type=int, help="video models: pixel frames, 4k+1")
-    p.add_argument("--steps", type=int, default=1, help="sampling steps (default 1)")
+    p.add_argument("--frames", type=whole, help="video models: pixel frames, 4k+1")
+    p.add_argument("--steps", type=whole, default=1, help="sampling steps (default 1)")
     p.add_argument("--cfg", action="store_true", help="classifier-free guidance: two forwards per step")
-    p.add_argument("--batch", type=int, default=1, help="samples per forward (default 1)")
+    p.add_argument("--batch", type=whole, default=1, help="samples per forward (default 1)")
     p.add_argument("--gpu", default="H100", help="H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, "
                                                  "B200, MI300X (default H100)")
-    p.add_argument("--mfu", type=float, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)")
+    p.add_argument("--mfu", type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)")
     p.add_argument("--json", action="store_true", help="one JSON object")
 
 
@@ -255,13 +335,9 @@ def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.estimate import estimate
     from flopcheck.report.estimate import to_dict, to_text
 
-    if args.steps < 1:
-        raise UsageError(f"--steps must be >= 1, got {args.steps}")
-    if not 0 < args.mfu <= 1:
-        raise UsageError(f"--mfu must be in (0, 1], got {args.mfu}: a fraction of the peak, like 0.45")
     e = estimate(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps, cfg=args.cfg,
                  resolution=_resolution(args.resolution), frames=args.frames)
-    print(json.dumps(to_dict(e), indent=2) if args.json else to_text(e))
+    print(_json(to_dict(e)) if args.json else to_text(e))
     return 0
 
 
@@ -272,8 +348,8 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sweep", action="append", metavar="MODEL=S1,S2,S3",
                    help="a T-sweep over latent sides (repeatable; default DiT-S/2=16,32,64,128 DiT-XL/2=16,32,64)")
     p.add_argument("--no-sweep", action="store_true", help="no T-sweeps")
-    p.add_argument("--workers", type=int, default=2, help="models counted in parallel (default 2)")
-    p.add_argument("--timeout", type=float, default=600.0, help="seconds per model and counter (default 600)")
+    p.add_argument("--workers", type=whole, default=2, help="models counted in parallel (default 2)")
+    p.add_argument("--timeout", type=seconds, default=600.0, help="seconds per model and counter (default 600)")
     p.add_argument("--from", dest="from_json", metavar="RESULTS_JSON",
                    help="render an existing results.json again, counting nothing")
 
@@ -314,38 +390,37 @@ def _report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from flopcheck.counters import COUNTERS
+    from flopcheck.report.files import MANIFEST, previous, write_report
     from flopcheck.report.render import render
     from flopcheck.report.sweep import Plan, results, run_plan
     from reference_models import family_of, get_config, list_models
 
+    if not args.out.strip():
+        raise UsageError("--out is empty: name the report's folder, like reports")
+    out = Path(args.out)
+    previous(out)  # a folder that is no report: refused before anything is counted
+
     if args.from_json:
-        res = json.loads(Path(args.from_json).read_text())
+        from flopcheck.report.render import read_results
+
+        res = read_results(Path(args.from_json))
     else:
         models = tuple(m for m in list_models(args.models) if family_of(get_config(m)).executes)
         if not models:
             raise UsageError(f"no DiT config matches {args.models!r}; try 'DiT-*' (the report covers the DiT grid)")
-        _check_timeout(args.timeout)
         counters = tuple(args.counter or COUNTERS)
         unknown = [c for c in counters if c not in COUNTERS]
         if unknown:
             raise UsageError(f"unknown counter {unknown[0]!r}; known: {', '.join(COUNTERS)}")
-        if args.workers < 1:
-            raise UsageError(f"--workers must be >= 1, got {args.workers}")
         plan = Plan(models=models, counters=counters, sweeps=_parse_sweeps(args))
         run = run_plan(plan, workers=args.workers, timeout_s=args.timeout, progress=_progress)
         res = results(run)
         print(f"counted {run.stats['counts']} in {run.stats['wall_s']:.0f} s (the counting calls: "
               f"{run.stats['counting_s']:.0f} s; building models: {run.stats['build_s']:.0f} s)", file=sys.stderr)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     files = render(res)
-    for old in [*out.glob("*.svg"), *out.glob("index.*"), *out.glob("results.*")]:
-        if old.name not in files:
-            old.unlink()
-    for name, text in files.items():
-        (out / name).write_text(text, encoding="utf-8")
+    write_report(out, files)
     print(f"wrote {len(files)} files to {out}/: index.md, index.html, results.json, results.csv and "
-          f"{len(files) - 4} SVGs")
+          f"{len(files) - 4} SVGs, and their list, {MANIFEST}")
     return 0
 
 
@@ -366,8 +441,8 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
 
 def parser() -> argparse.ArgumentParser:
     """The argument parser, one subparser per COMMANDS entry."""
-    p = argparse.ArgumentParser(prog="flopcheck", description="Is this FLOP number true? (FLOPs: 2 per multiply-add)")
-    sub = p.add_subparsers(dest="command")
+    p = Parser(prog="flopcheck", description="Is this FLOP number true? (FLOPs: 2 per multiply-add)")
+    sub = p.add_subparsers(dest="command", parser_class=Parser)
     for name, (help_text, add_args, _) in COMMANDS.items():
         add_args(sub.add_parser(name, help=help_text, description=help_text))
     return p
@@ -375,11 +450,13 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input is one line on stderr and exit code 2."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    args = parser().parse_args(argv or ["count"])
     from flopcheck.errors import bad_input
 
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
+        args = parser().parse_args(argv or ["count"])
+        if args.command is None:
+            raise UsageError(f"give a command first: {', '.join(COMMANDS)} (see flopcheck --help)")
         return COMMANDS[args.command][2](args)
     except (UsageError, *bad_input()) as err:  # a bad flag, model, config, claim or file; anything else is a bug
         print(f"flopcheck: {err}", file=sys.stderr)

@@ -209,9 +209,9 @@ class Estimate:
 def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1, cfg: bool = False,
              **overrides: Any) -> Estimate:
     """The estimate for a registered model (overrides: resolution=(W, H), frames, input_size)."""
-    from flopcheck.count import exact_matches
     from flopcheck.exact import count_prepared
     from flopcheck.formula import formula_breakdown
+    from flopcheck.reference_count import exact_matches
     from reference_models import get_config, prepare
 
     if not 0 < mfu <= 1:

@@ -68,10 +68,34 @@ def _message(value: float, unit: Unit, truth: int, breakdown: Breakdown, exact: 
     return "\n".join(lines)
 
 
+def _checked(name: str, value, low: float = 0.0, low_open: bool = True) -> float:
+    """A finite number above `low` (or at it, when not low_open); anything else is bad input, named."""
+    import math
+
+    from flopcheck.errors import InputError
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or (
+            value <= low if low_open else value < low):
+        bound = f"> {low:g}" if low_open else f">= {low:g}"
+        raise InputError(f"{name} must be a finite number {bound}, got {value!r}")
+    return value
+
+
+def _unit(unit: str | Unit) -> Unit:
+    from flopcheck.errors import InputError
+
+    try:
+        return unit if isinstance(unit, Unit) else Unit(str(unit).upper().rstrip("S"))
+    except ValueError:
+        raise InputError(f"unit must be 'FLOP' or 'MAC', got {unit!r}") from None
+
+
 def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit: str | Unit = "FLOP") -> int:
     """Assert `expected` (in `unit`: 'FLOP' or 'MAC') is within rtol of the exact count of
     model(*inputs); return the exact FLOPs. The failure message names the convention and causes."""
-    stated = Unit(unit) if not isinstance(unit, Unit) else unit
+    _checked("expected", expected, low_open=False)
+    _checked("rtol", rtol, low_open=False)
+    stated = _unit(unit)
     count = _count(model, inputs)
     if not count.complete:
         raise FlopAssertionError(f"no exact count to compare {expected:,} {stated.value}s with: "
@@ -79,17 +103,24 @@ def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit:
     truth = count.total
     if abs(expected * stated.flops_per_unit - truth) <= rtol * truth:
         return truth
+    if truth == 0:
+        raise FlopAssertionError(f"expected {expected:,} {stated.value}s but the model does no multiply-adds "
+                                 f"(the exact count is 0 FLOPs)")
     raise FlopAssertionError(_message(expected, stated, truth, Breakdown(type(model).__name__, count.terms())))
 
 
 def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP") -> None:
     """Assert another tool's number (`reference`, in `unit`) is explained exactly by a reading of
     the exact count: a known convention and known causes, nothing unexplained."""
-    stated = Unit(unit) if not isinstance(unit, Unit) else unit
+    _checked("reference", reference)
+    stated = _unit(unit)
     count = _count(model, inputs)
     if not count.complete:
         raise FlopAssertionError(f"no exact count to reconcile {reference:,} {stated.value}s with: "
                                  + count.incompleteness())
+    if count.total == 0:
+        raise FlopAssertionError(f"{reference:,} {stated.value}s cannot be explained: the model does no "
+                                 f"multiply-adds (the exact count is 0 FLOPs)")
     breakdown = Breakdown(type(model).__name__, count.terms())
     distance, best = explain_number(reference, breakdown)[0]
     if best.reading.unit is not stated or distance > 1e-9:

@@ -44,6 +44,9 @@ class DiTConfig:
     def __post_init__(self) -> None:
         if self.attn not in ATTN_PATHS:
             raise ConfigError(f"attn must be one of {[a.value for a in ATTN_PATHS]}, got {self.attn!r}")
+        if self.input_size < self.patch_size:
+            raise ConfigError(f"input_size {self.input_size} is smaller than one patch ({self.patch_size}): "
+                              f"give a positive multiple of {self.patch_size}, like 32")
         if self.input_size % self.patch_size:
             raise ConfigError(
                 f"input_size {self.input_size} is not divisible by patch_size {self.patch_size}: "

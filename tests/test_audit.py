@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from flopcheck.audit import ClaimError, audit, load_claims, parse_claim
+from flopcheck.auditor import ClaimError, audit, load_claims, parse_claim
 from flopcheck.cli import main
 
 

@@ -157,7 +157,7 @@ def test_an_op_with_multiply_adds_and_no_formula_makes_the_count_incomplete():
 
 
 def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
-    from flopcheck.count import count_reference
+    from flopcheck.reference_count import count_reference
     from flopcheck.report.count import to_dict, to_text
 
     r = count_reference("DiT-S/8")
@@ -176,7 +176,7 @@ def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
 
 
 def test_an_audit_against_an_incomplete_count_gives_no_verdict(tmp_path, monkeypatch):
-    from flopcheck.audit import audit, parse_claim
+    from flopcheck.auditor import audit, parse_claim
 
     (tmp_path / "inverting_model.py").write_text(
         "import torch\nfrom torch import nn\n\n"

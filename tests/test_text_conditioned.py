@@ -6,7 +6,7 @@ import json
 import pytest
 
 from flopcheck.cli import main
-from flopcheck.count import count_reference
+from flopcheck.reference_count import count_reference
 from flopcheck.types import Kind, Scope
 from reference_models import create_model, get_config
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from flopcheck.count import exact_matches
 from flopcheck.exact import ExactCount, count_forward
 from flopcheck.exact.counter import module_frames
 from flopcheck.formula import formula_breakdown
+from flopcheck.reference_count import exact_matches
 from flopcheck.types import Breakdown, Kind, Work
 
 LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from flopcheck.audit import Verdict
+from flopcheck.auditor import Verdict
 from flopcheck.fmt import commas, si
 from flopcheck.types import Unit, scope_words
 

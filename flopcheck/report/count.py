@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from flopcheck.count import CountResult
 from flopcheck.fmt import commas, si, table
+from flopcheck.reference_count import CountResult
 from flopcheck.types import Unit
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from html import escape
 
 from flopcheck.fmt import commas
@@ -19,7 +20,33 @@ SERIES = {"sdpa": "#1f77b4", "math": "#ff7f0e"}
 
 
 def _slug(model: str) -> str:
-    return model.replace("/", "-")
+    """A model name as a file-name part: letters, digits, '.', '_' and '-' only ('DiT-S/2' -> 'DiT-S-2')."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", model).lstrip(".") or "-"
+
+
+RESULT_KEYS = ("report", "convention", "versions", "plan", "counters", "formulas", "counts", "reconciliations",
+               "sweeps", "kinds")
+
+
+def read_results(path) -> dict:
+    """A results.json that `flopcheck report` wrote, checked before anything is rendered from it."""
+    from flopcheck.errors import InputError
+    from reference_models import ATTN_PATHS
+
+    try:
+        res = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise InputError(f"{path} is not JSON ({err}): give a results.json that `flopcheck report` wrote") from None
+    plan = res.get("plan") if isinstance(res, dict) else None
+    if not isinstance(plan, dict) or res.get("report") != "flopcheck comparison report" or any(
+            k not in res for k in RESULT_KEYS):
+        raise InputError(f"{path} is not a flopcheck report's results.json (it needs {', '.join(RESULT_KEYS)}): "
+                         f"give one that `flopcheck report` wrote")
+    attns = set(plan.get("attns", [])) | {e.get("attn") for e in res["sweeps"]}
+    if not attns <= set(ATTN_PATHS):
+        raise InputError(f"{path} names attention paths {sorted(map(str, attns - set(ATTN_PATHS)))}: a report "
+                         f"has only {', '.join(a.value for a in ATTN_PATHS)}")
+    return res
 
 
 class View:

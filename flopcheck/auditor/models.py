@@ -10,7 +10,7 @@ import importlib
 from dataclasses import replace
 from typing import Any
 
-from flopcheck.audit.claims import Claim, ClaimError
+from flopcheck.auditor.claims import Claim, ClaimError
 from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Term
 
 DEFAULT_INPUT = (1, 3, 224, 224)
@@ -88,9 +88,16 @@ def build_spec(spec: str) -> tuple[Any, tuple[int, ...]]:
             else:
                 model, shape = getattr(importlib.import_module(kind), name)(), DEFAULT_INPUT
     except Exception as err:  # any import or construction failure is the spec's fault
-        raise ClaimError(f"cannot build model {spec!r}: {type(err).__name__}: {str(err).splitlines()[0][:160]}") \
-            from None
+        raise ClaimError(f"cannot build model {spec!r}: {_one_line(err)}") from None
+    if not isinstance(model, torch.nn.Module):
+        raise ClaimError(f"model {spec!r} gave a {type(model).__name__}, not a torch.nn.Module: point it at a "
+                         f"function that returns the model")
     return model.eval(), shape
+
+
+def _one_line(err: BaseException) -> str:
+    """'TypeError: first line of the message', at most 160 characters of it."""
+    return f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:160]}"
 
 
 def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
@@ -103,11 +110,20 @@ def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tu
 
         raise ClaimError(str(UnknownModelError(claim.model)) + "; or pass a spec: timm:NAME, torchvision:NAME, "
                                                                "package.module:factory")
+    if claim.part != "model":
+        raise ClaimError(f"part {claim.part!r} applies to reference models; a claim on {claim.model} covers the "
+                         f"whole model")
+    if claim.frames:
+        raise ClaimError(f"frames apply to the video reference models; give {claim.model} its input shape instead")
     model, shape = build_spec(claim.model)
     shape = claim.input_shape or shape
     if claim.resolution:
         shape = (*shape[:-2], claim.resolution[1], claim.resolution[0])
-    count = count_forward(model, (torch.empty(shape, device="meta"),), model=claim.model, device="meta")
+    try:
+        count = count_forward(model, (torch.empty(shape, device="meta"),), model=claim.model, device="meta")
+    except Exception as err:  # the user's forward on this input: its failure is one line, not a traceback
+        raise ClaimError(f"model {claim.model!r} failed on an input of shape {tuple(shape)} on the meta device: "
+                         f"{_one_line(err)}; give its input shape") from None
     terms = tuple(Term(t.path, t.kind, t.flops, t.formula) for t in count.terms())
     norms = {False: count.uncounted_by_category().get("norm", (0, 0))[1]}
     reference = "exact count" + (f" ({count.incompleteness()})" if not count.complete else "")

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
-from flopcheck.audit.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
-from flopcheck.audit.models import reference_breakdowns
+from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
+from flopcheck.auditor.models import reference_breakdowns
 from flopcheck.reconcile import blackbox as B
 from flopcheck.types import Attention, Kind, Unit, scope_words
 

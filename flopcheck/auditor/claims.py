@@ -1,0 +1,223 @@
+"""Claims: a published FLOP figure as data, parsed from text like 'DiT-XL/2 118.64 GFLOPs'."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+
+from flopcheck.errors import InputError
+from flopcheck.types import Unit
+
+PREFIXES = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+# unit labels as people write them -> the unit the label names
+LABELS = {"flop": Unit.FLOP, "flops": Unit.FLOP, "mac": Unit.MAC, "macs": Unit.MAC, "madd": Unit.MAC,
+          "madds": Unit.MAC, "mult-adds": Unit.MAC, "multiply-adds": Unit.MAC}
+_NUMBER = re.compile(
+    r"(?:^|\s)(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<prefix>[kKMGTPE]?)(?P<label>[A-Za-z-]*s?)\s*$")
+
+
+PARTS = ("model", "linear", "attention", "embeddings", "block")
+MAX_VALUE = Decimal(10) ** 30  # FLOPs: beyond any model's training run; a bigger number is a typo
+
+
+_GROUPED = re.compile(r"\d{1,3}(,\d{3})+(\.\d+)?([eE][+-]?\d+)?")
+
+
+class ClaimError(InputError):
+    """A claim that cannot be read: the message names the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A published number with what it says it covers; the value in absolute units of its label."""
+
+    text: str  # as written: '118.64 Gflops'
+    model: str  # a reference model name or a spec: 'timm:deit_small_patch16_224'
+    value: Decimal  # absolute: 118.64e9
+    label: str  # the unit label as written: 'Gflops'
+    label_unit: Unit  # what the label names
+    precision: Decimal  # half the last printed digit, absolute: 0.005e9
+    resolution: tuple[int, int] | None = None
+    frames: int | None = None
+    steps: int = 1
+    cfg: bool = False
+    training: bool = False
+    batch: int = 1
+    part: str = "model"  # 'model'; 'linear' (block linears) or 'attention'; DiT: 'embeddings' or 'block'
+    space: str = "latent"  # 'latent', or 'pixel' when the claim says it was counted on pixels
+    source: str = ""
+    id: str = ""
+    input_shape: tuple[int, ...] | None = field(default=None)
+    tolerance: Decimal | None = None  # a stated tolerance wider than the printed digits, absolute
+
+    def __post_init__(self) -> None:
+        """A claim that says something impossible is refused, naming the field."""
+        for name in ("steps", "batch"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ClaimError(f"{name} must be a whole number >= 1, got {value!r}")
+        if self.frames is not None and (isinstance(self.frames, bool) or not isinstance(self.frames, int)
+                                        or self.frames < 1):
+            raise ClaimError(f"frames must be a whole number >= 1, got {self.frames!r}")
+        for name in ("cfg", "training"):
+            if not isinstance(getattr(self, name), bool):
+                raise ClaimError(f"{name} must be true or false, got {getattr(self, name)!r}")
+        if self.training and (self.steps > 1 or self.cfg):
+            raise ClaimError("a training step has no sampling steps or CFG: a claim covers either training or "
+                             "generation")
+        if self.part not in PARTS:
+            raise ClaimError(f"part must be one of {', '.join(PARTS)}, got {self.part!r}")
+        if self.space not in ("latent", "pixel"):
+            raise ClaimError(f"space must be latent or pixel, got {self.space!r}")
+
+    @property
+    def allowed(self) -> Decimal:
+        """How far a reading may be and still match: the printed precision, or a stated tolerance."""
+        return max(self.precision, self.tolerance or Decimal(0))
+
+    @property
+    def claimed_flops(self) -> Decimal:
+        """The number in FLOPs, taking its label at its word."""
+        return self.value * self.label_unit.flops_per_unit
+
+
+def parse_value(text: str) -> tuple[Decimal, str, Unit, Decimal]:
+    """'118.64 GFLOPs' -> (118.64e9, 'GFLOPs', FLOP, 0.005e9); '2.37e11 FLOPs' -> (2.37e11, ..., 0.005e11)."""
+    m = _NUMBER.search(text.strip())
+    if not m:
+        raise ClaimError(f"cannot read a number and unit in {text!r}: write it like '118.64 GFLOPs' or '4.6 GMACs'")
+    label = m.group("label")
+    unit = LABELS.get(label.lower())
+    if unit is None:
+        raise ClaimError(f"unknown unit {m.group('prefix') + label!r} in {text!r}: use FLOPs or MACs "
+                         f"with a K/M/G/T/P prefix")
+    num = m.group("num")
+    if "," in num and not _GROUPED.fullmatch(num.lstrip("-")):
+        raise ClaimError(f"cannot read {num!r} in {text!r}: a comma groups thousands (1,234,567); write decimals "
+                         f"with a point, like 118.64")
+    num = num.replace(",", "")
+    if num.startswith("-") or float(num) == 0:
+        raise ClaimError(f"a FLOP count must be positive, got {text.strip()!r}")
+    mantissa, _, exponent = num.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    scale = Decimal(10) ** (PREFIXES[m.group("prefix")] + int(exponent or 0))
+    value = Decimal(mantissa) * scale
+    if value > MAX_VALUE:
+        raise ClaimError(f"{text.strip()!r} is more than 10^30: no FLOP count is; check the exponent and prefix")
+    precision = Decimal(5) * Decimal(10) ** (-decimals - 1) * scale
+    return value, m.group("prefix") + label, unit, precision
+
+
+def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
+    """A claim from text: the model name before the number unless `model` is given."""
+    m = _NUMBER.search(text.strip())
+    if not m:
+        parse_value(text)  # raises with the message
+    named = text.strip()[: m.start("num")].strip()
+    if model and named and named != model:
+        raise ClaimError(f"the claim names {named!r} and the model given is {model!r}: name one model")
+    chosen = model or named
+    if not chosen:
+        raise ClaimError(f"no model in {text!r}: write 'DiT-XL/2 118.64 GFLOPs' or name the model separately")
+    value, label, unit, precision = parse_value(text.strip()[m.start("num"):])
+    claim = Claim(text=text.strip(), model=chosen, value=value, label=label, label_unit=unit, precision=precision)
+    return replace(claim, **{k: v for k, v in scope.items() if v is not None})
+
+
+def parse_resolution(text: str | int | None) -> tuple[int, int] | None:
+    """'256' -> (256, 256); '1280x720' -> (1280, 720)."""
+    if text is None:
+        return None
+    parts = str(text).lower().split("x")
+    try:
+        sides = tuple(int(p) for p in parts)
+    except ValueError:
+        raise ClaimError(f"cannot read resolution {text!r}: write 256, 512 or WxH like 1280x720") from None
+    if len(sides) == 1:
+        sides = sides * 2
+    if len(sides) != 2 or min(sides) <= 0:
+        raise ClaimError(f"cannot read resolution {text!r}: write 256, 512 or WxH like 1280x720")
+    return sides
+
+
+KEYS = ("id", "model", "claim", "resolution", "frames", "steps", "cfg", "training", "batch", "part", "space",
+        "source", "tolerance")
+_TYPES = {"id": str, "model": str, "claim": (str, int, float), "resolution": (str, int), "frames": int, "steps": int,
+          "cfg": bool, "training": bool, "batch": int, "part": str, "space": str, "source": str,
+          "tolerance": (str, int, float)}
+
+
+def load_claims(path: str) -> list[Claim]:
+    """Claims from a YAML list of mappings (KEYS: model and claim required), checked against that schema: a problem
+    is a ClaimError naming the file, the line and the key."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except UnicodeDecodeError:
+        raise ClaimError(f"{path} is not text: give a YAML list of claims (see claims/)") from None
+    loader = yaml.SafeLoader(text)
+    try:
+        root = loader.get_single_node()
+        data = loader.construct_document(root) if root is not None else None
+    except yaml.YAMLError as err:
+        where = getattr(err, "problem_mark", None)
+        line = f":{where.line + 1}" if where is not None else ""
+        raise ClaimError(f"{path}{line}: not valid YAML ({getattr(err, 'problem', None) or err})") from None
+    finally:
+        loader.dispose()
+    if not data:
+        raise ClaimError(f"{path}: no claims; write a list of entries like "
+                         f"- {{model: DiT-XL/2, claim: 118.64 GFLOPs}}")
+    if not isinstance(root, yaml.SequenceNode):
+        raise ClaimError(f"{path}:{root.start_mark.line + 1}: a claims file is a list, one claim per entry (- ...)")
+    claims, ids = [], {}
+    for node, entry in zip(root.value, data):
+        line = node.start_mark.line + 1
+        claims.append(_entry(path, line, node, entry))
+        if claims[-1].id and claims[-1].id in ids:
+            raise ClaimError(f"{path}:{line}: id {claims[-1].id!r} is given twice (first on line {ids[claims[-1].id]})")
+        ids[claims[-1].id] = line
+    return claims
+
+
+def _entry(path: str, line: int, node, entry) -> Claim:
+    """One entry of a claims file as a Claim, every key checked."""
+    import difflib
+
+    import yaml
+
+    if not isinstance(node, yaml.MappingNode) or not isinstance(entry, dict):
+        raise ClaimError(f"{path}:{line}: an entry is a mapping with model and claim, like "
+                         f"{{model: DiT-XL/2, claim: 118.64 GFLOPs}}")
+    seen: dict[str, int] = {}
+    for key_node, _ in node.value:
+        key, at = str(key_node.value), key_node.start_mark.line + 1
+        if key in seen:
+            raise ClaimError(f"{path}:{at}: key {key!r} is given twice in one entry")
+        seen[key] = at
+        if key not in KEYS:
+            close = difflib.get_close_matches(key, KEYS, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ClaimError(f"{path}:{at}: unknown key {key!r}: {hint}the keys are {', '.join(KEYS)}")
+        if not isinstance(entry[key], _TYPES[key]) or (isinstance(entry[key], bool) and _TYPES[key] is not bool):
+            raise ClaimError(f"{path}:{at}: {key} must be {_type_words(_TYPES[key])}, got {entry[key]!r}")
+    for key in ("model", "claim"):
+        if key not in entry:
+            raise ClaimError(f"{path}:{line}: the entry has no {key!r} (e.g. model: DiT-XL/2, claim: 118.64 GFLOPs)")
+    try:
+        scope = {k: entry.get(k) for k in ("steps", "cfg", "training", "batch", "part", "source", "id", "frames",
+                                           "space")}
+        scope["resolution"] = parse_resolution(entry.get("resolution"))
+        if entry.get("tolerance") is not None:
+            scope["tolerance"] = parse_value(str(entry["tolerance"]))[0]
+        return parse_claim(str(entry["claim"]), model=entry["model"], **scope)
+    except ClaimError as err:
+        raise ClaimError(f"{path}:{line}: {err}") from None
+
+
+def _type_words(kind) -> str:
+    names = {str: "text", int: "a whole number", float: "a number", bool: "true or false"}
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(names[k] for k in kinds)

@@ -1,0 +1,244 @@
+"""Bad input, as a hostile user types it: every command line and every claim string gives exit 0, 1 or 2,
+never a traceback, and on exit 2 exactly one line on stderr. Plus each class of bad input by hand."""
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+from unittest import mock
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flopcheck.cli import main
+
+MODELS = ["DiT-S/8", "DiT-XL/2", "DiT-Q/2", "dit-s/8", "FLUX.1-dev", "", "timm:nope", "os:getcwd"]
+VALUES = ["0", "-8", "-5", "nan", "inf", "1e400", "32", "256", "512", "1280x720", "640x480", "abc", "", "sdpa",
+          "math", "pixel", "moon", "latent", "81", "80", "1,-3,224,224", "1,3,224,224", "0.45", "45", "H100", "V100",
+          "meta", "bogus", "cuda", "DiT-S/8=16,32,64", "DiT-S/8=16", "fvcore_jit", "nope", "block", "linear", "out",
+          "118,64 GFLOPs", "4.6 GMACs", "2"]
+FLAGS = ["--input-size", "--resolution", "--frames", "--attn", "--space", "--batch", "--steps", "--cfg", "--training",
+         "--device", "--json", "--counter", "--timeout", "--sweep", "--no-sweep", "--workers", "--out", "--from",
+         "--models", "--gpu", "--mfu", "--part", "--model", "--input-shape", "--file", "--measure", "--markdown",
+         "--bogus"]
+COMMANDS = ["count", "audit", "estimate", "list-models", "causes", "counters", "reconcile", "report", "bogus", "--json"]
+
+
+def run(argv: list[str]) -> tuple[int, str, str]:
+    """main(argv) in this process: (exit code, stdout, stderr); an exception escaping main fails the test."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def no_counting(specs, jobs, **kwargs):
+    """Stands in for the counters' pool: every count an error at once, so no library runs in this test."""
+    from flopcheck.counters.pool import Run, error_count
+
+    return Run([error_count(s, j.resolved(), "not run in this test") for j in jobs for s in specs], {
+        "wall_s": 0.0, "counting_s": 0.0, "build_s": 0.0, "counts": 0})
+
+
+def check(code: int, err: str) -> None:
+    assert code in (0, 1, 2)
+    assert "Traceback" not in err
+    if code == 2:
+        assert err.count("\n") == 1 and err.startswith("flopcheck: "), err
+
+
+@st.composite
+def command_lines(draw) -> list[str]:
+    argv = [draw(st.sampled_from(COMMANDS))]
+    if draw(st.booleans()):
+        argv.append(draw(st.sampled_from(MODELS)))
+    for _ in range(draw(st.integers(0, 4))):
+        argv.append(draw(st.sampled_from(FLAGS)))
+        if draw(st.booleans()):
+            argv.append(draw(st.sampled_from(VALUES)))
+    return argv
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(argv=command_lines())
+def test_any_command_line_is_one_of_three_exits(argv, tmp_path_factory, monkeypatch):
+    monkeypatch.chdir(tmp_path_factory.getbasetemp())  # a report writes here, never into the checkout
+    with mock.patch("flopcheck.counters.pool.run_jobs", no_counting), \
+            mock.patch("flopcheck.report.sweep.run_jobs", no_counting):
+        check(*run(argv)[::2])
+
+
+@settings(max_examples=200, deadline=None)
+@given(claim=st.one_of(
+    st.text(max_size=30),
+    st.builds(lambda m, n, p, u: f"{m} {n} {p}{u}", st.sampled_from(MODELS),
+              st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(str), st.sampled_from(
+                  ["118,64", "1,186.4", "1,18", "-3", "0", "1e400", "0.0", "118.64", "1e-400", "١٢٣"])),
+              st.sampled_from(["", "G", "T", "k", "Q"]), st.sampled_from(["FLOPs", "MACs", "flops", "bananas", ""]))))
+def test_any_claim_string_is_one_of_three_exits(claim):
+    check(*run(["audit", claim])[::2])
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["count", "--input-size", "0"], "argument --input-size: must be a whole number >= 1, got '0'"),
+    (["count", "--input-size", "-8"], "argument --input-size: must be a whole number >= 1, got '-8'"),
+    (["count", "--batch", "0"], "argument --batch: must be a whole number >= 1"),
+    (["count", "--steps", "0"], "argument --steps: must be a whole number >= 1"),
+    (["counters", "--timeout", "0"], "argument --timeout: must be a positive number of seconds"),
+    (["counters", "--timeout", "-5"], "argument --timeout: must be a positive number of seconds"),
+    (["counters", "--timeout", "nan"], "argument --timeout: must be a positive number of seconds"),
+    (["count", "--attn", "fused"], "argument --attn: invalid choice: 'fused' (choose from 'sdpa', 'math')"),
+    (["count", "--input-size", "64", "--resolution", "512"], "--input-size and --resolution both set the input"),
+    (["count", "--device", "bogus"], "--device 'bogus' is not a torch device"),
+    (["count", "--device", "cuda"], "this machine has no cuda"),
+    (["count", "DiT-XL/2", "--frames", "81"], "DiT-XL/2 has no setting frames"),
+    (["audit", "DiT-XL/2 118,64 GFLOPs"], "a comma groups thousands"),
+    (["audit", "DiT-XL/2 1e400 GFLOPs"], "is more than 10^30"),
+    (["audit", "DiT-XL/2 -118 GFLOPs"], "must be positive"),
+    (["audit", "DiT-XL/2 118.64 GFLOPs", "--steps", "5", "--training"], "a training step has no sampling steps"),
+    (["audit", "DiT-XL/2 118.64 GFLOPs", "--cfg", "--training"], "a training step has no sampling steps"),
+    (["audit", "DiT-XL/2 118.64 GFLOPs", "--model", "DiT-S/2"], "the claim names 'DiT-XL/2' and the model given"),
+    (["audit", "4.6 GMACs", "--model", "os:getcwd"], "gave a str, not a torch.nn.Module"),
+    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--part", "block"], "applies to reference"),
+    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "1,-3,224,224"],
+     "every dimension must be >= 1"),
+    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "100000,3,224,224000"],
+     "more than 2^40"),
+    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "1,3,7"],
+     "failed on an input of shape (1, 3, 7)"),
+    (["estimate", "--mfu", "45"], "argument --mfu: must be a fraction in (0, 1]"),
+    (["report", "--out", ""], "--out is empty"),
+    (["--json"], "unrecognized arguments: --json"),
+])
+def test_each_class_of_bad_input_is_one_line_exit_2(argv, message):
+    code, _, err = run(argv)
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_a_forward_that_raises_is_one_line(tmp_path, monkeypatch):
+    (tmp_path / "raising_model.py").write_text(
+        "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+        "        raise RuntimeError('my forward is broken')\n\ndef build():\n    return M()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run(["audit", "4.6 GMACs", "--model", "raising_model:build"])
+    assert code == 2 and err.count("\n") == 1 and "RuntimeError: my forward is broken" in err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, resolutoin: 512}\n",
+     ":1: unknown key 'resolutoin': did you mean 'resolution'?"),
+    ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, steps: 0}\n", ":1: steps must be a whole number >= 1, got 0"),
+    ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, batch: -4}\n", ":1: batch must be a whole number >= 1, got -4"),
+    ('- {model: DiT-XL/2, claim: 118.64 GFLOPs, cfg: "no"}\n', ":1: cfg must be true or false, got 'no'"),
+    ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, space: moon}\n", ":1: space must be latent or pixel, got 'moon'"),
+    ("- {id: a, model: DiT-XL/2, claim: 118.64 GFLOPs}\n- {id: a, model: DiT-XL/2, claim: 118 GFLOPs}\n",
+     ":2: id 'a' is given twice (first on line 1)"),
+    ("", ": no claims"),
+    ("- {model: DiT-XL/2, claim: [118.64\n", "not valid YAML"),
+    ("- {model: DiT-XL/2}\n", ":1: the entry has no 'claim'"),
+    ("model: DiT-XL/2\nclaim: 118.64 GFLOPs\n", ":1: a claims file is a list"),
+])
+def test_a_claims_file_is_checked_against_its_schema(tmp_path, text, message):
+    path = tmp_path / "claims.yaml"
+    path.write_text(text)
+    code, _, err = run(["audit", "--file", str(path)])
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_json_is_strict():
+    import json
+
+    code, out, _ = run(["audit", "DiT-XL/2 118.64 GFLOPs", "--part", "attention", "--json"])
+    json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in --json output"))
+
+
+@pytest.mark.parametrize("expected, rtol", [(float("nan"), 0.1), (float("inf"), 0.1), (-5.0, 0.1), (1e9, -0.1),
+                                            (1e9, float("nan"))])
+def test_the_assertions_refuse_numbers_that_are_no_figure(expected, rtol):
+    import torch
+
+    from flopcheck.errors import InputError
+    from flopcheck.testing import assert_flops_close, assert_reconciles
+
+    model, x = torch.nn.Linear(4, 4), torch.zeros(2, 4)
+    with pytest.raises(InputError):
+        assert_flops_close(model, x, expected, rtol=rtol)
+    if rtol == 0.1:
+        with pytest.raises(InputError):
+            assert_reconciles(model, x, expected)
+    with pytest.raises(InputError):
+        assert_reconciles(model, x, 0)
+
+
+def test_a_model_with_no_multiply_adds_fails_in_words_not_zerodivision():
+    import torch
+
+    from flopcheck.testing import FlopAssertionError, assert_flops_close
+
+    with pytest.raises(FlopAssertionError, match="does no multiply-adds"):
+        assert_flops_close(torch.nn.ReLU(), torch.zeros(3), 100)
+    assert assert_flops_close(torch.nn.ReLU(), torch.zeros(3), 0) == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The report never touches what it did not write
+# ---------------------------------------------------------------------------------------------
+
+REPORTS = Path(__file__).parent.parent / "reports"
+
+
+def report_from(out: Path, source: Path = REPORTS / "results.json") -> tuple[int, str]:
+    code, _, err = run(["report", "--from", str(source), "--out", str(out)])
+    return code, err
+
+
+def test_a_folder_of_someone_elses_files_is_refused_and_untouched(tmp_path):
+    for name in ("index.js", "logo.svg", "results.txt"):
+        (tmp_path / name).write_text("mine")
+    code, err = report_from(tmp_path)
+    assert code == 2 and "holds files no flopcheck report wrote (index.js, logo.svg, results.txt)" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["index.js", "logo.svg", "results.txt"]
+    assert all(p.read_text() == "mine" for p in tmp_path.iterdir())
+
+
+def test_writing_again_removes_only_what_the_last_report_wrote(tmp_path):
+    assert report_from(tmp_path)[0] == 0
+    written = {p.name for p in tmp_path.iterdir()}
+    # 25 files of the committed report (index.md, index.html, results.json, results.csv, 21 SVGs) and the manifest
+    assert len(written) == 26 and "flopcheck-manifest.txt" in written
+    (tmp_path / "notes.txt").write_text("mine")  # a user's file, added after
+    (tmp_path / "config-DiT-B-2.svg").write_text("stale")  # one of ours
+    assert report_from(tmp_path)[0] == 0
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+    assert (tmp_path / "config-DiT-B-2.svg").read_text() != "stale"
+
+
+def test_no_file_is_written_through_a_link(tmp_path):
+    assert report_from(tmp_path)[0] == 0
+    target = tmp_path.parent / f"{tmp_path.name}-outside.md"
+    target.write_text("outside")
+    (tmp_path / "index.md").unlink()
+    (tmp_path / "index.md").symlink_to(target)
+    code, err = report_from(tmp_path)
+    assert code == 2 and "is a symbolic link" in err and target.read_text() == "outside"
+
+
+def test_names_from_a_crafted_results_json_stay_inside(tmp_path):
+    import json
+
+    res = json.loads((REPORTS / "results.json").read_text())
+    res["plan"]["attns"] = ["x/../../ESCAPED"]
+    crafted = tmp_path / "crafted.json"
+    crafted.write_text(json.dumps(res))
+    code, err = report_from(tmp_path / "out", crafted)
+    assert code == 2 and "names attention paths ['x/../../ESCAPED']" in err
+    assert not (tmp_path / "out").exists() and not list(tmp_path.parent.glob("*ESCAPED*"))
+
+
+@pytest.mark.parametrize("content", ["[]", "{}", "not json", '{"report": "flopcheck comparison report"}'])
+def test_a_results_json_that_is_no_report_is_refused(tmp_path, content):
+    bad = tmp_path / "results.json"
+    bad.write_text(content)
+    code, err = report_from(tmp_path / "out", bad)
+    assert code == 2 and err.count("\n") == 1 and not (tmp_path / "out").exists()
