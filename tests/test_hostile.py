@@ -149,8 +149,11 @@ def test_a_claims_file_is_checked_against_its_schema(tmp_path, text, message):
 def test_json_is_strict():
     import json
 
-    code, out, _ = run(["audit", "DiT-XL/2 118.64 GFLOPs", "--part", "attention", "--json"])
-    json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in --json output"))
+    # 1 FLOP against the attention part: the nearest readings count no attention, 0 FLOPs, so the claim is off
+    # by 1/0 of them: a distance JSON has no number for (null, not Infinity)
+    code, out, _ = run(["audit", "DiT-XL/2 1 FLOPs", "--part", "attention", "--json"])
+    data = json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in --json output"))
+    assert code == 1 and data[0]["candidates"][0]["relative_error"] is None
 
 
 @pytest.mark.parametrize("expected, rtol", [(float("nan"), 0.1), (float("inf"), 0.1), (-5.0, 0.1), (1e9, -0.1),
