@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import flopcheck.report.sweep  # noqa: F401  (imported before run_jobs is patched, so it keeps the real one)
 from flopcheck.cli import main
 
 MODELS = ["DiT-S/8", "DiT-XL/2", "DiT-Q/2", "dit-s/8", "FLUX.1-dev", "", "timm:nope", "os:getcwd"]

@@ -64,7 +64,10 @@ def test_committed_reports_are_generated_by_the_code():
     # reports/ is never edited by hand: rendering its own results.json gives every file back, byte for byte
     folder = ROOT / "reports"
     files = render(json.loads((folder / "results.json").read_text()))
-    assert sorted(files) == sorted(p.name for p in folder.iterdir())
+    # ... plus the manifest that lists them, which the report writes beside them
+    manifest = "flopcheck-manifest.txt"
+    assert sorted([*files, manifest]) == sorted(p.name for p in folder.iterdir())
+    assert (folder / manifest).read_text().split() == sorted(files)
     for name, text in files.items():
         assert (folder / name).read_text(encoding="utf-8") == text, name
 
