@@ -205,3 +205,56 @@ def test_flex_attention_is_counted_as_one_attention_op():
     # b = 1, h = 2, T = 16, e = 8: QK^T 2*1*2*16*16*8 = 8,192 and attn@V the same; 16,384
     assert c.result().total == 16_384 and c.result().complete
     assert torch.equal(got, expected)
+
+
+# ---------------------------------------------------------------------------------------------
+# Backward kernels (what a count around loss.backward() reaches)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_resnet18_forward_and_backward_is_pytorchs_own_literal():
+    import torchvision
+
+    model = torchvision.models.resnet18()
+    x = torch.zeros(1, 3, 224, 224, requires_grad=True)
+    with ExactCounter() as c:
+        model(x).sum().backward()
+    # PyTorch's test_flop_counter pins resnet18 forward + backward at 10,884,440,064 FLOPs: the forward
+    # 3,628,146,688 (1,814,073,344 multiply-adds), and every convolution_backward and mm of the backward
+    assert c.result().total == 10_884_440_064 and c.result().complete
+    # an input that needs no gradient spares the first conv's input gradient, the size of its forward:
+    # 2 * 112*112 outputs * 64 channels * (3*7*7) = 236,027,904; 10,884,440,064 - 236,027,904 = 10,648,412,160
+    with ExactCounter() as c:
+        model(torch.zeros(1, 3, 224, 224)).sum().backward()
+    assert c.result().total == 10_648_412_160
+
+
+@pytest.mark.parametrize("path", ["fused", "explicit"])
+def test_attention_forward_and_backward_is_three_forwards_on_either_path(path):
+    import torch.nn.functional as F
+
+    q = torch.zeros(2, 4, 64, 16, requires_grad=True)
+
+    def attention():
+        if path == "fused":  # on CPU: _scaled_dot_product_flash_attention_for_cpu and its backward
+            return F.scaled_dot_product_attention(q, q, q)
+        return torch.softmax(q @ q.transpose(-1, -2) / 4, -1) @ q
+
+    with ExactCounter() as forward:
+        attention()
+    with ExactCounter() as both:
+        attention().sum().backward()
+    # QK^T 2*b*h*T*T*e = 2*2*4*64*64*16 = 1,048,576 and attn@V the same: 2,097,152 forward; the backward's dQ, dK,
+    # dV and dP are four more of those matmuls, 4,194,304; in all 6,291,456 = 3 x forward (PyTorch's own relation)
+    assert forward.result().total == 2_097_152 and both.result().total == 6_291_456 and both.result().complete
+
+
+def test_convolution_backward_counts_the_gradients_asked_for():
+    from flopcheck.exact.ops import conv_backward_flop
+
+    x, w, grad = torch.zeros(1, 3, 8, 8), torch.zeros(4, 3, 3, 3), torch.zeros(1, 4, 6, 6)
+    # forward 2 * 144 outputs * 27 = 7,776 per gradient: input and weight 15,552; weight only 7,776
+    assert conv_backward_flop(grad, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, True]).flops \
+        == 15_552
+    assert conv_backward_flop(grad, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False, True, True]).flops \
+        == 7_776

@@ -463,6 +463,49 @@ def mps_lstm_flop(x, hx, params, *args, out=None, **kwargs) -> Parts:
     """A whole LSTM on MPS: as cuDNN's, every 2-D weight matrix times every step of every sample."""
     return fused_rnn_flop(x, params)
 
+
+# ---------------------------------------------------------------------------------------------
+# Backward kernels: what a count around loss.backward() reaches
+# ---------------------------------------------------------------------------------------------
+
+
+@register("convolution_backward")
+def conv_backward_flop(grad_out, x, w, bias_sizes=None, stride=None, padding=None, dilation=None,
+                       transposed=False, output_padding=None, groups=1, output_mask=(True, True, True), *args,
+                       out=None, **kwargs) -> Parts:
+    """Each multiply-add of the forward, x_i * w_j into out_k, gives one multiply-add to the input's gradient
+    (grad_out_k * w_j, a transposed convolution) and one to the weight's (grad_out_k * x_i): forward FLOPs times the
+    gradients asked for (output_mask: input, weight, bias; the bias gradient is a sum, not counted)."""
+    forward = conv_flop(x, w, None, transposed=transposed, out=grad_out).flops
+    return Parts((Part(forward * (bool(output_mask[0]) + bool(output_mask[1])), kind=Kind.CONV),))
+
+
+def _attention_backward(forward: Parts) -> Parts:
+    """The four matmuls of attention's backward: dQ = dS @ K and dK = dS^T @ Q (each the size of QK^T), dV = P^T @ dO
+    and dP = dO @ V^T (each the size of attn@V): twice the forward, part for part."""
+    return Parts(tuple(Part(2 * p.flops, p.kind, p.suffix) for p in forward.parts))
+
+
+@register(
+    "_scaled_dot_product_flash_attention_for_cpu_backward",
+    "_scaled_dot_product_efficient_attention_backward",
+    "_scaled_dot_product_flash_attention_backward",
+    "_scaled_dot_product_cudnn_attention_backward",
+    "_scaled_dot_product_fused_attention_overrideable_backward",
+    attention=True,
+)
+def sdpa_backward_flop(grad_out, q, k, v, *args, out=None, **kwargs) -> Parts:
+    """SDPA kernels' backward on (b, h, t, e) inputs: twice the forward."""
+    return _attention_backward(sdpa_flop(q, k, v))
+
+
+@register("_flash_attention_backward", "_efficient_attention_backward", attention=True)
+def flash_backward_flop(grad_out, q, k, v, _fifth, _sixth, cu_q=None, cu_k=None, *args, out=None,
+                        **kwargs) -> Parts:
+    """The low-level kernels' backward on (b, t, h, e) inputs (5th and 6th: output and log-sum-exp, or bias and
+    output), offsets 7th and 8th: twice the forward."""
+    return _attention_backward(_varlen_or_dense(q, k, v, cu_q, cu_k))
+
 def _register_flex_attention() -> None:
     """flex_attention is a higher-order op (no aten packet): q (b, h, tq, e), k and v (b, h_kv, tk, e|ev), counted as
     dense SDPA; a block mask's skipped blocks are counted too (the dense matmuls it stands for)."""
