@@ -246,3 +246,31 @@ def test_a_results_json_that_is_no_report_is_refused(tmp_path, content):
     bad.write_text(content)
     code, err = report_from(tmp_path / "out", bad)
     assert code == 2 and err.count("\n") == 1 and not (tmp_path / "out").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# A model spec's code runs in a child process with a deadline
+# ---------------------------------------------------------------------------------------------
+
+MISBEHAVING = {
+    "exits": "import sys\n\ndef build():\n    sys.exit(3)\n",
+    "dies": "import os\n\ndef build():\n    os._exit(9)\n",
+    "reads_stdin": "import sys\nimport torch\n\ndef build():\n    sys.stdin.read()\n    return torch.nn.Linear(2, 2)\n",
+    "never_returns": "import time\n\ndef build():\n    while True:\n        time.sleep(1)\n",
+}
+
+
+@pytest.mark.parametrize("name, message", [
+    ("exits", "raised SystemExit: 3"),
+    ("dies", "ended its process (exit code 9) before it was counted"),
+    ("reads_stdin", "failed on an input of shape (1, 3, 224, 224)"),  # stdin is closed: it reads nothing, goes on
+    ("never_returns", "was not counted within 20 s and was stopped"),
+])
+def test_a_spec_that_exits_dies_reads_stdin_or_hangs_is_one_line(tmp_path, monkeypatch, name, message):
+    import flopcheck.auditor.models as models
+
+    (tmp_path / f"spec_{name}.py").write_text(MISBEHAVING[name])
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(models, "SPEC_TIMEOUT_S", 20.0)
+    code, _, err = run(["audit", "4.6 GMACs", "--model", f"spec_{name}:build"])
+    assert code == 2 and err.count("\n") == 1 and message in err, err

@@ -100,10 +100,61 @@ def _one_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:160]}"
 
 
-def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
+def count_spec(spec: str, shape: tuple[int, ...] | None, resolution: tuple[int, int] | None) -> dict:
+    """Build a spec model on meta and count one forward on its input: the terms, LayerNorm elements, the ops it had no
+    formula for, and the shape used. Runs in the child process (spec_child.py): this is the user's code."""
     import torch
 
     from flopcheck.exact import count_forward
+
+    model, default = build_spec(spec)
+    shape = tuple(shape or default)
+    if resolution:
+        shape = (*shape[:-2], resolution[1], resolution[0])
+    try:
+        count = count_forward(model, (torch.empty(shape, device="meta"),), model=spec, device="meta")
+    except Exception as err:  # the user's forward on this input: its failure is one line, not a traceback
+        raise ClaimError(f"model {spec!r} failed on an input of shape {shape} on the meta device: "
+                         f"{_one_line(err)}; give its input shape") from None
+    return {"terms": [[t.path, t.kind.value, t.flops, t.formula] for t in count.terms()],
+            "norm_elements": count.uncounted_by_category().get("norm", (0, 0))[1],
+            "incomplete": list(count.incomplete), "incompleteness": count.incompleteness(), "shape": list(shape)}
+
+
+SPEC_TIMEOUT_S = 600.0  # a factory and one forward on meta: seconds, unless the user's code never returns
+_COUNTED: dict[tuple, dict] = {}  # (spec, shape, resolution) -> the child's answer, so a claims file counts once
+
+
+def _counted(spec: str, shape, resolution, timeout_s: float) -> dict:
+    """count_spec in a child process with a deadline: a crash, sys.exit, os._exit, a read of stdin or a hang there
+    is one ClaimError here."""
+    import json
+    import subprocess
+    import sys
+
+    key = (spec, shape, resolution)
+    if key in _COUNTED:
+        return _COUNTED[key]
+    job = json.dumps({"spec": spec, "shape": shape, "resolution": resolution, "paths": sys.path})
+    try:
+        proc = subprocess.run([sys.executable, "-m", "flopcheck.auditor.spec_child", job], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        raise ClaimError(f"model {spec!r} was not counted within {timeout_s:g} s and was stopped: does its factory "
+                         f"or forward ever return?") from None
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise ClaimError(f"model {spec!r} ended its process (exit code {proc.returncode}) before it was counted: "
+                         f"does its code call sys.exit or os._exit, or crash?")
+    out = json.loads(lines[-1])
+    if "error" in out:
+        raise ClaimError(out["error"])
+    _COUNTED[key] = out
+    return out
+
+
+def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
+    from flopcheck.types import Kind
 
     if ":" not in claim.model:
         from reference_models import UnknownModelError
@@ -115,19 +166,11 @@ def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tu
                          f"whole model")
     if claim.frames:
         raise ClaimError(f"frames apply to the video reference models; give {claim.model} its input shape instead")
-    model, shape = build_spec(claim.model)
-    shape = claim.input_shape or shape
-    if claim.resolution:
-        shape = (*shape[:-2], claim.resolution[1], claim.resolution[0])
-    try:
-        count = count_forward(model, (torch.empty(shape, device="meta"),), model=claim.model, device="meta")
-    except Exception as err:  # the user's forward on this input: its failure is one line, not a traceback
-        raise ClaimError(f"model {claim.model!r} failed on an input of shape {tuple(shape)} on the meta device: "
-                         f"{_one_line(err)}; give its input shape") from None
-    terms = tuple(Term(t.path, t.kind, t.flops, t.formula) for t in count.terms())
-    norms = {False: count.uncounted_by_category().get("norm", (0, 0))[1]}
-    reference = "exact count" + (f" ({count.incompleteness()})" if not count.complete else "")
-    return Breakdown(claim.model, terms), None, {False: 0}, norms, reference, count.incomplete
+    out = _counted(claim.model, claim.input_shape, claim.resolution, SPEC_TIMEOUT_S)
+    terms = tuple(Term(path, Kind(kind), flops, formula) for path, kind, flops, formula in out["terms"])
+    reference = "exact count" + (f" ({out['incompleteness']})" if out["incomplete"] else "")
+    return (Breakdown(claim.model, terms), None, {False: 0}, {False: out["norm_elements"]}, reference,
+            tuple(out["incomplete"]))
 
 
 def reference_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown | None, dict, dict, str, tuple[str, ...]]:
