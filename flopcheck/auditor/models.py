@@ -128,29 +128,32 @@ _COUNTED: dict[tuple, dict] = {}  # (spec, shape, resolution) -> the child's ans
 def _counted(spec: str, shape, resolution, timeout_s: float) -> dict:
     """count_spec in a child process with a deadline: a crash, sys.exit, os._exit, a read of stdin or a hang there
     is one ClaimError here."""
+    key = (spec, shape, resolution)
+    if key not in _COUNTED:
+        _COUNTED[key] = _count_in_child(spec, shape, resolution, timeout_s)
+    if "error" in _COUNTED[key]:
+        raise ClaimError(_COUNTED[key]["error"])
+    return _COUNTED[key]
+
+
+def _count_in_child(spec: str, shape, resolution, timeout_s: float) -> dict:
+    """The child's answer, or {"error": one line} for whatever went wrong there."""
     import json
     import subprocess
     import sys
 
-    key = (spec, shape, resolution)
-    if key in _COUNTED:
-        return _COUNTED[key]
     job = json.dumps({"spec": spec, "shape": shape, "resolution": resolution, "paths": sys.path})
     try:
         proc = subprocess.run([sys.executable, "-m", "flopcheck.auditor.spec_child", job], stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
-        raise ClaimError(f"model {spec!r} was not counted within {timeout_s:g} s and was stopped: does its factory "
-                         f"or forward ever return?") from None
+        return {"error": f"model {spec!r} was not counted within {timeout_s:g} s and was stopped: does its factory "
+                         f"or forward ever return?"}
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
-        raise ClaimError(f"model {spec!r} ended its process (exit code {proc.returncode}) before it was counted: "
-                         f"does its code call sys.exit or os._exit, or crash?")
-    out = json.loads(lines[-1])
-    if "error" in out:
-        raise ClaimError(out["error"])
-    _COUNTED[key] = out
-    return out
+        return {"error": f"model {spec!r} ended its process (exit code {proc.returncode}) before it was counted: "
+                         f"does its code call sys.exit or os._exit, or crash?"}
+    return json.loads(lines[-1])
 
 
 def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
