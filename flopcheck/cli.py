@@ -179,7 +179,7 @@ def _reconcile_args(p: argparse.ArgumentParser) -> None:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    from flopcheck.counters import COUNTERS, get_spec, required
+    from flopcheck.counters import COUNTERS, REQUIRED, get_spec
     from flopcheck.counters.pool import Job, run_counters
     from flopcheck.reconcile import reconcile
     from flopcheck.reconcile.sweep import sweep_sizes, sweeps_for
@@ -206,7 +206,7 @@ def _reconcile(args: argparse.Namespace) -> int:
         tokens = ", ".join(str(get_config(model, input_size=g).tokens) for g in grid)
         print(to_text(results, sweeps, {a: tokens for a in attns}))
     unexplained = any(r.residual not in (0, None) for r in results)
-    required_failed = any(r.error for r in results if r.counter in required())
+    required_failed = any(r.error for r in results if r.counter in REQUIRED)
     return 1 if unexplained or required_failed else 0
 
 

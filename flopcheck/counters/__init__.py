@@ -77,11 +77,6 @@ def get_spec(name: str) -> CounterSpec:
     return COUNTERS[name]
 
 
-def required() -> tuple[str, ...]:
-    """The counters on the card: each must give a number or a named error."""
-    return tuple(n for n, s in COUNTERS.items() if s.required)
-
-
 for _info in pkgutil.iter_modules(__path__):
     if _info.name not in INFRASTRUCTURE:
         importlib.import_module(f"{__name__}.{_info.name}")
@@ -89,4 +84,4 @@ for _info in pkgutil.iter_modules(__path__):
 from flopcheck import plugins  # noqa: E402  (after the built-ins: a plugin may refer to them)
 
 plugins.load()
-REQUIRED = required()
+REQUIRED = tuple(n for n, s in COUNTERS.items() if s.required)  # the card's: a number or a named error, always

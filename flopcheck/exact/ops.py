@@ -323,7 +323,7 @@ def mkldnn_rnn_layer_flop(x, w_ih, w_hh, *args, out=None, **kwargs) -> Parts:
 def fused_rnn_flop(x, weights, *args, out=None, **kwargs) -> Parts:
     """A whole RNN in one kernel (cuDNN, MIOpen): every 2-D weight matrix (w_ih, w_hh, w_hr per layer and direction)
     multiplies every step of every sample: 2 * steps*batch * sum(numel(W))."""
-    steps_batch = _numel(x) // _shape(x)[-1] if x.dim() == 3 else _shape(x)[0]
+    steps_batch = _numel(x) // _shape(x)[-1]  # (T, B, in), (B, T, in), or a packed (sum of lengths, in)
     return _one(2 * steps_batch * sum(_numel(w) for w in weights if w.dim() == 2))
 
 

@@ -14,7 +14,7 @@ build their findings from these same objects.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from flopcheck.reconcile.parts import Part
@@ -229,7 +229,6 @@ class Evidence:
     count: Count
     ref: Any  # reconcile.reference.Reference
     parts: list[Part]
-    _by: dict = field(default_factory=dict)
 
     def of_work(self, *works: Work | Kind) -> list[Part]:
         """Parts that did this work (and are not explained by a cause of their own)."""
