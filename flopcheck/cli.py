@@ -91,8 +91,53 @@ def _list_models(args: argparse.Namespace) -> int:
     return 0
 
 
+SPEC_HELP = "a reference model, timm:NAME, torchvision:NAME, diffusers:CLASS (with --config) or package.module:factory"
+
+
+def _spec_args(p: argparse.ArgumentParser, shape: bool = True) -> None:
+    """The options that build a spec's model and inputs (a reference model takes its own flags)."""
+    p.add_argument("--config", help="diffusers:CLASS: a config.json as published with the model (no weights read)")
+    p.add_argument("--inputs", metavar="MODULE:FN", help="package.module:fn, fn(model) -> args or (args, kwargs)")
+    if shape:
+        p.add_argument("--input-shape", help="one input tensor's shape, e.g. 1,3,224,224")
+    p.add_argument("--text-tokens", type=whole, help="diffusers: text-encoder tokens (default: the pipeline's)")
+
+
+def _model_spec(args: argparse.Namespace, model: str | None = None):
+    """The ModelSpec of args.model when it is not a reference name (None when it is); the reference models' own
+    flags are refused for a spec, one line."""
+    from flopcheck.specs import parse
+
+    text = model or args.model
+    spec = parse(text, resolution=_resolution(getattr(args, "resolution", None)), frames=getattr(args, "frames", None),
+                 text_tokens=getattr(args, "text_tokens", None), input_shape=_shape(getattr(args, "input_shape", None)),
+                 batch=getattr(args, "batch", None) or 1, config=getattr(args, "config", None),
+                 inputs=getattr(args, "inputs", None), attn=_one_attn(args))
+    if spec.source == "reference":
+        for flag in ("config", "inputs", "input_shape", "text_tokens"):
+            if getattr(args, flag, None) is not None:
+                raise UsageError(f"--{flag.replace('_', '-')} builds a spec's input; {text} is a reference model: "
+                                 f"use its own flags (--resolution, --input-size, --frames)")
+        return None
+    for flag in ("input_size", "space"):
+        if getattr(args, flag, None) is not None:
+            raise UsageError(f"--{flag.replace('_', '-')} applies to the reference DiT models; for {text} give "
+                             f"--resolution or --input-shape")
+    if spec.options.attn and spec.options.attn != Attn.SDPA and spec.source != "timm":
+        raise UsageError(f"--attn {spec.options.attn}: flopcheck can switch attention paths for reference models "
+                         f"and timm models; {text} runs its own")
+    return spec
+
+
+def _one_attn(args: argparse.Namespace) -> str | None:
+    attn = getattr(args, "attn", None)
+    if isinstance(attn, list):
+        return attn[0] if len(attn) == 1 else None
+    return attn
+
+
 def _model_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=f"a reference model (default {DEFAULT_MODEL})")
+    p.add_argument("model", nargs="?", default=DEFAULT_MODEL, help=f"{SPEC_HELP} (default {DEFAULT_MODEL})")
     p.add_argument("--input-size", type=whole, help="DiT: latent side (pixel side with --space pixel); sets T")
     p.add_argument("--resolution", help="pixels: 256 or WxH like 1280x720 (DiT: square, /8 = latent side)")
     p.add_argument("--frames", type=whole, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)")
@@ -108,6 +153,7 @@ def _count_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--training", action="store_true", help="one training step (fwd+bwd = 3 x fwd)")
     p.add_argument("--device", default="meta", help="where the exact count runs (default meta: no compute)")
     p.add_argument("--json", action="store_true", help="one JSON object with full integers")
+    _spec_args(p)
 
 
 def _count(args: argparse.Namespace) -> int:
@@ -118,11 +164,27 @@ def _count(args: argparse.Namespace) -> int:
     _one_input_flag(args)
     _check_device(args.device)
     scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
+    spec = _model_spec(args)
+    if spec is not None:
+        return _count_spec(args, spec, scope)
     result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
                              input_size=args.input_size, attn=args.attn, space=args.space,
                              resolution=_resolution(args.resolution), frames=args.frames)
     print(_json(to_dict(result)) if args.json else to_text(result))
     return 0 if result.agrees else 1
+
+
+def _count_spec(args: argparse.Namespace, spec, scope) -> int:
+    """A spec's exact count (built and counted on meta in a child process), term by term."""
+    from flopcheck.report.count import spec_dict, spec_text
+    from flopcheck.specs.child import measured
+
+    if args.device != "meta":
+        raise UsageError(f"--device {args.device}: a spec is counted on meta (its shapes are all a count reads)")
+    m = measured(spec)
+    b = m.breakdown().scoped(scope)
+    print(_json(spec_dict(m, b, spec.options.batch)) if args.json else spec_text(m, b, spec.options.batch))
+    return 0
 
 
 def _resolution(text: str | None) -> tuple[int, int] | None:

@@ -309,6 +309,7 @@ class Reconciliation:
     residual: int | None  # counter_flops - reference - sum(FLOP-cause deltas); None if no number came
     mode: str = "white box"  # 'white box' (per-op detail) or 'black box' (a total only)
     error: str | None = None
+    reference: str = "formula = exact count"  # what the reference is: a hand formula, or the exact count alone
 
     @property
     def closed(self) -> bool:

@@ -23,8 +23,10 @@ def _attention_rule(i: Item, ref) -> list[Part]:
     QK^T + attn@V plus T*e*h for scaling q and h*T^2 for the softmax, e and h read from the module as the hook
     does; T^2 follows from the exact QK^T at that module, 2*N*h*T^2*e."""
     attention = ref.per_instance(i.name, ("qk", "av"))
-    m, n = ref.modules[i.name], ref.batch
-    h, e = m.num_heads, m.head_dim
+    layer, n = ref.layers[i.name], ref.batch
+    h, e = layer.heads, layer.head_dim
+    if h is None or e is None:  # a module that states no heads: its attention matches, the rest is left over
+        return split(i.name, i.flops, [(Work.ATTENTION, attention)])
     t = isqrt(ref.per_instance(i.name, ("qk",)) // (2 * n * h * e))
     return split(i.name, i.flops, [(Work.ATTENTION, attention), (Work.ELEMENTWISE, 2 * n * (t * e * h + h * t * t))])
 
@@ -33,7 +35,7 @@ def read(count: Count, ref) -> list[Part]:
     """ptflops, pytorch backend: Linear and conv hooks add one per bias element; an attention module's hook counts
     attention and its scaling and softmax; modules inside a hooked one are computed but never summed; F.gelu is
     patched while nn.GELU is hooked, so a GELU module counts twice."""
-    hooked_gelu = any(type(m).__name__ == "GELU" for m in ref.modules.values())
+    hooked_gelu = any(layer.type_name == "GELU" for layer in ref.layers.values())
     parts = []
     for i in count.detail:
         if i.where is Mechanism.FUNCTIONAL:

@@ -42,19 +42,20 @@ def _residual(count: Count, reference_flops: int, findings: list[Finding]) -> in
     return count.flops - reference_flops - sum(f.delta for f in findings)
 
 
-def _closed(count: Count, reference_flops: int, findings: list[Finding], residual: int, why: str, mode: str
+def _closed(count: Count, ref: Reference, findings: list[Finding], residual: int, why: str, mode: str
             ) -> Reconciliation:
     """The reconciliation from a count and its FLOP findings: the residual (FC901) and the unit (FC101) close it."""
     findings = list(findings) + ([K.UNEXPLAINED_RESIDUAL.finding(0, why)] if residual else [])
     if count.unit is Unit.MAC:  # last: from the counter in FLOPs to the number it printed
         findings.append(K.in_macs(count.flops, round(count.reported), count.counter))
-    return _reconciliation(count, reference_flops, findings=tuple(findings), residual=residual, mode=mode)
+    return _reconciliation(count, ref, findings=tuple(findings), residual=residual, mode=mode)
 
 
-def _reconciliation(count: Count, reference_flops: int, **fields) -> Reconciliation:
+def _reconciliation(count: Count, ref: Reference, **fields) -> Reconciliation:
     """A Reconciliation of this count against a reference total; `fields` give (or replace) the rest."""
     base = dict(counter=count.counter, unit=count.unit, model=count.model, input_size=count.input_size,
-                attn=count.attn, reported=count.reported, counter_flops=count.flops, reference_flops=reference_flops)
+                attn=count.attn, reported=count.reported, counter_flops=count.flops, reference_flops=ref.total,
+                reference=ref.label)
     return Reconciliation(**{**base, **fields})
 
 
@@ -63,18 +64,18 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
     ev = K.Evidence(count, ref, reading_of(count)(count, ref))
     findings = K.detect(ev)
     residual = _residual(count, ref.total, findings)
-    return _closed(count, ref.total, findings, residual, K.residual_evidence(ev, residual), "white box")
+    return _closed(count, ref, findings, residual, K.residual_evidence(ev, residual), "white box")
 
 
 def black_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a total with no detail: the reading (in the count's own unit) that reproduces it."""
     batches = sorted({1, max(1, count.batch // ref.batch)})
-    candidates = [B.explain(r, ref.formula, None, {False: ref.config.tokens})
+    candidates = [B.explain(r, ref.formula, None, {False: ref.tokens})
                   for r in B.readings(units=(count.unit,), batches=batches)]
     _, best = B.rank(float(count.reported), candidates)[0]
     findings = [f for f in best.findings if K.of(f) is not K.MAC_CONVENTION]
     residual = _residual(count, ref.total, findings)
-    return _closed(count, ref.total, findings, residual, f"residual {residual:+,} FLOPs",
+    return _closed(count, ref, findings, residual, f"residual {residual:+,} FLOPs",
                    f"black box: {best.reading.describe()}")
 
 
@@ -85,7 +86,7 @@ def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
 
     ref = ref or reference_for(count.model, count.input_size, count.attn, count.batch)
     if not count.ok:
-        return _reconciliation(count, ref.total, reported=None, counter_flops=None, findings=(), residual=None,
+        return _reconciliation(count, ref, reported=None, counter_flops=None, findings=(), residual=None,
                                error=count.error)
     if count.detail and count.batch == ref.batch:
         return white_box(count, ref)

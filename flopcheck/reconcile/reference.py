@@ -1,20 +1,20 @@
-"""The reference a counter is judged against: the formula, the exact count, and the model's layers.
+"""The reference a counter is judged against: the truth per term, the exact count, and the model's layers.
 
-The formula gives the truth per term; the exact count (equal to it, and checked so) gives per-path
-FLOPs, bias elements and calls; the meta model gives each layer's weights, so a library's rule
-for a layer (weights x batch, say) can be evaluated exactly.
+For a reference model the truth is its formula (and the exact count, equal to it, is checked so); for
+any other model (a spec: timm, torchvision, diffusers, the user's code) it is the exact count itself,
+per module path and kind. The exact count gives per-path FLOPs, bias elements and calls; the layers
+give each module's weights, so a library's rule for a layer (weights x batch, say) can be evaluated exactly.
 """
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 from flopcheck.exact import ExactCount, count_forward
-from flopcheck.exact.counter import module_frames
 from flopcheck.formula import formula_breakdown
 from flopcheck.reference_count import exact_matches
+from flopcheck.specs.measure import layers_of
 from flopcheck.types import Breakdown, Kind, Work
 
 LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)
@@ -25,13 +25,14 @@ class Reference:
     """One model, input and batch: formula, exact count, layers by path."""
 
     name: str
-    config: Any
     batch: int
-    formula: Breakdown
+    formula: Breakdown  # the truth per term: the hand formula, or the exact count's terms
     exact: ExactCount
-    modules: dict  # exact path -> meta module
+    layers: dict  # exact path -> Layer (class name, weights, bias, heads)
     norm_path: dict  # exact path -> path with ModuleList indices as '*'
     instances: Counter  # normalised path -> how many modules share it
+    tokens: int = 1  # T, for the readings that scale per-sample work by it
+    label: str = "formula = exact count"  # what the truth is, in words
 
     @property
     def total(self) -> int:
@@ -67,16 +68,14 @@ class Reference:
 
     def weights(self, path: str) -> tuple[int, int]:
         """(weight elements, bias elements) of the layer at an exact path."""
-        m = self.modules[path]
-        w = getattr(m, "weight", None)
-        b = getattr(m, "bias", None)
-        return (w.numel() if w is not None else 0), (b.numel() if b is not None else 0)
+        layer = self.layers[path]
+        return layer.weight, layer.bias
 
     def type_computes_attention(self, type_name: str) -> bool:
         """A module of this class computes QK^T or attn@V in its own forward (not only in its children)."""
         by = self.exact.by_path()
-        return any(type(m).__name__ == type_name and any(f"{self.norm_path[p]}.{s}" in by for s in ("qk", "av"))
-                   for p, m in self.modules.items())
+        return any(layer.type_name == type_name and any(f"{self.norm_path[p]}.{s}" in by for s in ("qk", "av"))
+                   for p, layer in self.layers.items())
 
     def einsum_contracts(self) -> bool:
         """Some einsum of the forward multiplies two operands (else every einsum only permutes axes)."""
@@ -95,9 +94,6 @@ def reference_for(name: str, input_size: int | None = None, attn: str = "sdpa", 
     formula = formula_breakdown(name, config, batch=batch)
     if not exact_matches(exact.by_path(), formula):
         raise AssertionError(f"{name}: the exact count disagrees with the formula; reconcile against neither")
-    frames = module_frames(model)
-    norm = {f.path: f.norm_path for f in frames.values()}
-    instances = Counter(norm.values())
-    modules = {f.path: m for m, f in frames.items()}
-    return Reference(name, config, batch, formula, exact, modules, norm, instances)
+    layers, norm = layers_of(model)
+    return Reference(name, batch, formula, exact, layers, norm, Counter(norm.values()), tokens=config.tokens)
 

@@ -71,3 +71,54 @@ def to_dict(r: CountResult) -> dict:
         "uncounted": [{"category": cat, "calls": calls, "elements": el}
                       for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())],
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# Any other model (a spec): the exact count is the reference, term by term
+# ---------------------------------------------------------------------------------------------
+
+
+def spec_headline(m, batch: int, scope) -> str:
+    """'timm:resnet50 · x (1, 3, 224, 224) float32 · batch 1 · forward'."""
+    return f"{m.text} · {m.inputs} · batch {batch} · {scope.describe()}"
+
+
+def spec_text(m, b, batch: int) -> str:
+    """A spec's exact count term by term (path, kind, ops, FLOPs, MACs), how it was built, and what it left out."""
+    rows = [[t.path or "(top)", t.kind.value, t.formula, commas(t.flops), commas(t.macs)] for t in b.terms]
+    rows.append(["total", "", "", commas(b.total), commas(b.total_macs)])
+    blocks = ", ".join(f"{x.path} ({x.count} x {x.type_name})" for x in m.blocks) or "none found"
+    lines = [
+        spec_headline(m, batch, b.scope),
+        *m.notes,
+        *([m.exact.incompleteness()] if not m.exact.complete else []),
+        f"parameters: {commas(m.params)} · repeated blocks: {blocks}",
+        "",
+        table(rows, ["term", "kind", "ops", "FLOPs", "MACs"], right={3, 4}),
+        "",
+        f"total: {commas(b.total)} FLOPs = {si(b.total)} = {si(b.total, Unit.MAC)}",
+        "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in b.by_kind().items()),
+        "exact count (meta): the reference for this model; it has no hand formula, so every term is its ops' own count",
+        "",
+        "not counted (no multiply-adds; recorded per category, elements written per forward):",
+        table([[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())],
+              ["category", "calls", "elements"], right={1, 2}),
+    ]
+    return "\n".join(lines)
+
+
+def spec_dict(m, b, batch: int) -> dict:
+    """JSON-ready: full integers, the input actually used, every term, and what the count left out."""
+    s = b.scope
+    return {
+        "model": m.text, "inputs": m.inputs, "notes": list(m.notes), "batch": batch, "parameters": m.params,
+        "blocks": [{"path": x.path, "count": x.count, "type": x.type_name} for x in m.blocks],
+        "scope": {"steps": s.steps, "cfg": s.cfg, "training": s.training, "factor": s.factor},
+        "unit": "FLOP", "reference": "exact count", "total_flops": b.total, "total_macs": b.total_macs,
+        "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "macs": t.macs, "ops": t.formula}
+                  for t in b.terms],
+        "by_kind": {k.value: v for k, v in b.by_kind().items()},
+        "complete": m.exact.complete, "incomplete_ops": list(m.exact.incomplete),
+        "uncounted": [{"category": cat, "calls": calls, "elements": el}
+                      for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())],
+    }

@@ -19,7 +19,7 @@ def proof(r: Reconciliation) -> str:
     head = f"{r.model} @{r.input_size} · attn {r.attn} · {r.counter} ({r.unit.value}) · {r.mode}"
     if r.error:
         return f"{head}\n  error: {r.error}"
-    lines = [head, _line("reference (formula = exact count), FLOPs", r.reference_flops)]
+    lines = [head, _line(f"reference ({r.reference}), FLOPs", r.reference_flops)]
     closing = (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL)
     causes = [f for f in r.findings if K.of(f) not in closing]
     lines += [_line(f"{f.code} {f.title}", f.delta, f.evidence) for f in causes]
@@ -39,6 +39,7 @@ def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict:
     return {
         "counter": r.counter, "unit": r.unit.value, "model": r.model, "input_size": r.input_size, "attn": r.attn,
         "reported": r.reported, "counter_flops": r.counter_flops, "reference_flops": r.reference_flops,
+        "reference": r.reference,
         "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta, "evidence": f.evidence}
                      for f in r.findings],
         "residual_flops": r.residual, "closed": r.closed, "mode": r.mode, "error": r.error,

@@ -1,0 +1,104 @@
+"""A model spec: what every command accepts as MODEL, and how its model and inputs are built.
+
+Sources (sources.py), by prefix:
+- a reference name ('DiT-XL/2', 'FLUX.1-dev'): flopcheck's own models, with their hand formulas;
+- 'timm:NAME', 'torchvision:NAME': built without weights, input by the model's own convention;
+- 'diffusers:CLASS' with a config file (a config.json as published on a model card): no hub, no weights;
+- 'package.module:factory': the user's own code (imported and run in a child process, child.py).
+
+No torch here: parsing a spec is cheap, building one imports what it needs.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from flopcheck.errors import InputError
+
+PREFIXES = ("timm", "torchvision", "diffusers")
+
+
+class SpecError(InputError):
+    """A spec that cannot be read, built or run: one line naming the problem and the fix."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to build a spec's input (each None: the source's own default)."""
+
+    resolution: tuple[int, int] | None = None  # (W, H) pixels
+    frames: int | None = None  # video: pixel frames
+    text_tokens: int | None = None  # text-conditioned: encoder tokens
+    input_shape: tuple[int, ...] | None = None  # one tensor input, for a model that takes one
+    batch: int = 1
+    config: str | None = None  # diffusers: a config.json file
+    inputs: str | None = None  # 'package.module:fn', fn(model) -> args or (args, kwargs)
+    attn: str | None = None  # 'math' turns a switchable model's fused attention off (timm); else its default
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model spec as given ('timm:resnet50') and the options that make its input."""
+
+    text: str
+    options: Options = field(default_factory=Options)
+
+    @property
+    def source(self) -> str:
+        """'reference', 'timm', 'torchvision', 'diffusers' or 'module'."""
+        prefix, colon, _ = self.text.partition(":")
+        if not colon:
+            return "reference"
+        return prefix if prefix in PREFIXES else "module"
+
+    @property
+    def name(self) -> str:
+        """The part after the prefix (a module spec's whole text)."""
+        return self.text.partition(":")[2] if self.source in PREFIXES else self.text
+
+    @property
+    def runs_user_code(self) -> bool:
+        """Its build imports and runs code flopcheck does not own: run it in a child process."""
+        return self.source != "reference"
+
+    def to_dict(self) -> dict:
+        """JSON-ready."""
+        return {"text": self.text, "options": asdict(self.options)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> ModelSpec:
+        """Inverse of to_dict."""
+        o = dict(d.get("options", {}))
+        for key in ("resolution", "input_shape"):
+            if o.get(key) is not None:
+                o[key] = tuple(o[key])
+        return cls(d["text"], Options(**o))
+
+
+def parse(text: str, **options) -> ModelSpec:
+    """A spec from its text and options, checked for form (not built): an unknown reference name, an empty
+    name after a prefix or a module spec without its factory is a SpecError."""
+    text = (text or "").strip()
+    if not text:
+        raise SpecError("the model is empty: give a reference name (DiT-XL/2), timm:NAME, torchvision:NAME, "
+                        "diffusers:CLASS --config FILE or package.module:factory")
+    spec = ModelSpec(text, Options(**{k: v for k, v in options.items() if v is not None}))
+    if spec.source == "reference":
+        from reference_models import list_models
+        from reference_models.registry import UnknownModelError
+
+        if text not in list_models():
+            raise SpecError(f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
+                            f"diffusers:CLASS --config FILE, package.module:factory")
+        return spec
+    module, _, fn = text.partition(":")
+    if not fn.strip() or not module.strip():
+        raise SpecError(f"model {text!r}: write PREFIX:NAME (timm:resnet50) or package.module:factory")
+    if spec.source == "diffusers" and not spec.options.config:
+        raise SpecError(f"model {text!r} needs its config: add --config FILE, a config.json as published with the "
+                        f"model (no weights are read)")
+    if spec.options.config and spec.source != "diffusers":
+        raise SpecError(f"--config applies to diffusers:CLASS specs, not to {text!r}")
+    return spec
+
+
+__all__ = ["ModelSpec", "Options", "SpecError", "parse"]

@@ -1,0 +1,72 @@
+"""Where a spec's code runs: `python -m flopcheck.specs.child JOB_JSON`, a child process with a deadline.
+
+A spec other than a reference name imports and runs code flopcheck does not own (timm's, torchvision's,
+diffusers', the user's), so it is built and counted here: stdin is closed, whatever the code prints goes
+to stderr, and the answer (or a one-line error) is the last line on stdout. A crash, a segfault,
+sys.exit, os._exit, a read of stdin or a hang is one SpecError in the parent, which reads JSON only.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+SPEC_TIMEOUT_S = 600.0  # a build and one forward on meta: seconds, unless the code never returns
+_MEASURED: dict[str, dict] = {}  # spec JSON -> the child's answer: each spec and input is measured once
+
+
+def main() -> None:
+    results = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # the code's prints go to stderr; stdout carries the answer alone
+    job = json.loads(sys.argv[1])
+    sys.path[:0] = [p for p in job["paths"] if p not in sys.path]
+    from flopcheck.specs import SpecError
+    from flopcheck.specs.measure import measure
+    from flopcheck.specs.sources import one_line
+
+    try:
+        out = measure(job["spec"])
+    except SpecError as err:
+        out = {"error": str(err)}
+    except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
+        out = {"error": f"model {job['spec']['text']!r} raised {one_line(err)}"}
+    results.write(json.dumps(out) + "\n")
+    results.flush()
+    os._exit(0)
+
+
+def measured(spec, timeout_s: float = SPEC_TIMEOUT_S):
+    """The spec's Measured, from a child process (once per spec and options); its failure is a SpecError."""
+    from flopcheck.specs import SpecError
+    from flopcheck.specs.measure import Measured
+
+    key = json.dumps(spec.to_dict(), sort_keys=True)
+    if key not in _MEASURED:
+        _MEASURED[key] = _in_child(spec, timeout_s)
+    out = _MEASURED[key]
+    if "error" in out:
+        raise SpecError(out["error"])
+    return Measured.from_dict(out)
+
+
+def _in_child(spec, timeout_s: float) -> dict:
+    """The child's answer, or {"error": one line} for whatever went wrong there."""
+    import subprocess
+
+    job = json.dumps({"spec": spec.to_dict(), "paths": sys.path})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")]))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "flopcheck.specs.child", job], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout_s, env=env)
+    except subprocess.TimeoutExpired:
+        return {"error": f"model {spec.text!r} was not counted within {timeout_s:g} s and was stopped: does its "
+                         f"factory or forward ever return?"}
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        return {"error": f"model {spec.text!r} ended its process (exit code {proc.returncode}) before it was "
+                         f"counted: does its code call sys.exit or os._exit, or crash?"}
+    return json.loads(lines[-1])
+
+
+if __name__ == "__main__":
+    main()

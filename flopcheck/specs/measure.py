@@ -1,0 +1,144 @@
+"""What flopcheck knows about a spec's model, measured once in a child process: the exact count of one forward
+on meta, every layer's weights, the repeated blocks, the parameters and the input used.
+
+`measure(spec)` runs in the child (child.py) and returns JSON; `Measured.from_dict` turns it back into
+an ExactCount, a Breakdown and a Reference in the parent, which never imports the user's code.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from flopcheck.types import Breakdown, Kind, Work
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One module at an exact path: its class name, weight and bias elements, and heads and head width if it
+    states them (an attention module)."""
+
+    type_name: str
+    weight: int = 0
+    bias: int = 0
+    heads: int | None = None
+    head_dim: int | None = None
+
+
+@dataclass(frozen=True)
+class BlockList:
+    """A container of identical blocks: its normalised path ('blocks'), how many, their class."""
+
+    path: str
+    count: int
+    type_name: str
+
+
+def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
+    """(exact path -> Layer, exact path -> normalised path) of every module."""
+    from flopcheck.exact.counter import module_frames
+
+    layers, norm = {}, {}
+    for m, f in module_frames(model).items():
+        w, b = getattr(m, "weight", None), getattr(m, "bias", None)
+        heads = getattr(m, "num_heads", None)
+        head_dim = getattr(m, "head_dim", None)
+        layers[f.path] = Layer(type(m).__name__, _numel(w), _numel(b), heads if isinstance(heads, int) else None,
+                               head_dim if isinstance(head_dim, int) else None)
+        norm[f.path] = f.norm_path
+    return layers, norm
+
+
+def _numel(t) -> int:
+    import torch
+
+    return t.numel() if isinstance(t, torch.Tensor) else 0
+
+
+def block_lists(model) -> tuple[BlockList, ...]:
+    """The containers whose children are two or more blocks of one class with children of their own (a
+    transformer's blocks, a ResNet stage), outermost first; a list inside a block list is part of its blocks."""
+    from torch import nn
+
+    from flopcheck.exact.counter import module_frames
+
+    frames = module_frames(model)
+    found: list[BlockList] = []
+    for m, f in frames.items():
+        kids = list(m.children())
+        if not isinstance(m, (nn.ModuleList, nn.Sequential)) or len(kids) < 2:
+            continue
+        kinds = {type(k) for k in kids}
+        if len(kinds) != 1 or next(iter(kids[0].children()), None) is None:
+            continue
+        if any(f.norm_path.startswith(b.path + ".") for b in found):
+            continue
+        found.append(BlockList(f.norm_path, len(kids), type(kids[0]).__name__))
+    return tuple(found)
+
+
+def measure(spec_dict: dict) -> dict:
+    """Build the spec on meta and count one forward: the JSON the parent reads (Measured.from_dict)."""
+    from dataclasses import asdict
+
+    from flopcheck.exact import count_forward
+    from flopcheck.specs import ModelSpec, SpecError
+    from flopcheck.specs.sources import build, one_line
+
+    spec = ModelSpec.from_dict(spec_dict)
+    built = build(spec, "meta")
+    try:
+        count = count_forward(built.model, built.args, kwargs=built.kwargs, model=spec.text, device="meta")
+    except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
+        raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta device: "
+                        f"{one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None
+    layers, norm = layers_of(built.model)
+    return {"spec": spec.to_dict(), "inputs": built.describe_inputs(), "notes": built.notes,
+            "params": sum(p.numel() for p in built.model.parameters()),
+            "counted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.counted],
+            "uncounted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.uncounted],
+            "layers": {p: asdict(layer) for p, layer in layers.items()}, "norm_path": norm,
+            "blocks": [asdict(b) for b in block_lists(built.model)]}
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A spec's measurement, read back in the parent."""
+
+    text: str
+    inputs: str
+    notes: tuple[str, ...]
+    params: int
+    exact: object  # ExactCount
+    layers: dict = field(default_factory=dict)
+    norm_path: dict = field(default_factory=dict)
+    blocks: tuple[BlockList, ...] = ()
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Measured:
+        """Inverse of measure()'s JSON."""
+        from flopcheck.exact.counter import ExactCount, OpRecord
+
+        def records(rows, counted: bool):
+            return tuple(OpRecord(p, op, Kind(k) if counted else Work(k), f, el, n) for p, op, k, f, el, n in rows)
+
+        text = d["spec"]["text"]
+        exact = ExactCount(model=text, attn="", device="meta", counted=records(d["counted"], True),
+                           uncounted=records(d["uncounted"], False))
+        return cls(text, d["inputs"], tuple(d["notes"]), d["params"], exact,
+                   {p: Layer(**v) for p, v in d["layers"].items()}, dict(d["norm_path"]),
+                   tuple(BlockList(**b) for b in d["blocks"]))
+
+    def breakdown(self) -> Breakdown:
+        """The exact count as the reference breakdown: one term per path and kind."""
+        return Breakdown(self.text, self.exact.terms())
+
+    def reference(self, batch: int = 1):
+        """The Reference a counter on this model is reconciled against: the exact count, per path and kind."""
+        from flopcheck.reconcile.reference import Reference
+
+        return Reference(self.text, batch, self.breakdown(), self.exact, self.layers, self.norm_path,
+                         Counter(self.norm_path.values()), tokens=1, label="exact count")
+
+    def in_blocks(self, path: str) -> bool:
+        """A normalised path inside one of the block lists."""
+        return any(path.startswith(b.path + ".") for b in self.blocks)

@@ -1,0 +1,311 @@
+"""Build a spec's model and inputs: one builder per source, each with its own input convention.
+
+Meta first: every model is built on the meta device (no memory, no compute) where it allows; one that
+cannot be (torchvision's RegNets compute widths with tensors) is built on CPU without initialising its
+weights, then moved to meta, and the note says so. `device='cpu'` builds real (uninitialised, then zeroed)
+tensors for the counters that execute the model.
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+from torch import nn
+
+from flopcheck.specs import ModelSpec, Options, SpecError
+
+DEFAULT_SHAPE = (1, 3, 224, 224)  # a factory's model with no inputs given: one ImageNet image
+
+
+@dataclass
+class Built:
+    """A spec's model (eval mode) and the inputs of one forward, with what they are in words."""
+
+    model: nn.Module
+    args: tuple
+    kwargs: dict
+    notes: list[str] = field(default_factory=list)  # one line each: how it was built, what was assumed
+
+    def describe_inputs(self) -> str:
+        """'x (1, 3, 224, 224) float32', one per input, positional then keyword."""
+        names = _positional_names(self.model, len(self.args))
+        named = list(zip(names, self.args)) + list(self.kwargs.items())
+        return ", ".join(f"{k} {_describe(v)}" for k, v in named)
+
+
+def _positional_names(model: nn.Module, n: int) -> list[str]:
+    """The names model.forward gives its first n positional parameters ('x'), else arg0, arg1, ..."""
+    import inspect
+
+    try:
+        params = [p.name for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    return [params[i] if i < len(params) else f"arg{i}" for i in range(n)]
+
+
+def _describe(v: Any) -> str:
+    if isinstance(v, torch.Tensor):
+        return f"{tuple(v.shape)} {str(v.dtype).removeprefix('torch.')}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_describe(x) for x in v) + "]"
+    return repr(v)[:40]
+
+
+def one_line(err: BaseException) -> str:
+    """'TypeError: first line of the message', at most 200 characters of it."""
+    return f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:200]}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Building a module: meta, else CPU without initialising
+# ---------------------------------------------------------------------------------------------
+
+_INITS = ("uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
+          "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
+
+
+@contextlib.contextmanager
+def no_init():
+    """torch.nn.init's initialisers leave their tensor as it is (a model built for its shapes alone)."""
+    saved = {n: getattr(nn.init, n) for n in _INITS if hasattr(nn.init, n)}
+    try:
+        for n in saved:
+            setattr(nn.init, n, lambda t, *a, **k: t)
+        yield
+    finally:
+        for n, f in saved.items():
+            setattr(nn.init, n, f)
+
+
+def construct(make: Callable[[], Any], device: str, notes: list[str], what: str) -> Any:
+    """make() on `device`: meta first; a model that cannot be built there is built on CPU without initialising
+    its weights (and moved to meta when meta was asked for), with a note saying so."""
+    if device == "meta":
+        try:
+            with torch.device("meta"):
+                return make()
+        except Exception as err:  # noqa: BLE001 - any construction failure on meta: try CPU next
+            why = one_line(err)
+        with no_init():
+            out = make()
+        notes.append(f"{what} cannot be built on meta ({why[:120]}): built on CPU without initialising, "
+                     f"then counted on meta")
+        return _to_meta(out)
+    with no_init(), torch.device(device):
+        out = make()
+    return out
+
+
+def _to_meta(out: Any) -> Any:
+    if isinstance(out, nn.Module):
+        return out.to("meta")
+    if isinstance(out, tuple) and out and isinstance(out[0], nn.Module):
+        return (out[0].to("meta"), *out[1:])
+    return out
+
+
+def zeroed(model: nn.Module) -> nn.Module:
+    """Weights set to 0 (a model built without initialising holds whatever memory it got; values change no count)."""
+    if next(iter(model.parameters()), torch.empty(0)).device.type != "meta":
+        with torch.no_grad():
+            for p in model.parameters():
+                p.zero_()
+    return model
+
+
+# ---------------------------------------------------------------------------------------------
+# Sources
+# ---------------------------------------------------------------------------------------------
+
+
+def _image_shape(default: tuple[int, ...], o: Options) -> tuple[int, ...]:
+    """(B, C, H, W): the model's default, its batch and resolution replaced by the options'; or the input shape."""
+    if o.input_shape:
+        return tuple(o.input_shape)
+    shape = (o.batch, *default[1:])
+    if o.resolution:
+        shape = (*shape[:-2], o.resolution[1], o.resolution[0])
+    return shape
+
+
+def _timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+    """timm.create_model(NAME, pretrained=False); input (B, *pretrained_cfg['input_size']). attn='math' turns
+    timm's fused attention off (timm.layers.set_fused_attn) for the build."""
+    import timm
+    import timm.layers
+
+    name, o = spec.name, spec.options
+    if name not in timm.list_models():
+        close = timm.list_models(f"*{name}*")[:5]
+        raise SpecError(f"timm has no model {name!r}" + (f"; close: {', '.join(close)}" if close else "")
+                        + "; list them with timm.list_models()")
+    fused = timm.layers.use_fused_attn()
+    if o.attn == "math":
+        timm.layers.set_fused_attn(False)
+        notes.append("timm's fused attention turned off (timm.layers.set_fused_attn(False)): explicit matmuls")
+    try:
+        model = construct(lambda: timm.create_model(name, pretrained=False), device, notes, spec.text)
+    finally:
+        timm.layers.set_fused_attn(fused)
+    size = tuple(model.pretrained_cfg.get("input_size", DEFAULT_SHAPE[1:]))
+    shape = _image_shape((1, *size), o)
+    return Built(model, (torch.empty(shape, device=device),), {}, notes + [
+        f"input from timm's pretrained_cfg['input_size'] {size}" if not (o.resolution or o.input_shape)
+        else "input from the options"])
+
+
+def torchvision_crop(name: str) -> int | None:
+    """The crop side of a torchvision model's default weights' transforms (inception_v3 299), or None."""
+    import torchvision
+
+    try:
+        weights = torchvision.models.get_model_weights(name).DEFAULT
+    except (ValueError, KeyError):
+        return None
+    keywords = getattr(weights.transforms, "keywords", {}) or {}
+    crop = keywords.get("crop_size")
+    return int(crop[0] if isinstance(crop, (list, tuple)) else crop) if crop else None
+
+
+def torchvision_ops(name: str) -> float | None:
+    """torchvision's published GFLOPS of the default weights (meta['_ops']; multiply-accumulates), or None."""
+    import torchvision
+
+    try:
+        return torchvision.models.get_model_weights(name).DEFAULT.meta.get("_ops")
+    except (ValueError, KeyError):
+        return None
+
+
+def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+    """torchvision.models.get_model(NAME, weights=None); input (B, 3, crop, crop) from its weights' transforms."""
+    import torchvision
+
+    name, o = spec.name, spec.options
+    if name not in torchvision.models.list_models():
+        raise SpecError(f"torchvision has no model {name!r}; list them with torchvision.models.list_models()")
+    model = construct(lambda: torchvision.models.get_model(name, weights=None), device, notes, spec.text)
+    crop = torchvision_crop(name)
+    if crop is None and not o.input_shape:
+        raise SpecError(f"{spec.text}: its weights state no crop size, so its input is not known: give the input "
+                        f"shape (--input-shape)")
+    shape = _image_shape((1, 3, crop or 0, crop or 0), o)
+    note = f"input from its weights' transforms: crop {crop}" if not (o.resolution or o.input_shape) else \
+        "input from the options"
+    return Built(model, (torch.empty(shape, device=device),), {}, notes + [note])
+
+
+def _diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+    """diffusers.CLASS.from_config(the config file); inputs from the class's input builder (inputs.py)."""
+    from flopcheck.specs.inputs import diffusers_inputs
+
+    try:
+        import diffusers
+    except ImportError:
+        raise SpecError(f"{spec.text} needs diffusers: pip install 'flopcheck[diffusers]'") from None
+    cls = getattr(diffusers, spec.name, None)
+    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+        raise SpecError(f"diffusers has no model class {spec.name!r}: give a class such as FluxTransformer2DModel")
+    config = read_config(spec.options.config)
+    try:
+        model = construct(lambda: cls.from_config(config), device, notes, spec.text)
+    except (TypeError, ValueError) as err:
+        raise SpecError(f"{spec.text} cannot be built from {spec.options.config}: {one_line(err)}") from None
+    args, kwargs, words = diffusers_inputs(spec.name, model.config, spec.options, device)
+    return Built(model, args, kwargs, notes + [words])
+
+
+def read_config(path: str) -> dict:
+    """A config.json as a dict; a missing or malformed file is one line."""
+    try:
+        with open(path) as f:
+            config = json.load(f)
+    except json.JSONDecodeError as err:
+        raise SpecError(f"--config {path}: not JSON ({err.msg} at line {err.lineno}): give a config.json") from None
+    if not isinstance(config, dict):
+        raise SpecError(f"--config {path}: a config.json is one JSON object, got a {type(config).__name__}")
+    return config
+
+
+def _module(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+    """package.module:factory: factory() returns the model, or (model, args) or (model, args, kwargs); inputs
+    from --inputs module:fn (fn(model) -> args or (args, kwargs)), else --input-shape, else one 1x3x224x224."""
+    o = spec.options
+    out = construct(lambda: _call(spec.text), device, notes, spec.text)
+    model, args, kwargs = _unpack(out, spec.text, "factory")
+    if o.inputs:
+        args, kwargs = _inputs_of(o.inputs, model, device)
+        notes.append(f"inputs from {o.inputs}")
+    elif args is None:
+        shape = tuple(o.input_shape or (o.batch, *DEFAULT_SHAPE[1:]))
+        args, kwargs = (torch.empty(shape, device=device),), {}
+        notes.append("inputs given by the input shape" if o.input_shape else
+                     f"no inputs given: one tensor {shape} assumed (give --input-shape, or --inputs module:fn)")
+    else:
+        notes.append("inputs from the factory")
+    return Built(model, tuple(args), dict(kwargs or {}), notes)
+
+
+def _call(text: str) -> Any:
+    """Import 'package.module' and call its attribute 'factory' with no arguments."""
+    module, _, name = text.partition(":")
+    try:
+        fn = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as err:
+        raise SpecError(f"cannot import {text!r}: {one_line(err)}; is the module on the path?") from None
+    return fn()
+
+
+def _unpack(out: Any, text: str, what: str) -> tuple[nn.Module, tuple | None, dict | None]:
+    """(model, args, kwargs) from what a factory returned: a module, or (module, args[, kwargs])."""
+    if isinstance(out, tuple) and out and isinstance(out[0], nn.Module) and len(out) in (2, 3):
+        args = out[1] if isinstance(out[1], (tuple, list)) else (out[1],)
+        kwargs = out[2] if len(out) == 3 else {}
+        if not isinstance(kwargs, dict):
+            raise SpecError(f"{text}: the {what}'s third value must be a dict of keyword inputs")
+        return out[0], tuple(args), kwargs
+    if not isinstance(out, nn.Module):
+        raise SpecError(f"model {text!r} gave a {type(out).__name__}, not a torch.nn.Module: point it at a function "
+                        f"that returns the model, or (model, args, kwargs)")
+    return out, None, None
+
+
+def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple, dict]:
+    """fn(model) of an --inputs spec, on `device`: args, or (args, kwargs)."""
+    module, _, name = text.partition(":")
+    if not name:
+        raise SpecError(f"--inputs {text!r}: write package.module:function")
+    try:
+        fn = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as err:
+        raise SpecError(f"cannot import --inputs {text!r}: {one_line(err)}") from None
+    with torch.device(device):
+        out = fn(model)
+    if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict):
+        args = out[0] if isinstance(out[0], (tuple, list)) else (out[0],)
+        return tuple(args), out[1]
+    return (tuple(out) if isinstance(out, (tuple, list)) else (out,)), {}
+
+
+SOURCES: dict[str, Callable[[ModelSpec, str, list[str]], Built]] = {
+    "timm": _timm, "torchvision": _torchvision, "diffusers": _diffusers, "module": _module,
+}
+
+
+def build(spec: ModelSpec, device: str = "meta") -> Built:
+    """The spec's model (eval mode, weights zeroed off meta) and inputs. Its code's failures are SpecErrors."""
+    notes: list[str] = []
+    try:
+        built = SOURCES[spec.source](spec, device, notes)
+    except SpecError:
+        raise
+    except Exception as err:  # noqa: BLE001 - whatever the user's or the library's code raised: one line
+        raise SpecError(f"cannot build model {spec.text!r}: {one_line(err)}") from None
+    built.model = zeroed(built.model.eval())
+    return built
