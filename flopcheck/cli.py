@@ -198,25 +198,44 @@ def _resolution(text: str | None) -> tuple[int, int] | None:
 
 
 def _counters_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", nargs="?", default="DiT-S/2", help="a reference model (default DiT-S/2)")
+    p.add_argument("model", nargs="?", default="DiT-S/2", help=f"{SPEC_HELP} (default DiT-S/2)")
     p.add_argument("--counter", action="append", help="a counter to run (repeatable; default: all)")
     p.add_argument("--attn", choices=ATTN_CHOICES, action="append", help="attention path(s) (default sdpa)")
     p.add_argument("--input-size", type=whole, action="append", help="latent side(s) (default: the model's)")
+    p.add_argument("--resolution", help="a spec's input: pixels, 224 or WxH")
+    p.add_argument("--frames", type=whole, help="a video spec's pixel frames, 4k+1")
+    p.add_argument("--batch", type=whole, help="a spec's batch (default 1)")
     p.add_argument("--timeout", type=seconds, default=600.0, help="seconds per model and counter (default 600)")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per count")
+    _spec_args(p)
+
+
+def _counter_names(args: argparse.Namespace) -> list[str]:
+    """The counters asked for (default: all); an unknown one is bad input before anything runs."""
+    from flopcheck.counters import COUNTERS, get_spec
+
+    names = args.counter or list(COUNTERS)
+    for name in names:
+        get_spec(name)
+    return names
 
 
 def _counters(args: argparse.Namespace) -> int:
-    from flopcheck.counters import COUNTERS, get_spec
     from flopcheck.counters.pool import Job, run_counters
     from flopcheck.formula import formula_breakdown
     from flopcheck.report.counters import to_list, to_text
     from reference_models import get_config
 
+    names = _counter_names(args)
+    specs = _specs_per_attn(args)
+    if specs:
+        measured = {s.options.attn or Attn.SDPA: _executable_spec(s) for s in specs}
+        counts = run_counters(names, [Job.of_spec(s) for s in specs], timeout_s=args.timeout)
+        truth = {(c.model, c.input_size, c.attn): measured[c.attn].exact.total for c in counts}
+        inputs = next(iter(measured.values())).inputs
+        print(_json(to_list(counts, truth)) if args.json else to_text(counts, truth, "exact count", inputs))
+        return 0
     _check_executable(args.model)
-    names = args.counter or list(COUNTERS)
-    for name in names:
-        get_spec(name)  # an unknown counter is bad input before anything runs
     jobs = [Job(args.model, size, attn) for attn in (args.attn or [Attn.SDPA]) for size in (args.input_size or [None])]
     formula = {}
     for job in jobs:
@@ -227,46 +246,82 @@ def _counters(args: argparse.Namespace) -> int:
     return 0
 
 
+def _specs_per_attn(args: argparse.Namespace) -> list:
+    """A spec per attention path asked for (one, the model's own, by default); [] for a reference model."""
+    from dataclasses import replace
+
+    spec = _model_spec(args)
+    if spec is None:
+        return []
+    return [replace(spec, options=replace(spec.options, attn=a)) for a in (args.attn or [spec.options.attn])]
+
+
+def _executable_spec(spec):
+    """The spec measured (in its child process), refused when its fp32 weights would not fit in half this
+    machine's memory: counters execute the model on real tensors."""
+    import os
+
+    from flopcheck.specs.child import measured
+
+    if len(spec.options.attn or "") and spec.options.attn not in (Attn.SDPA, Attn.MATH):
+        raise UsageError(f"--attn {spec.options.attn}: a spec runs sdpa (its own) or math (timm's switch)")
+    m = measured(spec)
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if 4 * m.params > memory / 2:
+        raise UsageError(f"counters execute the model on real tensors, and {spec.text} has {m.params:,} parameters "
+                         f"({4 * m.params / 1e9:.0f} GB in fp32), more than half this machine's memory: use "
+                         f"`flopcheck count {spec.text}` (meta, exact)")
+    return m
+
+
 DEFAULT_RECONCILE = ("DiT-S/2", 32)  # with no MODEL: DiT-S/2 at 256 px, both attention paths
 
 
 def _reconcile_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", nargs="?", help=f"a reference model (default {DEFAULT_RECONCILE[0]}, both attention paths)")
+    p.add_argument("model", nargs="?", help=f"{SPEC_HELP} (default {DEFAULT_RECONCILE[0]}, both attention paths)")
     p.add_argument("--counter", action="append", help="a counter (repeatable; default: all)")
     p.add_argument("--attn", choices=ATTN_CHOICES, action="append", help="attention path(s)")
     p.add_argument("--input-size", type=whole, help="latent side (default: the model's)")
+    p.add_argument("--resolution", help="a spec's input: pixels, 224 or WxH")
+    p.add_argument("--frames", type=whole, help="a video spec's pixel frames, 4k+1")
+    p.add_argument("--batch", type=whole, help="a spec's batch (default 1)")
     p.add_argument("--sweep", action="store_true", help="also count at four sizes and judge from totals alone")
     p.add_argument("--timeout", type=seconds, default=600.0, help="seconds per model and counter (default 600)")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per reconciliation")
+    _spec_args(p)
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    from flopcheck.counters import COUNTERS, REQUIRED, get_spec
+    from flopcheck.counters import REQUIRED
     from flopcheck.counters.pool import Job, run_counters
     from flopcheck.reconcile import reconcile
     from flopcheck.reconcile.sweep import sweep_sizes, sweeps_for
     from flopcheck.report.reconcile import to_list, to_text
     from reference_models import get_config
 
-    if args.model:
-        _check_executable(args.model)
-    names = args.counter or list(COUNTERS)
-    for name in names:
-        get_spec(name)
-    model = args.model or DEFAULT_RECONCILE[0]
-    size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
-    attns = args.attn or ([Attn.SDPA] if args.model else list(ATTN_PATHS))
-    main_size = get_config(model, input_size=size).input_size  # bad model or size: exit 2 before anything runs
-    grid = sweep_sizes(get_config(model).patch_size) if args.sweep else []
-    sizes = sorted({main_size, *grid})  # the main size is counted once, even when the sweep has it
-    counts = run_counters(names, [Job(model, s, a) for a in attns for s in sizes], timeout_s=args.timeout)
-    results = [reconcile(c) for c in counts if c.input_size == main_size]
-    sweeps = sweeps_for(results, counts, grid)
-    if args.json:
-        print(_json(to_list(results, sweeps)))
+    names = _counter_names(args)
+    specs = _specs_per_attn(args) if args.model else []
+    if specs:
+        if args.sweep:
+            raise UsageError(f"--sweep varies a reference model's latent side; {args.model} has its own input: "
+                             f"reconcile it at --resolution values one by one")
+        refs = {s.options.attn or Attn.SDPA: _executable_spec(s).reference(s.options.batch) for s in specs}
+        counts = run_counters(names, [Job.of_spec(s) for s in specs], timeout_s=args.timeout)
+        results, sweeps, tokens = [reconcile(c, refs[c.attn]) for c in counts], [], {}
     else:
-        tokens = ", ".join(str(get_config(model, input_size=g).tokens) for g in grid)
-        print(to_text(results, sweeps, {a: tokens for a in attns}))
+        if args.model:
+            _check_executable(args.model)
+        model = args.model or DEFAULT_RECONCILE[0]
+        size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
+        attns = args.attn or ([Attn.SDPA] if args.model else list(ATTN_PATHS))
+        main_size = get_config(model, input_size=size).input_size  # bad model or size: exit 2 before anything runs
+        grid = sweep_sizes(get_config(model).patch_size) if args.sweep else []
+        sizes = sorted({main_size, *grid})  # the main size is counted once, even when the sweep has it
+        counts = run_counters(names, [Job(model, s, a) for a in attns for s in sizes], timeout_s=args.timeout)
+        results = [reconcile(c) for c in counts if c.input_size == main_size]
+        sweeps = sweeps_for(results, counts, grid)
+        tokens = {a: ", ".join(str(get_config(model, input_size=g).tokens) for g in grid) for a in attns}
+    print(_json(to_list(results, sweeps)) if args.json else to_text(results, sweeps, tokens))
     unexplained = any(r.residual not in (0, None) for r in results)
     required_failed = any(r.error for r in results if r.counter in REQUIRED)
     return 1 if unexplained or required_failed else 0
@@ -302,22 +357,13 @@ def _one_input_flag(args: argparse.Namespace) -> None:
 
 
 def _shape(text: str | None) -> tuple[int, ...] | None:
-    """'1,3,224,224' -> (1, 3, 224, 224): whole numbers >= 1, at most 2^40 elements in all."""
-    if text is None:
-        return None
+    """'1,3,224,224' -> (1, 3, 224, 224); bad text is a UsageError naming --input-shape."""
+    from flopcheck.auditor.claims import ClaimError, parse_shape
+
     try:
-        shape = tuple(int(x) for x in text.replace(" ", "").split(","))
-    except ValueError:
-        raise UsageError(f"--input-shape {text!r}: write whole numbers separated by commas, like 1,3,224,224") \
-            from None
-    if not shape or min(shape) < 1:
-        raise UsageError(f"--input-shape {text!r}: every dimension must be >= 1, like 1,3,224,224")
-    elements = 1
-    for n in shape:
-        elements *= n
-    if elements > 2**40:
-        raise UsageError(f"--input-shape {text!r} has {elements:,} elements: more than 2^40, no model input is")
-    return shape
+        return parse_shape(text)
+    except ClaimError as err:
+        raise UsageError("--" + str(err).replace("input shape", "input-shape", 1)) from None
 
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
@@ -333,13 +379,15 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--part", choices=("model", "linear", "attention", "embeddings", "block"),
                    help="what the number covers: the model (default), block linears, attention; DiT: "
                         "embeddings or one block")
-    p.add_argument("--model", help="a reference model, timm:NAME, torchvision:NAME or package.module:factory")
+    p.add_argument("--model", help=SPEC_HELP)
     p.add_argument("--input-shape", help="input shape for --model specs, e.g. 1,3,224,224")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per claim")
+    _spec_args(p, shape=False)
 
 
 def _audit(args: argparse.Namespace) -> int:
     from flopcheck.auditor import audit, load_claims, parse_claim, parse_resolution
+    from flopcheck.errors import bad_input
     from flopcheck.report.audit import to_dict, to_text
 
     if bool(args.claim) == bool(args.file):
@@ -351,13 +399,22 @@ def _audit(args: argparse.Namespace) -> int:
         claims = [parse_claim(args.claim, model=args.model, resolution=parse_resolution(args.resolution),
                               frames=args.frames, steps=args.steps, cfg=args.cfg or None,
                               training=args.training or None, batch=args.batch, space=args.space, part=args.part,
-                              input_shape=shape)]
-    verdicts = [audit(c) for c in claims]
+                              input_shape=shape, config=args.config, inputs=args.inputs)]
+    verdicts, failed = [], []
+    for claim in claims:  # a claim whose model cannot be built or run is one line; the rest go on
+        try:
+            verdicts.append(audit(claim))
+        except bad_input() as err:
+            if len(claims) == 1:
+                raise
+            failed.append(f"flopcheck: claim {claim.id or claim.text!r}: {err}")
     if args.json:
         print(_json([to_dict(v) for v in verdicts]))
     else:
         print("\n\n".join(to_text(v) for v in verdicts))
-    return 0 if all(v.verdict == "consistent" for v in verdicts) else 1
+    for line in failed:
+        print(line, file=sys.stderr)
+    return 2 if failed else 0 if all(v.verdict == "consistent" for v in verdicts) else 1
 
 
 def _causes_args(p: argparse.ArgumentParser) -> None:

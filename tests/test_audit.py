@@ -201,8 +201,8 @@ def test_audit_file_exit_code(capsys):
     (["audit", "DiT-XL/2 -5 GFLOPs"], "must be positive"),
     (["audit", "DiT-XL/2 118 GFLOPs", "--resolution", "260"], "not a multiple of 8 (VAE) x 2 (patch) = 16"),
     (["audit", "DiT-XL/2 118 GFLOPs", "--resolution", "640x480"], "square"),
-    (["audit", "3 GFLOPs", "--model", "no_such_pkg.models:make"], "cannot build model"),
-    (["audit", "3 GFLOPs", "--model", "timm:no_such_model_xyz"], "cannot build model"),
+    (["audit", "3 GFLOPs", "--model", "no_such_pkg.models:make"], "cannot import 'no_such_pkg.models:make'"),
+    (["audit", "3 GFLOPs", "--model", "timm:no_such_model_xyz"], "timm has no model 'no_such_model_xyz'"),
     (["audit", "--file", "claims/missing.yaml"], "No such file"),
     (["audit"], "give one claim"),
 ])

@@ -101,13 +101,16 @@ def test_any_claim_string_is_one_of_three_exits(claim):
     (["audit", "DiT-XL/2 118.64 GFLOPs", "--cfg", "--training"], "a training step has no sampling steps"),
     (["audit", "DiT-XL/2 118.64 GFLOPs", "--model", "DiT-S/2"], "the claim names 'DiT-XL/2' and the model given"),
     (["audit", "4.6 GMACs", "--model", "os:getcwd"], "gave a str, not a torch.nn.Module"),
-    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--part", "block"], "applies to reference"),
+    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--part", "embeddings"],
+     "applies to the reference models"),
+    (["audit", "4.6 GMACs", "--model", "torchvision:resnet18", "--part", "attention"], "computes no attention"),
+    (["audit", "4.6 GMACs", "--model", "timm:resnet18", "--part", "block"], "block' is ambiguous"),
     (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "1,-3,224,224"],
      "every dimension must be >= 1"),
     (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "100000,3,224,224000"],
      "more than 2^40"),
     (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "1,3,7"],
-     "failed on an input of shape (1, 3, 7)"),
+     "failed on its inputs (x (1, 3, 7) float32)"),
     (["estimate", "--mfu", "45"], "argument --mfu: must be a fraction in (0, 1]"),
     (["report", "--out", ""], "--out is empty"),
     (["--json"], "unrecognized arguments: --json"),
@@ -263,14 +266,14 @@ MISBEHAVING = {
 @pytest.mark.parametrize("name, message", [
     ("exits", "raised SystemExit: 3"),
     ("dies", "ended its process (exit code 9) before it was counted"),
-    ("reads_stdin", "failed on an input of shape (1, 3, 224, 224)"),  # stdin is closed: it reads nothing, goes on
+    ("reads_stdin", "failed on its inputs (input (1, 3, 224, 224) float32)"),  # stdin closed: it reads nothing
     ("never_returns", "was not counted within 20 s and was stopped"),
 ])
 def test_a_spec_that_exits_dies_reads_stdin_or_hangs_is_one_line(tmp_path, monkeypatch, name, message):
-    import flopcheck.auditor.models as models
+    import flopcheck.specs.child as child
 
     (tmp_path / f"spec_{name}.py").write_text(MISBEHAVING[name])
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(models, "SPEC_TIMEOUT_S", 20.0)
+    monkeypatch.setattr(child, "SPEC_TIMEOUT_S", 20.0)
     code, _, err = run(["audit", "4.6 GMACs", "--model", f"spec_{name}:build"])
     assert code == 2 and err.count("\n") == 1 and message in err, err

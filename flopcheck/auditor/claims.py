@@ -1,6 +1,7 @@
 """Claims: a published FLOP figure as data, parsed from text like 'DiT-XL/2 118.64 GFLOPs'."""
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -49,6 +50,8 @@ class Claim:
     id: str = ""
     input_shape: tuple[int, ...] | None = field(default=None)
     tolerance: Decimal | None = None  # a stated tolerance wider than the printed digits, absolute
+    config: str | None = None  # diffusers:CLASS: its config.json
+    inputs: str | None = None  # a spec's inputs: 'package.module:fn'
 
     def __post_init__(self) -> None:
         """A claim that says something impossible is refused, naming the field."""
@@ -124,6 +127,24 @@ def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
     return replace(claim, **{k: v for k, v in scope.items() if v is not None})
 
 
+def parse_shape(text: str | None) -> tuple[int, ...] | None:
+    """'1,3,224,224' -> (1, 3, 224, 224): whole numbers >= 1, at most 2^40 elements in all."""
+    if text is None:
+        return None
+    try:
+        shape = tuple(int(x) for x in str(text).replace(" ", "").split(","))
+    except ValueError:
+        raise ClaimError(f"input shape {text!r}: write whole numbers separated by commas, like 1,3,224,224") from None
+    if not shape or min(shape) < 1:
+        raise ClaimError(f"input shape {text!r}: every dimension must be >= 1, like 1,3,224,224")
+    elements = 1
+    for n in shape:
+        elements *= n
+    if elements > 2**40:
+        raise ClaimError(f"input shape {text!r} has {elements:,} elements: more than 2^40, no model input is")
+    return shape
+
+
 def parse_resolution(text: str | int | None) -> tuple[int, int] | None:
     """'256' -> (256, 256); '1280x720' -> (1280, 720)."""
     if text is None:
@@ -141,10 +162,10 @@ def parse_resolution(text: str | int | None) -> tuple[int, int] | None:
 
 
 KEYS = ("id", "model", "claim", "resolution", "frames", "steps", "cfg", "training", "batch", "part", "space",
-        "source", "tolerance")
+        "source", "tolerance", "config", "inputs", "input_shape")
 _TYPES = {"id": str, "model": str, "claim": (str, int, float), "resolution": (str, int), "frames": int, "steps": int,
           "cfg": bool, "training": bool, "batch": int, "part": str, "space": str, "source": str,
-          "tolerance": (str, int, float)}
+          "tolerance": (str, int, float), "config": str, "inputs": str, "input_shape": str}
 
 
 def load_claims(path: str) -> list[Claim]:
@@ -208,8 +229,11 @@ def _entry(path: str, line: int, node, entry) -> Claim:
             raise ClaimError(f"{path}:{line}: the entry has no {key!r} (e.g. model: DiT-XL/2, claim: 118.64 GFLOPs)")
     try:
         scope = {k: entry.get(k) for k in ("steps", "cfg", "training", "batch", "part", "source", "id", "frames",
-                                           "space")}
+                                           "space", "inputs")}
         scope["resolution"] = parse_resolution(entry.get("resolution"))
+        scope["input_shape"] = parse_shape(entry.get("input_shape"))
+        if entry.get("config") is not None:  # a config path is read from the claims file's own folder
+            scope["config"] = os.path.join(os.path.dirname(os.path.abspath(path)), entry["config"])
         if entry.get("tolerance") is not None:
             scope["tolerance"] = parse_value(str(entry["tolerance"]))[0]
         return parse_claim(str(entry["claim"]), model=entry["model"], **scope)

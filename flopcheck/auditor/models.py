@@ -1,19 +1,16 @@
 """The reference for a claim: a reference model's formula, or the exact count of any model spec.
 
-Specs: a reference model name ('DiT-XL/2'), 'timm:NAME' (built without weights), 'torchvision:NAME',
-or 'package.module:factory'. Models other than the reference ones are counted exactly on meta
-tensors; their input shape comes from the model's defaults or the claim's input_shape.
+Specs (flopcheck.specs): a reference model name ('DiT-XL/2'), 'timm:NAME', 'torchvision:NAME',
+'diffusers:CLASS' with a config, or 'package.module:factory'. Models other than the reference ones
+are built and counted exactly on meta in a child process (their code runs there, with a deadline);
+their input comes from the model's own convention or the claim's resolution, frames or input shape.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import replace
-from typing import Any
 
 from flopcheck.auditor.claims import Claim, ClaimError
-from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Term
-
-DEFAULT_INPUT = (1, 3, 224, 224)
+from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Term, Work
 
 
 def _pixel_and_latent_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str, tuple]:
@@ -69,111 +66,67 @@ def _part(b: Breakdown, part: str, cfg) -> Breakdown:
     raise ClaimError(f"unknown part {part!r}: use model, linear, attention, embeddings or block")
 
 
-def build_spec(spec: str) -> tuple[Any, tuple[int, ...]]:
-    """A model (on meta, no weights) and its default input shape, from a spec."""
-    import torch
+def spec_of(claim: Claim):
+    """The model spec a claim names, with the input it states (resolution, frames, input shape, config)."""
+    from flopcheck.specs import parse
 
-    kind, _, name = spec.partition(":")
-    try:
-        with torch.device("meta"):
-            if kind == "timm":
-                import timm
-
-                model = timm.create_model(name, pretrained=False)
-                shape = (1, *model.pretrained_cfg.get("input_size", DEFAULT_INPUT[1:]))
-            elif kind == "torchvision":
-                import torchvision
-
-                model, shape = torchvision.models.get_model(name, weights=None), DEFAULT_INPUT
-            else:
-                model, shape = getattr(importlib.import_module(kind), name)(), DEFAULT_INPUT
-    except Exception as err:  # any import or construction failure is the spec's fault
-        raise ClaimError(f"cannot build model {spec!r}: {_one_line(err)}") from None
-    if not isinstance(model, torch.nn.Module):
-        raise ClaimError(f"model {spec!r} gave a {type(model).__name__}, not a torch.nn.Module: point it at a "
-                         f"function that returns the model")
-    return model.eval(), shape
-
-
-def _one_line(err: BaseException) -> str:
-    """'TypeError: first line of the message', at most 160 characters of it."""
-    return f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0][:160]}"
-
-
-def count_spec(spec: str, shape: tuple[int, ...] | None, resolution: tuple[int, int] | None) -> dict:
-    """Build a spec model on meta and count one forward on its input: the terms, LayerNorm elements, the ops it had no
-    formula for, and the shape used. Runs in the child process (spec_child.py): this is the user's code."""
-    import torch
-
-    from flopcheck.exact import count_forward
-
-    model, default = build_spec(spec)
-    shape = tuple(shape or default)
-    if resolution:
-        shape = (*shape[:-2], resolution[1], resolution[0])
-    try:
-        count = count_forward(model, (torch.empty(shape, device="meta"),), model=spec, device="meta")
-    except Exception as err:  # the user's forward on this input: its failure is one line, not a traceback
-        raise ClaimError(f"model {spec!r} failed on an input of shape {shape} on the meta device: "
-                         f"{_one_line(err)}; give its input shape") from None
-    return {"terms": [[t.path, t.kind.value, t.flops, t.formula] for t in count.terms()],
-            "norm_elements": count.uncounted_by_category().get("norm", (0, 0))[1],
-            "incomplete": list(count.incomplete), "incompleteness": count.incompleteness(), "shape": list(shape)}
-
-
-SPEC_TIMEOUT_S = 600.0  # a factory and one forward on meta: seconds, unless the user's code never returns
-_COUNTED: dict[tuple, dict] = {}  # (spec, shape, resolution) -> the child's answer, so a claims file counts once
-
-
-def _counted(spec: str, shape, resolution, timeout_s: float) -> dict:
-    """count_spec in a child process with a deadline: a crash, sys.exit, os._exit, a read of stdin or a hang there
-    is one ClaimError here."""
-    key = (spec, shape, resolution)
-    if key not in _COUNTED:
-        _COUNTED[key] = _count_in_child(spec, shape, resolution, timeout_s)
-    if "error" in _COUNTED[key]:
-        raise ClaimError(_COUNTED[key]["error"])
-    return _COUNTED[key]
-
-
-def _count_in_child(spec: str, shape, resolution, timeout_s: float) -> dict:
-    """The child's answer, or {"error": one line} for whatever went wrong there."""
-    import json
-    import subprocess
-    import sys
-
-    job = json.dumps({"spec": spec, "shape": shape, "resolution": resolution, "paths": sys.path})
-    try:
-        proc = subprocess.run([sys.executable, "-m", "flopcheck.auditor.spec_child", job], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        return {"error": f"model {spec!r} was not counted within {timeout_s:g} s and was stopped: does its factory "
-                         f"or forward ever return?"}
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        return {"error": f"model {spec!r} ended its process (exit code {proc.returncode}) before it was counted: "
-                         f"does its code call sys.exit or os._exit, or crash?"}
-    return json.loads(lines[-1])
+    return parse(claim.model, resolution=claim.resolution, frames=claim.frames, input_shape=claim.input_shape,
+                 config=claim.config, inputs=claim.inputs)
 
 
 def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
-    from flopcheck.types import Kind
+    """A spec's exact count (measured in a child process) as the only breakdown, cut to the claim's part."""
+    from flopcheck.specs.child import measured
 
-    if ":" not in claim.model:
-        from reference_models import UnknownModelError
+    m = measured(spec_of(claim))
+    b = spec_part(m, claim.part)
+    reference = "exact count" + (f" ({m.exact.incompleteness()})" if not m.exact.complete else "")
+    norms = m.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1] if claim.part == "model" else 0
+    return b, None, {False: 0}, {False: norms}, reference, m.exact.incomplete
 
-        raise ClaimError(str(UnknownModelError(claim.model)) + "; or pass a spec: timm:NAME, torchvision:NAME, "
-                                                               "package.module:factory")
-    if claim.part != "model":
-        raise ClaimError(f"part {claim.part!r} applies to reference models; a claim on {claim.model} covers the "
-                         f"whole model")
-    if claim.frames:
-        raise ClaimError(f"frames apply to the video reference models; give {claim.model} its input shape instead")
-    out = _counted(claim.model, claim.input_shape, claim.resolution, SPEC_TIMEOUT_S)
-    terms = tuple(Term(path, Kind(kind), flops, formula) for path, kind, flops, formula in out["terms"])
-    reference = "exact count" + (f" ({out['incompleteness']})" if out["incomplete"] else "")
-    return (Breakdown(claim.model, terms), None, {False: 0}, {False: out["norm_elements"]}, reference,
-            tuple(out["incomplete"]))
+
+def spec_part(m, part: str) -> Breakdown:
+    """A part of a spec's exact count, found from its module tree: the block lists' linears, attention, or one
+    block; a part the model does not have is refused, one line."""
+    b = m.breakdown()
+    blocks = ", ".join(f"{x.path} ({x.count} x {x.type_name})" for x in m.blocks)
+    if part == "model":
+        return b
+    if part == "embeddings":
+        raise ClaimError(f"part 'embeddings' applies to the reference models; {m.text} has no hand formula to "
+                         f"name its embedding terms: claim the model, linear, attention or block")
+    if part in ("linear", "block") and not m.blocks:
+        raise ClaimError(f"part {part!r}: {m.text} has no repeated blocks (no list of two or more modules of one "
+                         f"class): claim the whole model")
+    if part == "linear":
+        return replace(b, terms=tuple(t for t in b.terms if t.kind is Kind.LINEAR and m.in_blocks(t.path)))
+    if part == "attention":
+        terms = tuple(t for t in b.terms if t.kind in ATTENTION_KINDS)
+        if not terms:
+            raise ClaimError(f"part 'attention': {m.text} computes no attention (no QK^T or attn@V in its exact "
+                             f"count): claim the model, or its linears")
+        return replace(b, terms=terms)
+    if len(m.blocks) > 1:
+        raise ClaimError(f"part 'block' is ambiguous for {m.text}: it has {len(m.blocks)} block lists ({blocks}); "
+                         f"claim the model, linear or attention")
+    return replace(b, terms=_one_block(m.blocks[0], b.terms, m.text))
+
+
+def _one_block(blocks, terms: tuple[Term, ...], model: str) -> tuple[Term, ...]:
+    """The terms of one block of a list of identical blocks: the list's terms / its length, each checked equal
+    when the list keeps each block's path (an nn.Sequential)."""
+    inside = [t for t in terms if t.path.startswith(blocks.path + ".")]
+    per_index: dict[str, int] = {}
+    for t in inside:
+        index = t.path[len(blocks.path) + 1:].split(".")[0]
+        per_index[index] = per_index.get(index, 0) + t.flops
+    if "*" not in per_index and len(set(per_index.values())) > 1:
+        raise ClaimError(f"part 'block': the {blocks.count} blocks of {model}'s {blocks.path} differ in FLOPs "
+                         f"({min(per_index.values()):,} to {max(per_index.values()):,}): claim the model")
+    if "*" not in per_index:  # one block's terms, named as the first block
+        first = next(iter(per_index))
+        return tuple(t for t in inside if t.path.startswith(f"{blocks.path}.{first}."))
+    return tuple(replace(t, flops=t.flops // blocks.count, formula=f"({t.formula})/{blocks.count}") for t in inside)
 
 
 def reference_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown | None, dict, dict, str, tuple[str, ...]]:

@@ -43,26 +43,39 @@ def check_executable(model: str) -> None:
 
 @dataclass(frozen=True)
 class Job:
-    """One model to count: a reference model name, its input (latent) size, attention path, batch."""
+    """One model to count: a reference model name, its input (latent) size, attention path, batch; or a spec
+    (a ModelSpec as JSON) whose own options make its input."""
 
     model: str
     input_size: int | None = None
     attn: str = "sdpa"
     batch: int = 1
+    spec: str = ""
+
+    @classmethod
+    def of_spec(cls, spec) -> Job:
+        """The job of a ModelSpec (not a reference name): its options carry its input."""
+        return cls(spec.text, None, spec.options.attn or "sdpa", spec.options.batch,
+                   json.dumps(spec.to_dict(), sort_keys=True))
 
     def resolved(self) -> dict:
-        """As the worker takes it, input_size filled in from the model's config."""
+        """As the worker takes it, input_size filled in from the model's config (a spec: its options)."""
         from reference_models import get_config
 
+        if self.spec:
+            return {"model": self.model, "input_size": None, "attn": self.attn, "batch": self.batch,
+                    "spec": json.loads(self.spec)}
         check_executable(self.model)
         cfg = get_config(self.model, input_size=self.input_size, attn=self.attn)
         return {"model": self.model, "input_size": cfg.input_size, "attn": cfg.attn, "batch": self.batch}
 
     def cost(self) -> float:
-        """Its expected cost: its FLOPs, explicit attention a little dearer."""
+        """Its expected cost: its FLOPs, explicit attention a little dearer (a spec: unknown, 1)."""
         from flopcheck.formula import formula_breakdown
         from reference_models import get_config
 
+        if self.spec:
+            return 1.0
         flops = formula_breakdown(self.model, get_config(self.model, input_size=self.input_size)).total
         return flops * (1.25 if self.attn == "math" else 1.0)
 

@@ -33,14 +33,20 @@ def _attention_rule(i: Item, ref) -> list[Part]:
 
 def read(count: Count, ref) -> list[Part]:
     """ptflops, pytorch backend: Linear and conv hooks add one per bias element; an attention module's hook counts
-    attention and its scaling and softmax; modules inside a hooked one are computed but never summed; F.gelu is
-    patched while nn.GELU is hooked, so a GELU module counts twice."""
-    hooked_gelu = any(layer.type_name == "GELU" for layer in ref.layers.values())
+    attention and its scaling and softmax; modules inside a hooked one are computed but never summed; F.gelu and
+    F.relu are patched while nn.GELU and nn.ReLU are hooked, so an activation module's call counts twice (up to
+    what the hooked modules of that type counted; the rest is the functional's own elementwise work)."""
+    by_type: dict[str, int] = defaultdict(int)
+    for i in count.detail:
+        if i.where is Mechanism.MODULE and i.in_total:
+            by_type[i.type.lower()] += i.flops
     parts = []
     for i in count.detail:
         if i.where is Mechanism.FUNCTIONAL:
-            double = bare(i.name) == "gelu" and hooked_gelu
-            parts.append(part(i.flops, i.name, K.ACTIVATION_DOUBLE_COUNTED if double else op_work(i.name, ref)))
+            double = min(i.flops, by_type.get(bare(i.name).replace("_", ""), 0))
+            rest = i.flops - double
+            parts += [part(double, i.name, K.ACTIVATION_DOUBLE_COUNTED)] if double else []
+            parts += [part(rest, i.name, op_work(i.name, ref))] if rest else []
             continue
         work = layer_work(i)
         if not i.in_total:  # computed, then dropped by accumulate_flops
@@ -69,7 +75,11 @@ def _named_handlers(mapping: dict, calls: list) -> dict:
 
         return recorded
 
-    return {k: wrap(getattr(k, "__qualname__", str(k)), v) for k, v in mapping.items()}
+    def name(k) -> str:  # F.max_pool2d is torch's boolean_dispatch wrapper, qualname 'boolean_dispatch.<locals>.fn'
+        qualname = getattr(k, "__qualname__", str(k))
+        return getattr(k, "__name__", qualname) if "<locals>" in qualname else qualname
+
+    return {k: wrap(name(k), v) for k, v in mapping.items()}
 
 
 @counter('ptflops_pytorch', library='ptflops', unit=Unit.MAC, order=5,

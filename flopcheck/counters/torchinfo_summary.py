@@ -19,8 +19,8 @@ from flopcheck.types import Count, Mechanism, Skip, Unit, Work
 
 def read(count: Count, ref) -> list[Part]:
     """torchinfo: a conv adds weights x output positions (bias too); any other layer with weights
-    adds (weights + bias) x batch, whatever its token count; an embedding table counts as weights."""
-    n = ref.batch
+    adds (weights + bias) x its output's first dimension (the batch; windows x batch in a Swin block), whatever
+    its token count; an embedding table counts as weights."""
     parts = []
     for i in count.detail:
         work = layer_work(i)
@@ -29,7 +29,7 @@ def read(count: Count, ref) -> list[Part]:
             parts += split(i.name, i.flops, [(Work.CONV, ref.per_instance(i.name)),
                                              (Work.BIAS, 2 * ref.bias_elements(path=i.name))])
         elif work is Work.LINEAR:
-            exact = ref.per_instance(i.name)
+            n, exact = ref.leading(i.name), ref.per_instance(i.name)
             per_sample = 2 * n * weights - exact  # weights x batch, in place of the per-token work
             parts += split(i.name, i.flops, [(Work.LINEAR, exact), (K.PER_TOKEN_COUNTED_PER_SAMPLE, per_sample),
                                              (Work.BIAS, 2 * n * bias)])

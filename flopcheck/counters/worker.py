@@ -40,10 +40,17 @@ def _one_line(err: BaseException) -> str:
 
 
 def build_zeroed(job: dict, device: str = "cpu") -> tuple:
-    """(model, inputs) of a job, its weights zeroed (values do not change any count)."""
+    """(model, inputs) of a job, its weights zeroed (values do not change any count); a spec's keyword inputs
+    bound into its forward."""
     import torch
 
     from reference_models import get_config, prepare
+
+    if job.get("spec"):
+        from flopcheck.specs import ModelSpec
+        from flopcheck.specs.sources import bound, build
+
+        return bound(build(ModelSpec.from_dict(job["spec"]), device))
 
     cfg = get_config(job["model"], input_size=job["input_size"], attn=job["attn"])
     model, inputs, _ = prepare(cfg, batch=job["batch"], device=device)
@@ -141,13 +148,18 @@ def to_count(base: dict, out: dict) -> Count:
                             "peak_rss_mb": out["peak_rss_mb"]})
 
 
+def _base(spec: dict, job: dict) -> dict:
+    """The fields every count of this counter on this job has, whatever it says."""
+    return dict(counter=spec["name"], library=spec["library"], version=version(spec["library"]),
+                unit=Unit(spec["unit"]), model=job["model"], input_size=job["input_size"], attn=job["attn"],
+                batch=job["batch"], device="meta" if spec.get("on_meta") else "cpu")
+
+
 def count_one(spec: dict, loaded: tuple, job: dict, built: tuple, timeout_s: float, threads: int = 1) -> Count:
     """One counter on one built model, in a forked child on `threads` threads; a counter on meta builds its own
     from shapes."""
     run, error = loaded
-    base = dict(counter=spec["name"], library=spec["library"], version=version(spec["library"]),
-                unit=Unit(spec["unit"]), model=job["model"], input_size=job["input_size"], attn=job["attn"],
-                batch=job["batch"], device="meta" if spec.get("on_meta") else "cpu")
+    base = _base(spec, job)
     if error:
         return to_count(base, {"error": error})
 
@@ -175,10 +187,15 @@ def main() -> int:
             continue
         job = json.loads(line)
         start = time.perf_counter()
-        built = build_zeroed(job) if not all(s.get("on_meta") for s in specs) else ()
+        try:
+            built = build_zeroed(job) if not all(s.get("on_meta") for s in specs) else ()
+            failed = None
+        except Exception as err:  # a spec's code that cannot build: every count of the job says so, one line
+            built, failed = (), str(err) if type(err).__name__ == "SpecError" else _one_line(err)
         build_s = time.perf_counter() - start
         for spec, adapter in zip(specs, loaded):
-            count = count_one(spec, adapter, job, built, header["timeout_s"], header.get("threads", 1))
+            count = count_one(spec, adapter, job, built, header["timeout_s"], header.get("threads", 1)) \
+                if failed is None else to_count(_base(spec, job), {"error": failed})
             results.write(json.dumps({**count.to_dict(), "build_s": build_s}) + "\n")
             results.flush()
             build_s = 0.0  # the build is reported once per model

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 from typing import Any, Callable, Iterable
 
@@ -73,6 +73,7 @@ class ExactCount:
     device: str
     counted: tuple[OpRecord, ...]
     uncounted: tuple[OpRecord, ...]
+    leading: dict = field(default_factory=dict, compare=False)  # exact path -> its output's first dim (rows)
 
     @property
     def total(self) -> int:
@@ -131,6 +132,11 @@ def _tensors(tree) -> list[torch.Tensor]:
     return [x for x in tree_flatten(tree)[0] if isinstance(x, torch.Tensor)]
 
 
+def _is_parameter(t: torch.Tensor) -> bool:
+    """A parameter, or a view of one (F.linear's weight.t())."""
+    return isinstance(t, nn.Parameter) or isinstance(getattr(t, "_base", None), nn.Parameter)
+
+
 def module_frames(model: nn.Module) -> dict[nn.Module, Frame]:
     """Every submodule's Frame; children of a ModuleList get '*' in the normalised path."""
     frames = {model: ROOT}
@@ -172,6 +178,7 @@ class ExactCounter(TorchDispatchMode):
         self._events: list[_Event] = []
         self._uncounted: dict[tuple[str, str, Work], list[int]] = defaultdict(lambda: [0, 0])
         self._tags = WeakTensorKeyDictionary()  # tensor -> (origin norm path, 'mm' event | 'softmax')
+        self._leading: dict[str, int] = {}  # exact path -> its module's output's first dimension (first call)
 
     # -- module tracking ------------------------------------------------------------------------
     def __enter__(self):
@@ -179,7 +186,7 @@ class ExactCounter(TorchDispatchMode):
         if self.model is not None:
             for module, frame in module_frames(self.model).items():
                 self._hooks.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._push(f)))
-                self._hooks.append(module.register_forward_hook(lambda m, a, o: self._pop()))
+                self._hooks.append(module.register_forward_hook(lambda m, a, o, f=frame: self._pop(f, o)))
         return super().__enter__()
 
     def __exit__(self, *exc):
@@ -193,8 +200,10 @@ class ExactCounter(TorchDispatchMode):
     def _push(self, frame: Frame) -> None:
         self._stack.append(frame)
 
-    def _pop(self) -> None:  # returns None: a forward hook's return value would replace the output
+    def _pop(self, frame: Frame, out) -> None:  # returns None: a forward hook's return value would replace the output
         self._stack.pop()
+        if isinstance(out, torch.Tensor) and out.dim() > 0:
+            self._leading.setdefault(frame.path, int(out.shape[0]))
 
     @property
     def frame(self) -> Frame:
@@ -251,8 +260,12 @@ class ExactCounter(TorchDispatchMode):
         return None
 
     def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
-        """A matmul outside a layer: attn@V if fed by a softmax, else pending (QK^T once a softmax reads it)."""
-        if any(self._tag(t, frame) == "softmax" for t in _tensors(args)):
+        """A matmul outside a layer: a layer's work if an operand is a parameter (F.linear with a module's weight),
+        attn@V if fed by a softmax, else pending (QK^T once a softmax reads it)."""
+        if any(_is_parameter(t) for t in _tensors(args)):
+            self._events.append(_Event(name, frame, self._mapped_kind(frame) or Kind.LINEAR, "", flops))
+            return
+        if any((self._tag(t, frame) or ("", None))[1] == "softmax" for t in _tensors(args)):
             self._events.append(_Event(name, frame, Kind.ATTN_VALUE, "av", flops))
             return
         event = _Event(name, frame, Kind.MATMUL, "matmul", flops)
@@ -260,9 +273,13 @@ class ExactCounter(TorchDispatchMode):
         for t in _tensors(out):
             self._tags[t] = (frame.norm_path, event)
 
-    def _tag(self, t: torch.Tensor, frame: Frame):
+    def _tag(self, t: torch.Tensor, frame: Frame) -> tuple[str, object] | None:
+        """(the module path it was tagged in, the tag) of a tensor, if this frame is that module or inside it (a
+        softmax module within the attention module that made the scores sees them)."""
         tag = self._tags.get(t)
-        return tag[1] if tag is not None and tag[0] == frame.norm_path else None
+        if tag is None or not (frame.norm_path == tag[0] or frame.norm_path.startswith(tag[0] + ".") or not tag[0]):
+            return None
+        return tag
 
     def _skip(self, func, args, out) -> None:
         frame = self.frame
@@ -270,17 +287,18 @@ class ExactCounter(TorchDispatchMode):
         self._record_uncounted(frame, str(func.overloadpacket), category, out)
         if len(self._tags) == 0:
             return
-        tags = [tag for tag in (self._tag(t, frame) for t in _tensors(args)) if tag is not None]
-        if not tags:
+        found = [tag for tag in (self._tag(t, frame) for t in _tensors(args)) if tag is not None]
+        if not found:
             return
+        tags = [tag for _, tag in found]
         if func.overloadpacket.__name__ in categories.SOFTMAX_OPS:
             for tag in tags:
                 if isinstance(tag, _Event):  # scores: the matmul whose output a softmax normalises
                     tag.kind, tag.suffix = Kind.ATTN_SCORE, "qk"
             tags = ["softmax"]
         carried = "softmax" if "softmax" in tags else tags[0]
-        for t in _tensors(out):
-            self._tags[t] = (frame.norm_path, carried)
+        for t in _tensors(out):  # the tag stays with the module that made the scores
+            self._tags[t] = (found[0][0], carried)
 
     def _record_uncounted(self, frame: Frame, name: str, category: Work, out) -> None:
         outputs = _tensors(out)  # the first output is the result; norms also return saved statistics
@@ -299,7 +317,8 @@ class ExactCounter(TorchDispatchMode):
             entry[1] += 1
         counted = tuple(OpRecord(p, op, k, f, 0, n) for (p, op, k), (f, n) in summed.items())
         uncounted = tuple(OpRecord(p, op, c, 0, el, n) for (p, op, c), (n, el) in self._uncounted.items())
-        return ExactCount(model=model, attn=attn, device=device, counted=counted, uncounted=uncounted)
+        return ExactCount(model=model, attn=attn, device=device, counted=counted, uncounted=uncounted,
+                          leading=dict(self._leading))
 
 
 def count_forward(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,

@@ -126,6 +126,20 @@ MATMUL_OPERATOR_UNPATCHED = cause(
     upstream="MrYxJ/calculate-flops.pytorch#26 (q @ k^T not counted)",
     attention=Attention.MISSING,
 )
+OWN_FORWARD_LAYERS_UNCOUNTED = cause(
+    "FC209",
+    "own-forward-layers-uncounted",
+    "a hook-based counter has no rule for a module that multiplies by its "
+    "layers' weights in its own forward() (torchvision's ShiftedWindowAttention calls F.linear): that work counts 0",
+    "register a rule for the module, or use a dispatch-level counter",
+)
+LAYER_SUBCLASS_UNHOOKED = cause(
+    "FC210",
+    "layer-subclass-unhooked",
+    "the counter finds its rules by exact module type, so a subclass of a layer it "
+    "knows (timm.layers.Linear subclasses nn.Linear) gets no rule and its work counts 0",
+    "look rules up along the class's MRO, or count at the dispatch level",
+)
 BLOCKS_ONLY = cause(
     "FC208",
     "blocks-only",
@@ -281,6 +295,38 @@ def _work_counted(c: Cause) -> Detector:
 for _c in (NORM_COUNTED, ELEMENTWISE_COUNTED, PERMUTATION_EINSUM_COUNTED, BIAS_ADDS_COUNTED, ACTIVATION_DOUBLE_COUNTED,
            EMBEDDING_LOOKUP_COUNTED, PER_TOKEN_COUNTED_PER_SAMPLE, HOOKED_CONTAINER_DROPS_CHILDREN):
     detects(_c)(_work_counted(_c))
+
+
+def _unhooked_layer_work(ev: Evidence, subclass: bool) -> tuple[int, list[str]]:
+    """(FLOPs, names) of the layer work (not attention) that skipped module types did in their own forward, per the
+    exact count at those modules' own paths: subclasses of a torch layer, or the other types."""
+    ref, lost, names = ev.ref, 0, []
+    for s in ev.count.skipped:
+        if not s.own_forward:
+            continue
+        paths = {ref.norm_path[p] for p, layer in ref.layers.items()
+                 if layer.type_name == s.name and bool(layer.subclass_of and layer.weight) == subclass}
+        own = sum(r.flops for r in ref.exact.counted if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
+                  and (r.path in paths or r.path.removesuffix(".matmul") in paths))
+        if own:
+            lost, names = lost + own, names + [f"{s.name} x{s.calls}"]
+    return lost, names
+
+
+@detects(LAYER_SUBCLASS_UNHOOKED, OWN_FORWARD_LAYERS_UNCOUNTED)
+def _own_forward_layers(ev: Evidence) -> Finding | None:
+    """Layer work the counter's rules never reached: a layer subclass, or a module multiplying by its weights in its
+    own forward; named only when the counter's layer work is short by at least that much."""
+    ref = ev.ref
+    counted = ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL) + sum(p.flops for p in ev.explained_by(
+        HOOKED_CONTAINER_DROPS_CHILDREN))
+    short = ref.linear + ref.kinds(Kind.CONV) - counted
+    for subclass, c, why in ((True, LAYER_SUBCLASS_UNHOOKED, "a subclass of a torch layer"),
+                             (False, OWN_FORWARD_LAYERS_UNCOUNTED, "their own F.linear/matmul work")):
+        lost, names = _unhooked_layer_work(ev, subclass)
+        if lost and short >= lost:
+            return c.finding(-lost, f"skipped {', '.join(names)}: {why}")
+    return None
 
 
 def _attention_skips(ev: Evidence) -> list[tuple[Cause, Any]]:

@@ -16,7 +16,9 @@ _NORMS = {"layer_norm", "native_layer_norm", "group_norm", "native_group_norm", 
           "instance_norm", "rms_norm", "layernorm", "groupnorm", "batchnorm1d", "batchnorm2d", "instancenorm2d"}
 _ELEMENTWISE = {"add", "add_", "mul", "mul_", "sub", "div", "gelu", "silu", "relu", "softmax", "_softmax", "sigmoid",
                 "tanh", "exp", "cos", "sin", "leaky_relu", "elu", "relu6", "prelu", "upsample", "interpolate",
-                "avg_pool2d", "adaptive_avg_pool2d", "mean", "pool", "__add__", "__mul__"}
+                "avg_pool2d", "adaptive_avg_pool2d", "mean", "pool", "__add__", "__mul__", "max_pool1d", "max_pool2d",
+                "max_pool3d", "avg_pool1d", "avg_pool3d", "adaptive_max_pool2d", "adaptive_avg_pool1d",
+                "hardswish", "hardsigmoid", "mish"}
 _ALIASES = {"matmul": "bmm", "__matmul__": "bmm", "__rmatmul__": "bmm", "linear": "addmm", "mm": "addmm"}
 
 

@@ -66,6 +66,11 @@ class Reference:
         norm = self.norm_path[path]
         return sum(r.elements for r in recs if r.path == norm) // self.instances[norm]
 
+    def leading(self, path: str) -> int:
+        """The first dimension of the output of the module at an exact path (the batch, or windows x batch), as
+        the forward made it; the batch where the module returned no tensor."""
+        return self.exact.leading.get(path, self.batch)
+
     def weights(self, path: str) -> tuple[int, int]:
         """(weight elements, bias elements) of the layer at an exact path."""
         layer = self.layers[path]

@@ -26,8 +26,9 @@ def skipped_summary(c: Count, limit: int = 3) -> str:
     return shown + (f" (+{more} more)" if more > 0 else "") if shown else "-"
 
 
-def to_text(counts: list[Count], formula_flops: dict[tuple, int]) -> str:
-    """One row per count; `formula_flops` maps (model, input_size, attn) to the formula's FLOPs."""
+def to_text(counts: list[Count], formula_flops: dict[tuple, int], label: str = "formula", inputs: str = "") -> str:
+    """One row per count; `formula_flops` maps (model, input_size, attn) to the reference's FLOPs: the formula,
+    or (`label`) the exact count of a model with none, whose `inputs` the header states."""
     rows = []
     for c in counts:
         ref = formula_flops[(c.model, c.input_size, c.attn)]
@@ -36,10 +37,11 @@ def to_text(counts: list[Count], formula_flops: dict[tuple, int]) -> str:
             continue
         rows.append([c.counter, c.unit.value, _reported(c), commas(c.flops), f"{c.flops / ref:.3f}",
                      skipped_summary(c), f"{c.time_s:.2f}", f"{c.peak_rss_mb:.0f}"])
-    header = ["counter", "unit", "reported", "as FLOPs", "/ formula", "skipped", "time s", "peak RSS MB"]
+    header = ["counter", "unit", "reported", "as FLOPs", f"/ {label}", "skipped", "time s", "peak RSS MB"]
     lines = []
     for key in dict.fromkeys((c.model, c.input_size, c.attn) for c in counts):
-        lines.append(f"{key[0]} · input {key[1]} · attn {key[2]} · formula {commas(formula_flops[key])} FLOPs")
+        given = f"input {inputs}" if inputs else f"input {key[1]}"
+        lines.append(f"{key[0]} · {given} · attn {key[2]} · {label} {commas(formula_flops[key])} FLOPs")
     return "\n".join(lines + ["", table(rows, header, right={2, 3, 4, 6, 7})])
 
 

@@ -16,7 +16,8 @@ def _line(label: str, value: int | str, note: str = "") -> str:
 
 def proof(r: Reconciliation) -> str:
     """Reference, each cause with its delta, the counter as FLOPs, the unit, the residual: closed or not."""
-    head = f"{r.model} @{r.input_size} · attn {r.attn} · {r.counter} ({r.unit.value}) · {r.mode}"
+    at = f" @{r.input_size}" if r.input_size is not None else ""
+    head = f"{r.model}{at} · attn {r.attn} · {r.counter} ({r.unit.value}) · {r.mode}"
     if r.error:
         return f"{head}\n  error: {r.error}"
     lines = [head, _line(f"reference ({r.reference}), FLOPs", r.reference_flops)]

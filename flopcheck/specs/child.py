@@ -35,14 +35,15 @@ def main() -> None:
     os._exit(0)
 
 
-def measured(spec, timeout_s: float = SPEC_TIMEOUT_S):
-    """The spec's Measured, from a child process (once per spec and options); its failure is a SpecError."""
+def measured(spec, timeout_s: float | None = None):
+    """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
+    SPEC_TIMEOUT_S); its failure is a SpecError."""
     from flopcheck.specs import SpecError
     from flopcheck.specs.measure import Measured
 
     key = json.dumps(spec.to_dict(), sort_keys=True)
     if key not in _MEASURED:
-        _MEASURED[key] = _in_child(spec, timeout_s)
+        _MEASURED[key] = _in_child(spec, timeout_s or SPEC_TIMEOUT_S)
     out = _MEASURED[key]
     if "error" in out:
         raise SpecError(out["error"])

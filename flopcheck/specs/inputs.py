@@ -113,6 +113,7 @@ def diffusers_inputs(cls: str, config, o: Options, device: str) -> tuple[tuple, 
     _latent(w, stride, "width"), _latent(h, stride, "height")
     f, s = o.frames or conv.frames, o.text_tokens or conv.text_tokens
     args, kwargs = conv.build(config, o.batch, f, h, w, s, device)
+    kwargs["return_dict"] = False  # a tuple of tensors, which every counter (jit traces too) can take
     words = f"input {w}x{h} px" + (f" x {f} frames" if conv.frames > 1 else "") + (
         f", {s} text tokens" if conv.text_tokens else "") + f", batch {o.batch} (the pipeline's convention)"
     return args, kwargs, words

@@ -22,6 +22,7 @@ class Layer:
     bias: int = 0
     heads: int | None = None
     head_dim: int | None = None
+    subclass_of: str | None = None  # the torch.nn layer a class from elsewhere subclasses (timm's Linear: 'Linear')
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,17 @@ def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
         heads = getattr(m, "num_heads", None)
         head_dim = getattr(m, "head_dim", None)
         layers[f.path] = Layer(type(m).__name__, _numel(w), _numel(b), heads if isinstance(heads, int) else None,
-                               head_dim if isinstance(head_dim, int) else None)
+                               head_dim if isinstance(head_dim, int) else None, _torch_base(type(m)))
         norm[f.path] = f.norm_path
     return layers, norm
+
+
+def _torch_base(cls: type) -> str | None:
+    """The torch.nn class a class defined elsewhere subclasses (timm.layers.Linear -> 'Linear'), else None."""
+    if cls.__module__.startswith("torch."):
+        return None
+    base = next((c for c in cls.__mro__[1:] if c.__module__.startswith("torch.nn.modules")), None)
+    return base.__name__ if base is not None and base.__name__ != "Module" else None
 
 
 def _numel(t) -> int:
@@ -96,7 +105,7 @@ def measure(spec_dict: dict) -> dict:
             "params": sum(p.numel() for p in built.model.parameters()),
             "counted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.counted],
             "uncounted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.uncounted],
-            "layers": {p: asdict(layer) for p, layer in layers.items()}, "norm_path": norm,
+            "layers": {p: asdict(layer) for p, layer in layers.items()}, "norm_path": norm, "leading": count.leading,
             "blocks": [asdict(b) for b in block_lists(built.model)]}
 
 
@@ -123,7 +132,7 @@ class Measured:
 
         text = d["spec"]["text"]
         exact = ExactCount(model=text, attn="", device="meta", counted=records(d["counted"], True),
-                           uncounted=records(d["uncounted"], False))
+                           uncounted=records(d["uncounted"], False), leading=dict(d.get("leading", {})))
         return cls(text, d["inputs"], tuple(d["notes"]), d["params"], exact,
                    {p: Layer(**v) for p, v in d["layers"].items()}, dict(d["norm_path"]),
                    tuple(BlockList(**b) for b in d["blocks"]))

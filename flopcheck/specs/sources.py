@@ -298,6 +298,28 @@ SOURCES: dict[str, Callable[[ModelSpec, str, list[str]], Built]] = {
 }
 
 
+def bound(built: Built) -> tuple[nn.Module, tuple]:
+    """(model, args) such that model(*args) runs the built forward: keyword inputs are bound into the model's own
+    forward (an instance attribute, so module paths and hooks stay as they are), and its signature keeps the
+    positional names, for libraries that call model(**named inputs)."""
+    import functools
+    import inspect
+
+    model, args, kwargs = built.model, built.args, built.kwargs
+    if not kwargs:
+        return model, args
+    own = type(model).forward.__get__(model)
+    params = [p for p in inspect.signature(own).parameters.values() if p.name not in kwargs][:len(args)]
+
+    @functools.wraps(own)
+    def forward(*a, **k):
+        return own(*a, **{**kwargs, **k})
+
+    forward.__signature__ = inspect.Signature(params)
+    model.forward = forward
+    return model, args
+
+
 def build(spec: ModelSpec, device: str = "meta") -> Built:
     """The spec's model (eval mode, weights zeroed off meta) and inputs. Its code's failures are SpecErrors."""
     notes: list[str] = []

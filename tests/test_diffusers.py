@@ -1,0 +1,70 @@
+"""Two independent implementations agree: seed 001's six models as diffusers implements them, built from their
+published configs (flopcheck/data/diffusers/, each with its source URL), counted exactly on meta, equal to
+flopcheck's reference models to the FLOP, at the seed's input and at a small one. Needs the diffusers extra
+(CI installs it)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("diffusers")
+
+from flopcheck.formula import formula_breakdown  # noqa: E402
+from flopcheck.specs import parse  # noqa: E402
+from flopcheck.specs.child import measured  # noqa: E402
+from reference_models import get_config  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers"
+
+SEED_001 = [  # (diffusers class, config file, flopcheck's reference model)
+    ("SD3Transformer2DModel", "sd3-medium.json", "SD3-medium"),
+    ("FluxTransformer2DModel", "flux1-dev.json", "FLUX.1-dev"),
+    ("WanTransformer3DModel", "wan2.1-t2v-1.3b.json", "Wan2.1-1.3B"),
+    ("WanTransformer3DModel", "wan2.1-t2v-14b.json", "Wan2.1-14B"),
+    ("CogVideoXTransformer3DModel", "cogvideox-5b.json", "CogVideoX-5B"),
+    ("HunyuanVideoTransformer3DModel", "hunyuanvideo.json", "HunyuanVideo"),
+]
+
+
+def _both(cls: str, config: str, ref: str, resolution=None, frames=None) -> tuple[int, int]:
+    """(diffusers' exact count, flopcheck's formula) at one input: the reference's own when none is given."""
+    cfg = get_config(ref, **{k: v for k, v in (("resolution", resolution), ("frames", frames)) if v})
+    video = getattr(cfg, "video", False)
+    spec = parse(f"diffusers:{cls}", config=str(DATA / config), resolution=cfg.resolution,
+                 frames=cfg.frames if video else None, text_tokens=cfg.text_tokens)
+    m = measured(spec)
+    assert m.exact.complete, m.exact.incompleteness()
+    return m.exact.total, formula_breakdown(ref, cfg).total
+
+
+@pytest.mark.parametrize("cls, config, ref", SEED_001)
+def test_diffusers_equals_the_reference_at_the_seeds_input(cls, config, ref):
+    ours, theirs = _both(cls, config, ref)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("cls, config, ref", SEED_001)
+def test_diffusers_equals_the_reference_at_a_small_input(cls, config, ref):
+    video = getattr(get_config(ref), "video", False)
+    ours, theirs = _both(cls, config, ref, resolution=(160, 96) if video else (256, 256), frames=5 if video else None)
+    assert ours == theirs
+
+
+def test_the_configs_name_their_source_and_class():
+    for cls, config, _ in SEED_001:
+        data = json.loads((DATA / config).read_text())
+        assert data["_class_name"] == cls and data["_source"].startswith("https://huggingface.co/")
+
+
+@pytest.mark.parametrize("resolution, size", [(256, 32), (128, 16)])
+def test_diffusers_dit_differs_from_the_paper_by_its_per_block_timestep_mlp(resolution, size):
+    # diffusers' DiTTransformer2DModel gives every block's AdaLayerNormZero its own timestep embedder (and runs the
+    # first block's again for the final layer): 28 + 1 timestep MLPs where the paper's DiT has 1. One MLP is
+    # Linear(256 -> 1152) + Linear(1152 -> 1152) per sample: 2 * (256*1152 + 1152*1152) = 3,244,032 FLOPs;
+    # 28 more of them: 28 * 3,244,032 = 90,832,896 FLOPs, whatever the input size (it is per sample)
+    m = measured(parse("diffusers:DiTTransformer2DModel", config=str(DATA / "dit-xl-2-256.json"),
+                       resolution=(resolution, resolution)))
+    paper = formula_breakdown("DiT-XL/2", get_config("DiT-XL/2", input_size=size)).total
+    assert m.exact.total - paper == 90_832_896

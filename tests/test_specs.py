@@ -1,0 +1,216 @@
+"""Any model in every command: timm, torchvision, diffusers and the user's own code, built and counted in a child
+process, inputs by each source's own convention, every counter reconciled against the exact count."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flopcheck.cli import main
+from flopcheck.specs import SpecError, parse
+from flopcheck.specs.child import measured
+
+DATA = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers"
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# ---------------------------------------------------------------------------------------------
+# count: the exact count of any spec, the input it used in the header
+# ---------------------------------------------------------------------------------------------
+
+
+def test_count_timm_resnet18_is_the_hand_count(capsys):
+    # By hand at 224 px, MACs: conv1 112^2*64*7*7*3 = 118,013,952; layer1 4 * 56^2*64*3*3*64 = 462,422,016;
+    # layers 2-4 each 57,802,752 (first conv) + 3 * 115,605,504 + 6,422,528 (1x1 downsample) = 411,041,792;
+    # fc 512*1000 = 512,000: 1,814,073,344 MACs = 3,628,146,688 FLOPs
+    code, out, _ = run(["count", "timm:resnet18", "--json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and d["total_flops"] == 3_628_146_688 and d["total_macs"] == 1_814_073_344
+    assert d["inputs"] == "x (1, 3, 224, 224) float32" and d["complete"] and d["reference"] == "exact count"
+    assert [b["path"] for b in d["blocks"]] == ["layer1", "layer2", "layer3", "layer4"]
+
+
+def test_count_text_states_the_input_and_how_it_was_built(capsys):
+    code, out, _ = run(["count", "timm:resnet18", "--resolution", "112"], capsys)
+    # at 112 px every feature map has a quarter of the positions: 3,628,146,688 / 4 = 907,036,672 FLOPs, except fc
+    # (1,024,000 FLOPs at any size): (3,628,146,688 - 1,024,000) / 4 + 1,024,000 = 907,804,672
+    assert code == 0 and out.startswith("timm:resnet18 · x (1, 3, 112, 112) float32 · batch 1 · forward")
+    assert "total: 907,804,672 FLOPs" in out
+
+
+@pytest.mark.parametrize("name, side", [
+    # torchvision's weights' transforms (crop_size), not 224 for everything
+    ("inception_v3", 299), ("efficientnet_b3", 300), ("efficientnet_v2_s", 384), ("swin_v2_t", 256),
+    ("resnet50", 224),
+])
+def test_torchvision_input_is_its_weights_crop(name, side):
+    m = measured(parse(f"torchvision:{name}"))
+    assert m.inputs == f"x (1, 3, {side}, {side}) float32"
+    assert f"crop {side}" in " ".join(m.notes)
+
+
+def test_a_model_that_cannot_be_built_on_meta_is_built_on_cpu_and_says_so():
+    # torchvision's RegNets compute their widths with tensors; torchvision publishes 0.402 GMACs (meta['_ops'])
+    m = measured(parse("torchvision:regnet_y_400mf"))
+    assert "cannot be built on meta" in m.notes[0] and "built on CPU without initialising" in m.notes[0]
+    assert round(m.exact.total / 2e9, 3) == 0.402
+
+
+def test_timm_attention_switch_gives_the_same_total_on_both_paths():
+    # vit_tiny_patch16_224 (d=192, 12 blocks, T=197): each block's QK^T is 2*T^2*d = 2*197^2*192 = 14,902,656 FLOPs
+    fused = measured(parse("timm:vit_tiny_patch16_224"))
+    math = measured(parse("timm:vit_tiny_patch16_224", attn="math"))
+    assert fused.exact.total == math.exact.total
+    assert fused.exact.by_path()["blocks.0.attn.qk"] == math.exact.by_path()["blocks.0.attn.qk"] == 14_902_656
+    assert "set_fused_attn(False)" in " ".join(math.notes)
+
+
+def test_swin_windows_are_attention_found_from_the_ops():
+    # timm's Swin runs q @ k^T, adds its relative-position bias and mask, and normalises in an nn.Softmax child: the
+    # matmuls are still QK^T and attn@V. Stage 1: 64 windows x 3 heads x 49^2 x 32: 2*64*3*49*49*32 = 29,503,488
+    m = measured(parse("timm:swin_tiny_patch4_window7_224"))
+    by = m.exact.by_path()
+    assert by["layers.0.blocks.0.attn.qk"] == by["layers.0.blocks.0.attn.av"] == 29_503_488
+
+
+def test_a_factory_may_return_model_args_and_kwargs(tmp_path, monkeypatch, capsys):
+    (tmp_path / "kw_model.py").write_text(
+        "import torch\n\n"
+        "class Scaled(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(8, 4)\n\n"
+        "    def forward(self, x, *, scale):\n        return self.fc(x) * scale\n\n"
+        "def build():\n    return Scaled(), (torch.empty(3, 8),), {'scale': torch.ones(1)}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run(["count", "kw_model:build", "--json"], capsys)
+    d = json.loads(out)
+    # fc: 2 * 3 rows * 8 * 4 = 192 FLOPs
+    assert code == 0 and d["total_flops"] == 192 and d["inputs"] == "x (3, 8) float32, scale (1,) float32"
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["count", "timm:no_such_net"], "timm has no model 'no_such_net'"),
+    (["count", "torchvision:nope"], "torchvision has no model 'nope'"),
+    (["count", "diffusers:FluxTransformer2DModel"], "needs its config: add --config FILE"),
+    (["count", "diffusers:NoSuchModel", "--config", str(DATA / "flux1-dev.json")], "diffusers has no model class"),
+    (["count", "diffusers:FluxTransformer2DModel", "--config", "/no/such/config.json"], "No such file"),
+    (["count", "diffusers:FluxTransformer2DModel", "--config", str(DATA / "flux1-dev.json"), "--resolution", "1000"],
+     "width 1000 is not a multiple of 16"),
+    (["count", "diffusers:WanTransformer3DModel", "--config", str(DATA / "wan2.1-t2v-1.3b.json"), "--frames", "80"],
+     "frames 80 must be 4k+1"),
+    (["count", "timm:resnet18", "--config", "x.json"], "--config applies to diffusers:CLASS specs"),
+    (["count", "timm:resnet18", "--space", "pixel"], "--space applies to the reference DiT models"),
+    (["count", "DiT-S/2", "--input-shape", "1,3,224,224"], "--input-shape builds a spec's input"),
+    (["count", "torchvision:resnet18", "--attn", "math"], "can switch attention paths for reference models and timm"),
+    (["count", ":build"], "write PREFIX:NAME"),
+    (["count", "timm:"], "write PREFIX:NAME"),
+    (["reconcile", "timm:resnet18", "--sweep"], "--sweep varies a reference model's latent side"),
+])
+def test_bad_specs_are_one_line_exit_2(capsys, argv, needle):
+    code, _, err = run(argv, capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def test_a_malformed_config_is_one_line(tmp_path, capsys):
+    bad = tmp_path / "config.json"
+    bad.write_text('{"num_layers": 2,, }')
+    code, _, err = run(["count", "diffusers:FluxTransformer2DModel", "--config", str(bad)], capsys)
+    assert code == 2 and "not JSON" in err and err.count("\n") == 1
+
+
+def test_parse_refuses_unknown_reference_names_with_the_spec_forms():
+    with pytest.raises(SpecError, match="timm:NAME, torchvision:NAME"):
+        parse("DiT-Q/2")
+
+
+# ---------------------------------------------------------------------------------------------
+# counters and reconcile: the exact count is the reference, every counter closes to a residual of 0
+# ---------------------------------------------------------------------------------------------
+
+CLOSING = [  # ten families: ViT, Swin, ConvNeXt, EfficientNet, MobileNet, ResNet, RegNet; timm and torchvision
+    "timm:vit_tiny_patch16_224", "timm:swin_tiny_patch4_window7_224", "timm:convnext_atto", "timm:efficientnet_b0",
+    "timm:mobilenetv3_small_100", "timm:resnet18", "torchvision:mobilenet_v3_small", "torchvision:regnet_y_400mf",
+    "torchvision:swin_t", "torchvision:efficientnet_b0",
+]
+
+
+@pytest.mark.parametrize("spec", CLOSING)
+def test_every_counter_closes_to_zero_on_timm_and_torchvision_models(capsys, spec):
+    code, out, _ = run(["reconcile", spec, "--json"], capsys)
+    results = json.loads(out)
+    ran = [r for r in results if r["error"] is None]
+    assert code == 0 and len(ran) >= 9, [(r["counter"], r["error"]) for r in results]
+    assert all(r["residual_flops"] == 0 and r["reference"] == "exact count" for r in ran), \
+        [(r["counter"], r["residual_flops"]) for r in ran if r["residual_flops"]]
+
+
+def test_hook_counters_miss_a_layer_subclass_and_functional_linears_by_name(capsys):
+    # timm's MobileNetV3 head is timm.layers.Linear (a subclass of nn.Linear): thop finds rules by exact type, so
+    # its 1024 x 1000 classifier counts 0: 2 * 1024 * 1000 = 2,048,000 FLOPs (FC210)
+    code, out, _ = run(["reconcile", "timm:mobilenetv3_small_100", "--counter", "thop_hooks", "--json"], capsys)
+    (r,) = json.loads(out)
+    assert code == 0 and {f["code"]: f["delta_flops"] for f in r["findings"]}["FC210"] == -2_048_000
+
+
+def test_counters_header_names_the_input_and_the_exact_count(capsys):
+    code, out, _ = run(["counters", "timm:resnet18", "--counter", "torch_dispatch"], capsys)
+    assert code == 0
+    assert "timm:resnet18 · input x (1, 3, 224, 224) float32 · attn sdpa · exact count 3,628,146,688 FLOPs" in out
+    assert "3,628,146,688" in out.split("\n")[-1]
+
+
+def test_a_spec_that_fails_to_build_in_the_worker_is_every_counters_error_not_a_traceback(tmp_path, monkeypatch,
+                                                                                          capsys):
+    # the meta build works (the child counts it), the CPU build for the counters raises: each count says so
+    (tmp_path / "cpu_fails.py").write_text(
+        "import torch\n\ndef build():\n"
+        "    if torch.empty(0).device.type != 'meta':\n        raise RuntimeError('no CPU for me')\n"
+        "    return torch.nn.Linear(224, 2)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run(["counters", "cpu_fails:build", "--counter", "torch_dispatch", "--counter", "thop_hooks",
+                        "--json"], capsys)
+    counts = json.loads(out)
+    assert code == 0 and [c["error"] for c in counts] == ["cannot build model 'cpu_fails:build': RuntimeError: "
+                                                          "no CPU for me"] * 2
+
+
+# ---------------------------------------------------------------------------------------------
+# audit: torchvision's published GFLOPS (multiply-accumulates) with no --input-shape; parts by structure
+# ---------------------------------------------------------------------------------------------
+
+# torchvision's weights' meta["_ops"] (its docs' GFLOPS column; its script counts multiply-accumulates), typed as
+# printed: each must audit as consistent MACs at the weights' own crop, within the printed digits
+TORCHVISION_OPS = {"resnet18": "1.814", "resnet50": "4.089", "mobilenet_v3_small": "0.057", "efficientnet_b0": "0.386",
+                   "efficientnet_b3": "1.827", "inception_v3": "5.713", "swin_t": "4.491", "vit_b_16": "17.564",
+                   "convnext_tiny": "4.456", "regnet_y_400mf": "0.402"}
+
+
+@pytest.mark.parametrize("name", sorted(TORCHVISION_OPS))
+def test_torchvision_published_gflops_audit_as_consistent_macs(capsys, name):
+    code, out, _ = run(["audit", f"{TORCHVISION_OPS[name]} GMACs", "--model", f"torchvision:{name}", "--json"], capsys)
+    (d,) = json.loads(out)
+    assert code == 0 and (d["verdict"], d["unit"]) == ("consistent", "MAC")
+
+
+def test_part_block_is_one_block_found_from_the_module_tree(capsys):
+    # vit_small_patch16_224 (d=384, T=197, MLP 1536): one block is 24*T*d^2 + 4*T^2*d
+    # = 24*197*384^2 + 4*197^2*384 = 697,171,968 + 59,609,856 = 756,781,824 FLOPs = 378,390,912 MACs
+    code, out, _ = run(["audit", "378.39 MMACs", "--model", "timm:vit_small_patch16_224", "--part", "block", "--json"],
+                       capsys)
+    (d,) = json.loads(out)
+    assert code == 0 and d["verdict"] == "consistent" and d["true_flops"] == 756_781_824
+
+
+def test_a_batch_audit_goes_on_past_a_model_that_fails(tmp_path, capsys):
+    claims = tmp_path / "claims.yaml"
+    claims.write_text("- {id: bad, model: 'timm:no_such_net', claim: 1 GFLOPs}\n"
+                      "- {id: good, model: 'torchvision:resnet18', claim: 1.814 GMACs}\n")
+    code, out, err = run(["audit", "--file", str(claims), "--json"], capsys)
+    (d,) = json.loads(out)
+    assert code == 2 and d["verdict"] == "consistent" and "claim 'bad': timm has no model" in err
+    assert err.count("\n") == 1
