@@ -43,10 +43,52 @@ class FlopCounter:
         return self.result().total
 
 
-def audit(claim: str, model: str | None = None, **scope: Any):
-    """The verdict on a published figure: `audit("DiT-XL/2 118.64 GFLOPs")`, or `audit("4.6 GMACs",
-    model="timm:deit_small_patch16_224")`; `scope`: resolution=(W, H), frames, steps, cfg, training, batch, part."""
+def audit(claim: str, model: Any = None, args: tuple = (), kwargs: dict | None = None, **scope: Any):
+    """The verdict on a published figure: `audit("DiT-XL/2 118.64 GFLOPs")`, `audit("4.6 GMACs",
+    model="timm:deit_small_patch16_224")`, or of your own nn.Module on its inputs: `audit("1.8 GMACs", model=net,
+    args=(x,))`; `scope`: resolution=(W, H), frames, steps, cfg, training, batch, part, config, input_shape."""
     from flopcheck.auditor import audit as judge
     from flopcheck.auditor import parse_claim
 
-    return judge(parse_claim(claim, model=model, **scope))
+    if model is None or isinstance(model, str):
+        return judge(parse_claim(claim, model=model, **scope))
+    from flopcheck.specs.measure import measure_local
+
+    m = measure_local(model, args, kwargs)
+    return judge(parse_claim(claim, model=m.text, **scope), measured=m)
+
+
+def counters(model, args: tuple = (), kwargs: dict | None = None, counters: list[str] | None = None,
+             timeout_s: float = 600.0) -> list:
+    """What each counter (default: all installed and registered) says about model(*args, **kwargs): a list of
+    Count, each in its library's unit with its detail and skips, or its one-line error. Each counter runs in a
+    forked child with a deadline, so a library's patches and crashes stay there."""
+    return _counts(model, args, kwargs, counters, timeout_s)
+
+
+def _counts(model, args: tuple, kwargs: dict | None, names: list[str] | None, timeout_s: float) -> list:
+    """Each named counter on model(*args, **kwargs) in a forked child; the model is left as it was."""
+    from flopcheck.counters import COUNTERS, get_spec
+    from flopcheck.counters.worker import count_one, load_adapter
+    from flopcheck.specs.sources import Built, bound
+
+    chosen = [get_spec(n).payload() for n in (names or list(COUNTERS))]
+    had_forward = "forward" in vars(model)
+    built = bound(Built(model, tuple(args), dict(kwargs or {})))
+    job = {"model": type(model).__name__, "input_size": None, "attn": "sdpa", "batch": 1, "local": True}
+    try:
+        return [count_one(spec, load_adapter(spec), job, built, timeout_s) for spec in chosen]
+    finally:
+        if kwargs and not had_forward:
+            del model.forward  # the keyword inputs were bound into it for the counters' calls
+
+
+def reconcile(model, args: tuple = (), kwargs: dict | None = None, counters: list[str] | None = None,
+              timeout_s: float = 600.0) -> list:
+    """Every counter's number on model(*args, **kwargs) explained against flopcheck's exact count, cause by cause,
+    to a residual: a list of Reconciliation (`.closed`, `.findings`, `.residual`)."""
+    from flopcheck.reconciler import reconcile as explain
+    from flopcheck.specs.measure import measure_local
+
+    ref = measure_local(model, args, kwargs).reference()
+    return [explain(c, ref) for c in _counts(model, args, kwargs, counters, timeout_s)]

@@ -294,8 +294,8 @@ def _reconcile_args(p: argparse.ArgumentParser) -> None:
 def _reconcile(args: argparse.Namespace) -> int:
     from flopcheck.counters import REQUIRED
     from flopcheck.counters.pool import Job, run_counters
-    from flopcheck.reconcile import reconcile
-    from flopcheck.reconcile.sweep import sweep_sizes, sweeps_for
+    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
     from flopcheck.report.reconcile import to_list, to_text
     from reference_models import get_config
 
@@ -339,6 +339,8 @@ def _check_executable(model: str) -> None:
 
 def _check_device(device: str) -> None:
     """A device torch knows and this machine has: meta (no compute), cpu, or an accelerator that is here."""
+    if device == "meta":  # the default: no torch needed to say so (a spec's count imports it in its child)
+        return
     import torch
 
     try:
@@ -426,7 +428,7 @@ def _causes_args(p: argparse.ArgumentParser) -> None:
 def _causes(args: argparse.Namespace) -> int:
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import Job, run_counters
-    from flopcheck.reconcile import reconcile
+    from flopcheck.reconciler import reconcile
     from flopcheck.report.causes import causes_table, who_does_what
 
     who = None
@@ -438,7 +440,7 @@ def _causes(args: argparse.Namespace) -> int:
 
 
 def _estimate_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model", nargs="?", default="FLUX.1-dev", help="a reference model (default FLUX.1-dev)")
+    p.add_argument("model", nargs="?", default="FLUX.1-dev", help=f"{SPEC_HELP} (default FLUX.1-dev)")
     p.add_argument("--resolution", help="pixels: WxH like 1280x720, or one side")
     p.add_argument("--frames", type=whole, help="video models: pixel frames, 4k+1")
     p.add_argument("--steps", type=whole, default=1, help="sampling steps (default 1)")
@@ -448,11 +450,22 @@ def _estimate_args(p: argparse.ArgumentParser) -> None:
                                                  "B200, MI300X (default H100)")
     p.add_argument("--mfu", type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)")
     p.add_argument("--json", action="store_true", help="one JSON object")
+    _spec_args(p)
 
 
 def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.estimate import estimate
     from flopcheck.report.estimate import to_dict, to_text
+
+    spec = _model_spec(args)
+    if spec is not None:
+        from flopcheck.estimate import estimate_spec
+        from flopcheck.report.estimate import spec_dict, spec_text
+        from flopcheck.specs.child import measured
+
+        e = estimate_spec(measured(spec), gpu=args.gpu, mfu=args.mfu, steps=args.steps, cfg=args.cfg)
+        print(_json(spec_dict(e)) if args.json else spec_text(e))
+        return 0
 
     e = estimate(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps, cfg=args.cfg,
                  resolution=_resolution(args.resolution), frames=args.frames)

@@ -226,3 +226,61 @@ def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, st
     params = sum(p.numel() for p in prepared[0].parameters())
     return Estimate(name, config, batch, Scope(steps=steps, cfg=cfg), chosen, mfu, formula,
                     exact_matches(exact.by_path(), formula), params)
+
+
+@dataclass(frozen=True)
+class SpecEstimate:
+    """The same arithmetic for a model with no hand formula (a spec): its exact count, per forward."""
+
+    measured: Any  # specs.measure.Measured
+    scope: Scope
+    gpu: GPU
+    mfu: float
+
+    @property
+    def flops_per_forward(self) -> int:
+        return self.measured.exact.total
+
+    @property
+    def flops_per_step(self) -> int:
+        """One forward, two with CFG (conditional + unconditional)."""
+        return self.flops_per_forward * (2 if self.scope.cfg else 1)
+
+    @property
+    def flops(self) -> int:
+        """Per generation: steps x step."""
+        return self.flops_per_step * self.scope.steps
+
+    @property
+    def attention_share(self) -> float:
+        """QK^T + attn@V over the forward."""
+        by = self.measured.exact.by_kind()
+        return sum(by.get(k, 0) for k in ATTENTION_KINDS) / self.flops_per_forward if self.flops_per_forward else 0.0
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.measured.params * BYTES_PER_PARAM
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """FLOPs per weight byte of one forward (weights read once)."""
+        return self.flops_per_forward / self.weight_bytes if self.weight_bytes else math.inf
+
+    @property
+    def bound(self) -> str:
+        return "compute" if self.arithmetic_intensity >= self.gpu.ridge else "memory"
+
+    @property
+    def step_seconds(self) -> float:
+        return self.flops_per_step / (self.mfu * self.gpu.peak)
+
+    @property
+    def seconds(self) -> float:
+        return self.step_seconds * self.scope.steps
+
+
+def estimate_spec(measured, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False) -> SpecEstimate:
+    """The estimate for a measured spec (its batch is in its input)."""
+    if not 0 < mfu <= 1:
+        raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+    return SpecEstimate(measured, Scope(steps=steps, cfg=cfg), get_gpu(gpu), mfu)

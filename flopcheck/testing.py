@@ -21,20 +21,20 @@ def _as_tuple(inputs: Any) -> tuple:
     return inputs if isinstance(inputs, tuple) else (inputs,)
 
 
-def exact_flops(model, inputs) -> int:
-    """flopcheck's exact count of model(*inputs), FLOPs (2 per multiply-add)."""
-    return _count(model, inputs).total
+def exact_flops(model, inputs, kwargs: dict | None = None) -> int:
+    """flopcheck's exact count of model(*inputs, **kwargs), FLOPs (2 per multiply-add)."""
+    return _count(model, inputs, kwargs).total
 
 
-def _count(model, inputs):
+def _count(model, inputs, kwargs: dict | None = None):
     from flopcheck.exact import count_forward
 
-    return count_forward(model, _as_tuple(inputs), kind_map=getattr(model, "flop_kinds", ()))
+    return count_forward(model, _as_tuple(inputs), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs)
 
 
 def explain_number(value: float, breakdown: Breakdown) -> list[tuple[float, Any]]:
     """Readings of a printed number against a breakdown, nearest first: (relative distance, explanation)."""
-    from flopcheck.reconcile import blackbox as B
+    from flopcheck.reconciler import blackbox as B
 
     readings = B.readings(units=(Unit.FLOP, Unit.MAC), per_token=(False,))
     explanations = [B.explain(r, breakdown, None, {False: 0}) for r in readings]
@@ -45,7 +45,7 @@ def explain_number(value: float, breakdown: Breakdown) -> list[tuple[float, Any]
 
 def _message(value: float, unit: Unit, truth: int, breakdown: Breakdown, exact: bool = False) -> str:
     from flopcheck.fmt import commas
-    from flopcheck.reconcile.causes import UNEXPLAINED_RESIDUAL
+    from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
 
     stated_flops = value * unit.flops_per_unit
     in_flops = f" ({stated_flops:,.0f} FLOPs)" if unit is Unit.MAC else ""
@@ -90,13 +90,14 @@ def _unit(unit: str | Unit) -> Unit:
         raise InputError(f"unit must be 'FLOP' or 'MAC', got {unit!r}") from None
 
 
-def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit: str | Unit = "FLOP") -> int:
+def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit: str | Unit = "FLOP",
+                       kwargs: dict | None = None) -> int:
     """Assert `expected` (in `unit`: 'FLOP' or 'MAC') is within rtol of the exact count of
-    model(*inputs); return the exact FLOPs. The failure message names the convention and causes."""
+    model(*inputs, **kwargs); return the exact FLOPs. The failure message names the convention and causes."""
     _checked("expected", expected, low_open=False)
     _checked("rtol", rtol, low_open=False)
     stated = _unit(unit)
-    count = _count(model, inputs)
+    count = _count(model, inputs, kwargs)
     if not count.complete:
         raise FlopAssertionError(f"no exact count to compare {expected:,} {stated.value}s with: "
                                  + count.incompleteness())
@@ -109,12 +110,12 @@ def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit:
     raise FlopAssertionError(_message(expected, stated, truth, Breakdown(type(model).__name__, count.terms())))
 
 
-def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP") -> None:
+def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP", kwargs: dict | None = None) -> None:
     """Assert another tool's number (`reference`, in `unit`) is explained exactly by a reading of
-    the exact count: a known convention and known causes, nothing unexplained."""
+    the exact count of model(*inputs, **kwargs): a known convention and known causes, nothing unexplained."""
     _checked("reference", reference)
     stated = _unit(unit)
-    count = _count(model, inputs)
+    count = _count(model, inputs, kwargs)
     if not count.complete:
         raise FlopAssertionError(f"no exact count to reconcile {reference:,} {stated.value}s with: "
                                  + count.incompleteness())

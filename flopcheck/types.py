@@ -287,7 +287,7 @@ class Count:
 class Finding:
     """A named cause and its exact signed effect on the counter's number, in FLOPs."""
 
-    code: str  # the cause's code (see flopcheck.reconcile.causes)
+    code: str  # the cause's code (see flopcheck.reconciler.causes)
     title: str  # 'fused-attention-uncounted'
     delta: int  # reported = reference + sum(deltas) + residual (FC101, the unit, is a delta too)
     evidence: str = ""
@@ -315,3 +315,84 @@ class Reconciliation:
     def closed(self) -> bool:
         """Every FLOP explained."""
         return self.residual == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# flopcheck's exact count (exact/counter.py makes it; no torch here, so a parent process can read one)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpRecord:
+    """Calls of one op at one path, summed: FLOPs counted, or elements written if uncounted."""
+
+    path: str
+    op: str
+    kind: Kind | Work  # a Kind for counted ops, the Work category for uncounted ones
+    flops: int
+    elements: int
+    calls: int
+
+
+@dataclass(frozen=True)
+class ExactCount:
+    """The exact count of one forward: counted ops, uncounted ops, and the total in FLOPs."""
+
+    model: str
+    attn: str
+    device: str
+    counted: tuple[OpRecord, ...]
+    uncounted: tuple[OpRecord, ...]
+    leading: dict = field(default_factory=dict, compare=False)  # exact path -> its output's first dim (rows)
+
+    @property
+    def total(self) -> int:
+        """FLOPs of every counted op (a lower bound when the count is incomplete)."""
+        return sum(r.flops for r in self.counted)
+
+    @property
+    def incomplete(self) -> tuple[str, ...]:
+        """The ops that did multiply-adds this count has no formula for (or whose formula failed), by name."""
+        return tuple(sorted({r.op for r in self.uncounted if r.kind is Work.NO_FORMULA}))
+
+    @property
+    def complete(self) -> bool:
+        """Every op with multiply-adds was counted."""
+        return not self.incomplete
+
+    def incompleteness(self) -> str:
+        """One sentence naming what is missing, '' when complete."""
+        if self.complete:
+            return ""
+        return (f"INCOMPLETE: the count has no formula for {', '.join(self.incomplete)}, which did multiply-adds; "
+                f"the total is a lower bound")
+
+    def by_kind(self) -> dict[Kind, int]:
+        """FLOPs per kind of term."""
+        out: dict[Kind, int] = defaultdict(int)
+        for r in self.counted:
+            out[r.kind] += r.flops
+        return dict(out)
+
+    def by_path(self) -> dict[str, int]:
+        """FLOPs per normalised path ('blocks.*.attn.qk')."""
+        out: dict[str, int] = defaultdict(int)
+        for r in self.counted:
+            out[r.path] += r.flops
+        return dict(out)
+
+    def terms(self) -> tuple[Term, ...]:
+        """The count as Terms, one per path, the ops that made it as the formula text."""
+        kinds, ops = {}, defaultdict(set)
+        for r in self.counted:
+            kinds[r.path] = r.kind
+            ops[r.path].add(r.op)
+        return tuple(Term(p, kinds[p], f, "+".join(sorted(ops[p]))) for p, f in self.by_path().items())
+
+    def uncounted_by_category(self) -> dict[Work, tuple[int, int]]:
+        """category -> (calls, elements written) of the ops not counted."""
+        out: dict[Work, list[int]] = defaultdict(lambda: [0, 0])
+        for r in self.uncounted:
+            out[r.kind][0] += r.calls
+            out[r.kind][1] += r.elements
+        return {k: (v[0], v[1]) for k, v in out.items()}

@@ -58,3 +58,62 @@ def test_a_plugin_that_does_not_import_is_one_line_exit_2():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "plugin 'no_such_plugin_module'" in out.stderr and "ModuleNotFoundError" in out.stderr
+
+
+class _Scaled:
+    """A module whose forward takes a keyword-only input (built in the tests, torch imported there)."""
+
+    @staticmethod
+    def build():
+        import torch
+
+        class Scaled(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(8, 4)
+
+            def forward(self, x, *, scale):
+                return self.fc(x) * scale
+
+        return Scaled(), (torch.randn(3, 8),), {"scale": torch.ones(1)}
+
+
+def test_counters_and_reconcile_take_args_and_kwargs():
+    import flopcheck
+
+    net, args, kwargs = _Scaled.build()
+    # fc on 3 rows: 3 * 8 * 4 = 96 multiply-adds = 192 FLOPs; ptflops adds one per bias element, 3 * 4 = 12
+    counts = flopcheck.counters(net, args, kwargs, counters=["fvcore_jit", "thop_hooks", "torch_dispatch",
+                                                             "ptflops_pytorch"])
+    assert [(c.counter, c.reported) for c in counts] == [("fvcore_jit", 96), ("thop_hooks", 96),
+                                                         ("torch_dispatch", 192), ("ptflops_pytorch", 108)]
+    assert "forward" not in vars(net)  # the keyword inputs were bound for the counters' calls, then unbound
+    results = flopcheck.reconcile(net, args, kwargs, counters=["fvcore_jit", "ptflops_pytorch"])
+    assert [(r.counter, r.residual, r.reference) for r in results] == [("fvcore_jit", 0, "exact count"),
+                                                                        ("ptflops_pytorch", 0, "exact count")]
+
+
+def test_audit_takes_your_own_module_and_its_inputs():
+    import flopcheck
+
+    net, args, kwargs = _Scaled.build()
+    v = flopcheck.audit("96 MACs", model=net, args=args, kwargs=kwargs)  # 3 * 8 * 4 multiply-adds
+    assert (v.verdict, v.true_flops, v.best.reading.unit.value) == ("consistent", 192, "MAC")
+
+
+def test_pytest_helpers_take_kwargs():
+    from flopcheck.testing import assert_flops_close, exact_flops
+
+    net, args, kwargs = _Scaled.build()
+    assert exact_flops(net, args, kwargs) == 192
+    assert assert_flops_close(net, args, 96, unit="MAC", kwargs=kwargs) == 192
+
+
+def test_the_counters_verb_is_callable_after_its_package_is_imported():
+    import torch
+
+    import flopcheck
+    import flopcheck.counters  # the package plugins import: the attribute flopcheck.counters is now the package
+
+    (c,) = flopcheck.counters(torch.nn.Linear(8, 4), (torch.empty(3, 8),), counters=["torch_dispatch"])
+    assert c.reported == 192  # 2 * 3 * 8 * 4

@@ -1,10 +1,13 @@
 """Auditing published claims: every claim in claims/ gets a pinned verdict; bad input is exit 2."""
 import json
+from decimal import Decimal
 
 import pytest
 
 from flopcheck.auditor import ClaimError, audit, load_claims, parse_claim
+from flopcheck.auditor.claims import parse_value
 from flopcheck.cli import main
+from flopcheck.types import Unit
 
 
 def verdicts(path):
@@ -227,3 +230,9 @@ def test_any_model_spec_resnet18(capsys, spec):
     (d,) = json.loads(capsys.readouterr().out)
     assert code == 0 and (d["verdict"], d["unit"]) == ("consistent", "MAC")
     assert d["true_flops"] == 2 * 1_814_073_344
+
+
+def test_a_bare_macs_label_is_macs_not_mega_acs():
+    # '96 MACs': the M is MAC's own, not a mega prefix; '96 MMACs' is 96e6
+    assert parse_value("96 MACs")[:3] == (Decimal(96), "MACs", Unit.MAC)
+    assert parse_value("96 MMACs")[:3] == (Decimal(96_000_000), "MMACs", Unit.MAC)

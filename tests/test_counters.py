@@ -21,7 +21,6 @@ from flopcheck.counters import COUNTERS, REQUIRED, CounterSpec
 from flopcheck.counters.pool import Job, run_counters
 from flopcheck.types import Unit
 
-
 # (counter, input, attn) -> the number as the library reports it
 PINNED = {
     # flopcheck's own count on the real model equals the formula: 12,111,347,712 at T=256

@@ -1,5 +1,6 @@
 """The exact count equals the hand formula, in total, per kind and per term, on every config."""
 import pytest
+from conftest import DIT_NAMES
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -7,8 +8,6 @@ from flopcheck.exact import exact_count
 from flopcheck.formula import formula_breakdown
 from flopcheck.types import Kind
 from reference_models import DiTConfig, get_config
-
-from conftest import DIT_NAMES
 
 
 def assert_agree(name, cfg, batch=1, device="meta", cfg_guidance=False):

@@ -1,11 +1,10 @@
 """The hand-derived DiT formula: DiT-XL/2 to the FLOP, the paper's Table 4, scopes, MACs."""
 import pytest
+from conftest import DIT_NAMES
 
 from flopcheck.formula import formula_breakdown
 from flopcheck.types import Kind, Scope
 from reference_models import get_config
-
-from conftest import DIT_NAMES
 
 
 def xl2(**kw):

@@ -8,13 +8,13 @@ import json
 from dataclasses import replace
 
 import pytest
-
 from conftest import LARGE, SMALL
+
 from flopcheck.cli import main
-from flopcheck.reconcile import blackbox as B
-from flopcheck.reconcile import reconcile, reference_for
-from flopcheck.reconcile.causes import CAUSES
-from flopcheck.reconcile.sweep import sweep
+from flopcheck.reconciler import blackbox as B
+from flopcheck.reconciler import reconcile, reference_for
+from flopcheck.reconciler.causes import CAUSES
+from flopcheck.reconciler.sweep import sweep
 from flopcheck.types import Count, Item, Unit
 
 REFERENCE = 12_111_347_712

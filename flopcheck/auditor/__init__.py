@@ -12,7 +12,7 @@ from decimal import Decimal
 
 from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
 from flopcheck.auditor.models import reference_breakdowns
-from flopcheck.reconcile import blackbox as B
+from flopcheck.reconciler import blackbox as B
 from flopcheck.types import Attention, Kind, Unit, scope_words
 
 WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
@@ -75,8 +75,8 @@ def _options(claim: Claim, has_per_sample: bool, has_pixel: bool) -> list[B.Read
     return [r for r in every if not r.norms or (r.unit is Unit.MAC and r.coverage is B.Coverage.FULL)]
 
 
-def audit(claim: Claim) -> Verdict:
-    """The verdict on one claim."""
+def audit(claim: Claim, measured=None) -> Verdict:
+    """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure)."""
     from reference_models import get_config, list_models
 
     if claim.model in list_models():  # say which input the verdict is for
@@ -84,7 +84,7 @@ def audit(claim: Claim) -> Verdict:
         claim = replace(claim, resolution=claim.resolution or cfg.resolution)
         if claim.frames is None and getattr(cfg, "video", False):
             claim = replace(claim, frames=cfg.frames)
-    latent, pixel, tokens, norms, reference, incomplete = reference_breakdowns(claim)
+    latent, pixel, tokens, norms, reference, incomplete = reference_breakdowns(claim, measured)
     has_per_sample = latent.by_kind().get(Kind.PER_SAMPLE, 0) > 0
     explanations = [B.explain(r, latent, pixel, tokens, norms)
                     for r in _options(claim, has_per_sample, pixel is not None)]

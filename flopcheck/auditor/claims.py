@@ -89,10 +89,12 @@ def parse_value(text: str) -> tuple[Decimal, str, Unit, Decimal]:
     m = _NUMBER.search(text.strip())
     if not m:
         raise ClaimError(f"cannot read a number and unit in {text!r}: write it like '118.64 GFLOPs' or '4.6 GMACs'")
-    label = m.group("label")
+    prefix, label = m.group("prefix"), m.group("label")
+    if LABELS.get(label.lower()) is None and LABELS.get((prefix + label).lower()):  # '96 MACs': no prefix, M is MAC's
+        prefix, label = "", prefix + label
     unit = LABELS.get(label.lower())
     if unit is None:
-        raise ClaimError(f"unknown unit {m.group('prefix') + label!r} in {text!r}: use FLOPs or MACs "
+        raise ClaimError(f"unknown unit {prefix + label!r} in {text!r}: use FLOPs or MACs "
                          f"with a K/M/G/T/P prefix")
     num = m.group("num")
     if "," in num and not _GROUPED.fullmatch(num.lstrip("-")):
@@ -103,12 +105,12 @@ def parse_value(text: str) -> tuple[Decimal, str, Unit, Decimal]:
         raise ClaimError(f"a FLOP count must be positive, got {text.strip()!r}")
     mantissa, _, exponent = num.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
-    scale = Decimal(10) ** (PREFIXES[m.group("prefix")] + int(exponent or 0))
+    scale = Decimal(10) ** (PREFIXES[prefix] + int(exponent or 0))
     value = Decimal(mantissa) * scale
     if value > MAX_VALUE:
         raise ClaimError(f"{text.strip()!r} is more than 10^30: no FLOP count is; check the exponent and prefix")
     precision = Decimal(5) * Decimal(10) ** (-decimals - 1) * scale
-    return value, m.group("prefix") + label, unit, precision
+    return value, prefix + label, unit, precision
 
 
 def parse_claim(text: str, model: str | None = None, **scope) -> Claim:

@@ -74,11 +74,12 @@ def spec_of(claim: Claim):
                  config=claim.config, inputs=claim.inputs)
 
 
-def _spec_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
-    """A spec's exact count (measured in a child process) as the only breakdown, cut to the claim's part."""
+def _spec_breakdowns(claim: Claim, given=None) -> tuple[Breakdown, None, dict, dict, str, tuple]:
+    """A spec's exact count (measured in a child process, or given) as the only breakdown, cut to the claim's
+    part."""
     from flopcheck.specs.child import measured
 
-    m = measured(spec_of(claim))
+    m = given or measured(spec_of(claim))
     b = spec_part(m, claim.part)
     reference = "exact count" + (f" ({m.exact.incompleteness()})" if not m.exact.complete else "")
     norms = m.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1] if claim.part == "model" else 0
@@ -129,11 +130,14 @@ def _one_block(blocks, terms: tuple[Term, ...], model: str) -> tuple[Term, ...]:
     return tuple(replace(t, flops=t.flops // blocks.count, formula=f"({t.formula})/{blocks.count}") for t in inside)
 
 
-def reference_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown | None, dict, dict, str, tuple[str, ...]]:
+def reference_breakdowns(claim: Claim, given=None) -> tuple[Breakdown, Breakdown | None, dict, dict, str,
+                                                                tuple[str, ...]]:
     """(latent or only breakdown, pixel breakdown or None, tokens and LayerNorm elements by pixel flag,
     'formula' or 'exact count', the ops with multiply-adds the exact count has no formula for)."""
     from reference_models import family_of, get_config, list_models
 
+    if given is not None:
+        return _spec_breakdowns(claim, given)
     if claim.model in list_models():  # a family that runs on pixels too has the pixel readings
         pixels = family_of(get_config(claim.model)).pixel_space
         return _pixel_and_latent_breakdowns(claim) if pixels else _latent_breakdowns(claim)

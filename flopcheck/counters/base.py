@@ -186,8 +186,8 @@ def unpatched_ops(stack: LoggedStack):
 def read_deepspeed_style(count, ref) -> list:
     """The reading of DeepSpeed's profiler and calflops (its fork): conv2d = 2*MACs + one FLOP per output for the
     bias; every other functional whole, as the work its name says."""
-    from flopcheck.reconcile.classify import op_work
-    from flopcheck.reconcile.parts import bare, part, split
+    from flopcheck.reconciler.classify import op_work
+    from flopcheck.reconciler.parts import bare, part, split
 
     parts = []
     for i in count.detail:

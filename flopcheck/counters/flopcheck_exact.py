@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement
-from flopcheck.reconcile.classify import by_kind
+from flopcheck.reconciler.classify import by_kind
 from flopcheck.types import Mechanism, Skip, Unit, Work
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, keyword_inputs, recording_ops, skipped_ops
-from flopcheck.reconcile.classify import op_work
-from flopcheck.reconcile.parts import Part, bare, split
+from flopcheck.reconciler.classify import op_work
+from flopcheck.reconciler.parts import Part, bare, split
 from flopcheck.types import Count, Unit, Work
 
 

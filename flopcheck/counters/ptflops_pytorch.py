@@ -12,9 +12,9 @@ from math import isqrt
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, keyword_inputs, module_types, unhooked_module_types
-from flopcheck.reconcile import causes as K
-from flopcheck.reconcile.classify import layer_work, op_work
-from flopcheck.reconcile.parts import Part, bare, part, split
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.classify import layer_work, op_work
+from flopcheck.reconciler.parts import Part, bare, part, split
 from flopcheck.types import Count, Item, Mechanism, Unit, Work
 
 

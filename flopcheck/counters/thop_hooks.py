@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import CONTAINERS, Detail, Measurement, module_types, unhooked_module_types
-from flopcheck.reconcile.classify import layer_work
-from flopcheck.reconcile.parts import Part, split
+from flopcheck.reconciler.classify import layer_work
+from flopcheck.reconciler.parts import Part, split
 from flopcheck.types import Count, Mechanism, Unit, Work
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, recording_ops, skipped_ops
-from flopcheck.reconcile.classify import by_op_name
+from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
 
 

@@ -10,7 +10,7 @@ from collections import Counter
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, costs_nothing, skipped_ops
-from flopcheck.reconcile.classify import by_op_name
+from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
 
 

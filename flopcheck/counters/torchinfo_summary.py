@@ -11,9 +11,9 @@ from collections import Counter
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import CONTAINERS, Detail, Measurement
-from flopcheck.reconcile import causes as K
-from flopcheck.reconcile.classify import layer_work
-from flopcheck.reconcile.parts import Part, split
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.classify import layer_work
+from flopcheck.reconciler.parts import Part, split
 from flopcheck.types import Count, Mechanism, Skip, Unit, Work
 
 

@@ -167,7 +167,8 @@ def count_one(spec: dict, loaded: tuple, job: dict, built: tuple, timeout_s: flo
         import torch
 
         torch.set_num_threads(threads)  # the child's own pool: the parent never started one, so forking is safe
-        return timed_run(run, *(build_zeroed(job, "meta") if spec.get("on_meta") else built))
+        on_meta = spec.get("on_meta") and not job.get("local")  # a caller's own model: counted as it is
+        return timed_run(run, *(build_zeroed(job, "meta") if on_meta else built))
 
     return to_count(base, run_forked(work, timeout_s))
 

@@ -1,7 +1,7 @@
 """The causes as a table (text or Markdown), with who does each when measured."""
 from __future__ import annotations
 
-from flopcheck.reconcile.causes import CAUSES
+from flopcheck.reconciler.causes import CAUSES
 from flopcheck.types import Reconciliation
 
 

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import TYPE_CHECKING
 
 from flopcheck.fmt import commas, si, table
-from flopcheck.reference_count import CountResult
 from flopcheck.types import Unit
+
+if TYPE_CHECKING:
+    from flopcheck.reference_count import CountResult
 
 
 def headline(r: CountResult) -> str:

@@ -83,3 +83,41 @@ def to_dict(e: Estimate) -> dict:
                         for d in e.differences()],
         "exact_matches_formula": e.exact_matches,
     }
+
+
+def spec_text(e) -> str:
+    """A spec's estimate: its exact count per forward, step and generation, the roofline and the time."""
+    m, g = e.measured, e.gpu
+    scope = " x ".join([f"{e.scope.steps} steps"] + (["CFG"] if e.scope.cfg else []))
+    return "\n".join([
+        f"{m.text} · {m.inputs} · {scope} · {g.name} ({g.tflops:g} TFLOPS dense bf16, {g.tbps:g} TB/s) · MFU {e.mfu:g}",
+        *m.notes,
+        "",
+        "FLOPs (exact count; 1 multiply-add = 2 FLOPs; no hand formula for this model)",
+        f"  per forward      {commas(e.flops_per_forward):>28}  {si(e.flops_per_forward)}",
+        f"  per step         {commas(e.flops_per_step):>28}  {si(e.flops_per_step)}"
+        + ("  (CFG: conditional + unconditional)" if e.scope.cfg else ""),
+        f"  per generation   {commas(e.flops):>28}  {si(e.flops)}  ({e.scope.steps} steps)",
+        f"  attention        {e.attention_share:.1%} of a forward (QK^T + attn@V)",
+        "",
+        "roofline (weights read once per forward, bf16)",
+        f"  weights          {commas(m.params)} parameters = {e.weight_bytes / 1e9:.1f} GB",
+        f"  intensity        {e.arithmetic_intensity:,.0f} FLOPs per weight byte vs {g.name}'s ridge "
+        f"{g.ridge:,.0f}: {e.bound}-bound",
+        "",
+        f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
+        f"  per step {_secs(e.step_seconds)}, per generation {_secs(e.seconds)}",
+        "",
+        f"source of {g.name}'s figures: {g.source}",
+    ])
+
+
+def spec_dict(e) -> dict:
+    """JSON-ready: full integers."""
+    m = e.measured
+    return {"model": m.text, "inputs": m.inputs, "notes": list(m.notes), "gpu": e.gpu.name, "mfu": e.mfu,
+            "steps": e.scope.steps, "cfg": e.scope.cfg, "unit": "FLOP", "reference": "exact count",
+            "flops_per_forward": e.flops_per_forward, "flops_per_step": e.flops_per_step, "flops": e.flops,
+            "attention_share": e.attention_share, "params": m.params, "weight_bytes": e.weight_bytes,
+            "arithmetic_intensity": e.arithmetic_intensity, "bound": e.bound, "step_seconds": e.step_seconds,
+            "seconds": e.seconds}

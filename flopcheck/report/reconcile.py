@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from flopcheck.fmt import commas
-from flopcheck.reconcile import causes as K
-from flopcheck.reconcile.sweep import Sweep, sweep_of
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.sweep import Sweep, sweep_of
 from flopcheck.types import Reconciliation
 
 WIDTH = 44

@@ -13,7 +13,7 @@ import re
 from html import escape
 
 from flopcheck.fmt import commas
-from flopcheck.reconcile.causes import UNEXPLAINED_RESIDUAL
+from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
 from flopcheck.report import svg
 
 SERIES = {"sdpa": "#1f77b4", "math": "#ff7f0e"}

@@ -98,7 +98,7 @@ def _count_dict(c: Count) -> dict:
 
 
 def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
-    from flopcheck.reconcile.sweep import sweep
+    from flopcheck.reconciler.sweep import sweep
 
     out = []
     for model, sizes in plan.sweeps:
@@ -121,7 +121,7 @@ def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
 
 def results(run: SweepRun) -> dict:
     """The report's data: formulas, counts, reconciliations (with proofs), sweeps, versions."""
-    from flopcheck.reconcile import reconcile
+    from flopcheck.reconciler import reconcile
     from flopcheck.report.reconcile import proof, to_dict
 
     plan, counts = run.plan, run.counts

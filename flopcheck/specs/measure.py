@@ -109,6 +109,21 @@ def measure(spec_dict: dict) -> dict:
             "blocks": [asdict(b) for b in block_lists(built.model)]}
 
 
+def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str = "") -> Measured:
+    """A model in this process (the caller's own object: its code already runs here) measured as a spec is:
+    the exact count of model(*args, **kwargs), its layers and its blocks."""
+    from flopcheck.exact import count_forward
+
+    text = name or type(model).__name__
+    count = count_forward(model, tuple(args), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs or {},
+                          model=text)
+    layers, norm = layers_of(model)
+    inputs = ", ".join(f"{k} {tuple(v.shape)}" for k, v in [*((f"arg{i}", a) for i, a in enumerate(args)),
+                                                            *(kwargs or {}).items()] if hasattr(v, "shape"))
+    return Measured(text, inputs, (), sum(p.numel() for p in model.parameters()), count, layers, norm,
+                    block_lists(model))
+
+
 @dataclass(frozen=True)
 class Measured:
     """A spec's measurement, read back in the parent."""
@@ -125,7 +140,7 @@ class Measured:
     @classmethod
     def from_dict(cls, d: dict) -> Measured:
         """Inverse of measure()'s JSON."""
-        from flopcheck.exact.counter import ExactCount, OpRecord
+        from flopcheck.types import ExactCount, OpRecord
 
         def records(rows, counted: bool):
             return tuple(OpRecord(p, op, Kind(k) if counted else Work(k), f, el, n) for p, op, k, f, el, n in rows)
@@ -143,7 +158,7 @@ class Measured:
 
     def reference(self, batch: int = 1):
         """The Reference a counter on this model is reconciled against: the exact count, per path and kind."""
-        from flopcheck.reconcile.reference import Reference
+        from flopcheck.reconciler.reference import Reference
 
         return Reference(self.text, batch, self.breakdown(), self.exact, self.layers, self.norm_path,
                          Counter(self.norm_path.values()), tokens=1, label="exact count")

@@ -9,8 +9,8 @@ from dataclasses import replace
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement
-from flopcheck.reconcile.classify import by_kind
-from flopcheck.reconcile.parts import Part
+from flopcheck.reconciler.classify import by_kind
+from flopcheck.reconciler.parts import Part
 from flopcheck.types import Mechanism, Unit, Work
 
 SOFTMAX_ITEM = "softmax (5 per element)"

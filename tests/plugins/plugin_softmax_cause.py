@@ -2,7 +2,7 @@
 counter's reading could not name. Loaded as a plugin (FLOPCHECK_PLUGINS=plugin_softmax_cause)."""
 from __future__ import annotations
 
-from flopcheck.reconcile.causes import Evidence, cause, detects, sources
+from flopcheck.reconciler.causes import Evidence, cause, detects, sources
 
 SOFTMAX_FIVE = cause("FC391", "softmax-five-per-element", "softmax was counted at 5 FLOPs per element "
                      "(exp, max, subtract, sum, divide)", "leave softmax out of a multiply-add count, or state it")

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from flopcheck.types import Kind, Work
 
 if TYPE_CHECKING:
-    from flopcheck.reconcile.causes import Cause
+    from flopcheck.reconciler.causes import Cause
 
 @dataclass(frozen=True)
 class Part:

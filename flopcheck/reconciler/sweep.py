@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flopcheck.formula import formula_breakdown
-from flopcheck.reconcile import causes as K
-from flopcheck.reconcile.blackbox import Fit, SweepVerdict, fit_quadratic, judge
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.blackbox import Fit, SweepVerdict, fit_quadratic, judge
 from flopcheck.types import Attention, Count, Reconciliation, Unit
 
 

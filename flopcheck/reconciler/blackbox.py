@@ -16,7 +16,7 @@ from fractions import Fraction
 from itertools import product
 
 from flopcheck.errors import InputError
-from flopcheck.reconcile import causes as K
+from flopcheck.reconciler import causes as K
 from flopcheck.types import Attention, Breakdown, Finding, Kind, Unit, Word, scope_words
 
 

@@ -9,18 +9,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flopcheck.reconcile import blackbox as B
-from flopcheck.reconcile import causes as K
-from flopcheck.reconcile.classify import by_kind, by_op_name, states_kinds
+from flopcheck.reconciler import blackbox as B
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
 from flopcheck.types import Count, Finding, Reconciliation, Unit
 
 if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconciliation needs it
-    from flopcheck.reconcile.reference import Reference
+    from flopcheck.reconciler.reference import Reference
 
 
 def __getattr__(name: str):
     if name in ("Reference", "reference_for"):
-        from flopcheck.reconcile import reference
+        from flopcheck.reconciler import reference
 
         return getattr(reference, name)
     raise AttributeError(name)
@@ -82,7 +82,7 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
 def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
     """Explain a count against the reference for its model, input and attention path: white box
     when the count has detail at the reference's batch, black box from its total otherwise."""
-    from flopcheck.reconcile.reference import reference_for
+    from flopcheck.reconciler.reference import reference_for
 
     ref = ref or reference_for(count.model, count.input_size, count.attn, count.batch)
     if not count.ok:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flopcheck.reconcile.parts import Part
+from flopcheck.reconciler.parts import Part
 from flopcheck.types import Attention, Count, Finding, Kind, Work
 
 

@@ -8,8 +8,8 @@ A counter with a rule of its own writes its reading beside its adapter (counters
 """
 from __future__ import annotations
 
-from flopcheck.reconcile import causes as K
-from flopcheck.reconcile.parts import Part, bare, part
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.parts import Part, bare, part
 from flopcheck.types import Count, Item, Kind, Work
 
 _NORMS = {"layer_norm", "native_layer_norm", "group_norm", "native_group_norm", "batch_norm", "native_batch_norm",
