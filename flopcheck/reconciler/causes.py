@@ -126,6 +126,13 @@ MATMUL_OPERATOR_UNPATCHED = cause(
     upstream="MrYxJ/calculate-flops.pytorch#26 (q @ k^T not counted)",
     attention=Attention.MISSING,
 )
+BLOCKS_ONLY = cause(
+    "FC208",
+    "blocks-only",
+    "only the transformer blocks were counted (L x (24Td^2 + 4T^2d)): patch "
+    "embed, timestep MLP, adaLN and the final layer are missing",
+    "add the embedding, adaLN and head terms",
+)
 OWN_FORWARD_LAYERS_UNCOUNTED = cause(
     "FC209",
     "own-forward-layers-uncounted",
@@ -139,13 +146,6 @@ LAYER_SUBCLASS_UNHOOKED = cause(
     "the counter finds its rules by exact module type, so a subclass of a layer it "
     "knows (timm.layers.Linear subclasses nn.Linear) gets no rule and its work counts 0",
     "look rules up along the class's MRO, or count at the dispatch level",
-)
-BLOCKS_ONLY = cause(
-    "FC208",
-    "blocks-only",
-    "only the transformer blocks were counted (L x (24Td^2 + 4T^2d)): patch "
-    "embed, timestep MLP, adaLN and the final layer are missing",
-    "add the embedding, adaLN and head terms",
 )
 NORM_COUNTED = cause(
     "FC301",

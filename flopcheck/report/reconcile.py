@@ -7,6 +7,7 @@ from flopcheck.reconciler.sweep import Sweep, sweep_of
 from flopcheck.types import Reconciliation
 
 WIDTH = 44
+FORMULA = "formula = exact count"  # a reference model's reference; a spec's is its exact count alone
 
 
 def _line(label: str, value: int | str, note: str = "") -> str:
@@ -40,7 +41,7 @@ def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict:
     return {
         "counter": r.counter, "unit": r.unit.value, "model": r.model, "input_size": r.input_size, "attn": r.attn,
         "reported": r.reported, "counter_flops": r.counter_flops, "reference_flops": r.reference_flops,
-        "reference": r.reference,
+        **({"reference": r.reference} if r.reference != FORMULA else {}),  # a model with no formula says so
         "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta, "evidence": f.evidence}
                      for f in r.findings],
         "residual_flops": r.residual, "closed": r.closed, "mode": r.mode, "error": r.error,
