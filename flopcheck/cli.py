@@ -475,7 +475,9 @@ def _estimate(args: argparse.Namespace) -> int:
 
 def _report_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", default="reports", help="folder to write (default reports/)")
-    p.add_argument("--models", default="DiT-*", help="models, a shell pattern (default 'DiT-*': all 12 configs)")
+    p.add_argument("--models", default="DiT-*",
+                   help="a shell pattern of reference models (default 'DiT-*': all 12 configs), or a comma list of "
+                        "them and specs: timm:vit_small_patch16_224,torchvision:resnet50")
     p.add_argument("--counter", action="append", help="a counter (repeatable; default: all)")
     p.add_argument("--sweep", action="append", metavar="MODEL=S1,S2,S3",
                    help="a T-sweep over latent sides (repeatable; default DiT-S/2=16,32,64,128 DiT-XL/2=16,32,64)")
@@ -509,6 +511,28 @@ def _parse_sweeps(args: argparse.Namespace) -> tuple:
     return tuple(out)
 
 
+def _report_models(text: str) -> tuple[str, ...]:
+    """The report's models: a pattern of reference models that execute, or a comma list of reference names and
+    specs (each spec measured in its child now, so a bad one is refused before anything is counted)."""
+    from reference_models import family_of, get_config, list_models
+
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    out: list[str] = []
+    for item in items:
+        if ":" in item:
+            _executable_spec(_model_spec(argparse.Namespace(model=item)))
+            out.append(item)
+            continue
+        found = [m for m in list_models(item) if family_of(get_config(m)).executes]
+        if not found:
+            raise UsageError(f"no DiT config matches {item!r}; try 'DiT-*' (or give specs: timm:NAME, "
+                             f"torchvision:NAME)")
+        out += found
+    if not out:
+        raise UsageError(f"--models {text!r} names no model: give 'DiT-*' or specs like timm:resnet50")
+    return tuple(dict.fromkeys(out))
+
+
 def _progress(done: int, total: int, count) -> None:
     width = 30
     filled = width * done // total
@@ -525,7 +549,6 @@ def _report(args: argparse.Namespace) -> int:
     from flopcheck.report.files import MANIFEST, previous, write_report
     from flopcheck.report.render import render
     from flopcheck.report.sweep import Plan, results, run_plan
-    from reference_models import family_of, get_config, list_models
 
     if not args.out.strip():
         raise UsageError("--out is empty: name the report's folder, like reports")
@@ -537,14 +560,13 @@ def _report(args: argparse.Namespace) -> int:
 
         res = read_results(Path(args.from_json))
     else:
-        models = tuple(m for m in list_models(args.models) if family_of(get_config(m)).executes)
-        if not models:
-            raise UsageError(f"no DiT config matches {args.models!r}; try 'DiT-*' (the report covers the DiT grid)")
+        models = _report_models(args.models)
         counters = tuple(args.counter or COUNTERS)
         unknown = [c for c in counters if c not in COUNTERS]
         if unknown:
             raise UsageError(f"unknown counter {unknown[0]!r}; known: {', '.join(COUNTERS)}")
-        plan = Plan(models=models, counters=counters, sweeps=_parse_sweeps(args))
+        sweeps = _parse_sweeps(args) if args.sweep or not any(":" in m for m in models) else ()
+        plan = Plan(models=models, counters=counters, sweeps=sweeps)
         run = run_plan(plan, workers=args.workers, timeout_s=args.timeout, progress=_progress)
         res = results(run)
         print(f"counted {run.stats['counts']} in {run.stats['wall_s']:.0f} s (the counting calls: "

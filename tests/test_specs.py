@@ -215,3 +215,30 @@ def test_a_batch_audit_goes_on_past_a_model_that_fails(tmp_path, capsys):
     (d,) = json.loads(out)
     assert code == 2 and d["verdict"] == "consistent" and "claim 'bad': timm has no model" in err
     assert err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# report --models: specs beside (or instead of) the DiT grid
+# ---------------------------------------------------------------------------------------------
+
+
+def test_report_on_specs_reconciles_every_counter_against_the_exact_count(tmp_path, capsys):
+    out_dir = tmp_path / "rep"
+    code, out, _ = run(["report", "--models", "timm:vit_tiny_patch16_224,torchvision:resnet18", "--out", str(out_dir),
+                        "--counter", "flopcheck_exact", "--counter", "fvcore_jit", "--counter", "thop_hooks"], capsys)
+    assert code == 0 and "wrote 7 files" in out
+    md = (out_dir / "index.md").read_text()
+    # resnet18 by hand (test_count_timm_resnet18_is_the_hand_count): 3,628,146,688 FLOPs
+    assert "### torchvision:resnet18 (x (1, 3, 224, 224) float32): exact count 3,628,146,688 FLOPs" in md
+    res = json.loads((out_dir / "results.json").read_text())
+    # timm's ViT on both attention paths (its fused-attention switch), torchvision's ResNet on its own: 3 x 3 counts
+    assert len(res["reconciliations"]) == 9 and res["plan"]["sweeps"] == {}
+    assert all(r["closed"] and r["reference"] == "exact count" for r in res["reconciliations"])
+    again = tmp_path / "again"
+    assert main(["report", "--from", str(out_dir / "results.json"), "--out", str(again)]) == 0
+    assert (again / "index.md").read_text() == md
+
+
+def test_report_refuses_a_bad_spec_before_counting(tmp_path, capsys):
+    code, _, err = run(["report", "--models", "DiT-S/8,timm:no_such_net", "--out", str(tmp_path / "r")], capsys)
+    assert code == 2 and "timm has no model 'no_such_net'" in err and err.count("\n") == 1

@@ -66,11 +66,22 @@ class View:
         return next(s for (m, s) in self.formula if m == model)
 
     def ratio(self, key) -> float | None:
-        c = self.counts[key]
-        return None if c["flops"] is None else c["flops"] / self.formula[key[:2]]["total_flops"]
+        c = self.counts.get(key)
+        return None if c is None or c["flops"] is None else c["flops"] / self.formula[key[:2]]["total_flops"]
+
+    def title(self, model: str, size) -> str:
+        """'DiT-S/2 @32 (T = 256)', or a spec with its input: 'timm:resnet50 (x (1, 3, 224, 224) float32)'."""
+        f = self.formula[(model, size)]
+        return f"{model} ({f['inputs']})" if "inputs" in f else f"{model} @{size} (T = {f['tokens']})"
+
+    def reference(self, model: str, size) -> str:
+        """'formula', or 'exact count' for a model with none."""
+        return self.formula[(model, size)].get("reference", "formula")
 
     def causes(self, key) -> str:
-        r = self.recs[key]
+        r = self.recs.get(key)
+        if r is None:
+            return "-"
         if r["error"]:
             return "error"
         codes = " ".join(f["code"] for f in r["findings"] if f["code"] != UNEXPLAINED_RESIDUAL.code)
@@ -78,7 +89,9 @@ class View:
         return f"{codes or '-'} · {state}"
 
 
-def _reported(c: dict) -> str:
+def _reported(c: dict | None) -> str:
+    if c is None:  # no such path for this model (a spec without an attention switch)
+        return "-"
     if c["error"]:
         return c["error"].split(":")[0]
     value = c["reported"]
@@ -97,14 +110,17 @@ def config_chart(v: View, model: str, size: int) -> str:
         bars = []
         for attn in v.attns:
             key = (model, size, attn, counter)
+            if key not in v.counts:
+                continue
             r = v.ratio(key)
             c = v.counts[key]
             face = None if r is None or c["unit"] == "FLOP" else c["reported"] / v.formula[key[:2]]["total_flops"]
             bars.append((attn, r, f"{r:.3f}x" if r is not None else (c["error"] or "")[:60], face))
         rows.append((f"{counter} ({v.res['counters'][counter]['unit']})", bars))
-    f = v.formula[(model, size)]
-    return svg.ratio_bars(f"{model} @{size} (T={f['tokens']}): each counter as FLOPs / formula", rows, SERIES,
-                          f"formula {commas(f['total_flops'])} FLOPs")
+    f, ref = v.formula[(model, size)], v.reference(model, size)
+    title = f"{model} @{size} (T={f['tokens']})" if "inputs" not in f else model
+    return svg.ratio_bars(f"{title}: each counter as FLOPs / {ref}", rows, SERIES,
+                          f"{ref} {commas(f['total_flops'])} FLOPs")
 
 
 def _sweep_series(v: View, model: str, attn: str) -> tuple[list[dict], dict[int, int], list]:
@@ -192,6 +208,16 @@ def _sweep_rows(v: View) -> list[list[str]]:
     return rows
 
 
+def _specs_note(v: View) -> str:
+    """A sentence for a report with specs (models with no hand formula), else nothing."""
+    specs = [m for m, s in v.grid if "inputs" in v.formula[(m, s)]]
+    if not specs:
+        return ""
+    return (f" {', '.join(specs)} {'has' if len(specs) == 1 else 'have'} no hand formula: there the reference is "
+            f"flopcheck's exact count, per module path and kind, and '/ formula' reads '/ exact count'; a model "
+            f"with no attention switch has its own path only.")
+
+
 def markdown(v: View) -> str:
     res = v.res
     out = [f"# {res['report']}", "",
@@ -201,12 +227,12 @@ def markdown(v: View) -> str:
            "exact count reads shapes only and ran on meta tensors. The reference is the hand-derived formula, which "
            "the exact count equals term by term. Bars show each number converted to FLOPs; a tick marks a MAC "
            "count taken at its word as FLOPs. The self-contained "
-           "[index.html](index.html) has every plot inline and every reconciliation as a proof.", "",
+           "[index.html](index.html) has every plot inline and every reconciliation as a proof." + _specs_note(v), "",
            "## The formula's terms", "", "![terms](terms.svg)", "",
            "## Each config", ""]
     for model, size in v.grid:
         f = v.formula[(model, size)]
-        out += [f"### {model} @{size} (T = {f['tokens']}): formula {commas(f['total_flops'])} FLOPs", "",
+        out += [f"### {v.title(model, size)}: {v.reference(model, size)} {commas(f['total_flops'])} FLOPs", "",
                 f"![{model}](config-{_slug(model)}.svg)", ""]
         rows = []
         for counter in v.counters:
@@ -214,7 +240,7 @@ def markdown(v: View) -> str:
             for attn in v.attns:
                 key = (model, size, attn, counter)
                 r = v.ratio(key)
-                row += [_reported(v.counts[key]), f"{r:.4f}" if r is not None else "-", v.causes(key)]
+                row += [_reported(v.counts.get(key)), f"{r:.4f}" if r is not None else "-", v.causes(key)]
             rows.append(row)
         head = ["counter", "unit"] + [h for a in v.attns for h in (f"{a}: reported", f"{a}: FLOPs / formula",
                                                                        f"{a}: causes")]
@@ -228,8 +254,10 @@ def markdown(v: View) -> str:
     out += [_md_table(["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says",
                        "agrees with white box"], _sweep_rows(v)), "", "## Every reconciliation", ""]
     for model, size in v.grid:
-        proofs = "\n\n".join(v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters)
-        out += [f"<details><summary>{model} @{size}</summary>", "", "```", proofs, "```", "", "</details>", ""]
+        proofs = "\n\n".join(v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters
+                               if (model, size, a, c) in v.recs)
+        summary = v.title(model, size) if "inputs" in v.formula[(model, size)] else f"{model} @{size}"
+        out += [f"<details><summary>{summary}</summary>", "", "```", proofs, "```", "", "</details>", ""]
     return "\n".join(out)
 
 
@@ -258,14 +286,14 @@ def html(v: View, plots: dict[str, str]) -> str:
              f"<p>Generated by <code>flopcheck report</code>. {escape(res['convention'])}. Every library counter ran "
              f"on real CPU tensors of the same model and inputs; flopcheck's exact count reads shapes only and ran "
              f"on meta tensors. The reference is the formula, equal to the exact count. Bars show each number "
-             f"converted to FLOPs; a black tick marks a MAC count taken at its word as FLOPs.</p>"
+             f"converted to FLOPs; a black tick marks a MAC count taken at its word as FLOPs.{escape(_specs_note(v))}</p>"
              f"<p>Versions: {escape(_versions(res))}.</p>",
              "<h2>The formula's terms</h2>", plots["terms.svg"],
              "<h2>Each config: every counter as FLOPs against the formula</h2>"]
     for model, size in v.grid:
         parts.append(f"<h3>{escape(model)}</h3><div class=grid>{plots[f'config-{_slug(model)}.svg']}</div>")
         rows = [[c, res["counters"][c]["unit"]] + [x for a in v.attns for x in (
-            _reported(v.counts[(model, size, a, c)]),
+            _reported(v.counts.get((model, size, a, c))),
             f"{v.ratio((model, size, a, c)):.4f}" if v.ratio((model, size, a, c)) is not None else "-",
             v.causes((model, size, a, c)))] for c in v.counters]
         head = ["counter", "unit"] + [h for a in v.attns for h in (f"{a}: reported", f"{a}: / formula", f"{a}: causes")]
@@ -278,8 +306,10 @@ def html(v: View, plots: dict[str, str]) -> str:
                               "agrees with white box"], _sweep_rows(v), {3, 4}))
     parts.append("<h2>Every reconciliation, as a proof</h2>")
     for model, size in v.grid:
-        proofs = "\n\n".join(v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters)
-        parts.append(f"<details><summary>{escape(model)} @{size}</summary><pre>{escape(proofs)}</pre></details>")
+        proofs = "\n\n".join(v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters
+                               if (model, size, a, c) in v.recs)
+        summary = escape(v.title(model, size)) if "inputs" in v.formula[(model, size)] else f"{escape(model)} @{size}"
+        parts.append(f"<details><summary>{summary}</summary><pre>{escape(proofs)}</pre></details>")
     sweep_proofs = [r["proof"] for r in res["reconciliations"] if (r["model"], r["input_size"]) not in set(v.grid)]
     parts.append(f"<details><summary>T-sweep points</summary><pre>{escape(chr(10).join(sweep_proofs))}</pre></details>")
     parts.append("</body></html>")

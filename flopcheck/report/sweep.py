@@ -30,15 +30,41 @@ class Plan:
     sweeps: tuple[tuple[str, tuple[int, ...]], ...] = tuple(SWEEPS.items())
 
     def jobs(self) -> list[Job]:
-        """Grid jobs at each model's default input, then the sweep points not already in the grid."""
+        """Grid jobs at each model's default input, then the sweep points not already in the grid; a spec (a
+        model that is no reference name) at its own input, on both attention paths where it has a switch (timm)."""
         from reference_models import get_config
 
         out: list[Job] = []
         for model in self.models:
+            if is_spec(model):
+                out += [Job.of_spec(s) for s in spec_paths(model, self.attns)]
+                continue
             out += [Job(model, get_config(model).input_size, a) for a in self.attns]
         for model, sizes in self.sweeps:
             out += [Job(model, s, a) for s in sizes for a in self.attns]
         return list(dict.fromkeys(out))
+
+
+def is_spec(model: str) -> bool:
+    """timm:NAME, torchvision:NAME, package.module:factory (a report takes specs at their default input)."""
+    return ":" in model
+
+
+def spec_paths(model: str, attns: tuple[str, ...]) -> list:
+    """The spec on each attention path it can take: both for timm (its fused-attention switch), else its own."""
+    from flopcheck.specs import parse
+
+    spec = parse(model)
+    return [parse(model, attn=a) for a in attns] if spec.source == "timm" else [spec]
+
+
+def _measured(model: str, attn: str):
+    """A spec's measurement (its child process) on one path."""
+    from flopcheck.specs import parse
+    from flopcheck.specs.child import measured
+
+    spec = parse(model)
+    return measured(parse(model, attn=attn) if spec.source == "timm" and attn != "sdpa" else spec)
 
 
 @dataclass
@@ -79,10 +105,17 @@ def versions(counts: list[Count]) -> dict[str, str]:
     return out
 
 
-def _formula(model: str, size: int) -> dict:
+def _formula(model: str, size: int | None) -> dict:
     from flopcheck.formula import formula_breakdown
     from reference_models import get_config
 
+    if is_spec(model):  # no hand formula: the exact count is the reference
+        m = _measured(model, "sdpa")
+        b = m.breakdown()
+        return {"model": model, "input_size": None, "tokens": None, "inputs": m.inputs, "reference": "exact count",
+                "total_flops": b.total, "by_kind": {k.value: v for k, v in b.by_kind().items()},
+                "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "formula": t.formula}
+                          for t in b.terms]}
     cfg = get_config(model, input_size=size)
     b = formula_breakdown(model, cfg)
     return {"model": model, "input_size": size, "tokens": cfg.tokens, "total_flops": b.total,
@@ -128,7 +161,7 @@ def results(run: SweepRun) -> dict:
     sizes = list(dict.fromkeys((c.model, c.input_size) for c in counts))
     recs, whites = [], {}
     for c in counts:
-        r = reconcile(c)
+        r = reconcile(c, _measured(c.model, c.attn).reference(c.batch) if is_spec(c.model) else None)
         whites[(c.model, c.input_size, c.attn, c.counter)] = r
         recs.append({**to_dict(r), "proof": proof(r)})
     return {
