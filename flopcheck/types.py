@@ -162,6 +162,16 @@ class Breakdown:
     terms: tuple[Term, ...]
     symbols: tuple[tuple[str, int], ...] = ()  # the letters the formulas use, with their values
     scope: Scope = field(default_factory=Scope)
+    blocks: tuple[str, ...] = ()  # a model with no formula: its block lists' paths, found from its module tree
+
+    def in_blocks(self, path: str) -> bool:
+        """A term of the repeated blocks: inside one of this model's block lists, or (a reference model's formula)
+        one of the families' lists."""
+        if self.blocks:
+            return any(path.startswith(b + ".") for b in self.blocks)
+        from flopcheck.formula import in_blocks
+
+        return in_blocks(path)
 
     @property
     def total(self) -> int:

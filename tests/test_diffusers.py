@@ -68,3 +68,20 @@ def test_diffusers_dit_differs_from_the_paper_by_its_per_block_timestep_mlp(reso
                        resolution=(resolution, resolution)))
     paper = formula_breakdown("DiT-XL/2", get_config("DiT-XL/2", input_size=size)).total
     assert m.exact.total - paper == 90_832_896
+
+
+def test_the_block_linears_found_by_structure_equal_the_references_at_256_px(capsys):
+    # diffusers' FLUX keeps its blocks in transformer_blocks and single_transformer_blocks, flopcheck's in
+    # double_blocks and single_blocks: found from each module tree, the blocks' per-token linears are the same
+    # FLOPs (the modulation linears write one row per sample: per-sample, not block linears, in both).
+    # By hand at 256 px: T = (256/16)^2 + 512 = 768, d = 3072, MLP 4d; a double block's two streams are
+    # 2*T*d*(3d + d + 2*4d) = 24*T*d^2, a single block's linear1 (d -> 3d + 4d) and linear2 (5d -> d) are also
+    # 2*T*d*7d + 2*T*5d*d = 24*T*d^2: (19 + 38) * 24 * 768 * 3072^2 = 57 * 173,946,175,488 = 9,914,932,002,816
+    from flopcheck.cli import main
+
+    assert main(["audit", "FLUX.1-dev 1 GFLOPs", "--part", "linear", "--resolution", "256", "--json"]) in (0, 1)
+    (ours,) = json.loads(capsys.readouterr().out)
+    assert main(["audit", "1 GFLOPs", "--model", "diffusers:FluxTransformer2DModel", "--config",
+                 str(DATA / "flux1-dev.json"), "--part", "linear", "--resolution", "256", "--json"]) in (0, 1)
+    (theirs,) = json.loads(capsys.readouterr().out)
+    assert ours["true_flops"] == theirs["true_flops"] == 9_914_932_002_816

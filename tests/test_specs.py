@@ -242,3 +242,74 @@ def test_report_on_specs_reconciles_every_counter_against_the_exact_count(tmp_pa
 def test_report_refuses_a_bad_spec_before_counting(tmp_path, capsys):
     code, _, err = run(["report", "--models", "DiT-S/8,timm:no_such_net", "--out", str(tmp_path / "r")], capsys)
     assert code == 2 and "timm has no model 'no_such_net'" in err and err.count("\n") == 1
+
+
+# ---------------------------------------------------------------------------------------------
+# parts by structure: the repeated blocks found from the module tree
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["DiT-S/2", "SD3-medium", "FLUX.1-dev", "Wan2.1-1.3B", "CogVideoX-5B", "HunyuanVideo"])
+def test_the_block_lists_found_from_the_module_tree_are_the_families_own(name):
+    # HunyuanVideo's token refiner (txt_in.blocks, 2 blocks over the text) is a list of identical blocks too, and
+    # does under 10% of the forward: not the main stack
+    from flopcheck.exact import count_forward
+    from flopcheck.specs.measure import block_lists
+    from reference_models import family_of, get_config, prepare
+
+    cfg = get_config(name)
+    model, inputs, forward = prepare(cfg, device="meta")
+    exact = count_forward(model, inputs, forward, getattr(model, "flop_kinds", ()))
+    assert tuple(b.path for b in block_lists(model, exact.by_path())) == family_of(cfg).blocks
+
+
+WRAPPER = """import torch
+from reference_models import create_model
+
+
+class Wrapper(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = create_model("DiT-S/2")
+
+    def forward(self, x, t, y):
+        return self.inner(x, t, y)
+
+
+def build():
+    return Wrapper(), (torch.empty(1, 4, 32, 32), torch.zeros(1), torch.zeros(1, dtype=torch.long))
+"""
+
+
+def test_part_block_works_through_a_wrapper(tmp_path, monkeypatch, capsys):
+    # DiT-S/2 (T=256, d=384) inside a user's wrapper: its blocks are found at inner.blocks. One block:
+    # 24*T*d^2 + 4*T^2*d + adaLN 2*d*6d = 905,969,664 + 100,663,296 + 1,769,472 = 1,008,402,432 FLOPs,
+    # the adaLN per sample (one row per sample), as the reference's own formula has it
+    (tmp_path / "dit_wrapper.py").write_text(WRAPPER)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run(["audit", "1.008 GFLOPs", "--part", "block", "--model", "dit_wrapper:build", "--json"], capsys)
+    (d,) = json.loads(out)
+    assert code == 0 and d["verdict"] == "consistent" and d["true_flops"] == 1_008_402_432
+
+
+def test_inputs_from_a_function_of_the_model(tmp_path, monkeypatch, capsys):
+    (tmp_path / "two_in.py").write_text(
+        "import torch\n\n"
+        "class Two(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n        self.a = torch.nn.Linear(6, 5)\n\n"
+        "    def forward(self, x, y):\n        return self.a(x) @ y\n\n"
+        "def build():\n    return Two()\n\n"
+        "def inputs(model):\n    return (torch.empty(2, 7, 6), torch.empty(2, 5, 3)), {}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run(["count", "two_in:build", "--inputs", "two_in:inputs", "--json"], capsys)
+    d = json.loads(out)
+    # a: 2 * (2*7 rows) * 6 * 5 = 840; the product of two activations: 2 * 2 * 7 * 5 * 3 = 420
+    assert code == 0 and d["total_flops"] == 1260 and d["inputs"] == "x (2, 7, 6) float32, y (2, 5, 3) float32"
+
+
+def test_counters_refuse_a_model_too_big_for_real_tensors_here(capsys):
+    # FLUX.1-dev's transformer: 11,901,408,320 parameters = 48 GB in fp32, more than half of any CI machine here
+    pytest.importorskip("diffusers")
+    code, _, err = run(["counters", "diffusers:FluxTransformer2DModel", "--config", str(DATA / "flux1-dev.json")],
+                       capsys)
+    assert code == 2 and "has 11,901,408,320 parameters" in err and "use `flopcheck count" in err

@@ -93,10 +93,12 @@ class ExactCounter(TorchDispatchMode):
 
     supports_higher_order_operators = True  # flex_attention reaches the mode as one higher-order op
 
-    def __init__(self, model: nn.Module | None = None, kind_map: Iterable[tuple[str, str]] = ()):
+    def __init__(self, model: nn.Module | None = None, kind_map: Iterable[tuple[str, str]] = (),
+                 batch: int | None = None):
         super().__init__()
         self.model = model
         self.kind_map = tuple((pattern, Kind(kind)) for pattern, kind in kind_map)
+        self.batch = batch  # given (a model with no kind map): a layer with one output row per sample is per-sample
         self._stack: list[Frame] = []
         self._hooks: list[Any] = []
         self._events: list[_Event] = []
@@ -174,8 +176,17 @@ class ExactCounter(TorchDispatchMode):
             self._free_matmul(name, frame, parts.flops, args, out)
             return
         for part in parts.parts:
-            kind = part.kind if packet in ATTENTION_OPS else (self._mapped_kind(frame) or part.kind or Kind.LINEAR)
+            kind = part.kind if packet in ATTENTION_OPS else (self._mapped_kind(frame) or part.kind or
+                                                              self._layer_kind(out))
             self._events.append(_Event(name, frame, kind, part.suffix, part.flops))
+
+    def _layer_kind(self, out) -> Kind:
+        """A layer's matmul: per-sample when the batch is known and it wrote one row per sample (an adaLN
+        modulation, a timestep MLP, a classifier), else per-token linear."""
+        if self.batch is not None and isinstance(out, torch.Tensor) and out.dim() >= 1 and \
+                prod(out.shape[:-1]) == self.batch:
+            return Kind.PER_SAMPLE
+        return Kind.LINEAR
 
     def _mapped_kind(self, frame: Frame) -> Kind | None:
         for pattern, kind in self.kind_map:
@@ -187,7 +198,7 @@ class ExactCounter(TorchDispatchMode):
         """A matmul outside a layer: a layer's work if an operand is a parameter (F.linear with a module's weight),
         attn@V if fed by a softmax, else pending (QK^T once a softmax reads it)."""
         if any(_is_parameter(t) for t in _tensors(args)):
-            self._events.append(_Event(name, frame, self._mapped_kind(frame) or Kind.LINEAR, "", flops))
+            self._events.append(_Event(name, frame, self._mapped_kind(frame) or self._layer_kind(out), "", flops))
             return
         if any((self._tag(t, frame) or ("", None))[1] == "softmax" for t in _tensors(args)):
             self._events.append(_Event(name, frame, Kind.ATTN_VALUE, "av", flops))
@@ -246,8 +257,10 @@ class ExactCounter(TorchDispatchMode):
 
 
 def count_forward(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,
-                  kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None, **labels: str) -> ExactCount:
-    """Run `forward(*inputs, **kwargs)` (default: the module) once under the counter; labels name the result."""
-    with torch.no_grad(), ExactCounter(module, kind_map) as counter:
+                  kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None, batch: int | None = None,
+                  **labels: str) -> ExactCount:
+    """Run `forward(*inputs, **kwargs)` (default: the module) once under the counter; labels name the result;
+    `batch`: samples in the inputs, so a layer writing one row per sample counts as per-sample."""
+    with torch.no_grad(), ExactCounter(module, kind_map, batch) as counter:
         (forward or module)(*inputs, **(kwargs or {}))
     return counter.result(**labels)

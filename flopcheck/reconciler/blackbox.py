@@ -87,9 +87,7 @@ class Explanation:
 
 def _block_linears(b: Breakdown) -> int:
     """The per-token projections inside the transformer blocks (not the text embedders or a token refiner)."""
-    from flopcheck.formula import in_blocks
-
-    return sum(t.flops for t in b.terms if t.kind is Kind.LINEAR and in_blocks(t.path))
+    return sum(t.flops for t in b.terms if t.kind is Kind.LINEAR and b.in_blocks(t.path))
 
 
 def _per_layer_formula(b: Breakdown) -> int | None:

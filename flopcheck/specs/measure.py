@@ -63,9 +63,14 @@ def _numel(t) -> int:
     return t.numel() if isinstance(t, torch.Tensor) else 0
 
 
-def block_lists(model) -> tuple[BlockList, ...]:
+MAIN_SHARE = 0.10  # a block list doing less of the forward than this is not the model's main stack (a text refiner)
+
+
+def block_lists(model, by_path: dict[str, int] | None = None) -> tuple[BlockList, ...]:
     """The containers whose children are two or more blocks of one class with children of their own (a
-    transformer's blocks, a ResNet stage), outermost first; a list inside a block list is part of its blocks."""
+    transformer's blocks, a ResNet stage), outermost first; a list inside a block list is part of its blocks.
+    With the exact count's FLOPs per path, a list doing under MAIN_SHARE of the forward is left out (HunyuanVideo's
+    token refiner beside its 60 blocks)."""
     from torch import nn
 
     from flopcheck.exact.counter import module_frames
@@ -82,7 +87,19 @@ def block_lists(model) -> tuple[BlockList, ...]:
         if any(f.norm_path.startswith(b.path + ".") for b in found):
             continue
         found.append(BlockList(f.norm_path, len(kids), type(kids[0]).__name__))
+    if by_path:
+        total = sum(by_path.values())
+        found = [b for b in found if sum(v for p, v in by_path.items() if p.startswith(b.path + ".")) >=
+                 MAIN_SHARE * total]
     return tuple(found)
+
+
+def samples(args: tuple, kwargs: dict) -> int | None:
+    """The batch of a forward's inputs: the first dimension of its first tensor input (None if it has none)."""
+    import torch
+
+    first = next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.dim() >= 1), None)
+    return int(first.shape[0]) if first is not None else None
 
 
 def measure(spec_dict: dict) -> dict:
@@ -96,7 +113,8 @@ def measure(spec_dict: dict) -> dict:
     spec = ModelSpec.from_dict(spec_dict)
     built = build(spec, "meta")
     try:
-        count = count_forward(built.model, built.args, kwargs=built.kwargs, model=spec.text, device="meta")
+        count = count_forward(built.model, built.args, kwargs=built.kwargs, batch=samples(built.args, built.kwargs),
+                              model=spec.text, device="meta")
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
         raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta device: "
                         f"{one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None
@@ -106,7 +124,7 @@ def measure(spec_dict: dict) -> dict:
             "counted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.counted],
             "uncounted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.uncounted],
             "layers": {p: asdict(layer) for p, layer in layers.items()}, "norm_path": norm, "leading": count.leading,
-            "blocks": [asdict(b) for b in block_lists(built.model)]}
+            "blocks": [asdict(b) for b in block_lists(built.model, count.by_path())]}
 
 
 def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str = "") -> Measured:
@@ -116,12 +134,12 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
 
     text = name or type(model).__name__
     count = count_forward(model, tuple(args), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs or {},
-                          model=text)
+                          batch=samples(tuple(args), kwargs or {}), model=text)
     layers, norm = layers_of(model)
     inputs = ", ".join(f"{k} {tuple(v.shape)}" for k, v in [*((f"arg{i}", a) for i, a in enumerate(args)),
                                                             *(kwargs or {}).items()] if hasattr(v, "shape"))
     return Measured(text, inputs, (), sum(p.numel() for p in model.parameters()), count, layers, norm,
-                    block_lists(model))
+                    block_lists(model, count.by_path()))
 
 
 @dataclass(frozen=True)
@@ -154,7 +172,7 @@ class Measured:
 
     def breakdown(self) -> Breakdown:
         """The exact count as the reference breakdown: one term per path and kind."""
-        return Breakdown(self.text, self.exact.terms())
+        return Breakdown(self.text, self.exact.terms(), blocks=tuple(b.path for b in self.blocks))
 
     def reference(self, batch: int = 1):
         """The Reference a counter on this model is reconciled against: the exact count, per path and kind."""
@@ -165,4 +183,4 @@ class Measured:
 
     def in_blocks(self, path: str) -> bool:
         """A normalised path inside one of the block lists."""
-        return any(path.startswith(b.path + ".") for b in self.blocks)
+        return self.breakdown().in_blocks(path)
