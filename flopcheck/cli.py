@@ -305,9 +305,12 @@ def _reconcile(args: argparse.Namespace) -> int:
         if args.sweep:
             raise UsageError(f"--sweep varies a reference model's latent side; {args.model} has its own input: "
                              f"reconcile it at --resolution values one by one")
-        refs = {s.options.attn or Attn.SDPA: _executable_spec(s).reference(s.options.batch) for s in specs}
+        measured = {s.options.attn or Attn.SDPA: _executable_spec(s) for s in specs}
+        refs = {a: m.reference(specs[0].options.batch) for a, m in measured.items()}
         counts = run_counters(names, [Job.of_spec(s) for s in specs], timeout_s=args.timeout)
         results, sweeps, tokens = [reconcile(c, refs[c.attn]) for c in counts], [], {}
+        if not args.json:  # the input every number below is for
+            print(f"{args.model} · input {next(iter(measured.values())).inputs} · reference: its exact count\n")
     else:
         if args.model:
             _check_executable(args.model)
@@ -379,8 +382,8 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=whole, help="samples the number covers")
     p.add_argument("--space", choices=("latent", "pixel"), help="the number says it was counted on pixels")
     p.add_argument("--part", choices=("model", "linear", "attention", "embeddings", "block"),
-                   help="what the number covers: the model (default), block linears, attention; DiT: "
-                        "embeddings or one block")
+                   help="what the number covers: the model (default), the blocks' per-token linears, attention, "
+                        "one block (a model with one list of blocks), or DiT's embeddings")
     p.add_argument("--model", help=SPEC_HELP)
     p.add_argument("--input-shape", help="input shape for --model specs, e.g. 1,3,224,224")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per claim")

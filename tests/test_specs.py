@@ -313,3 +313,16 @@ def test_counters_refuse_a_model_too_big_for_real_tensors_here(capsys):
     code, _, err = run(["counters", "diffusers:FluxTransformer2DModel", "--config", str(DATA / "flux1-dev.json")],
                        capsys)
     assert code == 2 and "has 11,901,408,320 parameters" in err and "use `flopcheck count" in err
+
+
+def test_a_claims_file_reads_a_config_from_its_own_folder(tmp_path, capsys):
+    # diffusers' DiT-XL/2 at 256 px: the paper's 237,242,843,136 FLOPs + its 28 extra timestep MLPs
+    # (test_diffusers.py: 90,832,896) = 237,333,676,032 FLOPs = 118.666838016 GMACs, printed 118.67
+    import shutil
+
+    shutil.copy(DATA / "dit-xl-2-256.json", tmp_path / "config.json")
+    (tmp_path / "claims.yaml").write_text(
+        "- {id: dit, model: 'diffusers:DiTTransformer2DModel', config: config.json, claim: 118.67 GMACs}\n")
+    code, out, _ = run(["audit", "--file", str(tmp_path / "claims.yaml"), "--json"], capsys)
+    (d,) = json.loads(out)
+    assert code == 0 and d["verdict"] == "consistent" and d["true_flops"] == 237_333_676_032

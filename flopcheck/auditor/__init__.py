@@ -61,8 +61,9 @@ NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as
 MAX_CAUSES = 2  # a reading with more causes than this explains anything, and so nothing
 
 
-def _options(claim: Claim, has_per_sample: bool, has_pixel: bool) -> list[B.Reading]:
-    """Readings of this claim: its stated scope fixed, what it leaves unsaid explored."""
+def _options(claim: Claim, has_per_sample: bool, has_pixel: bool, has_attention: bool = True) -> list[B.Reading]:
+    """Readings of this claim: its stated scope fixed, what it leaves unsaid explored (attention left out only
+    where the model has attention)."""
     every = B.readings(
         batches=(claim.batch,), steps=(claim.steps,),
         cfgs=(True,) if claim.cfg else (False, True),
@@ -72,6 +73,7 @@ def _options(claim: Claim, has_per_sample: bool, has_pixel: bool) -> list[B.Read
         norms=NORM_RULES,
     )
     # counted norms are a tool's habit (fvcore-era MAC counts of a whole model), not a hand formula's
+    every = [r for r in every if has_attention or r.coverage not in (B.Coverage.ATTENTION_MISSING, B.Coverage.QK_ONLY)]
     return [r for r in every if not r.norms or (r.unit is Unit.MAC and r.coverage is B.Coverage.FULL)]
 
 
@@ -85,9 +87,12 @@ def audit(claim: Claim, measured=None) -> Verdict:
         if claim.frames is None and getattr(cfg, "video", False):
             claim = replace(claim, frames=cfg.frames)
     latent, pixel, tokens, norms, reference, incomplete = reference_breakdowns(claim, measured)
-    has_per_sample = latent.by_kind().get(Kind.PER_SAMPLE, 0) > 0
+    kinds = latent.by_kind()
+    has_per_sample = kinds.get(Kind.PER_SAMPLE, 0) > 0 and max(tokens.values()) > 1  # T = 1: per token is per sample
+    has_attention = kinds.get(Kind.ATTN_SCORE, 0) + kinds.get(Kind.ATTN_VALUE, 0) > 0
     explanations = [B.explain(r, latent, pixel, tokens, norms)
-                    for r in _options(claim, has_per_sample, pixel is not None)]
+                    for r in _options(claim, has_per_sample, pixel is not None, has_attention)]
+    explanations = [e for e in explanations if e.flops > 0]  # a reading of nothing (no block linears in a ResNet)
     stated = B.Reading(Unit.FLOP, B.Coverage.FULL, False, claim.batch, claim.cfg, claim.steps, claim.training,
                        claim.space == "pixel")
     candidates = sorted(

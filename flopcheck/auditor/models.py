@@ -81,7 +81,7 @@ def _spec_breakdowns(claim: Claim, given=None) -> tuple[Breakdown, None, dict, d
 
     m = given or measured(spec_of(claim))
     b = spec_part(m, claim.part)
-    reference = "exact count" + (f" ({m.exact.incompleteness()})" if not m.exact.complete else "")
+    reference = f"exact count at {m.inputs}" + (f" ({m.exact.incompleteness()})" if not m.exact.complete else "")
     norms = m.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1] if claim.part == "model" else 0
     return b, None, {False: 1}, {False: norms}, reference, m.exact.incomplete  # T=1: per-sample is per-sample
 
