@@ -93,8 +93,53 @@ class Difference:
         return self.exact - self.seed
 
 
+class _Arithmetic:
+    """Seed 001's arithmetic on one forward's FLOPs (flops_per_forward, kinds()), parameters, scope, GPU and MFU."""
+
+    @property
+    def flops_per_step(self) -> int:
+        """A sampling step: the forward, twice under CFG (conditional and unconditional)."""
+        return self.flops_per_forward * (2 if self.scope.cfg else 1)
+
+    @property
+    def flops(self) -> int:
+        """One generation: steps x step."""
+        return self.flops_per_step * self.scope.steps
+
+    @property
+    def attention_flops(self) -> int:
+        kinds = self.kinds()
+        return sum(kinds.get(k, 0) for k in ATTENTION_KINDS)
+
+    @property
+    def attention_share(self) -> float:
+        return self.attention_flops / self.flops_per_forward if self.flops_per_forward else 0.0
+
+    @property
+    def weight_bytes(self) -> int:
+        return self.params * BYTES_PER_PARAM
+
+    @property
+    def arithmetic_intensity(self) -> float:
+        """FLOPs of one forward per byte of bf16 weights read (the seed's definition)."""
+        return self.flops_per_forward / self.weight_bytes if self.weight_bytes else math.inf
+
+    @property
+    def bound(self) -> str:
+        return "compute" if self.arithmetic_intensity > self.gpu.ridge else "bandwidth"
+
+    @property
+    def step_seconds(self) -> float:
+        return self.flops_per_step / (self.mfu * self.gpu.peak)
+
+    @property
+    def seconds(self) -> float:
+        """One generation: FLOPs / (MFU x peak)."""
+        return self.flops / (self.mfu * self.gpu.peak)
+
+
 @dataclass(frozen=True)
-class Estimate:
+class Estimate(_Arithmetic):
     """Everything `flopcheck estimate` prints, from one exact count."""
 
     name: str
@@ -111,24 +156,8 @@ class Estimate:
     def flops_per_forward(self) -> int:
         return self.breakdown.total
 
-    @property
-    def flops_per_step(self) -> int:
-        """A sampling step: the forward, twice under CFG (conditional and unconditional)."""
-        return self.flops_per_forward * (2 if self.scope.cfg else 1)
-
-    @property
-    def flops(self) -> int:
-        """One generation: steps x step."""
-        return self.flops_per_step * self.scope.steps
-
-    @property
-    def attention_flops(self) -> int:
-        kinds = self.breakdown.by_kind()
-        return sum(kinds.get(k, 0) for k in ATTENTION_KINDS)
-
-    @property
-    def attention_share(self) -> float:
-        return self.attention_flops / self.flops_per_forward
+    def kinds(self) -> dict:
+        return self.breakdown.by_kind()
 
     @property
     def attended_tokens(self) -> int:
@@ -139,28 +168,6 @@ class Estimate:
     def crossover(self) -> int:
         """N = 6d: where 4*N^2*d equals 24*N*d^2."""
         return 6 * self.config.hidden_size
-
-    @property
-    def weight_bytes(self) -> int:
-        return self.params * BYTES_PER_PARAM
-
-    @property
-    def arithmetic_intensity(self) -> float:
-        """FLOPs of one forward per byte of bf16 weights read (the seed's definition)."""
-        return self.flops_per_forward / self.weight_bytes
-
-    @property
-    def bound(self) -> str:
-        return "compute" if self.arithmetic_intensity > self.gpu.ridge else "bandwidth"
-
-    @property
-    def step_seconds(self) -> float:
-        return self.flops_per_step / (self.mfu * self.gpu.peak)
-
-    @property
-    def seconds(self) -> float:
-        """One generation: FLOPs / (MFU x peak)."""
-        return self.flops / (self.mfu * self.gpu.peak)
 
     def batches(self) -> list[BatchRow]:
         """Seed 001's batching table: step time, throughput and latency at batch 1, 2, 4, 8."""
@@ -229,7 +236,7 @@ def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, st
 
 
 @dataclass(frozen=True)
-class SpecEstimate:
+class SpecEstimate(_Arithmetic):
     """The same arithmetic for a model with no hand formula (a spec): its exact count, per forward."""
 
     measured: Any  # specs.measure.Measured
@@ -241,42 +248,12 @@ class SpecEstimate:
     def flops_per_forward(self) -> int:
         return self.measured.exact.total
 
-    @property
-    def flops_per_step(self) -> int:
-        """One forward, two with CFG (conditional + unconditional)."""
-        return self.flops_per_forward * (2 if self.scope.cfg else 1)
+    def kinds(self) -> dict:
+        return self.measured.exact.by_kind()
 
     @property
-    def flops(self) -> int:
-        """Per generation: steps x step."""
-        return self.flops_per_step * self.scope.steps
-
-    @property
-    def attention_share(self) -> float:
-        """QK^T + attn@V over the forward."""
-        by = self.measured.exact.by_kind()
-        return sum(by.get(k, 0) for k in ATTENTION_KINDS) / self.flops_per_forward if self.flops_per_forward else 0.0
-
-    @property
-    def weight_bytes(self) -> int:
-        return self.measured.params * BYTES_PER_PARAM
-
-    @property
-    def arithmetic_intensity(self) -> float:
-        """FLOPs per weight byte of one forward (weights read once)."""
-        return self.flops_per_forward / self.weight_bytes if self.weight_bytes else math.inf
-
-    @property
-    def bound(self) -> str:
-        return "compute" if self.arithmetic_intensity >= self.gpu.ridge else "memory"
-
-    @property
-    def step_seconds(self) -> float:
-        return self.flops_per_step / (self.mfu * self.gpu.peak)
-
-    @property
-    def seconds(self) -> float:
-        return self.step_seconds * self.scope.steps
+    def params(self) -> int:
+        return self.measured.params
 
 
 def estimate_spec(measured, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False) -> SpecEstimate:

@@ -326,3 +326,13 @@ def test_a_claims_file_reads_a_config_from_its_own_folder(tmp_path, capsys):
     code, out, _ = run(["audit", "--file", str(tmp_path / "claims.yaml"), "--json"], capsys)
     (d,) = json.loads(out)
     assert code == 0 and d["verdict"] == "consistent" and d["true_flops"] == 237_333_676_032
+
+
+def test_estimate_a_spec_from_its_exact_count(capsys):
+    # resnet18: 3,628,146,688 FLOPs a forward (hand count above); 28 steps with CFG: x 2 x 28 = 203,176,214,528;
+    # 11,689,512 parameters (torchvision's docs, resnet18 num_params)
+    code, out, _ = run(["estimate", "timm:resnet18", "--steps", "28", "--cfg", "--json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and (d["flops_per_forward"], d["flops"], d["params"]) == (3_628_146_688, 203_176_214_528,
+                                                                                11_689_512)
+    assert d["inputs"] == "x (1, 3, 224, 224) float32" and d["reference"] == "exact count"

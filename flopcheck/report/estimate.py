@@ -10,6 +10,18 @@ def _secs(s: float) -> str:
     return f"{s:.3g} s" if s < 1 else f"{s:.2f} s" if s < 600 else f"{s / 60:.1f} min"
 
 
+def _roofline(e) -> list[str]:
+    """The roofline and the time, for either estimate."""
+    g = e.gpu
+    return ["roofline (weights read once per forward, bf16)",
+            f"  weights          {commas(e.params)} parameters = {e.weight_bytes / 1e9:.1f} GB",
+            f"  intensity        {e.arithmetic_intensity:,.0f} FLOPs per weight byte vs {g.name}'s ridge "
+            f"{g.ridge:,.0f}: {e.bound}-bound",
+            "",
+            f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
+            f"  per step {_secs(e.step_seconds)}, per generation {_secs(e.seconds)}"]
+
+
 def to_text(e: Estimate) -> str:
     c, g = e.config, e.gpu
     scope = " x ".join([f"{e.scope.steps} steps"] + (["CFG"] if e.scope.cfg else []))
@@ -26,13 +38,7 @@ def to_text(e: Estimate) -> str:
         f"tokens attended vs the crossover 6d = {commas(e.crossover)}: "
         + ("attention-dominated" if e.attended_tokens > e.crossover else "linear-dominated"),
         "",
-        "roofline (weights read once per forward, bf16)",
-        f"  weights          {commas(e.params)} parameters = {e.weight_bytes / 1e9:.1f} GB",
-        f"  intensity        {e.arithmetic_intensity:,.0f} FLOPs per weight byte vs {g.name}'s ridge "
-        f"{g.ridge:,.0f}: {e.bound}-bound",
-        "",
-        f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
-        f"  per step {_secs(e.step_seconds)}, per generation {_secs(e.seconds)}",
+        *_roofline(e),
         "",
         "batching (seed 001's model: MFU(b) = min(0.6, MFU + 0.08*sqrt(b-1)); a batch's step does b x the FLOPs)",
         table([[str(r.batch), f"{r.mfu:.0%}", _secs(r.step_seconds), f"{r.throughput:.3g}/s",
@@ -100,13 +106,7 @@ def spec_text(e) -> str:
         f"  per generation   {commas(e.flops):>28}  {si(e.flops)}  ({e.scope.steps} steps)",
         f"  attention        {e.attention_share:.1%} of a forward (QK^T + attn@V)",
         "",
-        "roofline (weights read once per forward, bf16)",
-        f"  weights          {commas(m.params)} parameters = {e.weight_bytes / 1e9:.1f} GB",
-        f"  intensity        {e.arithmetic_intensity:,.0f} FLOPs per weight byte vs {g.name}'s ridge "
-        f"{g.ridge:,.0f}: {e.bound}-bound",
-        "",
-        f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
-        f"  per step {_secs(e.step_seconds)}, per generation {_secs(e.seconds)}",
+        *_roofline(e),
         "",
         f"source of {g.name}'s figures: {g.source}",
     ])
