@@ -150,7 +150,7 @@ def _count_args(p: argparse.ArgumentParser) -> None:
     _model_args(p)
     p.add_argument("--steps", type=whole, default=1, help="sampling steps (forward x S)")
     p.add_argument("--cfg", action="store_true", help="classifier-free guidance (batch x2)")
-    p.add_argument("--training", action="store_true", help="one training step (fwd+bwd = 3 x fwd)")
+    p.add_argument("--training", action="store_true", help="one training step: the formula x 3 (the rule) beside the exact forward + backward on meta")
     p.add_argument("--device", default="meta", help="where the exact count runs (default meta: no compute)")
     p.add_argument("--json", action="store_true", help="one JSON object with full integers")
     _spec_args(p)

@@ -19,6 +19,7 @@ class CountResult:
     scope: Scope
     formula: Breakdown  # scaled to the scope
     exact: ExactCount  # one counted forward (batch 2N under CFG)
+    training: Any = None  # a training scope: the exact step (exact.training.TrainingCount), forward and backward
 
     @property
     def exact_factor(self) -> int:
@@ -53,4 +54,15 @@ def count_reference(name: str, batch: int = 1, scope: Scope = Scope(), device: s
     config = get_config(name, **overrides)
     formula = formula_breakdown(name, config, batch=batch, scope=scope)
     exact = exact_count(name, config, batch=batch, cfg=scope.cfg, device=device)
-    return CountResult(name, config, batch, scope, formula, exact)
+    step = training_step(name, config, batch) if scope.training else None
+    return CountResult(name, config, batch, scope, formula, exact, step)
+
+
+def training_step(name: str, config: Any, batch: int = 1):
+    """The exact training step of a reference model on meta: its forward, a mean loss, its backward."""
+    from flopcheck.exact.training import count_training_step
+    from reference_models import prepare
+
+    model, inputs, forward = prepare(config, batch=batch, device="meta")
+    return count_training_step(model, inputs, forward, getattr(model, "flop_kinds", ()), model=name,
+                               attn=config.attn, device="meta")

@@ -38,7 +38,38 @@ def to_text(r: CountResult) -> str:
         table([[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())],
               ["category", "calls", "elements"], right={1, 2}),
     ]
+    if r.training is not None:
+        lines += ["", *training_lines(r.training)]
     return "\n".join(lines)
+
+
+def training_lines(t) -> list[str]:
+    """The exact training step beside the 3x rule, and every term where the rule's backward = 2 x forward fails."""
+    rows = [[p, commas(f), commas(b), commas(2 * f), f"{b - 2 * f:+,}", why] for p, f, b, why in t.differences()]
+    lines = [
+        "training step, exact (on meta: the forward, a mean loss, its backward from the loss):",
+        f"  forward                 {commas(t.forward.total):>24} FLOPs",
+        f"  backward                {commas(t.backward.total):>24} FLOPs",
+        f"  forward + backward      {commas(t.total):>24} FLOPs = {si(t.total)}",
+        f"  3 x forward (the rule)  {commas(t.rule_3x):>24} FLOPs",
+        f"  exact - rule            {t.total - t.rule_3x:>+24,} FLOPs",
+    ]
+    if rows:
+        lines += ["", "where the backward is not 2 x the forward:",
+                  table(rows, ["term", "forward", "backward", "2 x forward", "difference", "why"], right={1, 2, 3, 4})]
+    if not t.backward.complete:
+        lines.append(t.backward.incompleteness())
+    return lines
+
+
+def training_dict(t) -> dict:
+    """JSON-ready: the exact step, the rule and the terms that differ."""
+    return {"forward_flops": t.forward.total, "backward_flops": t.backward.total, "training_flops": t.total,
+            "rule_3x_flops": t.rule_3x, "exact_minus_rule_flops": t.total - t.rule_3x,
+            "backward_complete": t.backward.complete, "backward_incomplete_ops": list(t.backward.incomplete),
+            "backward_by_kind": {k.value: v for k, v in t.backward.by_kind().items()},
+            "differences": [{"path": p, "forward_flops": f, "backward_flops": b, "rule_backward_flops": 2 * f,
+                             "delta_flops": b - 2 * f, "why": why} for p, f, b, why in t.differences()]}
 
 
 def _verdict(r: CountResult) -> str:
@@ -73,6 +104,7 @@ def to_dict(r: CountResult) -> dict:
         "incomplete_ops": list(r.exact.incomplete),
         "uncounted": [{"category": cat, "calls": calls, "elements": el}
                       for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())],
+        **(training_dict(r.training) if r.training is not None else {}),
     }
 
 

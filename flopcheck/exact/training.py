@@ -1,0 +1,168 @@
+"""One training step counted exactly: the forward, then the backward from a scalar loss, each by path and kind.
+
+The backward runs in autograd's engine, outside any module's forward, so its ops are attributed by
+gradient hooks: when the gradient of a module's output arrives, that module's backward begins (its
+frame becomes active); when the gradient of its input is made, it ends. An op runs in the most
+recently begun module still active. A module whose input needs no gradient (the first layer) never
+gets that second hook, so it ends when the backward does. `requires_grad` is the model's own:
+frozen parameters get no weight gradient, inputs no input gradient, and the backward kernels'
+formulas (convolution_backward's output mask, the SDPA backward kernels) count what was asked for.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+import torch
+from torch import nn
+
+from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _tensors, module_frames
+from flopcheck.types import ExactCount
+
+
+@dataclass(frozen=True)
+class TrainingCount:
+    """The exact count of one training step: the forward and the backward, each an ExactCount."""
+
+    forward: ExactCount
+    backward: ExactCount
+    frozen: frozenset = frozenset()  # normalised paths of layers whose weights need no gradient
+
+    def differences(self) -> list[tuple[str, int, int, str]]:
+        """(path, forward, backward, why) of every term whose backward is not 2 x its forward, the 3x rule's
+        assumption: the exact step minus the rule is the sum of (backward - 2 x forward) over them."""
+        fwd, bwd = self.forward.by_path(), self.backward.by_path()
+        out = []
+        for path in dict.fromkeys([*fwd, *bwd]):
+            f, b = fwd.get(path, 0), bwd.get(path, 0)
+            if b != 2 * f:
+                out.append((path, f, b, self._why(path, f, b)))
+        return out
+
+    def _why(self, path: str, f: int, b: int) -> str:
+        if b == 0:
+            return "no gradient: its weights are frozen and its input needs none"
+        if b == f and path in self.frozen:
+            return "input gradient only: its weights are frozen"
+        if b == f:
+            return "weight gradient only: its input needs no gradient (the first layer, or an embedding of t)"
+        if f == 0:
+            return "backward only: recomputed or a gradient's own work"
+        return f"backward {b / f:.3g} x forward"
+
+    @property
+    def total(self) -> int:
+        """Forward + backward, FLOPs."""
+        return self.forward.total + self.backward.total
+
+    @property
+    def rule_3x(self) -> int:
+        """The usual rule: a training step is 3 x the forward (backward = 2 x forward)."""
+        return 3 * self.forward.total
+
+
+class _BackwardFrames:
+    """The module frames active in the backward, by gradient hooks registered during the forward."""
+
+    def __init__(self, model: nn.Module):
+        self.frames = module_frames(model)
+        self.active: list[Frame] = []
+        self.handles = []
+        for module, frame in self.frames.items():
+            self.handles.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._inputs(f, a)))
+            self.handles.append(module.register_forward_hook(lambda m, a, o, f=frame: self._outputs(f, a, o)))
+
+    def _outputs(self, frame: Frame, args, out) -> None:
+        """The gradient of this output arriving: the module's backward begins (an output that is its own input,
+        an Identity's, begins nothing)."""
+        given = {id(t) for t in _tensors(args)}
+        for t in _tensors(out):
+            if t.requires_grad and id(t) not in given:
+                t.register_hook(lambda g, f=frame: self._begin(f))
+
+    def _inputs(self, frame: Frame, args) -> None:
+        """The gradient of this input made: the module's backward ends."""
+        for t in _tensors(args):
+            if t.requires_grad:
+                t.register_hook(lambda g, f=frame: self._end(f))
+
+    def _begin(self, frame: Frame) -> None:
+        """Active from now; one tensor can be the output of a module and of the modules around it, whose hooks run
+        inner first: an outer module goes below the inner ones already begun, so the innermost is current."""
+        if frame in self.active:
+            return
+        i = len(self.active)
+        while i > 0 and _inside(self.active[i - 1], frame):
+            i -= 1
+        self.active.insert(i, frame)
+
+    def _end(self, frame: Frame) -> None:
+        if frame in self.active:
+            self.active.remove(frame)
+
+    @property
+    def current(self) -> Frame:
+        return self.active[-1] if self.active else ROOT
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def _inside(inner: Frame, outer: Frame) -> bool:
+    """`inner` is a module within `outer`."""
+    return inner.path.startswith(outer.path + ".") or (outer.path == "" and inner.path != "")
+
+
+class _BackwardCounter(ExactCounter):
+    """The exact counter in the backward: the frame is the most recently begun module's. In a module whose forward
+    computed attention, a matmul of two activations is attention's backward: autograd runs attn@V's node first
+    (dA = dO V^T, dV = A^T dO), then QK^T's (dQ, dK), each two matmuls the size of its forward."""
+
+    def __init__(self, frames: _BackwardFrames, kind_map: Iterable[tuple[str, str]] = (),
+                 attention_paths: frozenset = frozenset()):
+        super().__init__(None, kind_map)
+        self._frames = frames
+        self._attention = attention_paths  # normalised paths whose forward had QK^T and attn@V
+        self._seen: dict[str, int] = {}
+
+    @property
+    def frame(self) -> Frame:
+        return self._frames.current
+
+    def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
+        from flopcheck.exact.counter import _Event, _is_parameter
+        from flopcheck.types import Kind
+
+        if frame.norm_path not in self._attention or any(_is_parameter(t) for t in _tensors(args)):
+            return super()._free_matmul(name, frame, flops, args, out)
+        n = self._seen.get(frame.path, 0)
+        self._seen[frame.path] = n + 1
+        kind, suffix = (Kind.ATTN_VALUE, "av") if (n // 2) % 2 == 0 else (Kind.ATTN_SCORE, "qk")
+        self._events.append(_Event(name, frame, kind, suffix, flops))
+
+
+def mean_loss(out) -> torch.Tensor:
+    """A scalar loss from a forward's output: the mean of its first tensor (elementwise work, no multiply-adds)."""
+    first = _tensors(out)[0]
+    return first.float().mean()
+
+
+def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,
+                        kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None,
+                        loss: Callable = mean_loss, **labels: str) -> TrainingCount:
+    """Run the forward (default: the module), a scalar loss, and its backward, each counted exactly."""
+    frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
+                       if any(not p.requires_grad for p in m.parameters(recurse=False)))
+    frames = _BackwardFrames(module)
+    try:
+        with torch.enable_grad(), ExactCounter(module, kind_map) as fwd:
+            out = (forward or module)(*inputs, **(kwargs or {}))
+        scalar = loss(out)
+        forward = fwd.result(**labels)
+        attention = frozenset(r.path.rsplit(".", 1)[0] for r in forward.counted if r.path.endswith((".qk", ".av")))
+        with _BackwardCounter(frames, kind_map, attention) as bwd:
+            scalar.backward()
+    finally:
+        frames.remove()
+    return TrainingCount(forward, bwd.result(**labels), frozen)

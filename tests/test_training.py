@@ -1,0 +1,102 @@
+"""The exact training step on meta: forward and backward counted separately, per path and kind, beside the 3x rule."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from flopcheck.cli import main
+from flopcheck.exact.training import count_training_step
+from flopcheck.reference_count import training_step
+from flopcheck.types import Kind
+from reference_models import get_config
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "math"])
+def test_dit_s2_step_is_three_forwards_less_the_two_layers_whose_input_needs_no_gradient(attn):
+    # DiT-S/2 (T=256, d=384, L=12, p=2, C=4, f=256) forward, by hand:
+    #   blocks 12 * (24*T*d^2 + 4*T^2*d) = 12 * (905,969,664 + 100,663,296) = 12,079,595,520
+    #   adaLN 12 * 2*d*6d = 21,233,664; x_embedder 2*T*d*C*p^2 = 3,145,728; t_embedder 2*f*d + 2*d^2 = 491,520;
+    #   final adaLN 2*d*2d = 589,824; final linear 2*T*d*p^2*C_out = 6,291,456; total 12,111,347,712
+    # Backward = 2 x forward everywhere except the layers whose input needs no gradient, which compute their
+    # weight gradient only (1 x forward): x_embedder (the latent) 3,145,728 and t_embedder.mlp.0 (the sinusoidal
+    # embedding of t) 2*f*d = 196,608: backward = 2 * 12,111,347,712 - 3,342,336 = 24,219,353,088
+    step = training_step("DiT-S/2", get_config("DiT-S/2", attn=attn))
+    assert step.forward.total == 12_111_347_712
+    assert step.backward.total == 24_219_353_088
+    assert step.total == 36_330_700_800 and step.rule_3x - step.total == 3_342_336
+    assert [(p, f, b) for p, f, b, _ in step.differences()] == [("x_embedder.proj", 3_145_728, 3_145_728),
+                                                                ("t_embedder.mlp.0", 196_608, 196_608)]
+    # attention's backward is two matmuls per forward matmul, on either path: 2 x (QK^T + attn@V)
+    fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
+    assert bwd[Kind.ATTN_SCORE] == 2 * fwd[Kind.ATTN_SCORE] == 2 * 603_979_776
+    assert bwd[Kind.ATTN_VALUE] == 2 * fwd[Kind.ATTN_VALUE]
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "math"])
+def test_dit_xl2_step(attn):
+    # DiT-XL/2 forward 237,242,843,136 (README, test_formula_dit); x_embedder 2*256*1152*4*4 = 9,437,184 and
+    # t_embedder.mlp.0 2*256*1152 = 589,824 need no input gradient:
+    # 3 * 237,242,843,136 - 9,437,184 - 589,824 = 711,718,502,400
+    step = training_step("DiT-XL/2", get_config("DiT-XL/2", attn=attn))
+    assert step.forward.total == 237_242_843_136 and step.total == 711_718_502_400
+    assert step.rule_3x == 711_728_529_408
+
+
+def test_count_training_json_has_the_step_and_the_rule(capsys):
+    assert main(["count", "DiT-S/2", "--training", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["forward_flops"], d["backward_flops"], d["rule_3x_flops"]) == (12_111_347_712, 24_219_353_088,
+                                                                              36_334_043_136)
+    assert [x["path"] for x in d["differences"]] == ["x_embedder.proj", "t_embedder.mlp.0"]
+    assert d["differences"][0]["why"].startswith("weight gradient only")
+
+
+def test_count_training_text_names_each_difference(capsys):
+    assert main(["count", "DiT-XL/2", "--training"]) == 0
+    out = capsys.readouterr().out
+    assert "forward + backward               711,718,502,400 FLOPs" in out
+    assert "exact - rule                         -10,027,008 FLOPs" in out
+    assert "x_embedder.proj   9,437,184  9,437,184   18,874,368  -9,437,184  weight gradient only" in out
+
+
+def _two_layers(freeze: int | None):
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Linear(8, 16), nn.Linear(16, 4)).to("meta")
+    if freeze is not None:
+        net[freeze].requires_grad_(False)
+    return net
+
+
+def test_frozen_parameters_get_no_weight_gradient():
+    # forward on 3 rows: layer 0 2*3*8*16 = 768, layer 1 2*3*16*4 = 384
+    x = torch.empty(3, 8, device="meta")
+    plain = count_training_step(_two_layers(None), (x,))
+    # every weight trains, the input needs no gradient: layer 1 input + weight gradients 2 * 384; layer 0 weight
+    # gradient only 768
+    assert (plain.forward.total, plain.backward.total) == (1152, 768 + 768)
+    first_frozen = count_training_step(_two_layers(0), (x,))
+    # layer 0 frozen and its input needs none: no gradient at all, so its output needs none either and layer 1
+    # computes its weight gradient only, 384
+    assert first_frozen.backward.total == 384
+    assert [(p, b, why[:20]) for p, _, b, why in first_frozen.differences()] == [
+        ("0", 0, "no gradient: its wei"), ("1", 384, "weight gradient only")]
+    last_frozen = count_training_step(_two_layers(1), (x,))
+    # layer 1 frozen: its input gradient only, 384; layer 0 its weight gradient, 768
+    assert last_frozen.backward.total == 384 + 768
+    assert ("1", 384, 384, "input gradient only: its weights are frozen") in last_frozen.differences()
+
+
+def test_an_input_that_needs_a_gradient_gets_one():
+    # PyTorch's own literal (test_flop_counter.py): resnet18 forward + backward 10,884,440,064 FLOPs = 3 x the forward
+    # 3,628,146,688, its input requiring grad; without, conv1 (2 * 112^2 * 64 * 7*7*3 = 236,027,904 FLOPs) computes
+    # no input gradient
+    torchvision = pytest.importorskip("torchvision")
+    with torch.device("meta"):
+        model = torchvision.models.resnet18()
+    needs = torch.empty(1, 3, 224, 224, device="meta", requires_grad=True)
+    assert count_training_step(model, (needs,)).total == 10_884_440_064
+    plain = torch.empty(1, 3, 224, 224, device="meta")
+    assert count_training_step(model, (plain,)).total == 10_884_440_064 - 236_027_904
