@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from flopcheck.exact import ExactCount, exact_count
@@ -58,8 +59,10 @@ def count_reference(name: str, batch: int = 1, scope: Scope = Scope(), device: s
     return CountResult(name, config, batch, scope, formula, exact, step)
 
 
+@lru_cache(maxsize=32)
 def training_step(name: str, config: Any, batch: int = 1):
-    """The exact training step of a reference model on meta: its forward, a mean loss, its backward."""
+    """The exact training step of a reference model on meta: its forward, a mean loss, its backward (once per
+    config: a claims file asks again)."""
     from flopcheck.exact.training import count_training_step
     from reference_models import prepare
 

@@ -57,13 +57,15 @@ class Reading:
     training: bool = False
     pixel: bool = False
     norms: int = 0  # LayerNorm work counted, in the reading's unit per normalised element (fvcore 4, thop 2)
+    exact_step: bool = False  # training: the exact backward, not the 3x rule
 
     def describe(self) -> str:
         parts = [self.unit.value + "s", self.coverage.words]
         parts += [f"LayerNorm {self.norms} per element"] if self.norms else []
         parts += ["adaLN per token"] if self.per_sample_per_token else []
         parts += scope_words(self.batch, "CFG x2" if self.cfg else "", self.steps,
-                             "training x3" if self.training else "")
+                             ("training step, exact backward" if self.exact_step else "training x3")
+                             if self.training else "")
         parts += ["pixel space"] if self.pixel else []
         return ", ".join(parts)
 
@@ -125,9 +127,10 @@ def _covered(b: Breakdown, coverage: Coverage, per_token: bool, tokens: int) -> 
 
 
 def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens: dict[bool, int],
-            norm_elements: dict[bool, int] | None = None) -> Explanation:
+            norm_elements: dict[bool, int] | None = None, backward: dict[bool, int] | None = None) -> Explanation:
     """The value of one reading, with the findings that build it from the latent reference;
-    norm_elements: LayerNorm outputs per forward (latent, pixels), for readings that count norms."""
+    norm_elements: LayerNorm outputs per forward (latent, pixels), for readings that count norms;
+    backward: the exact backward of one sample (latent, pixels), for a training reading with the exact step."""
     base = pixel if reading.pixel else latent
     findings = [K.PIXEL_SPACE.finding(pixel.total - latent.total, "counted on pixels")] if reading.pixel else []
     flops, cov = _covered(base, reading.coverage, reading.per_sample_per_token, tokens[reading.pixel])
@@ -136,13 +139,18 @@ def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens
         norms = reading.norms * reading.unit.flops_per_unit * (norm_elements or {}).get(reading.pixel, 0)
         findings.append(K.NORM_COUNTED.finding(norms, f"{reading.norms} {reading.unit.value} per LayerNorm element"))
         flops += norms
+    rule = reading.training and not reading.exact_step
     for c, factor, why in ((K.BATCH_NOT_NORMALISED, reading.batch, f"batch {reading.batch}"),
                            (K.CFG_INCLUDED, 2 if reading.cfg else 1, "CFG doubles the batch"),
                            (K.STEPS_INCLUDED, reading.steps, f"{reading.steps} steps"),
-                           (K.TRAINING_X3, 3 if reading.training else 1, "fwd + bwd = 3 x fwd")):
+                           (K.TRAINING_X3, 3 if rule else 1, "fwd + bwd = 3 x fwd")):
         if factor > 1:
             findings.append(c.finding(flops * (factor - 1), why))
             flops *= factor
+    if reading.training and reading.exact_step:  # the whole model's exact backward, once per sample
+        step = backward[reading.pixel] * reading.batch
+        findings.append(K.TRAINING_STEP.finding(step, "the exact backward, counted on meta"))
+        flops += step
     value = Fraction(flops, reading.unit.flops_per_unit)
     if reading.unit is Unit.MAC:
         findings.append(K.in_macs(flops, int(value)))
@@ -150,14 +158,17 @@ def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens
 
 
 def readings(units=(Unit.FLOP, Unit.MAC), batches=(1,), cfgs=(False,), steps=(1,), trainings=(False,),
-             pixels=(False,), per_token=(False, True), norms=(0,)) -> list[Reading]:
-    """Every combination of the given options (training never combines with steps or CFG)."""
+             pixels=(False,), per_token=(False, True), norms=(0,), exact_steps=(False,)) -> list[Reading]:
+    """Every combination of the given options (training never combines with steps or CFG; the exact step only
+    with training, of the whole model as it is: every term, no norms, adaLN per sample)."""
     out = []
-    for u, cov, pt, b, c, s, t, px, n in product(units, COVERAGES, per_token, batches, cfgs, steps, trainings, pixels,
-                                                 norms):
+    for u, cov, pt, b, c, s, t, px, n, x in product(units, COVERAGES, per_token, batches, cfgs, steps, trainings,
+                                                    pixels, norms, exact_steps):
         if t and (c or s > 1):
             continue
-        out.append(Reading(u, cov, pt, b, c, s, t, px, n))
+        if x and not (t and cov is Coverage.FULL and not pt and not n):
+            continue
+        out.append(Reading(u, cov, pt, b, c, s, t, px, n, x))
     return out
 
 
