@@ -45,7 +45,7 @@ class TrainingCount:
         if b == f and path in self.frozen:
             return "input gradient only: its weights are frozen"
         if b == f:
-            return "weight gradient only: its input needs no gradient (the first layer, or an embedding of t)"
+            return "weight gradient only: its input needs no gradient (a model input, or a fixed function of one)"
         if f == 0:
             return "backward only: recomputed or a gradient's own work"
         return f"backward {b / f:.3g} x forward"

@@ -217,16 +217,16 @@ STEPS_INCLUDED = cause("FC502", "steps-included", "the number covers every sampl
 TRAINING_X3 = cause(
     "FC503", "training-x3", "the number is a training step, fwd + bwd = 3 x fwd", "divide by 3 for a forward"
 )
-TRAINING_STEP = cause(
-    "FC505", "training-step", "the number is one training step, forward + backward counted exactly (the backward "
-    "is 2 x forward except where a layer needs no input gradient or its weights are frozen)",
-    "subtract the exact backward for a forward"
-)
 PIXEL_SPACE = cause(
     "FC504",
     "pixel-space",
     "the model was counted on pixels (T = (H/p)^2), not on the VAE latent (T = (H/8p)^2)",
     "count on the latent the model runs on",
+)
+TRAINING_STEP = cause(
+    "FC505", "training-step", "the number is one training step, forward + backward counted exactly (the backward "
+    "is 2 x forward except where a layer needs no input gradient or its weights are frozen)",
+    "subtract the exact backward for a forward"
 )
 UNEXPLAINED_RESIDUAL = cause(
     "FC901",
