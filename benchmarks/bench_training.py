@@ -1,0 +1,41 @@
+"""The exact training step's cost (issue #15), as a ratio in one run: counting a DiT-XL/2 training step on meta
+(forward, mean loss, backward) against counting its forward alone, both in this process, the model built once
+per count. Goal: training step / forward <= 2.
+Run: python benchmarks/bench_training.py [--repeats 5]
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--model", default="DiT-XL/2")
+    args = ap.parse_args()
+    from flopcheck.exact import count_forward
+    from flopcheck.exact.training import count_training_step
+    from reference_models import get_config, prepare
+
+    cfg = get_config(args.model)
+
+    def timed(count) -> float:
+        model, inputs, forward = prepare(cfg, device="meta")
+        start = time.perf_counter()
+        count(model, inputs, forward, getattr(model, "flop_kinds", ()))
+        return time.perf_counter() - start
+
+    timed(count_forward), timed(count_training_step)  # warm: first calls pay torch's lazy initialisation
+    fwd = statistics.median(timed(count_forward) for _ in range(args.repeats))
+    step = statistics.median(timed(count_training_step) for _ in range(args.repeats))
+    ratio = step / fwd
+    print(f"{args.model} on meta, median of {args.repeats}: forward {fwd:.3f} s, training step {step:.3f} s")
+    print(f"  training step / forward  {ratio:5.2f}  (<= 2)  {'ok' if ratio <= 2 else 'MISSED'}")
+    return 0 if ratio <= 2 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
