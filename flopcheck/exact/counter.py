@@ -53,6 +53,12 @@ class _Event:
 
 
 def _tensors(tree) -> list[torch.Tensor]:
+    """The tensors in an op's or a module's arguments or outputs; a tensor, or a flat tuple or list of tensors and
+    plain values (nearly every call), without pytree's general walk."""
+    if isinstance(tree, torch.Tensor):
+        return [tree]
+    if isinstance(tree, (tuple, list)) and not any(isinstance(x, (tuple, list, dict)) for x in tree):
+        return [x for x in tree if isinstance(x, torch.Tensor)]
     return [x for x in tree_flatten(tree)[0] if isinstance(x, torch.Tensor)]
 
 
@@ -111,8 +117,8 @@ class ExactCounter(TorchDispatchMode):
         self._flex = _eager_flex_attention(True)
         if self.model is not None:
             for module, frame in module_frames(self.model).items():
-                self._hooks.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._push(f)))
-                self._hooks.append(module.register_forward_hook(lambda m, a, o, f=frame: self._pop(f, o)))
+                self._hooks.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._push(f, a)))
+                self._hooks.append(module.register_forward_hook(lambda m, a, o, f=frame: self._pop(f, o, a)))
         return super().__enter__()
 
     def __exit__(self, *exc):
@@ -123,10 +129,10 @@ class ExactCounter(TorchDispatchMode):
         self._stack.clear()
         return super().__exit__(*exc)
 
-    def _push(self, frame: Frame) -> None:
+    def _push(self, frame: Frame, args=()) -> None:
         self._stack.append(frame)
 
-    def _pop(self, frame: Frame, out) -> None:  # returns None: a forward hook's return value would replace the output
+    def _pop(self, frame: Frame, out, args=()) -> None:  # returns None: a forward hook's result would replace the output
         self._stack.pop()
         if isinstance(out, torch.Tensor) and out.dim() > 0:
             self._leading.setdefault(frame.path, int(out.shape[0]))

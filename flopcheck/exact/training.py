@@ -62,17 +62,13 @@ class TrainingCount:
 
 
 class _BackwardFrames:
-    """The module frames active in the backward, by gradient hooks registered during the forward."""
+    """The module frames active in the backward, from gradient hooks put on each module's inputs and outputs as
+    the forward runs (by the forward's own module hooks: _ForwardCounter)."""
 
-    def __init__(self, model: nn.Module):
-        self.frames = module_frames(model)
+    def __init__(self):
         self.active: list[Frame] = []
-        self.handles = []
-        for module, frame in self.frames.items():
-            self.handles.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._inputs(f, a)))
-            self.handles.append(module.register_forward_hook(lambda m, a, o, f=frame: self._outputs(f, a, o)))
 
-    def _outputs(self, frame: Frame, args, out) -> None:
+    def outputs(self, frame: Frame, args, out) -> None:
         """The gradient of this output arriving: the module's backward begins (an output that is its own input,
         an Identity's, begins nothing)."""
         given = {id(t) for t in _tensors(args)}
@@ -80,7 +76,7 @@ class _BackwardFrames:
             if t.requires_grad and id(t) not in given:
                 t.register_hook(lambda g, f=frame: self._begin(f))
 
-    def _inputs(self, frame: Frame, args) -> None:
+    def inputs(self, frame: Frame, args) -> None:
         """The gradient of this input made: the module's backward ends."""
         for t in _tensors(args):
             if t.requires_grad:
@@ -104,9 +100,23 @@ class _BackwardFrames:
     def current(self) -> Frame:
         return self.active[-1] if self.active else ROOT
 
-    def remove(self) -> None:
-        for h in self.handles:
-            h.remove()
+
+class _ForwardCounter(ExactCounter):
+    """The exact counter of the forward, whose module hooks also put the backward's gradient hooks in place."""
+
+    def __init__(self, model: nn.Module, kind_map: Iterable[tuple[str, str]], frames: _BackwardFrames):
+        super().__init__(model, kind_map)
+        self._frames = frames
+
+    def _push(self, frame: Frame, args=()) -> None:
+        super()._push(frame, args)
+        if torch.is_grad_enabled():
+            self._frames.inputs(frame, args)
+
+    def _pop(self, frame: Frame, out, args=()) -> None:
+        super()._pop(frame, out, args)
+        if torch.is_grad_enabled():
+            self._frames.outputs(frame, args, out)
 
 
 def _inside(inner: Frame, outer: Frame) -> bool:
@@ -154,15 +164,12 @@ def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable
     """Run the forward (default: the module), a scalar loss, and its backward, each counted exactly."""
     frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
                        if any(not p.requires_grad for p in m.parameters(recurse=False)))
-    frames = _BackwardFrames(module)
-    try:
-        with torch.enable_grad(), ExactCounter(module, kind_map) as fwd:
-            out = (forward or module)(*inputs, **(kwargs or {}))
-        scalar = loss(out)
-        forward = fwd.result(**labels)
-        attention = frozenset(r.path.rsplit(".", 1)[0] for r in forward.counted if r.path.endswith((".qk", ".av")))
-        with _BackwardCounter(frames, kind_map, attention) as bwd:
-            scalar.backward()
-    finally:
-        frames.remove()
+    frames = _BackwardFrames()
+    with torch.enable_grad(), _ForwardCounter(module, kind_map, frames) as fwd:
+        out = (forward or module)(*inputs, **(kwargs or {}))
+    scalar = loss(out)
+    forward = fwd.result(**labels)
+    attention = frozenset(r.path.rsplit(".", 1)[0] for r in forward.counted if r.path.endswith((".qk", ".av")))
+    with _BackwardCounter(frames, kind_map, attention) as bwd:
+        scalar.backward()
     return TrainingCount(forward, bwd.result(**labels), frozen)
