@@ -151,6 +151,8 @@ def _count_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--steps", type=whole, default=1, help="sampling steps (forward x S)")
     p.add_argument("--cfg", action="store_true", help="classifier-free guidance (batch x2)")
     p.add_argument("--training", action="store_true", help="one training step: the formula x 3 (the rule) beside the exact forward + backward on meta")
+    p.add_argument("--freeze", action="append", metavar="PATTERN",
+                   help="with --training: modules whose weights do not train, by path ('blocks.*'); repeatable")
     p.add_argument("--device", default="meta", help="where the exact count runs (default meta: no compute)")
     p.add_argument("--json", action="store_true", help="one JSON object with full integers")
     _spec_args(p)
@@ -164,10 +166,13 @@ def _count(args: argparse.Namespace) -> int:
     _one_input_flag(args)
     _check_device(args.device)
     scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
+    if args.freeze and not args.training:
+        raise UsageError("--freeze says which weights a training step leaves alone: add --training")
     spec = _model_spec(args)
     if spec is not None:
         return _count_spec(args, spec, scope)
     result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
+                             frozen=tuple(args.freeze or ()),
                              input_size=args.input_size, attn=args.attn, space=args.space,
                              resolution=_resolution(args.resolution), frames=args.frames)
     print(_json(to_dict(result)) if args.json else to_text(result))
@@ -181,7 +186,7 @@ def _count_spec(args: argparse.Namespace, spec, scope) -> int:
 
     if args.device != "meta":
         raise UsageError(f"--device {args.device}: a spec is counted on meta (its shapes are all a count reads)")
-    m = measured(spec)
+    m = measured(spec, training=scope.training, frozen=tuple(args.freeze or ()))
     b = m.breakdown().scoped(scope)
     print(_json(spec_dict(m, b, spec.options.batch)) if args.json else spec_text(m, b, spec.options.batch))
     return 0

@@ -100,3 +100,35 @@ def test_an_input_that_needs_a_gradient_gets_one():
     assert count_training_step(model, (needs,)).total == 10_884_440_064
     plain = torch.empty(1, 3, 224, 224, device="meta")
     assert count_training_step(model, (plain,)).total == 10_884_440_064 - 236_027_904
+
+
+def test_freeze_leaves_weights_untrained_and_counts_what_remains(capsys):
+    # DiT-S/2 with every block frozen: the blocks compute input gradients only (their linears 1 x forward,
+    # 12 * 24*T*d^2 = 10,871,635,968; adaLN 21,233,664), attention still both matmuls per forward matmul
+    # (2 * 12 * 4*T^2*d = 2,415,919,104), x_embedder and t_embedder.mlp.0 their weight gradient (3,145,728 +
+    # 196,608), t_embedder.mlp.2 both (2 * 294,912) and the final layer both (2 * (589,824 + 6,291,456)):
+    # backward = 10,871,635,968 + 2,415,919,104 + 21,233,664 + 3,342,336 + 589,824 + 13,762,560 = 13,326,483,456
+    assert main(["count", "DiT-S/2", "--training", "--freeze", "blocks.*", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["backward_flops"] == 13_326_483_456
+    assert {x["path"]: x["why"] for x in d["differences"]}["blocks.*.attn.qkv"] == \
+        "input gradient only: its weights are frozen"
+
+
+def test_a_spec_trains_exactly_too(capsys):
+    # torchvision's resnet18: PyTorch's literal 10,884,440,064 less conv1's input gradient 236,027,904
+    assert main(["count", "torchvision:resnet18", "--training", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["forward_flops"], d["backward_flops"]) == (3_628_146_688, 2 * 3_628_146_688 - 236_027_904)
+    assert d["rule_3x_flops"] == 10_884_440_064
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["count", "DiT-S/2", "--training", "--freeze", "blcoks.*"], "freeze pattern 'blcoks.*' matches no module"),
+    (["count", "DiT-S/2", "--freeze", "blocks.*"], "--freeze says which weights a training step leaves alone"),
+    (["count", "timm:resnet18", "--training", "--freeze", "nope"], "freeze pattern 'nope' matches no module"),
+])
+def test_bad_freeze_is_one_line(capsys, argv, needle):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1

@@ -158,10 +158,32 @@ def mean_loss(out) -> torch.Tensor:
     return first.float().mean()
 
 
+def freeze(module: nn.Module, patterns: Iterable[str]) -> None:
+    """Freeze the parameters of every module whose path matches a pattern ('blocks.*', 'text_encoder'), and of
+    the modules inside it: a frozen text encoder, a LoRA's base weights."""
+    import fnmatch
+
+    from flopcheck.errors import InputError
+
+    patterns, used = tuple(patterns), set()
+    for path, m in module.named_modules():
+        hits = {p for p in patterns if fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p + ".*")}
+        if hits:
+            m.requires_grad_(False)
+            used |= hits
+    for p in patterns:
+        if p not in used:
+            names = [n for n, _ in module.named_children()][:6]
+            raise InputError(f"freeze pattern {p!r} matches no module: its top-level modules are "
+                             f"{', '.join(names)}; write a module path such as {names[0] + '.*' if names else 'blocks.*'}")
+
+
 def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,
                         kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None,
-                        loss: Callable = mean_loss, **labels: str) -> TrainingCount:
-    """Run the forward (default: the module), a scalar loss, and its backward, each counted exactly."""
+                        loss: Callable = mean_loss, frozen_paths: Iterable[str] = (), **labels: str) -> TrainingCount:
+    """Run the forward (default: the module), a scalar loss, and its backward, each counted exactly; the modules
+    matching `frozen_paths` train no weights."""
+    freeze(module, frozen_paths)
     frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
                        if any(not p.requires_grad for p in m.parameters(recurse=False)))
     frames = _BackwardFrames()

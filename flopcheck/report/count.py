@@ -139,6 +139,8 @@ def spec_text(m, b, batch: int) -> str:
         table([[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())],
               ["category", "calls", "elements"], right={1, 2}),
     ]
+    if m.training is not None:
+        lines += ["", *training_lines(m.training)]
     return "\n".join(lines)
 
 
@@ -156,4 +158,5 @@ def spec_dict(m, b, batch: int) -> dict:
         "complete": m.exact.complete, "incomplete_ops": list(m.exact.incomplete),
         "uncounted": [{"category": cat, "calls": calls, "elements": el}
                       for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())],
+        **(training_dict(m.training) if m.training is not None else {}),
     }

@@ -102,8 +102,17 @@ def samples(args: tuple, kwargs: dict) -> int | None:
     return int(first.shape[0]) if first is not None else None
 
 
-def measure(spec_dict: dict) -> dict:
-    """Build the spec on meta and count one forward: the JSON the parent reads (Measured.from_dict)."""
+def _rows(count) -> tuple[list, list]:
+    """An ExactCount's counted and uncounted records as JSON rows."""
+    def rows(records):
+        return [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in records]
+
+    return rows(count.counted), rows(count.uncounted)
+
+
+def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = ()) -> dict:
+    """Build the spec on meta and count one forward (with training: the exact training step, its forward and
+    backward): the JSON the parent reads (Measured.from_dict)."""
     from dataclasses import asdict
 
     from flopcheck.exact import count_forward
@@ -112,14 +121,31 @@ def measure(spec_dict: dict) -> dict:
 
     spec = ModelSpec.from_dict(spec_dict)
     built = build(spec, "meta")
+    step = None
+    if frozen:
+        from flopcheck.errors import InputError
+        from flopcheck.exact.training import freeze
+
+        try:
+            freeze(built.model, frozen)
+        except InputError as err:
+            raise SpecError(f"{spec.text}: {err}") from None
     try:
-        count = count_forward(built.model, built.args, kwargs=built.kwargs, batch=samples(built.args, built.kwargs),
-                              model=spec.text, device="meta")
+        batch = samples(built.args, built.kwargs)
+        if training:
+            from flopcheck.exact.training import count_training_step
+
+            step = count_training_step(built.model, built.args, kwargs=built.kwargs, frozen_paths=frozen,
+                                       model=spec.text, device="meta")
+        count = count_forward(built.model, built.args, kwargs=built.kwargs, batch=batch, model=spec.text,
+                              device="meta")
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
         raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta device: "
                         f"{one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None
     layers, norm = layers_of(built.model)
-    return {"spec": spec.to_dict(), "inputs": built.describe_inputs(), "notes": built.notes,
+    training_rows = {} if step is None else {
+        "training": {"forward": _rows(step.forward), "backward": _rows(step.backward), "frozen": sorted(step.frozen)}}
+    return {**training_rows, "spec": spec.to_dict(), "inputs": built.describe_inputs(), "notes": built.notes,
             "params": sum(p.numel() for p in built.model.parameters()),
             "counted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.counted],
             "uncounted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.uncounted],
@@ -154,6 +180,7 @@ class Measured:
     layers: dict = field(default_factory=dict)
     norm_path: dict = field(default_factory=dict)
     blocks: tuple[BlockList, ...] = ()
+    training: object = None  # exact.training.TrainingCount, when measured with training
 
     @classmethod
     def from_dict(cls, d: dict) -> Measured:
@@ -163,12 +190,22 @@ class Measured:
         def records(rows, counted: bool):
             return tuple(OpRecord(p, op, Kind(k) if counted else Work(k), f, el, n) for p, op, k, f, el, n in rows)
 
+        def count(rows: list) -> ExactCount:
+            return ExactCount(model=d["spec"]["text"], attn="", device="meta", counted=records(rows[0], True),
+                              uncounted=records(rows[1], False))
+
+        step = None
+        if "training" in d:
+            from flopcheck.exact.training import TrainingCount
+
+            t = d["training"]
+            step = TrainingCount(count(t["forward"]), count(t["backward"]), frozenset(t["frozen"]))
         text = d["spec"]["text"]
         exact = ExactCount(model=text, attn="", device="meta", counted=records(d["counted"], True),
                            uncounted=records(d["uncounted"], False), leading=dict(d.get("leading", {})))
         return cls(text, d["inputs"], tuple(d["notes"]), d["params"], exact,
                    {p: Layer(**v) for p, v in d["layers"].items()}, dict(d["norm_path"]),
-                   tuple(BlockList(**b) for b in d["blocks"]))
+                   tuple(BlockList(**b) for b in d["blocks"]), step)
 
     def breakdown(self) -> Breakdown:
         """The exact count as the reference breakdown: one term per path and kind."""
