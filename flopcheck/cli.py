@@ -451,9 +451,12 @@ def _estimate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", nargs="?", default="FLUX.1-dev", help=f"{SPEC_HELP} (default FLUX.1-dev)")
     p.add_argument("--resolution", help="pixels: WxH like 1280x720, or one side")
     p.add_argument("--frames", type=whole, help="video models: pixel frames, 4k+1")
-    p.add_argument("--steps", type=whole, default=1, help="sampling steps (default 1)")
+    p.add_argument("--steps", type=whole, default=1, help="sampling steps (default 1); with --training, optimizer steps")
     p.add_argument("--cfg", action="store_true", help="classifier-free guidance: two forwards per step")
     p.add_argument("--batch", type=whole, default=1, help="samples per forward (default 1)")
+    p.add_argument("--training", action="store_true",
+                   help="training compute: --steps optimizer steps of --batch samples, each the exact step")
+    p.add_argument("--freeze", action="append", metavar="PATTERN", help="with --training: modules that do not train")
     p.add_argument("--gpu", default="H100", help="H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, "
                                                  "B200, MI300X (default H100)")
     p.add_argument("--mfu", type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)")
@@ -465,6 +468,10 @@ def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.estimate import estimate
     from flopcheck.report.estimate import to_dict, to_text
 
+    if args.training:
+        return _estimate_training(args)
+    if args.freeze:
+        raise UsageError("--freeze says which weights a training step leaves alone: add --training")
     spec = _model_spec(args)
     if spec is not None:
         from flopcheck.estimate import estimate_spec
@@ -478,6 +485,23 @@ def _estimate(args: argparse.Namespace) -> int:
     e = estimate(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps, cfg=args.cfg,
                  resolution=_resolution(args.resolution), frames=args.frames)
     print(_json(to_dict(e)) if args.json else to_text(e))
+    return 0
+
+
+def _estimate_training(args: argparse.Namespace) -> int:
+    """Training compute: steps x the exact step at its batch, and its time on a GPU."""
+    from flopcheck.estimate import estimate_training
+    from flopcheck.report.estimate import training_dict, training_text
+
+    if args.cfg:
+        raise UsageError("a training step has no CFG: --cfg is for generation")
+    if _model_spec(args) is not None:
+        raise UsageError(f"estimate --training takes a reference model; for {args.model} use "
+                         f"`flopcheck count {args.model} --training` (the exact step) and multiply")
+    fields = {k: v for k, v in (("resolution", _resolution(args.resolution)), ("frames", args.frames)) if v}
+    e = estimate_training(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps,
+                          frozen=tuple(args.freeze or ()), **fields)
+    print(_json(training_dict(e)) if args.json else training_text(e))
     return 0
 
 

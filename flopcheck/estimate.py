@@ -261,3 +261,53 @@ def estimate_spec(measured, gpu: str = "H100", mfu: float = 0.45, steps: int = 1
     if not 0 < mfu <= 1:
         raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
     return SpecEstimate(measured, Scope(steps=steps, cfg=cfg), get_gpu(gpu), mfu)
+
+
+@dataclass(frozen=True)
+class TrainingEstimate:
+    """Training compute: optimizer steps x the exact step at its batch (forward + backward, counted on meta), and
+    the time it takes at an MFU; the 3x rule beside it."""
+
+    name: str
+    inputs: str  # the input of one sample, in words
+    batch: int
+    steps: int
+    step: Any  # exact.training.TrainingCount of one optimizer step at `batch`
+    gpu: GPU
+    mfu: float
+
+    @property
+    def flops_per_step(self) -> int:
+        """One optimizer step: forward + backward of the whole batch, exact."""
+        return self.step.total
+
+    @property
+    def flops(self) -> int:
+        """The whole run: steps x step."""
+        return self.flops_per_step * self.steps
+
+    @property
+    def rule_flops(self) -> int:
+        """The same run by the rule, 3 x forward."""
+        return self.step.rule_3x * self.steps
+
+    @property
+    def seconds(self) -> float:
+        return self.flops / (self.mfu * self.gpu.peak)
+
+    @property
+    def step_seconds(self) -> float:
+        return self.flops_per_step / (self.mfu * self.gpu.peak)
+
+
+def estimate_training(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1,
+                      frozen: tuple[str, ...] = (), **overrides: Any) -> TrainingEstimate:
+    """Training compute of a registered model: its exact step at `batch` (on meta), `steps` times."""
+    from flopcheck.reference_count import training_step
+    from reference_models import get_config
+
+    if not 0 < mfu <= 1:
+        raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+    config = get_config(name, **overrides)
+    return TrainingEstimate(name, config.describe_input(), batch, steps, training_step(name, config, batch, frozen),
+                            get_gpu(gpu), mfu)

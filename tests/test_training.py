@@ -132,3 +132,27 @@ def test_bad_freeze_is_one_line(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
+
+
+def test_estimate_training_compute_is_steps_times_the_exact_step(capsys):
+    # seed 004's run: 1.28M images x 300 epochs = 3.84e8 samples = 1,500,000 steps of batch 256. The exact step of
+    # one sample is 711,718,502,400 FLOPs (above), so a step of 256 is 182,199,936,614,400 (counted at batch 256,
+    # on meta) and the run 1,500,000 x that = 273,299,904,921,600,000,000; the rule, 3 x 237,242,843,136 x 3.84e8,
+    # = 273,303,755,292,672,000,000. On an A100 (312 TFLOPS bf16) at MFU 0.45: 2.733e20 / 140.4e12 s = 540.7 h
+    assert main(["estimate", "DiT-XL/2", "--training", "--steps", "1500000", "--batch", "256", "--gpu", "A100",
+                 "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["flops_per_step"] == 182_199_936_614_400 and d["flops"] == 273_299_904_921_600_000_000
+    assert d["rule_3x_flops"] == 273_303_755_292_672_000_000
+    assert round(d["gpu_hours"], 1) == 540.7
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["estimate", "DiT-XL/2", "--training", "--cfg"], "a training step has no CFG"),
+    (["estimate", "timm:resnet18", "--training"], "estimate --training takes a reference model"),
+    (["estimate", "DiT-XL/2", "--freeze", "blocks.*"], "add --training"),
+])
+def test_bad_training_estimates_are_one_line(capsys, argv, needle):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and err.count("\n") == 1

@@ -121,3 +121,34 @@ def spec_dict(e) -> dict:
             "attention_share": e.attention_share, "params": m.params, "weight_bytes": e.weight_bytes,
             "arithmetic_intensity": e.arithmetic_intensity, "bound": e.bound, "step_seconds": e.step_seconds,
             "seconds": e.seconds}
+
+
+def training_text(e) -> str:
+    """Training compute: the exact step, per optimizer step and for the run, the 3x rule beside it, the time."""
+    g, s = e.gpu, e.step
+    hours = e.seconds / 3600
+    return "\n".join([
+        f"{e.name} · {e.inputs} · training: {e.steps:,} steps x batch {e.batch} · {g.name} ({g.tflops:g} TFLOPS "
+        f"dense bf16) · MFU {e.mfu:g}",
+        "",
+        "FLOPs (exact training step on meta: forward + backward; 1 multiply-add = 2 FLOPs)",
+        f"  per step          {commas(e.flops_per_step):>34}  {si(e.flops_per_step)}  "
+        f"(forward {commas(s.forward.total)} + backward {commas(s.backward.total)})",
+        f"  whole run         {commas(e.flops):>34}  {si(e.flops)}  ({e.steps:,} steps)",
+        f"  by the 3x rule    {commas(e.rule_flops):>34}  {si(e.rule_flops)}  (exact - rule: "
+        f"{e.flops - e.rule_flops:+,} FLOPs)",
+        "",
+        f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
+        f"  per step {_secs(e.step_seconds)}, whole run {hours:,.1f} GPU-hours ({hours / 24:,.1f} GPU-days)",
+        "",
+        f"source of {g.name}'s figures: {g.source}",
+    ])
+
+
+def training_dict(e) -> dict:
+    """JSON-ready: full integers."""
+    s = e.step
+    return {"model": e.name, "inputs": e.inputs, "batch": e.batch, "steps": e.steps, "gpu": e.gpu.name, "mfu": e.mfu,
+            "unit": "FLOP", "forward_flops": s.forward.total, "backward_flops": s.backward.total,
+            "flops_per_step": e.flops_per_step, "flops": e.flops, "rule_3x_flops": e.rule_flops,
+            "step_seconds": e.step_seconds, "seconds": e.seconds, "gpu_hours": e.seconds / 3600}
