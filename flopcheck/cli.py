@@ -153,6 +153,8 @@ def _count_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--training", action="store_true", help="one training step: the formula x 3 (the rule) beside the exact forward + backward on meta")
     p.add_argument("--freeze", action="append", metavar="PATTERN",
                    help="with --training: modules whose weights do not train, by path ('blocks.*'); repeatable")
+    p.add_argument("--checkpoint", action="append", metavar="PATTERN",
+                   help="with --training: modules under activation checkpointing ('blocks.*'), recomputed; repeatable")
     p.add_argument("--device", default="meta", help="where the exact count runs (default meta: no compute)")
     p.add_argument("--json", action="store_true", help="one JSON object with full integers")
     _spec_args(p)
@@ -166,17 +168,23 @@ def _count(args: argparse.Namespace) -> int:
     _one_input_flag(args)
     _check_device(args.device)
     scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
-    if args.freeze and not args.training:
-        raise UsageError("--freeze says which weights a training step leaves alone: add --training")
+    _training_flags(args)
     spec = _model_spec(args)
     if spec is not None:
         return _count_spec(args, spec, scope)
     result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
-                             frozen=tuple(args.freeze or ()),
+                             frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()),
                              input_size=args.input_size, attn=args.attn, space=args.space,
                              resolution=_resolution(args.resolution), frames=args.frames)
     print(_json(to_dict(result)) if args.json else to_text(result))
     return 0 if result.agrees else 1
+
+
+def _training_flags(args: argparse.Namespace) -> None:
+    """--freeze and --checkpoint shape a training step: without --training they would be ignored, so refused."""
+    for flag in ("freeze", "checkpoint"):
+        if getattr(args, flag, None) and not args.training:
+            raise UsageError(f"--{flag} shapes a training step: add --training")
 
 
 def _count_spec(args: argparse.Namespace, spec, scope) -> int:
@@ -186,7 +194,8 @@ def _count_spec(args: argparse.Namespace, spec, scope) -> int:
 
     if args.device != "meta":
         raise UsageError(f"--device {args.device}: a spec is counted on meta (its shapes are all a count reads)")
-    m = measured(spec, training=scope.training, frozen=tuple(args.freeze or ()))
+    m = measured(spec, training=scope.training, frozen=tuple(args.freeze or ()),
+                 checkpointed=tuple(args.checkpoint or ()))
     b = m.breakdown().scoped(scope)
     print(_json(spec_dict(m, b, spec.options.batch)) if args.json else spec_text(m, b, spec.options.batch))
     return 0
@@ -457,6 +466,8 @@ def _estimate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--training", action="store_true",
                    help="training compute: --steps optimizer steps of --batch samples, each the exact step")
     p.add_argument("--freeze", action="append", metavar="PATTERN", help="with --training: modules that do not train")
+    p.add_argument("--checkpoint", action="append", metavar="PATTERN",
+                   help="with --training: modules under activation checkpointing, recomputed in the backward")
     p.add_argument("--gpu", default="H100", help="H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, "
                                                  "B200, MI300X (default H100)")
     p.add_argument("--mfu", type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)")
@@ -470,8 +481,7 @@ def _estimate(args: argparse.Namespace) -> int:
 
     if args.training:
         return _estimate_training(args)
-    if args.freeze:
-        raise UsageError("--freeze says which weights a training step leaves alone: add --training")
+    _training_flags(args)
     spec = _model_spec(args)
     if spec is not None:
         from flopcheck.estimate import estimate_spec
@@ -500,7 +510,7 @@ def _estimate_training(args: argparse.Namespace) -> int:
                          f"`flopcheck count {args.model} --training` (the exact step) and multiply")
     fields = {k: v for k, v in (("resolution", _resolution(args.resolution)), ("frames", args.frames)) if v}
     e = estimate_training(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps,
-                          frozen=tuple(args.freeze or ()), **fields)
+                          frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()), **fields)
     print(_json(training_dict(e)) if args.json else training_text(e))
     return 0
 

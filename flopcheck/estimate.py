@@ -301,7 +301,8 @@ class TrainingEstimate:
 
 
 def estimate_training(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1,
-                      frozen: tuple[str, ...] = (), **overrides: Any) -> TrainingEstimate:
+                      frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
+                      **overrides: Any) -> TrainingEstimate:
     """Training compute of a registered model: its exact step at `batch` (on meta), `steps` times."""
     from flopcheck.reference_count import training_step
     from reference_models import get_config
@@ -309,5 +310,5 @@ def estimate_training(name: str, gpu: str = "H100", mfu: float = 0.45, batch: in
     if not 0 < mfu <= 1:
         raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
     config = get_config(name, **overrides)
-    return TrainingEstimate(name, config.describe_input(), batch, steps, training_step(name, config, batch, frozen),
+    return TrainingEstimate(name, config.describe_input(), batch, steps, training_step(name, config, batch, frozen, checkpointed),
                             get_gpu(gpu), mfu)

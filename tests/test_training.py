@@ -125,7 +125,9 @@ def test_a_spec_trains_exactly_too(capsys):
 
 @pytest.mark.parametrize("argv, needle", [
     (["count", "DiT-S/2", "--training", "--freeze", "blcoks.*"], "freeze pattern 'blcoks.*' matches no module"),
-    (["count", "DiT-S/2", "--freeze", "blocks.*"], "--freeze says which weights a training step leaves alone"),
+    (["count", "DiT-S/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
+    (["count", "DiT-S/2", "--checkpoint", "blocks.*"], "--checkpoint shapes a training step: add --training"),
+    (["count", "DiT-S/2", "--training", "--checkpoint", "block.*"], "checkpoint pattern 'block.*' matches no module"),
     (["count", "timm:resnet18", "--training", "--freeze", "nope"], "freeze pattern 'nope' matches no module"),
 ])
 def test_bad_freeze_is_one_line(capsys, argv, needle):
@@ -150,9 +152,46 @@ def test_estimate_training_compute_is_steps_times_the_exact_step(capsys):
 @pytest.mark.parametrize("argv, needle", [
     (["estimate", "DiT-XL/2", "--training", "--cfg"], "a training step has no CFG"),
     (["estimate", "timm:resnet18", "--training"], "estimate --training takes a reference model"),
-    (["estimate", "DiT-XL/2", "--freeze", "blocks.*"], "add --training"),
+    (["estimate", "DiT-XL/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
 ])
 def test_bad_training_estimates_are_one_line(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert needle in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("attn", ["sdpa", "math"])
+def test_checkpointed_blocks_run_their_forward_again_in_the_backward(attn, capsys):
+    # DiT-S/2 with activation checkpointing on every block: the backward recomputes the blocks' forward once,
+    # 12 * (24*T*d^2 + 4*T^2*d) + 12 * 2*d*6d = 12,079,595,520 + 21,233,664 = 12,100,829,184 FLOPs, on top of the
+    # plain step's 36,330,700,800: 48,431,529,984
+    assert main(["count", "DiT-S/2", "--attn", attn, "--training", "--checkpoint", "blocks.*", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["training_flops"] == 48_431_529_984 and d["forward_flops"] == 12_111_347_712
+    recomputed = {x["path"]: x["backward_flops"] for x in d["differences"] if x["why"].startswith("recomputed")}
+    # the recomputed attention is found as attention again: 12 * 2*T^2*d = 603,979,776 each for QK^T and attn@V
+    assert recomputed["blocks.*.qk"] == recomputed["blocks.*.av"] == 603_979_776
+    assert sum(recomputed.values()) == 12_100_829_184
+
+
+@pytest.mark.parametrize("name", ["_scaled_dot_product_flash_attention_for_cpu_backward",
+                                  "_scaled_dot_product_efficient_attention_backward",
+                                  "_scaled_dot_product_flash_attention_backward",
+                                  "_scaled_dot_product_cudnn_attention_backward",
+                                  "_scaled_dot_product_fused_attention_overrideable_backward"])
+def test_every_sdpa_kernels_backward_is_its_four_matmuls(name):
+    from flopcheck.exact.ops import FORMULAS
+
+    # (b, h, t, e) = (2, 4, 64, 16): QK^T and attn@V are 2*2*4*64*64*16 = 1,048,576 each; the backward's dQ, dK,
+    # dV and dP are four matmuls of that size, 4,194,304, whichever kernel ran (CPU flash, efficient, CUDA flash,
+    # cuDNN, the overrideable one)
+    q = torch.empty(2, 4, 64, 16, device="meta")
+    assert FORMULAS[getattr(torch.ops.aten, name)](q, q, q, q).flops == 4_194_304
+
+
+def test_the_low_level_attention_kernels_backward_reads_b_t_h_e():
+    from flopcheck.exact.ops import FORMULAS
+
+    q = torch.empty(2, 64, 4, 16, device="meta")  # (b, t, h, e): the same attention as above
+    for name in ("_flash_attention_backward", "_efficient_attention_backward"):
+        assert FORMULAS[getattr(torch.ops.aten, name)](q, q, q, q, q, q).flops == 4_194_304

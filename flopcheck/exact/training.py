@@ -10,7 +10,7 @@ formulas (convolution_backward's output mask, the SDPA backward kernels) count w
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 import torch
@@ -27,6 +27,7 @@ class TrainingCount:
     forward: ExactCount
     backward: ExactCount
     frozen: frozenset = frozenset()  # normalised paths of layers whose weights need no gradient
+    recomputed: frozenset = frozenset()  # normalised paths of checkpointed modules: their forward runs again
 
     def differences(self) -> list[tuple[str, int, int, str]]:
         """(path, forward, backward, why) of every term whose backward is not 2 x its forward, the 3x rule's
@@ -46,8 +47,10 @@ class TrainingCount:
             return "input gradient only: its weights are frozen"
         if b == f:
             return "weight gradient only: its input needs no gradient (a model input, or a fixed function of one)"
+        if f == 0 and any(path == r or path.startswith(r + ".") for r in self.recomputed):
+            return "recomputed in the backward: activation checkpointing runs its forward again"
         if f == 0:
-            return "backward only: recomputed or a gradient's own work"
+            return "backward only: a gradient's own work"
         return f"backward {b / f:.3g} x forward"
 
     @property
@@ -158,32 +161,68 @@ def mean_loss(out) -> torch.Tensor:
     return first.float().mean()
 
 
-def freeze(module: nn.Module, patterns: Iterable[str]) -> None:
-    """Freeze the parameters of every module whose path matches a pattern ('blocks.*', 'text_encoder'), and of
-    the modules inside it: a frozen text encoder, a LoRA's base weights."""
+def _matching(module: nn.Module, patterns: tuple[str, ...], what: str) -> list[tuple[str, nn.Module]]:
+    """(path, module) of the modules whose path matches a pattern; a pattern that matches none is bad input."""
     import fnmatch
 
     from flopcheck.errors import InputError
 
-    patterns, used = tuple(patterns), set()
-    for path, m in module.named_modules():
-        hits = {p for p in patterns if fnmatch.fnmatchcase(path, p) or fnmatch.fnmatchcase(path, p + ".*")}
-        if hits:
-            m.requires_grad_(False)
-            used |= hits
-    for p in patterns:
-        if p not in used:
+    found = [(p, m) for p, m in module.named_modules() if p and any(fnmatch.fnmatchcase(p, x) for x in patterns)]
+    for x in patterns:
+        if not any(fnmatch.fnmatchcase(p, x) for p, _ in found):
             names = [n for n, _ in module.named_children()][:6]
-            raise InputError(f"freeze pattern {p!r} matches no module: its top-level modules are "
-                             f"{', '.join(names)}; write a module path such as {names[0] + '.*' if names else 'blocks.*'}")
+            raise InputError(f"{what} pattern {x!r} matches no module: its top-level modules are {', '.join(names)}; "
+                             f"write a module path such as {names[0] + '.*' if names else 'blocks.*'}")
+    return found
+
+
+def freeze(module: nn.Module, patterns: Iterable[str]) -> None:
+    """Freeze the parameters of every module whose path matches a pattern ('blocks.*', 'text_encoder'), and of
+    the modules inside it: a frozen text encoder, a LoRA's base weights."""
+    for _, m in _matching(module, tuple(patterns), "freeze"):
+        m.requires_grad_(False)
+
+
+def checkpoint(module: nn.Module, patterns: Iterable[str]) -> list[nn.Module]:
+    """Activation checkpointing on the modules matching a pattern ('blocks.*'): their forward keeps no activations
+    and runs again in the backward. Returns the modules changed (their forward is an instance attribute)."""
+    from torch.utils.checkpoint import checkpoint as recompute
+
+    changed, outer = [], []
+    for path, m in _matching(module, tuple(patterns), "checkpoint"):
+        if any(path.startswith(o + ".") for o in outer):  # 'blocks.*' matches blocks.0.attn too: once, outermost
+            continue
+        outer.append(path)
+        own = m.forward
+
+        def forward(*args, _own=own, **kwargs):
+            return recompute(_own, *args, use_reentrant=False, preserve_rng_state=False, **kwargs)
+
+        m.forward = forward
+        changed.append(m)
+    return changed
 
 
 def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,
                         kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None,
-                        loss: Callable = mean_loss, frozen_paths: Iterable[str] = (), **labels: str) -> TrainingCount:
+                        loss: Callable = mean_loss, frozen_paths: Iterable[str] = (),
+                        checkpointed: Iterable[str] = (), **labels: str) -> TrainingCount:
     """Run the forward (default: the module), a scalar loss, and its backward, each counted exactly; the modules
-    matching `frozen_paths` train no weights."""
+    matching `frozen_paths` train no weights, those matching `checkpointed` run their forward again in the backward
+    (activation checkpointing: counted there, where it runs)."""
     freeze(module, frozen_paths)
+    changed = checkpoint(module, checkpointed)
+    frames = module_frames(module)
+    try:
+        step = _step(module, inputs, forward, kind_map, kwargs, loss, labels)
+    finally:
+        for m in changed:
+            del m.forward
+    return replace(step, recomputed=frozenset(frames[m].norm_path for m in changed))
+
+
+def _step(module, inputs, forward, kind_map, kwargs, loss, labels) -> TrainingCount:
+    """The forward, the loss and the backward, each under its counter."""
     frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
                        if any(not p.requires_grad for p in m.parameters(recurse=False)))
     frames = _BackwardFrames()

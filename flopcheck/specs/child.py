@@ -25,7 +25,8 @@ def main() -> None:
     from flopcheck.specs.sources import one_line
 
     try:
-        out = measure(job["spec"], training=job.get("training", False), frozen=tuple(job.get("frozen", ())))
+        out = measure(job["spec"], training=job.get("training", False), frozen=tuple(job.get("frozen", ())),
+                      checkpointed=tuple(job.get("checkpointed", ())))
     except SpecError as err:
         out = {"error": str(err)}
     except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
@@ -35,26 +36,28 @@ def main() -> None:
     os._exit(0)
 
 
-def measured(spec, timeout_s: float | None = None, training: bool = False, frozen: tuple[str, ...] = ()):
+def measured(spec, timeout_s: float | None = None, training: bool = False, frozen: tuple[str, ...] = (),
+             checkpointed: tuple[str, ...] = ()):
     """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
     SPEC_TIMEOUT_S); with training, its exact training step too; its failure is a SpecError."""
     from flopcheck.specs import SpecError
     from flopcheck.specs.measure import Measured
 
-    key = json.dumps({**spec.to_dict(), "training": training, "frozen": frozen}, sort_keys=True)
+    step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed)}
+    key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
     if key not in _MEASURED:
-        _MEASURED[key] = _in_child(spec, timeout_s or SPEC_TIMEOUT_S, training, frozen)
+        _MEASURED[key] = _in_child(spec, timeout_s or SPEC_TIMEOUT_S, step)
     out = _MEASURED[key]
     if "error" in out:
         raise SpecError(out["error"])
     return Measured.from_dict(out)
 
 
-def _in_child(spec, timeout_s: float, training: bool = False, frozen: tuple[str, ...] = ()) -> dict:
+def _in_child(spec, timeout_s: float, step: dict | None = None) -> dict:
     """The child's answer, or {"error": one line} for whatever went wrong there."""
     import subprocess
 
-    job = json.dumps({"spec": spec.to_dict(), "paths": sys.path, "training": training, "frozen": list(frozen)})
+    job = json.dumps({"spec": spec.to_dict(), "paths": sys.path, **(step or {})})
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")]))
     try:
         proc = subprocess.run([sys.executable, "-m", "flopcheck.specs.child", job], stdin=subprocess.DEVNULL,
