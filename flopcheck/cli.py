@@ -155,6 +155,8 @@ def _count_args(p: argparse.ArgumentParser) -> None:
                    help="with --training: modules whose weights do not train, by path ('blocks.*'); repeatable")
     p.add_argument("--checkpoint", action="append", metavar="PATTERN",
                    help="with --training: modules under activation checkpointing ('blocks.*'), recomputed; repeatable")
+    p.add_argument("--optimizer", choices=("adamw", "sgd", "none"), default="adamw",
+                   help="with --training: the optimizer whose step is counted apart (default adamw)")
     p.add_argument("--device", default="meta", help="where the exact count runs (default meta: no compute)")
     p.add_argument("--json", action="store_true", help="one JSON object with full integers")
     _spec_args(p)
@@ -174,6 +176,7 @@ def _count(args: argparse.Namespace) -> int:
         return _count_spec(args, spec, scope)
     result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
                              frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()),
+                             optimizer=_optimizer(args),
                              input_size=args.input_size, attn=args.attn, space=args.space,
                              resolution=_resolution(args.resolution), frames=args.frames)
     print(_json(to_dict(result)) if args.json else to_text(result))
@@ -187,6 +190,11 @@ def _training_flags(args: argparse.Namespace) -> None:
             raise UsageError(f"--{flag} shapes a training step: add --training")
 
 
+def _optimizer(args: argparse.Namespace) -> str:
+    """The optimizer to count apart in a training step: '' for none or when not training."""
+    return args.optimizer if args.training and args.optimizer != "none" else ""
+
+
 def _count_spec(args: argparse.Namespace, spec, scope) -> int:
     """A spec's exact count (built and counted on meta in a child process), term by term."""
     from flopcheck.report.count import spec_dict, spec_text
@@ -195,7 +203,7 @@ def _count_spec(args: argparse.Namespace, spec, scope) -> int:
     if args.device != "meta":
         raise UsageError(f"--device {args.device}: a spec is counted on meta (its shapes are all a count reads)")
     m = measured(spec, training=scope.training, frozen=tuple(args.freeze or ()),
-                 checkpointed=tuple(args.checkpoint or ()))
+                 checkpointed=tuple(args.checkpoint or ()), optimizer=_optimizer(args))
     b = m.breakdown().scoped(scope)
     print(_json(spec_dict(m, b, spec.options.batch)) if args.json else spec_text(m, b, spec.options.batch))
     return 0

@@ -48,20 +48,21 @@ def exact_matches(exact_by_path: dict[str, int], formula: Breakdown) -> bool:
 
 
 def count_reference(name: str, batch: int = 1, scope: Scope = Scope(), device: str = "meta",
-                    frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (), **overrides: Any) -> CountResult:
+                    frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (), optimizer: str = "",
+                    **overrides: Any) -> CountResult:
     """Formula and exact count for a registered model with overrides (input_size, attn, space)."""
     from reference_models import get_config
 
     config = get_config(name, **overrides)
     formula = formula_breakdown(name, config, batch=batch, scope=scope)
     exact = exact_count(name, config, batch=batch, cfg=scope.cfg, device=device)
-    step = training_step(name, config, batch, tuple(frozen), tuple(checkpointed)) if scope.training else None
+    step = training_step(name, config, batch, tuple(frozen), tuple(checkpointed), optimizer) if scope.training else None
     return CountResult(name, config, batch, scope, formula, exact, step)
 
 
 @lru_cache(maxsize=32)
 def training_step(name: str, config: Any, batch: int = 1, frozen: tuple[str, ...] = (),
-                  checkpointed: tuple[str, ...] = ()):
+                  checkpointed: tuple[str, ...] = (), optimizer: str = ""):
     """The exact training step of a reference model on meta: its forward, a mean loss, its backward, the modules
     matching `frozen` training no weights, those matching `checkpointed` recomputed in the backward (once per
     config: a claims file asks again)."""
@@ -70,4 +71,5 @@ def training_step(name: str, config: Any, batch: int = 1, frozen: tuple[str, ...
 
     model, inputs, forward = prepare(config, batch=batch, device="meta")
     return count_training_step(model, inputs, forward, getattr(model, "flop_kinds", ()), frozen_paths=frozen,
-                               checkpointed=checkpointed, model=name, attn=config.attn, device="meta")
+                               checkpointed=checkpointed, optimizer=optimizer, model=name, attn=config.attn,
+                               device="meta")

@@ -195,3 +195,16 @@ def test_the_low_level_attention_kernels_backward_reads_b_t_h_e():
     q = torch.empty(2, 64, 4, 16, device="meta")  # (b, t, h, e): the same attention as above
     for name in ("_flash_attention_backward", "_efficient_attention_backward"):
         assert FORMULAS[getattr(torch.ops.aten, name)](q, q, q, q, q, q).flops == 4_194_304
+
+
+def test_the_optimizer_step_is_reported_apart_as_elementwise_work(capsys):
+    # DiT-XL/2 has 675,129,632 parameters (the DiT paper's 675M; test_reference_models), of which the fixed sin-cos
+    # pos_embed, 256 x 1152 = 294,912, needs no gradient: 674,834,720 train. AdamW does no multiply-adds: its first
+    # step creates two state tensors per parameter (2 x 674,834,720) and writes 8 elements per parameter
+    assert main(["count", "DiT-XL/2", "--training", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    opt = d["optimizer"]
+    assert d["trainable_parameters"] == 674_834_720
+    assert (opt["name"], opt["multiply_add_flops"], opt["state_elements"]) == ("adamw", 0, 2 * 674_834_720)
+    assert opt["elementwise_elements"] // 674_834_720 == 8
+    assert d["training_flops"] == 711_718_502_400  # the optimizer is not in the step

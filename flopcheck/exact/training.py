@@ -28,6 +28,9 @@ class TrainingCount:
     backward: ExactCount
     frozen: frozenset = frozenset()  # normalised paths of layers whose weights need no gradient
     recomputed: frozenset = frozenset()  # normalised paths of checkpointed modules: their forward runs again
+    optimizer: ExactCount | None = None  # the optimizer's step, counted apart (elementwise: no multiply-adds)
+    optimizer_name: str = ""
+    trainable: int = 0  # parameters with a gradient
 
     def differences(self) -> list[tuple[str, int, int, str]]:
         """(path, forward, backward, why) of every term whose backward is not 2 x its forward, the 3x rule's
@@ -206,23 +209,40 @@ def checkpoint(module: nn.Module, patterns: Iterable[str]) -> list[nn.Module]:
 def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,
                         kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None,
                         loss: Callable = mean_loss, frozen_paths: Iterable[str] = (),
-                        checkpointed: Iterable[str] = (), **labels: str) -> TrainingCount:
+                        checkpointed: Iterable[str] = (), optimizer: str = "", **labels: str) -> TrainingCount:
     """Run the forward (default: the module), a scalar loss, and its backward, each counted exactly; the modules
     matching `frozen_paths` train no weights, those matching `checkpointed` run their forward again in the backward
-    (activation checkpointing: counted there, where it runs)."""
+    (activation checkpointing: counted there, where it runs); `optimizer` ('adamw', 'sgd') counts its step apart."""
     freeze(module, frozen_paths)
     changed = checkpoint(module, checkpointed)
     frames = module_frames(module)
     try:
-        step = _step(module, inputs, forward, kind_map, kwargs, loss, labels)
+        step = _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer)
     finally:
         for m in changed:
             del m.forward
     return replace(step, recomputed=frozenset(frames[m].norm_path for m in changed))
 
 
-def _step(module, inputs, forward, kind_map, kwargs, loss, labels) -> TrainingCount:
-    """The forward, the loss and the backward, each under its counter."""
+OPTIMIZERS = {"adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-4, foreach=False),
+              "sgd": lambda ps: torch.optim.SGD(ps, lr=1e-4, momentum=0.9, foreach=False)}
+
+
+def _optimizer_step(module: nn.Module, name: str) -> tuple[ExactCount | None, int]:
+    """The optimizer's first step over the trainable parameters, counted apart, and how many there are."""
+    trainable = [p for p in module.parameters() if p.requires_grad and p.grad is not None]
+    if not name or not trainable:
+        return None, sum(p.numel() for p in trainable)
+    opt = OPTIMIZERS[name](trainable)
+    with ExactCounter() as counter:
+        opt.step()
+    for p in trainable:
+        p.grad = None
+    return counter.result(model=name), sum(p.numel() for p in trainable)
+
+
+def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: str = "") -> TrainingCount:
+    """The forward, the loss and the backward, each under its counter; then the optimizer's step, apart."""
     frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
                        if any(not p.requires_grad for p in m.parameters(recurse=False)))
     frames = _BackwardFrames()
@@ -233,4 +253,6 @@ def _step(module, inputs, forward, kind_map, kwargs, loss, labels) -> TrainingCo
     attention = frozenset(r.path.rsplit(".", 1)[0] for r in forward.counted if r.path.endswith((".qk", ".av")))
     with _BackwardCounter(frames, kind_map, attention) as bwd:
         scalar.backward()
-    return TrainingCount(forward, bwd.result(**labels), frozen)
+    opt, trainable = _optimizer_step(module, optimizer)
+    return TrainingCount(forward, bwd.result(**labels), frozen, optimizer=opt, optimizer_name=optimizer,
+                         trainable=trainable)

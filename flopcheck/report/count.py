@@ -5,7 +5,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from flopcheck.fmt import commas, si, table
-from flopcheck.types import Unit
+from flopcheck.types import Unit, Work
 
 if TYPE_CHECKING:
     from flopcheck.reference_count import CountResult
@@ -59,6 +59,13 @@ def training_lines(t) -> list[str]:
                   table(rows, ["term", "forward", "backward", "2 x forward", "difference", "why"], right={1, 2, 3, 4})]
     if not t.backward.complete:
         lines.append(t.backward.incompleteness())
+    if t.optimizer is not None:
+        calls, elements = t.optimizer.uncounted_by_category().get(Work.ELEMENTWISE, (0, 0))
+        state = t.optimizer.uncounted_by_category().get(Work.CREATION, (0, 0))[1]
+        lines += ["", f"optimizer step ({t.optimizer_name}, apart from the step above): {commas(t.trainable)} trainable "
+                      f"parameters; {commas(t.optimizer.total)} FLOPs of multiply-adds; elementwise work: "
+                      f"{commas(calls)} ops writing {commas(elements)} elements ({elements / t.trainable:.1f} per "
+                      f"parameter); {commas(state)} elements of state created on the first step"]
     return lines
 
 
@@ -69,7 +76,16 @@ def training_dict(t) -> dict:
             "backward_complete": t.backward.complete, "backward_incomplete_ops": list(t.backward.incomplete),
             "backward_by_kind": {k.value: v for k, v in t.backward.by_kind().items()},
             "differences": [{"path": p, "forward_flops": f, "backward_flops": b, "rule_backward_flops": 2 * f,
-                             "delta_flops": b - 2 * f, "why": why} for p, f, b, why in t.differences()]}
+                             "delta_flops": b - 2 * f, "why": why} for p, f, b, why in t.differences()],
+            "trainable_parameters": t.trainable, **({"optimizer": _optimizer_dict(t)} if t.optimizer else {})}
+
+
+def _optimizer_dict(t) -> dict:
+    """The optimizer's step, apart: its multiply-adds (none for AdamW) and its elementwise work."""
+    by = t.optimizer.uncounted_by_category()
+    calls, elements = by.get(Work.ELEMENTWISE, (0, 0))
+    return {"name": t.optimizer_name, "multiply_add_flops": t.optimizer.total, "elementwise_calls": calls,
+            "elementwise_elements": elements, "state_elements": by.get(Work.CREATION, (0, 0))[1]}
 
 
 def _verdict(r: CountResult) -> str:

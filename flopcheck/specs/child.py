@@ -26,7 +26,7 @@ def main() -> None:
 
     try:
         out = measure(job["spec"], training=job.get("training", False), frozen=tuple(job.get("frozen", ())),
-                      checkpointed=tuple(job.get("checkpointed", ())))
+                      checkpointed=tuple(job.get("checkpointed", ())), optimizer=job.get("optimizer", ""))
     except SpecError as err:
         out = {"error": str(err)}
     except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
@@ -37,13 +37,13 @@ def main() -> None:
 
 
 def measured(spec, timeout_s: float | None = None, training: bool = False, frozen: tuple[str, ...] = (),
-             checkpointed: tuple[str, ...] = ()):
+             checkpointed: tuple[str, ...] = (), optimizer: str = ""):
     """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
     SPEC_TIMEOUT_S); with training, its exact training step too; its failure is a SpecError."""
     from flopcheck.specs import SpecError
     from flopcheck.specs.measure import Measured
 
-    step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed)}
+    step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed), "optimizer": optimizer}
     key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
     if key not in _MEASURED:
         _MEASURED[key] = _in_child(spec, timeout_s or SPEC_TIMEOUT_S, step)

@@ -111,7 +111,7 @@ def _rows(count) -> tuple[list, list]:
 
 
 def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (),
-            checkpointed: tuple[str, ...] = ()) -> dict:
+            checkpointed: tuple[str, ...] = (), optimizer: str = "") -> dict:
     """Build the spec on meta and count one forward (with training: the exact training step, its forward and
     backward): the JSON the parent reads (Measured.from_dict)."""
     from dataclasses import asdict
@@ -137,7 +137,7 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
             from flopcheck.exact.training import count_training_step
 
             step = count_training_step(built.model, built.args, kwargs=built.kwargs, frozen_paths=frozen,
-                                       checkpointed=checkpointed, model=spec.text, device="meta")
+                                       checkpointed=checkpointed, optimizer=optimizer, model=spec.text, device="meta")
         count = count_forward(built.model, built.args, kwargs=built.kwargs, batch=batch, model=spec.text,
                               device="meta")
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
@@ -146,7 +146,9 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
     layers, norm = layers_of(built.model)
     training_rows = {} if step is None else {
         "training": {"forward": _rows(step.forward), "backward": _rows(step.backward), "frozen": sorted(step.frozen),
-                     "recomputed": sorted(step.recomputed)}}
+                     "recomputed": sorted(step.recomputed), "trainable": step.trainable,
+                     "optimizer_name": step.optimizer_name,
+                     **({"optimizer": _rows(step.optimizer)} if step.optimizer is not None else {})}}
     return {**training_rows, "spec": spec.to_dict(), "inputs": built.describe_inputs(), "notes": built.notes,
             "params": sum(p.numel() for p in built.model.parameters()),
             "counted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.counted],
@@ -202,7 +204,9 @@ class Measured:
 
             t = d["training"]
             step = TrainingCount(count(t["forward"]), count(t["backward"]), frozenset(t["frozen"]),
-                                 frozenset(t.get("recomputed", ())))
+                                 frozenset(t.get("recomputed", ())),
+                                 count(t["optimizer"]) if "optimizer" in t else None, t.get("optimizer_name", ""),
+                                 t.get("trainable", 0))
         text = d["spec"]["text"]
         exact = ExactCount(model=text, attn="", device="meta", counted=records(d["counted"], True),
                            uncounted=records(d["uncounted"], False), leading=dict(d.get("leading", {})))
