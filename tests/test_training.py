@@ -208,3 +208,27 @@ def test_the_optimizer_step_is_reported_apart_as_elementwise_work(capsys):
     assert (opt["name"], opt["multiply_add_flops"], opt["state_elements"]) == ("adamw", 0, 2 * 674_834_720)
     assert opt["elementwise_elements"] // 674_834_720 == 8
     assert d["training_flops"] == 711_718_502_400  # the optimizer is not in the step
+
+
+def test_the_conv_transpose_loop_is_pytorchs_own_literal():
+    # PyTorch's test_flop_counter.py, test_conv_transpose_loop: 50 forwards and backwards of ConvTranspose2d(4, 8,
+    # (2, 2), stride=2) on a (1, 4, 30, 2) input that needs no gradient: 1,536,000 FLOPs. By hand: forward
+    # 2 * (4*30*2 inputs) * 8 * (2*2) = 15,360; backward the weight gradient only, 15,360; 50 * 30,720
+    from flopcheck.exact.counter import ExactCounter
+
+    x = torch.rand(1, 4, 30, 2)
+    model = nn.ConvTranspose2d(4, 8, (2, 2), stride=2)
+    with ExactCounter() as c:
+        for _ in range(50):
+            model(x).sum().backward()
+    assert c.result().total == 1_536_000 and c.result().complete
+
+
+def test_an_lstms_backward_counts_each_gradient_it_needs():
+    # LSTM(8 -> 16) on (2, 5, 8): per step the gates are x W_ih (8 -> 64) and h W_hh (16 -> 64), 2 * 2 * (8*64 +
+    # 16*64) = 6,144 FLOPs; forward 5 steps 30,720. Backward: W_ih's weight gradient 5 * 2*2*8*64 = 10,240 (x needs
+    # none), W_hh's weight gradient 5 * 2*2*16*64 = 20,480, and h's gradient through W_hh for the 4 steps after the
+    # first (h0 is zeros, needing none) 4 * 4,096 = 16,384: 47,104
+    lstm = nn.LSTM(8, 16, batch_first=True).to("meta")
+    step = count_training_step(lstm, (torch.empty(2, 5, 8, device="meta"),))
+    assert (step.forward.total, step.backward.total) == (30_720, 47_104) and step.backward.complete
