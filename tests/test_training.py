@@ -232,3 +232,13 @@ def test_an_lstms_backward_counts_each_gradient_it_needs():
     lstm = nn.LSTM(8, 16, batch_first=True).to("meta")
     step = count_training_step(lstm, (torch.empty(2, 5, 8, device="meta"),))
     assert (step.forward.total, step.backward.total) == (30_720, 47_104) and step.backward.complete
+
+
+@pytest.mark.parametrize("claim, reading", [("10.65 GFLOPs", "training step, exact backward"),
+                                            ("10.88 GFLOPs", "training x3")])
+def test_a_training_claim_on_a_spec_is_judged_against_its_exact_step(capsys, claim, reading):
+    # torchvision's resnet18: exact step 10,648,412,160 (10.65 G); the rule 3 x 3,628,146,688 = 10,884,440,064 (10.88 G)
+    assert main(["audit", claim, "--model", "torchvision:resnet18", "--training", "--json"]) == 0
+    (d,) = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "consistent" and d["true_flops"] == 10_648_412_160
+    assert reading in d["candidates"][0]["reading"]

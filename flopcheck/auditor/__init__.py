@@ -66,8 +66,13 @@ def _backward(claim: Claim, has_pixel: bool) -> dict[bool, int] | None:
     that says it is a training step of the whole model; None otherwise (the 3x rule is then the only reading)."""
     from reference_models import get_config, list_models
 
-    if not claim.training or claim.part != "model" or claim.model not in list_models():
+    if not claim.training or claim.part != "model":
         return None
+    if claim.model not in list_models():  # a spec: its step measured in its child process, as its forward is
+        from flopcheck.auditor.models import spec_of
+        from flopcheck.specs.child import measured
+
+        return {False: measured(spec_of(claim), training=True).training.backward.total}
     from flopcheck.reference_count import training_step
 
     fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
