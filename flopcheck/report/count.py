@@ -34,9 +34,7 @@ def to_text(r: CountResult) -> str:
         "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in r.formula.by_kind().items()),
         _verdict(r),
         "",
-        "not counted (no multiply-adds; recorded per category, elements written per forward):",
-        table([[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())],
-              ["category", "calls", "elements"], right={1, 2}),
+        *_uncounted(r.exact),
     ]
     if r.training is not None:
         lines += ["", *training_lines(r.training)]
@@ -86,6 +84,13 @@ def _optimizer_dict(t) -> dict:
     calls, elements = by.get(Work.ELEMENTWISE, (0, 0))
     return {"name": t.optimizer_name, "multiply_add_flops": t.optimizer.total, "elementwise_calls": calls,
             "elementwise_elements": elements, "state_elements": by.get(Work.CREATION, (0, 0))[1]}
+
+
+def _uncounted(exact) -> list[str]:
+    """What the exact count did not count, by category, with the elements each wrote: nothing is 0 in silence."""
+    rows = [[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(exact.uncounted_by_category().items())]
+    return ["not counted (no multiply-adds; recorded per category, elements written per forward):",
+            table(rows, ["category", "calls", "elements"], right={1, 2})]
 
 
 def _verdict(r: CountResult) -> str:
@@ -151,9 +156,7 @@ def spec_text(m, b, batch: int) -> str:
         "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in b.by_kind().items()),
         "exact count (meta): the reference for this model; it has no hand formula, so every term is its ops' own count",
         "",
-        "not counted (no multiply-adds; recorded per category, elements written per forward):",
-        table([[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())],
-              ["category", "calls", "elements"], right={1, 2}),
+        *_uncounted(m.exact),
     ]
     if m.training is not None:
         lines += ["", *training_lines(m.training)]
