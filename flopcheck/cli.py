@@ -163,8 +163,6 @@ def _count_args(p: argparse.ArgumentParser) -> None:
 
 
 def _count(args: argparse.Namespace) -> int:
-    from flopcheck.reference_count import count_reference
-    from flopcheck.report.count import to_dict, to_text
     from flopcheck.types import Scope
 
     _one_input_flag(args)
@@ -172,8 +170,11 @@ def _count(args: argparse.Namespace) -> int:
     scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
     _training_flags(args)
     spec = _model_spec(args)
-    if spec is not None:
+    if spec is not None:  # counted in its child: this process never imports torch
         return _count_spec(args, spec, scope)
+    from flopcheck.reference_count import count_reference
+    from flopcheck.report.count import to_dict, to_text
+
     result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
                              frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()),
                              optimizer=_optimizer(args),
