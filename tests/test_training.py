@@ -242,3 +242,15 @@ def test_a_training_claim_on_a_spec_is_judged_against_its_exact_step(capsys, cla
     (d,) = json.loads(capsys.readouterr().out)
     assert d["verdict"] == "consistent" and d["true_flops"] == 10_648_412_160
     assert reading in d["candidates"][0]["reading"]
+
+
+def test_checkpointing_recomputes_only_what_the_backward_needs(capsys):
+    # timm's ViT block ends x + mlp(x) with nothing after fc2, so no saved activation needs fc2's output and torch's
+    # non-reentrant checkpoint stops its recompute before fc2: per block (vit_tiny: T=197, d=192, MLP 768) the
+    # recompute is qkv 2*T*d*3d + QK^T and attn@V 2 * 2*T^2*d + proj 2*T*d^2 + fc1 2*T*d*4d
+    # = 43,573,248 + 29,805,312 + 14,524,416 + 58,097,664 = 146,000,640 FLOPs, attributed to the block
+    assert main(["count", "timm:vit_tiny_patch16_224", "--training", "--checkpoint", "blocks.*", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    again = {x["path"]: x["backward_flops"] for x in d["differences"] if x["why"].startswith("recomputed")}
+    assert again["blocks.0"] + again["blocks.0.qk"] + again["blocks.0.av"] == 146_000_640
+    assert sum(again.values()) == 12 * 146_000_640

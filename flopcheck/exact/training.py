@@ -50,7 +50,7 @@ class TrainingCount:
             return "input gradient only: its weights are frozen"
         if b == f:
             return "weight gradient only: its input needs no gradient (a model input, or a fixed function of one)"
-        if f == 0 and any(path == r or path.startswith(r + ".") for r in self.recomputed):
+        if any(path == r or path.startswith(r + ".") for r in self.recomputed) and b > 2 * f:
             return "recomputed in the backward: activation checkpointing runs its forward again"
         if f == 0:
             return "backward only: a gradient's own work"
@@ -73,6 +73,7 @@ class _BackwardFrames:
 
     def __init__(self):
         self.active: list[Frame] = []
+        self.recomputing: list[Frame] = []  # checkpointed modules running their forward again, in the backward
 
     def outputs(self, frame: Frame, args, out) -> None:
         """The gradient of this output arriving: the module's backward begins (an output that is its own input,
@@ -104,6 +105,8 @@ class _BackwardFrames:
 
     @property
     def current(self) -> Frame:
+        if self.recomputing:  # a checkpointed module's forward, run again: its ops are its own
+            return self.recomputing[-1]
         return self.active[-1] if self.active else ROOT
 
 
@@ -123,6 +126,11 @@ class _ForwardCounter(ExactCounter):
         super()._pop(frame, out, args)
         if torch.is_grad_enabled():
             self._frames.outputs(frame, args, out)
+
+
+def _in_backward() -> bool:
+    """Autograd's engine is running a node: this is the backward (a checkpoint's recompute), not the forward."""
+    return torch._C._current_autograd_node() is not None
 
 
 def _inside(inner: Frame, outer: Frame) -> bool:
@@ -186,11 +194,13 @@ def freeze(module: nn.Module, patterns: Iterable[str]) -> None:
         m.requires_grad_(False)
 
 
-def checkpoint(module: nn.Module, patterns: Iterable[str]) -> list[nn.Module]:
+def checkpoint(module: nn.Module, patterns: Iterable[str], frames: _BackwardFrames | None = None) -> list[nn.Module]:
     """Activation checkpointing on the modules matching a pattern ('blocks.*'): their forward keeps no activations
-    and runs again in the backward. Returns the modules changed (their forward is an instance attribute)."""
+    and runs again in the backward (up to the last activation the backward needs: torch stops early), where
+    `frames` attributes it to the module. Returns the modules changed (their forward is an instance attribute)."""
     from torch.utils.checkpoint import checkpoint as recompute
 
+    paths = {m: f for m, f in module_frames(module).items()}
     changed, outer = [], []
     for path, m in _matching(module, tuple(patterns), "checkpoint"):
         if any(path.startswith(o + ".") for o in outer):  # 'blocks.*' matches blocks.0.attn too: once, outermost
@@ -198,8 +208,17 @@ def checkpoint(module: nn.Module, patterns: Iterable[str]) -> list[nn.Module]:
         outer.append(path)
         own = m.forward
 
-        def forward(*args, _own=own, **kwargs):
-            return recompute(_own, *args, use_reentrant=False, preserve_rng_state=False, **kwargs)
+        def forward(*args, _own=own, _frame=paths[m], **kwargs):
+            def run(*a, **k):
+                if frames is None or not _in_backward():
+                    return _own(*a, **k)
+                frames.recomputing.append(_frame)
+                try:
+                    return _own(*a, **k)
+                finally:
+                    frames.recomputing.remove(_frame)
+
+            return recompute(run, *args, use_reentrant=False, preserve_rng_state=False, **kwargs)
 
         m.forward = forward
         changed.append(m)
@@ -214,10 +233,11 @@ def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable
     matching `frozen_paths` train no weights, those matching `checkpointed` run their forward again in the backward
     (activation checkpointing: counted there, where it runs); `optimizer` ('adamw', 'sgd') counts its step apart."""
     freeze(module, frozen_paths)
-    changed = checkpoint(module, checkpointed)
+    tracker = _BackwardFrames()
+    changed = checkpoint(module, checkpointed, tracker)
     frames = module_frames(module)
     try:
-        step = _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer)
+        step = _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer, tracker)
     finally:
         for m in changed:
             del m.forward
@@ -241,11 +261,12 @@ def _optimizer_step(module: nn.Module, name: str) -> tuple[ExactCount | None, in
     return counter.result(model=name), sum(p.numel() for p in trainable)
 
 
-def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: str = "") -> TrainingCount:
+def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: str = "",
+          frames: _BackwardFrames | None = None) -> TrainingCount:
     """The forward, the loss and the backward, each under its counter; then the optimizer's step, apart."""
     frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
                        if any(not p.requires_grad for p in m.parameters(recurse=False)))
-    frames = _BackwardFrames()
+    frames = frames or _BackwardFrames()
     with torch.enable_grad(), _ForwardCounter(module, kind_map, frames) as fwd:
         out = (forward or module)(*inputs, **(kwargs or {}))
     scalar = loss(out)
