@@ -114,9 +114,8 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
             checkpointed: tuple[str, ...] = (), optimizer: str = "") -> dict:
     """Build the spec on meta and count one forward (with training: the exact training step, its forward and
     backward): the JSON the parent reads (Measured.from_dict)."""
-    from dataclasses import asdict
+    from dataclasses import replace
 
-    from flopcheck.exact import count_forward
     from flopcheck.specs import ModelSpec, SpecError
     from flopcheck.specs.sources import build, one_line
 
@@ -132,43 +131,30 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
         except InputError as err:
             raise SpecError(f"{spec.text}: {err}") from None
     try:
-        batch = samples(built.args, built.kwargs)
         if training:
             from flopcheck.exact.training import count_training_step
 
             step = count_training_step(built.model, built.args, kwargs=built.kwargs, frozen_paths=frozen,
                                        checkpointed=checkpointed, optimizer=optimizer, model=spec.text, device="meta")
-        count = count_forward(built.model, built.args, kwargs=built.kwargs, batch=batch, model=spec.text,
-                              device="meta")
+        m = measure_local(built.model, built.args, built.kwargs, spec.text)
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
         raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta device: "
                         f"{one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None
-    layers, norm = layers_of(built.model)
-    training_rows = {} if step is None else {
-        "training": {"forward": _rows(step.forward), "backward": _rows(step.backward), "frozen": sorted(step.frozen),
-                     "recomputed": sorted(step.recomputed), "trainable": step.trainable,
-                     "optimizer_name": step.optimizer_name,
-                     **({"optimizer": _rows(step.optimizer)} if step.optimizer is not None else {})}}
-    return {**training_rows, "spec": spec.to_dict(), "inputs": built.describe_inputs(), "notes": built.notes,
-            "params": sum(p.numel() for p in built.model.parameters()),
-            "counted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.counted],
-            "uncounted": [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in count.uncounted],
-            "layers": {p: asdict(layer) for p, layer in layers.items()}, "norm_path": norm, "leading": count.leading,
-            "blocks": [asdict(b) for b in block_lists(built.model, count.by_path())]}
+    return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
 def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str = "") -> Measured:
     """A model in this process (the caller's own object: its code already runs here) measured as a spec is:
     the exact count of model(*args, **kwargs), its layers and its blocks."""
     from flopcheck.exact import count_forward
+    from flopcheck.specs.sources import Built
 
-    text = name or type(model).__name__
-    count = count_forward(model, tuple(args), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs or {},
-                          batch=samples(tuple(args), kwargs or {}), model=text)
+    text, kwargs = name or type(model).__name__, kwargs or {}
+    count = count_forward(model, tuple(args), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs,
+                          batch=samples(tuple(args), kwargs), model=text)
     layers, norm = layers_of(model)
-    inputs = ", ".join(f"{k} {tuple(v.shape)}" for k, v in [*((f"arg{i}", a) for i, a in enumerate(args)),
-                                                            *(kwargs or {}).items()] if hasattr(v, "shape"))
-    return Measured(text, inputs, (), sum(p.numel() for p in model.parameters()), count, layers, norm,
+    return Measured(text, Built(model, tuple(args), kwargs).describe_inputs(), (),
+                    sum(p.numel() for p in model.parameters()), count, layers, norm,
                     block_lists(model, count.by_path()))
 
 
@@ -186,9 +172,24 @@ class Measured:
     blocks: tuple[BlockList, ...] = ()
     training: object = None  # exact.training.TrainingCount, when measured with training
 
+    def to_dict(self) -> dict:
+        """JSON-ready, for the parent (from_dict reads it back)."""
+        from dataclasses import asdict
+
+        counted, uncounted = _rows(self.exact)
+        t = self.training
+        training = {} if t is None else {"training": {
+            "forward": _rows(t.forward), "backward": _rows(t.backward), "frozen": sorted(t.frozen),
+            "recomputed": sorted(t.recomputed), "trainable": t.trainable, "optimizer_name": t.optimizer_name,
+            **({"optimizer": _rows(t.optimizer)} if t.optimizer is not None else {})}}
+        return {**training, "spec": {"text": self.text}, "inputs": self.inputs, "notes": list(self.notes),
+                "params": self.params, "counted": counted, "uncounted": uncounted,
+                "layers": {p: asdict(layer) for p, layer in self.layers.items()}, "norm_path": self.norm_path,
+                "leading": self.exact.leading, "blocks": [asdict(b) for b in self.blocks]}
+
     @classmethod
     def from_dict(cls, d: dict) -> Measured:
-        """Inverse of measure()'s JSON."""
+        """Inverse of to_dict (measure()'s JSON)."""
         from flopcheck.types import ExactCount, OpRecord
 
         def records(rows, counted: bool):
