@@ -409,6 +409,10 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
                         "one block (a model with one list of blocks), or DiT's embeddings")
     p.add_argument("--model", help=SPEC_HELP)
     p.add_argument("--input-shape", help="input shape for --model specs, e.g. 1,3,224,224")
+    p.add_argument("--counter", action="append",
+                   help="a counter whose output is a reading (repeatable; default: every installed counter)")
+    p.add_argument("--no-counters", action="store_true",
+                   help="judge against the formula and exact-count readings only (no counter is run)")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per claim")
     _spec_args(p, shape=False)
 
@@ -428,10 +432,15 @@ def _audit(args: argparse.Namespace) -> int:
                               frames=args.frames, steps=args.steps, cfg=args.cfg or None,
                               training=args.training or None, batch=args.batch, space=args.space, part=args.part,
                               input_shape=shape, config=args.config, inputs=args.inputs)]
+    names = False if args.no_counters else _counter_names(args) if args.counter else None
+    if names is not False and len(claims) > 1:  # every claim's counts in one pool: each model built once
+        from flopcheck.auditor.tools import prefetch
+
+        prefetch(claims, names)
     verdicts, failed = [], []
     for claim in claims:  # a claim whose model cannot be built or run is one line; the rest go on
         try:
-            verdicts.append(audit(claim))
+            verdicts.append(audit(claim, counters=names))
         except bad_input() as err:
             if len(claims) == 1:
                 raise
@@ -442,7 +451,7 @@ def _audit(args: argparse.Namespace) -> int:
         print("\n\n".join(to_text(v) for v in verdicts))
     for line in failed:
         print(line, file=sys.stderr)
-    return 2 if failed else 0 if all(v.verdict == "consistent" for v in verdicts) else 1
+    return 2 if failed else 0 if all(v.passed for v in verdicts) else 1
 
 
 def _causes_args(p: argparse.ArgumentParser) -> None:

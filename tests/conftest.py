@@ -1,6 +1,13 @@
 """Shared helpers: the 12 DiT configs of the paper's Table 4, and one run of every counter that
 the counter and reconciler tests share (counters are slow: torch and a library per process)."""
+import os
+import tempfile
+
 import pytest
+
+# counters' outputs are audit readings, cached on disk: one folder for this test session (and its CLI children),
+# never the user's ~/.cache
+os.environ.setdefault("FLOPCHECK_CACHE", tempfile.mkdtemp(prefix="flopcheck-test-cache-"))
 
 DIT_NAMES = [f"DiT-{s}/{p}" for s in ("S", "B", "L", "XL") for p in (2, 4, 8)]
 SMALL = [n for n in DIT_NAMES if n[4] in "SB"]

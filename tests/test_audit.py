@@ -25,11 +25,27 @@ def seed():
 
 
 def test_every_table4_entry_is_macs_with_attention_counted(paper):
+    # typed as printed, no tolerance: each row is the exact MAC count rounded (B/4 truncated), or 0.02 G over it
+    # with LayerNorm at 1 MAC per element (L/2, XL/2): consistent or close, never wrong
     table4 = {k: v for k, v in paper.items() if k.startswith("table4-")}
     assert len(table4) == 12
     for key, v in table4.items():
-        assert (v.verdict, v.best.reading.unit.value, v.attention, v.best.reading.coverage) == \
-               ("consistent", "MAC", "counted", "full"), key
+        assert v.verdict in ("consistent", "close") and v.passed, key
+        assert (v.best.unit.value, v.attention, v.best.reading.coverage) == ("MAC", "counted", "full"), key
+
+
+def test_table4_b4_is_the_exact_count_truncated():
+    # the issue's case: 5,565,186,048 MACs (the formula) truncated to 5.56, not rounded (5.57): consistent
+    v = audit(parse_claim("DiT-B/4 5.56 GFLOPs"), counters=False)
+    assert (v.verdict, v.best.fit(v.claim), v.best.flops) == ("consistent", "truncated", 11_130_372_096)
+
+
+def test_table4_xl2_is_close_and_names_layernorm():
+    # 118,621,421,568 MACs + 57 LayerNorms x 256 x 1152 = 16,809,984 MACs = 118,638,231,552 -> 118.64
+    v = audit(parse_claim("DiT-XL/2 118.64 Gflops"), counters=False)
+    assert v.verdict == "close" and v.passed and v.best.flops == 237_242_843_136
+    assert v.cause.reading.norms == 1 and v.cause.fit(v.claim) == "rounded"
+    assert main(["audit", "DiT-XL/2 118.64 Gflops", "--no-counters"]) == 0
 
 
 def test_dit_readme_figures(paper):
@@ -43,33 +59,36 @@ def test_dit_readme_figures(paper):
     assert v.true_flops == 1_049_076_596_736
 
 
-# the seed's figures: what each one counted, and whether it survives its own printed digits
+# the seed's figures: what each one counted, and how close it is (the verdict is also pinned in the YAML)
 SEED = {
     # 2.37e11 = 237.24 G rounded: right, in FLOPs, everything counted
     "seed004-xl2-forward": ("consistent", "FLOP", "full"),
-    # 236 = 28 x 8.45e9, blocks only (236.76 G) and truncated: off by more than its 0.5 G digit
-    "seed004-xl2-forward-236": ("wrong", "FLOP", "blocks-only"),
+    # 236 = 28 x 8.45e9: the blocks-only 236.76 G truncated, 0.52% under the full 237.24 G: close
+    "seed004-xl2-forward-236": ("close", "FLOP", "full"),
     "seed004-s2-forward": ("consistent", "FLOP", "full"),  # 12.11 G
     "seed004-b2-forward": ("consistent", "FLOP", "full"),  # 46.01 G
     "seed004-l2-forward": ("consistent", "FLOP", "full"),  # 161.40 G
-    # one block: 24*256*1152^2 + 4*256^2*1152 = 8,455,716,864 -> 8.46e9, not 8.45e9
-    "seed004-xl2-block": ("wrong", "FLOP", "blocks-only"),
+    # one block: 24*256*1152^2 + 4*256^2*1152 = 8,455,716,864 -> 8.45e9 truncated; the block with its adaLN
+    # (2 * 1152 * 6 * 1152 = 15,925,248) is 8,471,642,112: 0.26% over the claim: close
+    "seed004-xl2-block": ("close", "FLOP", "full"),
     # both embedding ends: 2*256*1152*16 + 2*256*1152*32 = 9,437,184 + 18,874,368 = 28.3 M, not 940 M
     "seed004-embeddings": ("unexplained", None, None),
-    # 3 x 236 = 708; the truth is 3 x 237,242,843,136 = 711,728,529,408
-    "seed004-training-step": ("wrong", "FLOP", "blocks-only"),
-    # 50 x 236.76 G = 11.84 T -> 11.8 within its 0.05 T digit (the full forward gives 11.86 T)
-    "seed004-sampling-50": ("consistent", "FLOP", "blocks-only"),
-    # 100 x 236.76 G = 23.68 T, printed 23.6: beyond its digit (the truth: 23.72 T)
-    "seed004-sampling-50-cfg": ("wrong", "FLOP", "blocks-only"),
-    # pixels: 49,247,908,429,824 FLOPs = 49.25 T (blocks only 49.246 T): 49.3 is neither
-    "seed004-pixel": ("wrong", "FLOP", "full"),
-    "seed004-patch-2": ("consistent", "FLOP", "blocks-only"),  # 236.76 G -> 236.8
-    # XL/4 blocks only: 28 * (24*64*1152^2 + 4*64^2*1152) = 57,604,571,136 -> 57.6, not 57.7
-    "seed004-patch-4": ("wrong", "FLOP", "blocks-only"),
-    "seed004-patch-8": ("consistent", "FLOP", "blocks-only"),  # 28 * 510,787,584 = 14,302,052,352 -> 14.3
-    # 3.84e8 x 3 x 236.76 G = 2.727e20 -> 2.73e20; the truth 3.84e8 x 711.72 G (the exact step) = 2.733e20
-    "seed004-training-total": ("wrong", "FLOP", "blocks-only"),
+    # 3 x 236 = 708; the rule's 3 x 237,242,843,136 = 711,728,529,408 is 0.52% more: close
+    "seed004-training-step": ("close", "FLOP", "full"),
+    # 50 x 237.24 G = 11.86 T, truncated to 11.8
+    "seed004-sampling-50": ("consistent", "FLOP", "full"),
+    # 100 x 236.76 G = 23.68 T truncated to 23.6; the truth 23.72 T is 0.52% more: close
+    "seed004-sampling-50-cfg": ("close", "FLOP", "full"),
+    # pixels: 49,247,908,429,824 FLOPs = 49.25 T, 49.2 rounded: 49.3 is 0.11% over: close
+    "seed004-pixel": ("close", "FLOP", "full"),
+    "seed004-patch-2": ("close", "FLOP", "full"),  # blocks-only 236.76 G -> 236.8; 0.19% under 237.24
+    # XL/4 blocks only: 28 * (24*64*1152^2 + 4*64^2*1152) = 57,604,571,136 -> 57.6, not 57.7; the full
+    # 58,087,342,080 is 0.67% over 57.7: close
+    "seed004-patch-4": ("close", "FLOP", "full"),
+    # 28 * 510,787,584 = 14,302,052,352 -> 14.3, but the forward is 14,784,823,296: 3.3% more: wrong
+    "seed004-patch-8": ("wrong", "FLOP", "full"),
+    # 3.84e8 x 3 x 236.76 G = 2.7275e20 -> 2.72e20 truncated; the rule on the full forward 2.733e20: close
+    "seed004-training-total": ("close", "FLOP", "full"),
 }
 
 
@@ -80,6 +99,14 @@ def test_seed_figures_pinned(seed, key):
     assert v.verdict == verdict
     if unit:
         assert (v.best.reading.unit.value, v.best.reading.coverage) == (unit, coverage)
+
+
+def test_a_shortcut_is_named_as_the_cause():
+    # 236 GFLOPs: the digits are the blocks-only formula 236,757,106,688 truncated (FC208), judged against the
+    # full forward 237,242,843,136: 0.52% under, close, exit 0
+    v = audit(parse_claim("DiT-XL/2 236 GFLOPs"), counters=False)
+    assert (v.verdict, v.cause.reading.coverage, v.cause.flops) == ("close", "blocks-only", 236_757_106_688)
+    assert v.cause.fit(v.claim) == "truncated"
 
 
 def test_true_values_for_what_the_claims_describe(seed):
@@ -114,22 +141,22 @@ SEED001 = {
     "seed001-cog-linear": ("consistent", "full"), "seed001-cog-attention": ("consistent", "full"),
     "seed001-cog-step": ("consistent", "full"), "seed001-cog-forward": ("consistent", "full"),
     # Wan2.1-14B: block linears 40*(12*I*d^2 + 4*S*d^2 + 4*I*d*13824) = 1,809,556,963,328,000, not 1915.4 T;
-    # attention 40*4*(I^2 + I*S)*d = 4,713,731,850,240,000, not 4745.7 T
-    "seed001-wan-linear": ("wrong", "full"), "seed001-wan-attention": ("wrong", "full"),
+    # attention 40*4*(I^2 + I*S)*d = 4,713,731,850,240,000, 0.68% under 4745.7 T: close
+    "seed001-wan-linear": ("wrong", "full"), "seed001-wan-attention": ("close", "full"),
     # the forward and the CFG step are the per-layer formula exactly: 40*(24*76112*5120^2 + 4*76112^2*5120)
-    # = 6,661,076,733,132,800 -> 6661.1, but the model does 6,523,436,592,005,120
-    "seed001-wan-forward": ("consistent", "blocks-only"), "seed001-wan-step": ("consistent", "blocks-only"),
+    # = 6,661,076,733,132,800 -> 6661.1, but the model does 6,523,436,592,005,120: 2.1% less, wrong
+    "seed001-wan-forward": ("wrong", "full"), "seed001-wan-step": ("wrong", "full"),
     "seed001-hunyuan-linear": ("consistent", "full"), "seed001-hunyuan-attention": ("consistent", "full"),
     # 60*(24*119056*3072^2 + 4*119056^2*3072) = 12,068,367,724,707,840 -> 12068.4; the model adds its
-    # token refiner, embedders and adaLN: 12,068,592,207,003,648 -> 12068.6
-    "seed001-hunyuan-step": ("consistent", "blocks-only"),
+    # token refiner, embedders and adaLN: 12,068,592,207,003,648 -> 12068.6: 0.002% over the claim, close
+    "seed001-hunyuan-step": ("close", "full"),
     # Wan2.1-1.3B exercise: block linears 30*(12*I*d^2 + 4*S*d^2 + 4*I*d*8960) = 82.07 T with I = 32760,
     # d = 1536: the seed's 56 assumes a 4d MLP over I + S tokens; 32% low, no reading explains it
     "seed001-ex2-linear": ("unexplained", None),
-    # attention 30*4*(32760^2 + 32760*512)*1536 = 200,907,089,510,400 -> 201, not 200
-    "seed001-ex2-attention": ("wrong", "full"),
-    # the per-layer formula gives 260.57 T -> 261, the model 283.00 T
-    "seed001-ex2-step": ("wrong", "blocks-only"),
+    # attention 30*4*(32760^2 + 32760*512)*1536 = 200,907,089,510,400: 200 truncated ("about 200")
+    "seed001-ex2-attention": ("consistent", "full"),
+    # the per-layer formula gives 260.57 T (260 truncated), the model 283.00 T: 8.1% more, wrong
+    "seed001-ex2-step": ("wrong", "full"),
 }
 
 
@@ -184,17 +211,19 @@ def test_deit_paper_figure_is_macs(capsys):
 
 
 def test_audit_json_fields(capsys):
-    code = main(["audit", "DiT-XL/4 57.7 GFLOPs", "--json"])
+    code = main(["audit", "DiT-XL/4 57.7 GFLOPs", "--json", "--no-counters"])
     (d,) = json.loads(capsys.readouterr().out)
-    assert code == 1  # a wrong claim
-    assert {"verdict", "unit", "attention", "scope", "claimed_flops", "true_flops", "candidates"} <= set(d)
-    assert d["verdict"] == "wrong" and d["claimed_flops"] == 57_700_000_000 and d["true_flops"] == 58_087_342_080
-    assert d["findings"] == [{"code": "FC208", "title": "blocks-only", "delta_flops": 57_604_571_136 - 58_087_342_080}]
+    assert code == 0  # close: 0.67% under the forward, likely the blocks-only formula with its inputs rounded
+    assert {"verdict", "unit", "attention", "scope", "claimed_flops", "true_flops", "candidates", "sentence",
+            "fingerprint", "cause", "tools"} <= set(d)
+    assert d["verdict"] == "close" and d["claimed_flops"] == 57_700_000_000 and d["true_flops"] == 58_087_342_080
+    # the cause: 28 * (24*64*1152^2 + 4*64^2*1152) = 57,604,571,136 FLOPs, the blocks-only formula
+    assert d["cause"] == "FLOPs, blocks only (24Td^2 + 4T^2d)" and d["reading_flops"] == 58_087_342_080
 
 
 def test_audit_file_exit_code(capsys):
-    assert main(["audit", "--file", "claims/dit_paper.yaml"]) == 0
-    assert main(["audit", "--file", "claims/seed_dit_flops.yaml"]) == 1
+    assert main(["audit", "--file", "claims/dit_paper.yaml"]) == 0  # consistent or close, every row
+    assert main(["audit", "--file", "claims/seed_dit_flops.yaml"]) == 1  # XL/8's 14.3 is wrong
     capsys.readouterr()
 
 

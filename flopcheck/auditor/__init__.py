@@ -1,50 +1,103 @@
 """Audit a published FLOP figure: what it most likely counted, and the true value.
 
-Every reading (unit x coverage x adaLN per token x scope x latent or pixels) of the model gives an
-exact value; the claim is set against each. A reading within the claim's printed precision makes
-it `consistent`; a claim off its nearest reading by more than its precision but less than 10% is
-`wrong` (the right value is given); beyond 10% of every reading it is `unexplained`.
+Every reading of the model gives an exact value: a count (unit x attention coverage x adaLN per token x
+scope x latent or pixels), a bookkeeping variant of one (LayerNorm counted per element, the blocks-only
+or 12Td^2 shortcut), or what an installed counter reports on the same model and input (tools.py).
+The verdict is in tiers:
+- `consistent`: a count, or a counter's output, equals the claim to its printed digits (rounded or
+  truncated), or within a stated tolerance;
+- `close`: within 1% of a count; a bookkeeping variant within the digits, or rounding of the inputs, is
+  named as the cause;
+- `wrong`: the convention is identified (the nearest count within 10%, or a shortcut within the digits)
+  but the number is off by more than 1%; the right value is given;
+- `unexplained`: no reading within 10%; `incomplete`: the exact count has ops without a formula.
+Exit 0 for consistent and close: a rounding or a bookkeeping difference is not an error.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
 from flopcheck.auditor.models import reference_breakdowns
+from flopcheck.auditor.tools import ToolReading
 from flopcheck.reconciler import blackbox as B
-from flopcheck.types import Attention, Kind, Unit, scope_words
+from flopcheck.types import Attention, Finding, Kind, Unit, scope_words
 
+CLOSE_LIMIT = Decimal("0.01")  # within 1% of a count: rounding of the inputs or a bookkeeping convention
 WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
+PASSING = ("consistent", "close")  # the verdicts that exit 0
+SHORTCUTS = (B.Coverage.BLOCKS_ONLY, B.Coverage.LINEAR_ONLY)  # hand formulas, not counts of the model
 
 
 @dataclass(frozen=True)
 class Candidate:
-    """One reading of the claim: its exact value in the reading's unit and how far the claim is."""
+    """One reading of the claim (a formula reading, or a counter's output): its exact value in its unit and how
+    far the claim is."""
 
-    explanation: B.Explanation
     value: Decimal  # absolute, in the reading's unit
     distance: Decimal  # |claim - value|, absolute
+    explanation: B.Explanation | None = None
+    tool: ToolReading | None = None
+    attention: bool = True  # the model computes attention (else 'attention counted' means nothing)
 
     @property
     def reading(self) -> B.Reading:
-        return self.explanation.reading
+        """The formula reading (a counter's: its unit, everything else as stated)."""
+        return self.explanation.reading if self.explanation else B.Reading(self.tool.unit)
+
+    @property
+    def unit(self) -> Unit:
+        return self.tool.unit if self.tool else self.reading.unit
+
+    @property
+    def flops(self) -> int:
+        return self.tool.flops if self.tool else self.explanation.flops
+
+    @property
+    def findings(self) -> tuple[Finding, ...]:
+        return self.explanation.findings if self.explanation else ()
+
+    @property
+    def bookkeeping(self) -> bool:
+        """A variant of a count (norms counted, a hand shortcut), not a count: it can make a claim close, never
+        consistent."""
+        return self.tool is None and (self.reading.norms > 0 or self.reading.coverage in SHORTCUTS)
 
     @property
     def relative(self) -> Decimal:
         return self.distance / self.value if self.value else Decimal("Infinity")
 
+    def describe(self) -> str:
+        return self.tool.describe() if self.tool else self.reading.describe(self.attention)
+
+    def fit(self, claim: Claim) -> str:
+        """How the claim's digits match this reading: 'exact', 'rounded', 'truncated', 'within tolerance', or ''."""
+        if self.distance == 0:
+            return "exact"
+        if self.distance <= claim.precision:
+            return "rounded"
+        if claim.value <= self.value < claim.value + 2 * claim.precision:
+            return "truncated"
+        return "within tolerance" if self.distance <= claim.allowed else ""
+
 
 @dataclass(frozen=True)
 class Verdict:
-    """The verdict on one claim, its best reading, the runners-up, and the truth for what it describes."""
+    """The verdict on one claim, its best reading, what explains the distance, the runners-up, the truth."""
 
     claim: Claim
-    verdict: str  # 'consistent', 'wrong', 'unexplained', or 'incomplete' (the exact count lacks a formula)
-    best: Candidate
+    verdict: str  # 'consistent', 'close', 'wrong', 'unexplained', or 'incomplete' (the exact count lacks a formula)
+    best: Candidate  # the count (or counter) the claim is judged against
     runners_up: tuple[Candidate, ...]
     true_flops: int  # one latent forward x the claim's stated scope, FLOPs
     reference: str  # 'formula' or 'exact count'
+    cause: Candidate | None = None  # close or wrong: the bookkeeping reading the digits match, or the nearest
+    tools: tuple[Candidate, ...] = ()  # counters whose output matches the claim's digits
+    also: tuple[Candidate, ...] = ()  # other counts of a different meaning that match the digits too
+    inputs: str = ""  # the input the readings are for
+    notes: tuple[str, ...] = field(default_factory=tuple)  # counters that gave no reading, and why
+    space: str = ""  # 'latent' or 'pixels' for a model that runs on either; '' for one that does not
 
     @property
     def attention(self) -> Attention:
@@ -55,6 +108,20 @@ class Verdict:
     def scope(self) -> str:
         r = self.best.reading
         return " x ".join(scope_words(r.batch, r.cfg, r.steps, r.training)) or "forward"
+
+    @property
+    def scope_words(self) -> str:
+        """The scope of the best reading (a counter's: the claim's stated one), 'one forward' when plain."""
+        r = self.best.reading if not self.best.tool else None
+        c = self.claim
+        words = scope_words(r.batch, r.cfg, r.steps, r.training) if r else scope_words(c.batch, c.cfg, c.steps,
+                                                                                         c.training)
+        return " x ".join(words) or "one forward"
+
+    @property
+    def passed(self) -> bool:
+        """Consistent or close: exit 0."""
+        return self.verdict in PASSING
 
 
 NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as in most of Table 4's rows
@@ -100,8 +167,98 @@ def _options(claim: Claim, has_per_sample: bool, has_pixel: bool, has_attention:
     return [r for r in every if not r.norms or (r.unit is Unit.MAC and r.coverage is B.Coverage.FULL)]
 
 
-def audit(claim: Claim, measured=None) -> Verdict:
-    """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure)."""
+def _tool_candidates(claim: Claim, counters, measured) -> tuple[list[Candidate], tuple[str, ...]]:
+    """The counters' readings of the claim (none when `counters` is False; `measured`, a caller's own model, has
+    its counts in `counters` already)."""
+    from flopcheck.auditor import tools
+
+    if counters is False:
+        return [], ()
+    if isinstance(counters, tuple):  # counts already made (the caller's own model, flopcheck.api.audit)
+        found, notes = list(counters), []
+    elif measured is not None:
+        return [], ("counters not run: give the model's inputs to flopcheck.audit to run them",)
+    else:
+        found, notes = tools.readings(claim, counters)
+    return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], tuple(notes)
+
+
+def _same_meaning(a: B.Reading, b: B.Reading) -> bool:
+    """Two counts that mean the same work (they differ in bookkeeping only)."""
+    return replace(a, norms=0) == replace(b, norms=0)
+
+
+def _count_of(c: Candidate, candidates: list[Candidate]) -> Candidate | None:
+    """The count a bookkeeping reading is a variant of: the same unit and scope, attention counted, no norms."""
+    plain = replace(c.reading, norms=0, coverage=B.Coverage.FULL if c.reading.coverage in SHORTCUTS
+                    else c.reading.coverage)
+    return next((x for x in candidates if x.explanation and x.reading == plain), None)
+
+
+def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> tuple[str, Candidate, Candidate | None,
+                                                                                     list[Candidate], list[Candidate]]:
+    """(verdict, the count judged against, the cause of the distance, matching counters, other matching counts)."""
+    counts = [c for c in candidates if not c.bookkeeping and (c.tool or c.reading.causes(stated) <= MAX_CAUSES)]
+    counts = counts or [c for c in candidates if not c.bookkeeping]
+    simplest = lambda c: (c.tool is not None, c.reading.causes(stated),  # noqa: E731
+                          c.tool is not None and c.tool.path == "fused attention", c.distance)
+    fitting = sorted((c for c in counts if c.fit(claim)), key=simplest)
+    if fitting:
+        formula = [c for c in fitting if not c.tool]
+        best = formula[0] if formula else fitting[0]
+        tools = [c for c in fitting if c.tool]
+        # another meaning of the same digits, as simple or nearly: said (an alias that is always equal, MACs x CFG
+        # for FLOPs, or QK^T-only x CFG for attention, is not a second meaning)
+        also = [c for c in formula[1:] if not _same_meaning(c.reading, best.reading) and c.value != best.value
+                and c.reading.causes(stated) <= best.reading.causes(stated) + 1]
+        return "consistent", best, None, tools, also
+    shortcuts = sorted((c for c in candidates if c.bookkeeping and c.fit(claim)
+                        and c.reading.causes(stated) <= MAX_CAUSES), key=simplest)
+    for cause in shortcuts:  # the digits match a bookkeeping variant of a count: judged against that count
+        base = _count_of(cause, candidates)
+        if base is not None:
+            return ("close" if base.relative <= CLOSE_LIMIT else "wrong"), base, cause, [], []
+    # a count of the formula first: a counter's output is a reading when the digits match it, else only when no
+    # formula count is within 1% (its own bookkeeping, such as a re-parameterised layer, then explains the rest)
+    formula = [c for c in counts if not c.tool]
+    nearest = min(formula or counts, key=lambda c: (c.relative, c.reading.causes(stated)))
+    tool = min((c for c in counts if c.tool), key=lambda c: c.relative, default=None)
+    if nearest.relative > CLOSE_LIMIT and tool is not None and tool.relative <= CLOSE_LIMIT:
+        nearest = tool
+    near_variant = min((c for c in candidates if c.bookkeeping and c.reading.causes(stated) <= MAX_CAUSES),
+                       key=lambda c: c.relative, default=None)
+    cause = None
+    if near_variant is not None and near_variant.relative < nearest.relative:  # likely that variant, inputs rounded
+        base = _count_of(near_variant, candidates)
+        if base is not None:
+            nearest, cause = base, near_variant
+    if nearest.relative <= CLOSE_LIMIT:
+        return "close", nearest, cause, [], []
+    if nearest.relative <= WRONG_LIMIT:
+        return "wrong", nearest, cause, [], []
+    return "unexplained", nearest, None, [], []
+
+
+def _inputs(claim: Claim, measured) -> str:
+    """The input the readings are for: a spec's as built, a reference model's resolution and latent."""
+    from reference_models import get_config, list_models
+
+    if claim.model not in list_models():
+        from flopcheck.auditor.models import spec_of
+        from flopcheck.specs.child import measured as measure
+
+        return (measured or measure(spec_of(claim))).inputs
+    fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
+    cfg = get_config(claim.model, **fields)
+    w, h = cfg.resolution if isinstance(cfg.resolution, tuple) else (cfg.resolution, cfg.resolution)
+    frames = f" x {cfg.frames} frames" if getattr(cfg, "video", False) else ""
+    return f"{w}x{h} px{frames}" + (f", latent {cfg.input_size}x{cfg.input_size}"
+                                     if isinstance(getattr(cfg, "input_size", None), int) else "")
+
+
+def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None) -> Verdict:
+    """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure);
+    `counters`: the counters whose output is a reading (default: every installed one; False: none)."""
     from reference_models import get_config, list_models
 
     if claim.model in list_models():  # say which input the verdict is for
@@ -117,29 +274,24 @@ def audit(claim: Claim, measured=None) -> Verdict:
     explanations = [B.explain(r, latent, pixel, tokens, norms, backward)
                     for r in _options(claim, has_per_sample, pixel is not None, has_attention, backward is not None)]
     explanations = [e for e in explanations if e.flops > 0]  # a reading of nothing (no block linears in a ResNet)
-    stated = B.Reading(Unit.FLOP, B.Coverage.FULL, False, claim.batch, claim.cfg, claim.steps, claim.training,
+    stated = B.Reading(claim.label_unit, B.Coverage.FULL, False, claim.batch, claim.cfg, claim.steps, claim.training,
                        claim.space == "pixel", exact_step=backward is not None)
-    candidates = sorted(
-        (Candidate(e, Decimal(e.value.numerator) / Decimal(e.value.denominator),
-                   abs(claim.value - Decimal(e.value.numerator) / Decimal(e.value.denominator))) for e in explanations),
-        key=lambda c: (c.distance, c.reading.causes(stated)))
-    plausible = [c for c in candidates if c.reading.causes(stated) <= MAX_CAUSES] or candidates
-    within = [c for c in plausible if c.distance <= claim.allowed]
-    # several readings fit the printed digits: the simplest is the most likely; else the nearest
-    best = min(within, key=lambda c: (c.reading.causes(stated), c.distance)) if within else plausible[0]
-    candidates = [best] + [c for c in plausible if c is not best]
+    values = [Decimal(e.value.numerator) / Decimal(e.value.denominator) for e in explanations]
+    candidates = [Candidate(v, abs(claim.value - v), e, attention=has_attention) for e, v in zip(explanations, values)]
+    tool_candidates, notes = ([], ()) if incomplete else _tool_candidates(claim, counters, measured)
+    candidates += tool_candidates
+    verdict, best, cause, tools, also = _judge(claim, candidates, stated)
     if incomplete:  # the truth is only a lower bound: no reading of it can vouch for a number
         verdict = "incomplete"
-    elif best.distance <= claim.allowed:
-        verdict = "consistent"
-    elif best.relative <= WRONG_LIMIT:
-        verdict = "wrong"
-    else:
-        verdict = "unexplained"
+    shown = {id(best), *(id(c) for c in (cause, *tools, *also) if c is not None)}
+    runners = sorted((c for c in candidates if id(c) not in shown and not c.tool),
+                     key=lambda c: (c.distance / c.value if c.value else Decimal("Infinity"), c.reading.causes(stated)))
     true = B.explain(stated, latent, pixel, tokens, norms, backward).flops
     if backward is not None:
         reference += " forward + the exact backward on meta"
-    return Verdict(claim, verdict, best, tuple(candidates[1:5]), true, reference)
+    return Verdict(claim, verdict, best, tuple(runners[:4]), true, reference, cause, tuple(tools), tuple(also),
+                   _inputs(claim, measured), notes,
+                   ("pixels" if best.reading.pixel else "latent") if pixel is not None else "")
 
 
-__all__ = ["Candidate", "Claim", "ClaimError", "Verdict", "audit", "load_claims", "parse_claim", "parse_resolution"]
+__all__ = ["PASSING", "Candidate", "Claim", "ClaimError", "Verdict", "audit", "load_claims", "parse_claim", "parse_resolution"]

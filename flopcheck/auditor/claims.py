@@ -17,6 +17,7 @@ _NUMBER = re.compile(
     r"(?:^|\s)(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<prefix>[kKMGTPE]?)(?P<label>[A-Za-z-]*s?)\s*$")
 
 
+VERDICTS = ("consistent", "close", "wrong", "unexplained", "incomplete")
 PARTS = ("model", "linear", "attention", "embeddings", "block")
 MAX_VALUE = Decimal(10) ** 30  # FLOPs: beyond any model's training run; a bigger number is a typo
 
@@ -52,6 +53,8 @@ class Claim:
     tolerance: Decimal | None = None  # a stated tolerance wider than the printed digits, absolute
     config: str | None = None  # diffusers:CLASS: its config.json
     inputs: str | None = None  # a spec's inputs: 'package.module:fn'
+    expect: str | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
+    why: str = ""
 
     def __post_init__(self) -> None:
         """A claim that says something impossible is refused, naming the field."""
@@ -70,6 +73,8 @@ class Claim:
                              "generation")
         if self.part not in PARTS:
             raise ClaimError(f"part must be one of {', '.join(PARTS)}, got {self.part!r}")
+        if self.expect is not None and self.expect not in VERDICTS:
+            raise ClaimError(f"expect must be one of {', '.join(VERDICTS)}, got {self.expect!r}")
         if self.space not in ("latent", "pixel"):
             raise ClaimError(f"space must be latent or pixel, got {self.space!r}")
 
@@ -164,10 +169,11 @@ def parse_resolution(text: str | int | None) -> tuple[int, int] | None:
 
 
 KEYS = ("id", "model", "claim", "resolution", "frames", "steps", "cfg", "training", "batch", "part", "space",
-        "source", "tolerance", "config", "inputs", "input_shape")
+        "source", "tolerance", "config", "inputs", "input_shape", "expect", "why")
 _TYPES = {"id": str, "model": str, "claim": (str, int, float), "resolution": (str, int), "frames": int, "steps": int,
           "cfg": bool, "training": bool, "batch": int, "part": str, "space": str, "source": str,
-          "tolerance": (str, int, float), "config": str, "inputs": str, "input_shape": str}
+          "tolerance": (str, int, float), "config": str, "inputs": str, "input_shape": str, "expect": str,
+          "why": str}
 
 
 def load_claims(path: str) -> list[Claim]:
@@ -231,7 +237,7 @@ def _entry(path: str, line: int, node, entry) -> Claim:
             raise ClaimError(f"{path}:{line}: the entry has no {key!r} (e.g. model: DiT-XL/2, claim: 118.64 GFLOPs)")
     try:
         scope = {k: entry.get(k) for k in ("steps", "cfg", "training", "batch", "part", "source", "id", "frames",
-                                           "space", "inputs")}
+                                           "space", "inputs", "expect", "why")}
         scope["resolution"] = parse_resolution(entry.get("resolution"))
         scope["input_shape"] = parse_shape(entry.get("input_shape"))
         if entry.get("config") is not None:  # a config path is read from the claims file's own folder

@@ -59,8 +59,10 @@ class Reading:
     norms: int = 0  # LayerNorm work counted, in the reading's unit per normalised element (fvcore 4, thop 2)
     exact_step: bool = False  # training: the exact backward, not the 3x rule
 
-    def describe(self) -> str:
-        parts = [self.unit.value + "s", self.coverage.words]
+    def describe(self, attention: bool = True) -> str:
+        """'MACs, attention counted, CFG x2'; of a model without attention, 'every layer counted'."""
+        full = self.coverage is Coverage.FULL and not attention
+        parts = [self.unit.value + "s", "every layer counted" if full else self.coverage.words]
         parts += [f"LayerNorm {self.norms} per element"] if self.norms else []
         parts += ["adaLN per token"] if self.per_sample_per_token else []
         parts += scope_words(self.batch, "CFG x2" if self.cfg else "", self.steps,
@@ -72,7 +74,7 @@ class Reading:
     def causes(self, stated: Reading | None = None) -> int:
         """How many causes this reading adds beyond what a claim states (`stated`): fewer is simpler, more likely."""
         s = stated or Reading()
-        return (self.coverage is not Coverage.FULL) + (self.unit is Unit.MAC) + (self.norms > 0) \
+        return (self.coverage is not Coverage.FULL) + (self.unit is not s.unit) + (self.norms > 0) \
             + self.per_sample_per_token + (self.batch > s.batch) + (self.cfg and not s.cfg) \
             + (self.steps > s.steps) + (self.training and not s.training) + (self.pixel and not s.pixel)
 

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from flopcheck.auditor import Verdict
+from flopcheck.auditor import Candidate, Verdict
+from flopcheck.auditor.tools import fingerprint
 from flopcheck.fmt import commas, si
 from flopcheck.types import Unit, scope_words
 
@@ -24,29 +25,102 @@ def _where(v: Verdict) -> str:
     return f"{res}{frames}{', on pixels' if c.space == 'pixel' else ''}{part}, " + (" x ".join(scope) or "one forward")
 
 
-def to_text(v: Verdict) -> str:
-    """Claim, verdict with its reading, the truth, the runners-up."""
+def _named(c: Candidate, claim) -> str:
+    """'MACs, attention counted: 118.62 GMACs' or a counter's 'what fvcore_jit (fvcore 0.1.5) reports ... = 4.61
+    GMACs'."""
+    return f"{c.describe()} = {_value(c.value, c.unit)}"
+
+
+def _cause_words(v: Verdict) -> str:
+    """What explains the distance of a close or wrong claim."""
+    c = v.cause
+    if c is None:
+        return "within rounding of the inputs" if v.verdict == "close" else ""
+    fit = c.fit(v.claim)
+    if fit:
+        return f"its digits are {_named(c, v.claim)} ({fit})"
+    return f"likely {_named(c, v.claim)} ({float(c.relative):.3%} off) with its inputs rounded"
+
+
+def sentence(v: Verdict) -> str:
+    """The verdict as one sentence a reader can paste into a review."""
     c, best = v.claim, v.best
-    unit = best.reading.unit
+    claim = c.text[len(c.model):].strip() if c.text.startswith(c.model) else c.text
+    rel = float(best.relative)
+    side = "over" if c.value > best.value else "under"
+    off = "exactly" if not best.distance else f"{rel:.3%} {side}"
+    true = _value(Decimal(v.true_flops) / c.label_unit.flops_per_unit, c.label_unit)
+    if v.verdict == "consistent":
+        if best.tool:
+            head = (f"consistent: {claim} is {best.describe()} ({fingerprint(best.tool, c)}) = "
+                    f"{_value(best.value, best.unit)} ({best.fit(c)})")
+        else:
+            head = f"consistent: {claim} is {_named(best, c)} ({best.fit(c)})"
+        others = _tool_names([t for t in v.tools if not best.tool or t.tool.count.counter != best.tool.count.counter])
+        if others:
+            head += f"; {others} report{'s' if ',' not in others and ' and ' not in others else ''} it too"
+        if v.also:
+            a = v.also[0]
+            head += (f"; ambiguous: it is also {_named(a, c)} ({a.fit(c)}); the first is simpler "
+                     f"({best.reading.causes(_stated(c))} against {a.reading.causes(_stated(c))} causes)")
+        return head
+    if v.verdict == "close":
+        return f"close: {claim} is {off} {_named(best, c)}; {_cause_words(v)}"
+    if v.verdict == "wrong":
+        cause = _cause_words(v)
+        return (f"WRONG: {claim} is {off} {_named(best, c)}" + (f"; {cause}" if cause else "")
+                + f"; the true value is {true}")
+    if v.verdict == "unexplained":
+        return f"UNEXPLAINED: {claim} is beyond 10% of every reading; nearest {_named(best, c)} ({rel:.3%} off)"
+    return f"INCOMPLETE: no verdict on {claim}, the reference is {v.reference}"
+
+
+def _tool_names(tools: list[Candidate]) -> str:
+    """'fvcore_jit (explicit attention), thop_hooks (both paths) and torchprofile_jit': each counter once."""
+    paths: dict[str, set[str]] = {}
+    for t in tools:
+        paths.setdefault(t.tool.count.counter, set()).add(t.tool.path)
+    names = [n + ("" if "" in p else " (both paths)" if len(p) > 1 else f" ({next(iter(p))})")
+             for n, p in sorted(paths.items())]
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
+
+
+def _stated(c):
+    from flopcheck.reconciler import blackbox as B
+
+    return B.Reading(c.label_unit, B.Coverage.FULL, False, c.batch, c.cfg, c.steps, c.training, c.space == "pixel")
+
+
+def fingerprint_words(v: Verdict) -> str:
+    """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
+    b = v.best
+    if b.tool:
+        return " · ".join([fingerprint(b.tool, v.claim), v.scope_words, *([v.space] if v.space else []), v.inputs,
+                           f"tool: {b.tool.tool}"])
+    r = b.reading
+    norms = f"LayerNorm {r.norms} per element" if r.norms else "norms and elementwise ops not counted"
+    adaln = ["per-sample layers per token"] if r.per_sample_per_token else []
+    tools = [f"tool: {', '.join(dict.fromkeys(t.tool.tool for t in v.tools))}"] if v.tools else []
+    coverage = "every layer counted" if r.coverage.words == "attention counted" and not b.attention else r.coverage.words
+    return " · ".join([r.unit.value + "s", coverage, norms, *adaln, v.scope_words,
+                       *([v.space] if v.space else []), v.inputs or "the model's default input", *tools])
+
+
+def to_text(v: Verdict) -> str:
+    """Claim, the verdict sentence, the fingerprint, the truth, the runners-up."""
+    c = v.claim
     head = c.text if c.text.startswith(c.model) else f"{c.model} {c.text}"
     lines = [f'"{head}" · {_where(v)}' + (f" · {c.source}" if c.source else "")]
-    off = f"claim off by {float(best.relative):.3%}" if best.distance else "exact"
-    allowed = f"±{_value(c.allowed, unit)}"
-    said = {"consistent": f"consistent: {best.reading.describe()} gives {_value(best.value, unit)} ({off}, within {allowed})",
-            "wrong": f"WRONG: nearest reading {best.reading.describe()} gives {_value(best.value, unit)} ({off}, "
-                     f"beyond {allowed}); the true value is "
-                     f"{_value(Decimal(v.true_flops) / c.label_unit.flops_per_unit, c.label_unit)}",
-            "unexplained": f"UNEXPLAINED: no reading within 10%; nearest {best.reading.describe()} gives "
-                           f"{_value(best.value, unit)} ({off})",
-            "incomplete": f"INCOMPLETE: no verdict, the reference is {v.reference}"}[v.verdict]
-    lines.append(f"  verdict     {said}")
+    lines.append(f"  verdict     {sentence(v)}")
+    lines.append(f"  fingerprint {fingerprint_words(v)}")
     lines.append(f"  true        {commas(v.true_flops)} FLOPs = {si(v.true_flops)} = {si(v.true_flops, Unit.MAC)} "
                  f"({_where(v)}, {v.reference})")
-    for f in best.explanation.findings:
+    for f in v.best.findings:
         lines.append(f"  {f.code:11s} {f.title} {f.delta:+,} FLOPs")
     for r in v.runners_up[:3]:
-        lines.append(f"  runner-up   {r.reading.describe()}: {_value(r.value, r.reading.unit)} "
-                     f"(off by {float(r.relative):.3%})")
+        lines.append(f"  runner-up   {r.describe()}: {_value(r.value, r.unit)} (off by {float(r.relative):.3%})")
+    for note in v.notes:
+        lines.append(f"  no reading  {note}")
     return "\n".join(lines)
 
 
@@ -55,11 +129,16 @@ def to_dict(v: Verdict) -> dict:
     best = v.best
     return {
         "id": v.claim.id, "claim": v.claim.text, "model": v.claim.model, "source": v.claim.source,
-        "verdict": v.verdict, "unit": best.reading.unit.value, "attention": v.attention,
-        "coverage": best.reading.coverage, "scope": v.scope, "space": "pixel" if best.reading.pixel else "latent",
-        "claimed_flops": int(v.claim.claimed_flops), "reading_flops": best.explanation.flops,
+        "verdict": v.verdict, "passed": v.passed, "sentence": sentence(v), "fingerprint": fingerprint_words(v),
+        "unit": best.unit.value, "attention": v.attention,
+        "coverage": best.reading.coverage, "scope": v.scope, "space": v.space,
+        "inputs": v.inputs, "claimed_flops": int(v.claim.claimed_flops), "reading_flops": best.flops,
         "true_flops": v.true_flops, "relative_error": float(best.relative),
-        "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta} for f in best.explanation.findings],
-        "candidates": [{"reading": c.reading.describe(), "unit": c.reading.unit.value, "flops": c.explanation.flops,
+        "cause": v.cause.describe() if v.cause else None,
+        "tools": [t.tool.tool for t in v.tools] + ([best.tool.tool] if best.tool and best not in v.tools else []),
+        "also": [a.describe() for a in v.also],
+        "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta} for f in best.findings],
+        "candidates": [{"reading": c.describe(), "unit": c.unit.value, "flops": c.flops,
                         "relative_error": float(c.relative)} for c in (best, *v.runners_up)],
+        "notes": list(v.notes),
     }

@@ -13,6 +13,7 @@ import sys
 
 SPEC_TIMEOUT_S = 600.0  # a build and one forward on meta: seconds, unless the code never returns
 _MEASURED: dict[str, dict] = {}  # spec JSON -> the child's answer: each spec and input is measured once
+_FORWARD = {"training": False, "frozen": [], "checkpointed": [], "optimizer": ""}  # a forward only
 
 
 def main() -> None:
@@ -24,16 +25,39 @@ def main() -> None:
     from flopcheck.specs.measure import measure
     from flopcheck.specs.sources import one_line
 
-    try:
-        out = measure(job["spec"], training=job.get("training", False), frozen=tuple(job.get("frozen", ())),
-                      checkpointed=tuple(job.get("checkpointed", ())), optimizer=job.get("optimizer", ""))
-    except SpecError as err:
-        out = {"error": str(err)}
-    except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
-        out = {"error": f"model {job['spec']['text']!r} raised {one_line(err)}"}
-    results.write(json.dumps(out) + "\n")
-    results.flush()
+    for spec in job.get("specs") or [job["spec"]]:  # several specs: one import of torch, one answer line each
+        try:
+            out = measure(spec, training=job.get("training", False), frozen=tuple(job.get("frozen", ())),
+                          checkpointed=tuple(job.get("checkpointed", ())), optimizer=job.get("optimizer", ""))
+        except SpecError as err:
+            out = {"error": str(err)}
+        except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
+            out = {"error": f"model {spec['text']!r} raised {one_line(err)}"}
+        results.write(json.dumps(out) + "\n")
+        results.flush()
     os._exit(0)
+
+
+def measure_all(specs: list, timeout_s: float | None = None) -> None:
+    """Measure the forwards of several specs in one child (torch and the libraries imported once), keeping each
+    answer for `measured`; whatever that child did not answer is measured alone later, with its own deadline."""
+    import subprocess
+
+    todo = {json.dumps({**s.to_dict(), **_FORWARD}, sort_keys=True): s for s in specs}
+    todo = {k: s for k, s in todo.items() if k not in _MEASURED}
+    if len(todo) < 2:
+        return
+    job = json.dumps({"specs": [s.to_dict() for s in todo.values()], "paths": sys.path})
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")]))
+    try:
+        proc = subprocess.run([sys.executable, "-m", "flopcheck.specs.child", job], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=(timeout_s or SPEC_TIMEOUT_S) * len(todo),
+                              env=env)
+        lines = proc.stdout.strip().splitlines()
+    except subprocess.TimeoutExpired:
+        lines = []
+    for key, line in zip(todo, lines):
+        _MEASURED[key] = json.loads(line)
 
 
 def measured(spec, timeout_s: float | None = None, training: bool = False, frozen: tuple[str, ...] = (),
@@ -44,6 +68,7 @@ def measured(spec, timeout_s: float | None = None, training: bool = False, froze
     from flopcheck.specs.measure import Measured
 
     step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed), "optimizer": optimizer}
+    step = _FORWARD if step == _FORWARD else step
     key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
     if key not in _MEASURED:
         _MEASURED[key] = _in_child(spec, timeout_s or SPEC_TIMEOUT_S, step)

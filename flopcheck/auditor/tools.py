@@ -1,0 +1,282 @@
+"""Counters as readings: what each installed counter reports on the claim's model and input.
+
+A published number is usually some tool's output. For a claim about a whole model, every installed
+counter runs on that model and input the way `flopcheck counters` runs it (its own worker process,
+meta where the library works there, real tensors where it must), on both attention paths where the
+model has a switch (the reference models' `attn`, timm's fused-attention switch). Each count is
+cached on disk, keyed by the counter's adapter source, its library's version and the job, so a claims
+file audits fast the second time; `FLOPCHECK_CACHE` names the folder ('off': no disk cache).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from pathlib import Path
+
+from flopcheck.auditor.claims import Claim
+from flopcheck.types import Count, Unit
+
+CACHE_ENV = "FLOPCHECK_CACHE"
+CACHE_FOLDER = "flopcheck-counts"  # the one folder flopcheck writes its counts in; nothing else is touched
+_MEMORY: dict[str, Count] = {}  # key -> count, this process
+
+
+@dataclass(frozen=True)
+class ToolReading:
+    """One counter's number on the claim's model and input, at the claim's stated scope."""
+
+    count: Count
+    factor: int  # the claim's stated scope: batch x CFG x steps x (3 for a training step, the 3x rule)
+    path: str  # 'fused attention', 'explicit attention', or '' where the model has no switch
+
+    @property
+    def value(self) -> Decimal:
+        """The reading in the counter's own unit: what it printed x the stated scope."""
+        return Decimal(repr(self.count.reported)) * self.factor
+
+    @property
+    def unit(self) -> Unit:
+        return self.count.unit
+
+    @property
+    def flops(self) -> int:
+        return self.count.flops * self.factor
+
+    @property
+    def tool(self) -> str:
+        """'fvcore_jit (fvcore 0.1.5)'."""
+        return f"{self.count.counter} ({self.count.library} {self.count.version})"
+
+    def describe(self) -> str:
+        """'what fvcore_jit (fvcore 0.1.5) reports on explicit attention'."""
+        where = f" on {self.path}" if self.path else ""
+        scope = f" x {self.factor}" if self.factor > 1 else ""
+        return f"what {self.tool} reports{where}{scope}"
+
+
+def cache_dir() -> Path | None:
+    """Where counts are kept between runs: $FLOPCHECK_CACHE (or ~/.cache)/flopcheck-counts; None when off."""
+    root = os.environ.get(CACHE_ENV, "")
+    if root.lower() in ("off", "0", "none"):
+        return None
+    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / CACHE_FOLDER
+
+
+def _key(counter: str, job: dict) -> str:
+    """A count's identity: its adapter's source, its library's version, and the job (model, input, path)."""
+    import importlib.util
+
+    from flopcheck.counters import COUNTERS
+    from flopcheck.counters.worker import version
+
+    spec = COUNTERS[counter]
+    found = importlib.util.find_spec(spec.module)
+    source = Path(found.origin).read_bytes() if found and found.origin else b""
+    ident = json.dumps({"counter": counter, "source": hashlib.sha256(source).hexdigest(),
+                        "version": version(spec.library), "job": job}, sort_keys=True)
+    return hashlib.sha256(ident.encode()).hexdigest()[:32]
+
+
+def _load(key: str) -> Count | None:
+    if key in _MEMORY:
+        return _MEMORY[key]
+    folder = cache_dir()
+    if folder is None or not (folder / f"{key}.json").is_file():
+        return None
+    try:
+        _MEMORY[key] = Count.from_dict(json.loads((folder / f"{key}.json").read_text()))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None  # a damaged entry is counted again (and written again: the folder is flopcheck's own)
+    return _MEMORY[key]
+
+
+def _store(key: str, count: Count) -> None:
+    """Keep a count; an error is kept in this process only, except a library that is not installed (the key
+    holds its version: installing it makes a new key)."""
+    _MEMORY[key] = count
+    folder = cache_dir()
+    if folder is None or not (count.ok or (count.error or "").startswith("unavailable")):
+        return
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".{key}.{os.getpid()}.tmp"
+        tmp.write_text(json.dumps(count.to_dict()))
+        tmp.replace(folder / f"{key}.json")
+    except OSError:
+        pass  # a read-only home: counted again next time, nothing else changes
+
+
+def jobs_of(claim: Claim) -> tuple[list, str]:
+    """The counter jobs for a claim (both attention paths where the model switches), and why there are none."""
+    from flopcheck.counters.pool import Job, meta_only_gb
+
+    if claim.part != "model":
+        return [], "counters count whole models"
+    if claim.space == "pixel":
+        return [], "counters run the model on its latent"
+    from reference_models import get_config, list_models
+
+    if claim.model in list_models():
+        if meta_only_gb(claim.model) is not None:
+            return [], f"{claim.model} exists on meta only: counters execute it on real tensors"
+        side = get_config(claim.model, resolution=claim.resolution).input_size
+        return [Job(claim.model, side, attn) for attn in ("sdpa", "math")], ""
+    from flopcheck.auditor.models import spec_of
+
+    spec = spec_of(claim)
+    paths = [spec] + ([replace(spec, options=replace(spec.options, attn="math"))] if _switches(spec) else [])
+    return [Job.of_spec(s) for s in paths], ""
+
+
+def _switches(spec) -> bool:
+    """A timm model that computes attention: timm's fused-attention switch changes its path."""
+    from flopcheck.specs.child import measured
+    from flopcheck.types import ATTENTION_KINDS
+
+    if spec.source != "timm" or spec.options.attn:
+        return False
+    return any(t.kind in ATTENTION_KINDS for t in measured(spec).breakdown().terms)
+
+
+def _path_words(job, switch: bool) -> str:
+    if not switch:
+        return ""
+    return "explicit attention" if job.attn == "math" else "fused attention"
+
+
+def prefetch(claims: list[Claim], names: list[str] | None = None, workers: int | None = None) -> None:
+    """Count every claim's jobs with every named counter (default: all) in one pool, filling the cache."""
+    from flopcheck.counters import COUNTERS
+    from flopcheck.counters.pool import run_jobs
+
+    _measure_specs(claims)
+    named = [COUNTERS[n] for n in (names or list(COUNTERS))]
+    todo: dict = {}
+    missing: set[str] = set()
+    for claim in claims:
+        try:
+            jobs, _ = jobs_of(claim)
+        except Exception:  # noqa: BLE001  (a claim that cannot be read is refused later, by its own audit)
+            continue
+        for job in jobs:
+            resolved = job.resolved()
+            lacking = {s.name for s in named if _load(_key(s.name, resolved)) is None}
+            if lacking:
+                todo[job], missing = resolved, missing | lacking
+    if not todo:
+        return
+    chosen = [s for s in named if s.name in missing]
+    run = run_jobs(chosen, list(todo), workers=workers or min(2, os.cpu_count() or 1))
+    by_job = {(r["model"], r["input_size"], r["attn"], r["batch"]): r for r in todo.values()}
+    for c in run.counts:
+        _store(_key(c.counter, by_job[(c.model, c.input_size, c.attn, c.batch)]), c)
+
+
+def _measure_specs(claims: list[Claim]) -> None:
+    """The exact counts of the claims' specs (and of their explicit-attention twins), in as few children as can be."""
+    from flopcheck.auditor.models import spec_of
+    from flopcheck.specs.child import measure_all
+    from reference_models import list_models
+
+    specs = []
+    for claim in claims:
+        if claim.model not in list_models() and claim.part == "model" and claim.space != "pixel":
+            try:
+                specs.append(spec_of(claim))
+            except Exception:  # noqa: BLE001  (refused by the claim's own audit, one line)
+                continue
+    measure_all(specs)
+    twins = []
+    for spec in specs:
+        try:
+            if _switches(spec):
+                twins.append(replace(spec, options=replace(spec.options, attn="math")))
+        except Exception:  # noqa: BLE001
+            continue
+    measure_all(twins)
+
+
+def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolReading], list[str]]:
+    """Each named counter's (default: every installed one's) reading of the claim, and one line per counter or
+    path that gave none (not installed, failed, or not runnable on this claim)."""
+    from flopcheck.counters import COUNTERS
+
+    jobs, why = jobs_of(claim)
+    if not jobs:
+        return [], [f"counters not run: {why}"]
+    prefetch([claim], names)
+    factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
+    out, notes = [], []
+    for job in jobs:
+        resolved = job.resolved()
+        for name in names or list(COUNTERS):
+            c = _load(_key(name, resolved))
+            if c is None or not c.ok:
+                notes.append(f"{name}: {c.error if c is not None else 'no result'}")
+            elif c.reported:
+                out.append(ToolReading(c, factor, _path_words(job, len(jobs) > 1)))
+    return out, sorted(set(notes))
+
+
+_FINGERPRINTS: dict[str, str] = {}
+
+
+def fingerprint(t: ToolReading, claim: Claim) -> str:
+    """What the counter did on this model, by the reconciler's causes: 'MACs; fused attention uncounted; norms
+    counted ...' (its convention when the reconciliation cannot be made)."""
+    from flopcheck.counters import COUNTERS
+    from flopcheck.reconciler import causes as K
+    from flopcheck.reconciler import reconcile
+    from flopcheck.types import ATTENTION_KINDS
+
+    key = _key(t.count.counter, {"model": t.count.model, "attn": t.count.attn, "input": t.count.input_size,
+                                 "claim": claim.model, "resolution": claim.resolution})
+    if key in _FINGERPRINTS:
+        return _FINGERPRINTS[key]
+    try:
+        ref = _reference(t, claim)
+        r = reconcile(t.count, ref)
+        findings = [f for f in r.findings if K.of(f) is not K.MAC_CONVENTION and f.delta]
+        attention = [] if any("attention" in f.title or "attn" in f.title or "qk" in f.title for f in findings) \
+            or not any(k in ATTENTION_KINDS for k in ref.formula.by_kind()) else ["attention counted"]
+        words = [t.count.unit.value + "s", *attention] + [_words(f, t.count.unit, ref) for f in findings]
+        if r.residual:
+            words.append(f"{r.residual:+,} FLOPs unexplained")
+        text = "; ".join(words)
+    except Exception as err:  # noqa: BLE001  (a fingerprint is a courtesy: the convention stands in)
+        text = f"{t.count.unit.value}s; {COUNTERS[t.count.counter].convention} (not reconciled: {err})"
+    _FINGERPRINTS[key] = text
+    return text
+
+
+def _reference(t: ToolReading, claim: Claim):
+    """The reference the counter's count is reconciled against: a reference model's formula and exact count on
+    the count's path, or the spec's exact count on the count's path."""
+    from flopcheck.reconciler import reference_for
+
+    if t.count.input_size is not None:
+        return reference_for(t.count.model, t.count.input_size, t.count.attn, t.count.batch)
+    from flopcheck.auditor.models import spec_of
+    from flopcheck.specs.child import measured
+
+    spec = spec_of(claim)
+    spec = replace(spec, options=replace(spec.options, attn=None if t.count.attn == "sdpa" else t.count.attn))
+    return measured(spec).reference()
+
+
+def _words(f, unit: Unit, ref) -> str:
+    """A finding as fingerprint words: 'fused attention uncounted', 'norms counted at 5 MACs per element'."""
+    from flopcheck.reconciler import causes as K
+    from flopcheck.types import Work
+
+    words = f.title.replace("-", " ")
+    if K.of(f) is K.NORM_COUNTED:
+        elements = ref.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1]
+        rate = f.delta / unit.flops_per_unit / elements if elements else 0
+        if rate and abs(rate - round(rate)) <= 0.05 * rate:
+            return f"norms at {round(rate)} {unit.value}s per element"
+    return words
