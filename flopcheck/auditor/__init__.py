@@ -286,6 +286,8 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     shown = {id(best), *(id(c) for c in (cause, *tools, *also) if c is not None)}
     runners = sorted((c for c in candidates if id(c) not in shown and not c.tool),
                      key=lambda c: (c.distance / c.value if c.value else Decimal("Infinity"), c.reading.causes(stated)))
+    seen = {c.value for c in (best, cause) if c is not None}
+    runners = [c for c in runners if c.value not in seen and not seen.add(c.value)]  # an alias (MACs x CFG) once
     true = B.explain(stated, latent, pixel, tokens, norms, backward).flops
     if backward is not None:
         reference += " forward + the exact backward on meta"

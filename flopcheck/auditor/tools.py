@@ -110,8 +110,36 @@ def _store(key: str, count: Count) -> None:
         pass  # a read-only home: counted again next time, nothing else changes
 
 
-def jobs_of(claim: Claim) -> tuple[list, str]:
-    """The counter jobs for a claim (both attention paths where the model switches), and why there are none."""
+REAL_TENSOR_LIMIT = 250 * 10**9  # FLOPs of one forward: beyond it counters are run only when named (CPU minutes)
+
+
+def jobs_of(claim: Claim, named: bool = False) -> tuple[list, str]:
+    """The counter jobs for a claim (both attention paths where the model switches), and why there are none;
+    a forward over REAL_TENSOR_LIMIT runs counters only when they are `named`."""
+    jobs, why = _jobs_of(claim)
+    if jobs and not named:
+        flops = _forward_flops(claim)
+        if flops > REAL_TENSOR_LIMIT:
+            return [], (f"one forward is {flops / 1e9:,.0f} GFLOPs, which most counters execute on real tensors on "
+                        f"the CPU: name them to run them (--counter NAME)")
+    return jobs, why
+
+
+def _forward_flops(claim: Claim) -> int:
+    """One forward of the claim's model and input, FLOPs (the formula, or the spec's exact count)."""
+    from reference_models import get_config, list_models
+
+    if claim.model in list_models():
+        from flopcheck.formula import formula_breakdown
+
+        return formula_breakdown(claim.model, get_config(claim.model, resolution=claim.resolution)).total
+    from flopcheck.auditor.models import spec_of
+    from flopcheck.specs.child import measured
+
+    return measured(spec_of(claim)).exact.total
+
+
+def _jobs_of(claim: Claim) -> tuple[list, str]:
     from flopcheck.counters.pool import Job, meta_only_gb
 
     if claim.part != "model":
@@ -159,7 +187,7 @@ def prefetch(claims: list[Claim], names: list[str] | None = None, workers: int |
     missing: set[str] = set()
     for claim in claims:
         try:
-            jobs, _ = jobs_of(claim)
+            jobs, _ = jobs_of(claim, names is not None)
         except Exception:  # noqa: BLE001  (a claim that cannot be read is refused later, by its own audit)
             continue
         for job in jobs:
@@ -205,7 +233,7 @@ def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolRea
     path that gave none (not installed, failed, or not runnable on this claim)."""
     from flopcheck.counters import COUNTERS
 
-    jobs, why = jobs_of(claim)
+    jobs, why = jobs_of(claim, names is not None)
     if not jobs:
         return [], [f"counters not run: {why}"]
     prefetch([claim], names)

@@ -93,7 +93,7 @@ def _stated(c):
 
 def fingerprint_words(v: Verdict) -> str:
     """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
-    b = v.best
+    b = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best  # what the digits most likely counted
     if b.tool:
         return " · ".join([fingerprint(b.tool, v.claim), v.scope_words, *([v.space] if v.space else []), v.inputs,
                            f"tool: {b.tool.tool}"])
@@ -117,6 +117,9 @@ def to_text(v: Verdict) -> str:
                  f"({_where(v)}, {v.reference})")
     for f in v.best.findings:
         lines.append(f"  {f.code:11s} {f.title} {f.delta:+,} FLOPs")
+    for f in (v.cause.findings if v.cause else ()):
+        if f not in v.best.findings:
+            lines.append(f"  cause {f.code:5s} {f.title} {f.delta:+,} FLOPs")
     for r in v.runners_up[:3]:
         lines.append(f"  runner-up   {r.describe()}: {_value(r.value, r.unit)} (off by {float(r.relative):.3%})")
     for note in v.notes:
