@@ -11,7 +11,11 @@ from flopcheck.types import Unit
 
 
 def verdicts(path):
-    return {c.id: audit(c) for c in load_claims(path)}
+    from flopcheck.auditor.tools import prefetch
+
+    claims = load_claims(path)
+    prefetch(claims)  # every claim's counter readings in one pool, as `flopcheck audit --file` does
+    return {c.id: audit(c) for c in claims}
 
 
 @pytest.fixture(scope="module")
