@@ -25,7 +25,7 @@ def _where(v: Verdict) -> str:
     return f"{res}{frames}{', on pixels' if c.space == 'pixel' else ''}{part}, " + (" x ".join(scope) or "one forward")
 
 
-def _named(c: Candidate, claim) -> str:
+def _named(c: Candidate) -> str:
     """'MACs, attention counted: 118.62 GMACs' or a counter's 'what fvcore_jit (fvcore 0.1.5) reports ... = 4.61
     GMACs'."""
     return f"{c.describe()} = {_value(c.value, c.unit)}"
@@ -38,8 +38,8 @@ def _cause_words(v: Verdict) -> str:
         return "within rounding of the inputs" if v.verdict == "close" else ""
     fit = c.fit(v.claim)
     if fit:
-        return f"its digits are {_named(c, v.claim)} ({fit})"
-    return f"likely {_named(c, v.claim)} ({float(c.relative):.3%} off) with its inputs rounded"
+        return f"its digits are {_named(c)} ({fit})"
+    return f"likely {_named(c)} ({float(c.relative):.3%} off) with its inputs rounded"
 
 
 def sentence(v: Verdict) -> str:
@@ -55,23 +55,23 @@ def sentence(v: Verdict) -> str:
             head = (f"consistent: {claim} is {best.describe()} ({fingerprint(best.tool, c)}) = "
                     f"{_value(best.value, best.unit)} ({best.fit(c)})")
         else:
-            head = f"consistent: {claim} is {_named(best, c)} ({best.fit(c)})"
+            head = f"consistent: {claim} is {_named(best)} ({best.fit(c)})"
         others = _tool_names([t for t in v.tools if not best.tool or t.tool.count.counter != best.tool.count.counter])
         if others:
             head += f"; {others} report{'s' if ',' not in others and ' and ' not in others else ''} it too"
         if v.also:
             a = v.also[0]
-            head += (f"; ambiguous: it is also {_named(a, c)} ({a.fit(c)}); the first is simpler "
+            head += (f"; ambiguous: it is also {_named(a)} ({a.fit(c)}); the first is simpler "
                      f"({best.reading.causes(_stated(c))} against {a.reading.causes(_stated(c))} causes)")
         return head
     if v.verdict == "close":
-        return f"close: {claim} is {off} {_named(best, c)}; {_cause_words(v)}"
+        return f"close: {claim} is {off} {_named(best)}; {_cause_words(v)}"
     if v.verdict == "wrong":
         cause = _cause_words(v)
-        return (f"WRONG: {claim} is {off} {_named(best, c)}" + (f"; {cause}" if cause else "")
+        return (f"WRONG: {claim} is {off} {_named(best)}" + (f"; {cause}" if cause else "")
                 + f"; the true value is {true}")
     if v.verdict == "unexplained":
-        return f"UNEXPLAINED: {claim} is beyond 10% of every reading; nearest {_named(best, c)} ({rel:.3%} off)"
+        return f"UNEXPLAINED: {claim} is beyond 10% of every reading; nearest {_named(best)} ({rel:.3%} off)"
     return f"INCOMPLETE: no verdict on {claim}, the reference is {v.reference}"
 
 
