@@ -43,19 +43,21 @@ class FlopCounter:
         return self.result().total
 
 
-def audit(claim: str, model: Any = None, args: tuple = (), kwargs: dict | None = None, **scope: Any):
+def audit(claim: str, model: Any = None, args: tuple = (), kwargs: dict | None = None,
+          counters: list[str] | bool | None = None, **scope: Any):
     """The verdict on a published figure: `audit("DiT-XL/2 118.64 GFLOPs")`, `audit("4.6 GMACs",
     model="timm:deit_small_patch16_224")`, or of your own nn.Module on its inputs: `audit("1.8 GMACs", model=net,
-    args=(x,))`; `scope`: resolution=(W, H), frames, steps, cfg, training, batch, part, config, input_shape."""
+    args=(x,))`; `counters`: the counters whose output is a reading (default all, False none); `scope`:
+    resolution=(W, H), frames, steps, cfg, training, batch, part, config, input_shape."""
     from flopcheck.auditor import audit as judge
     from flopcheck.auditor import parse_claim
 
     if model is None or isinstance(model, str):
-        return judge(parse_claim(claim, model=model, **scope))
+        return judge(parse_claim(claim, model=model, **scope), counters=counters)
     from flopcheck.specs.measure import measure_local
 
     m = measure_local(model, args, kwargs)
-    return judge(parse_claim(claim, model=m.text, **scope), measured=m)
+    return judge(parse_claim(claim, model=m.text, **scope), measured=m, counters=False if counters is False else None)
 
 
 def counters(model, args: tuple = (), kwargs: dict | None = None, counters: list[str] | None = None,

@@ -414,13 +414,14 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-counters", action="store_true",
                    help="judge against the formula and exact-count readings only (no counter is run)")
     p.add_argument("--json", action="store_true", help="a JSON list, one object per claim")
+    p.add_argument("--markdown", action="store_true", help="a Markdown table, one row per claim")
     _spec_args(p, shape=False)
 
 
 def _audit(args: argparse.Namespace) -> int:
     from flopcheck.auditor import audit, load_claims, parse_claim, parse_resolution
     from flopcheck.errors import bad_input
-    from flopcheck.report.audit import to_dict, to_text
+    from flopcheck.report.audit import to_dict, to_markdown, to_text
 
     if bool(args.claim) == bool(args.file):
         raise UsageError("give one claim ('DiT-XL/2 118.64 GFLOPs') or --file CLAIMS.yaml")
@@ -447,6 +448,8 @@ def _audit(args: argparse.Namespace) -> int:
             failed.append(f"flopcheck: claim {claim.id or claim.text!r}: {err}")
     if args.json:
         print(_json([to_dict(v) for v in verdicts]))
+    elif args.markdown:
+        print(to_markdown(verdicts))
     else:
         print("\n\n".join(to_text(v) for v in verdicts))
     for line in failed:

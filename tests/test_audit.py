@@ -19,12 +19,12 @@ def verdicts(path):
 
 
 @pytest.fixture(scope="module")
-def paper():
+def paper(counter_results, large_counter_results):  # noqa: ARG001  (they seed the audit cache: the 12 configs' counts)
     return verdicts("claims/dit_paper.yaml")
 
 
 @pytest.fixture(scope="module")
-def seed():
+def seed(counter_results, large_counter_results):  # noqa: ARG001
     return verdicts("claims/seed_dit_flops.yaml")
 
 

@@ -31,6 +31,10 @@ class ToolReading:
     count: Count
     factor: int  # the claim's stated scope: batch x CFG x steps x (3 for a training step, the 3x rule)
     path: str  # 'fused attention', 'explicit attention', or '' where the model has no switch
+    stand_in: str = ""  # not run on the model: carried by its convention from this stand-in (scaling.py)
+    not_run: str = ""  # why it did not run on the model
+    uncertain: int = 0  # FLOPs of the carried value at a mixed rate (the stand-in's mix)
+    words: str = ""  # its fingerprint, from the stand-in's reconciliation
 
     @property
     def value(self) -> Decimal:
@@ -54,6 +58,9 @@ class ToolReading:
         """'what fvcore_jit (fvcore 0.1.5) reports on explicit attention'."""
         where = f" on {self.path}" if self.path else ""
         scope = f" x {self.factor}" if self.factor > 1 else ""
+        if self.stand_in:
+            return (f"what {self.tool} would report{where}{scope} by its convention, carried from its count on the "
+                    f"stand-in {self.stand_in} ({self.not_run})")
         return f"what {self.tool} reports{where}{scope}"
 
 
@@ -177,24 +184,32 @@ def _path_words(job, switch: bool) -> str:
 
 
 def prefetch(claims: list[Claim], names: list[str] | None = None, workers: int | None = None) -> None:
-    """Count every claim's jobs with every named counter (default: all) in one pool, filling the cache."""
+    """Count every claim's jobs (or its stand-ins') with every named counter (default: all) in one pool, filling
+    the cache."""
+    _measure_specs(claims)
+    jobs = []
+    for claim in claims:
+        try:
+            found, _ = jobs_of(claim, names is not None)
+            jobs += found or stand_ins(claim)
+        except Exception:  # noqa: BLE001  (a claim that cannot be read is refused later, by its own audit)
+            continue
+    _fill(jobs, names, workers)
+
+
+def _fill(jobs: list, names: list[str] | None, workers: int | None = None) -> None:
+    """Run the named counters (default: all) the cache lacks on these jobs, in one pool, and keep their counts."""
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import run_jobs
 
-    _measure_specs(claims)
     named = [COUNTERS[n] for n in (names or list(COUNTERS))]
     todo: dict = {}
     missing: set[str] = set()
-    for claim in claims:
-        try:
-            jobs, _ = jobs_of(claim, names is not None)
-        except Exception:  # noqa: BLE001  (a claim that cannot be read is refused later, by its own audit)
-            continue
-        for job in jobs:
-            resolved = job.resolved()
-            lacking = {s.name for s in named if _load(_key(s.name, resolved)) is None}
-            if lacking:
-                todo[job], missing = resolved, missing | lacking
+    for job in jobs:
+        resolved = job.resolved()
+        lacking = {s.name for s in named if _load(_key(s.name, resolved)) is None}
+        if lacking:
+            todo[job], missing = resolved, missing | lacking
     if not todo:
         return
     chosen = [s for s in named if s.name in missing]
@@ -202,6 +217,112 @@ def prefetch(claims: list[Claim], names: list[str] | None = None, workers: int |
     by_job = {(r["model"], r["input_size"], r["attn"], r["batch"]): r for r in todo.values()}
     for c in run.counts:
         _store(_key(c.counter, by_job[(c.model, c.input_size, c.attn, c.batch)]), c)
+
+
+# ---------------------------------------------------------------------------------------------
+# Stand-ins: where a counter cannot run on the model, its convention on a smaller one of the same architecture
+# ---------------------------------------------------------------------------------------------
+
+STAND_IN_SIDE = 4  # a stand-in's token grid is 4 x 4 (x 2 latent frames for a video model): 16 or 32 tokens
+
+
+def _small_dit(cfg) -> list[tuple[str, dict]]:
+    """DiT: one block at its width, a 4 x 4 token grid; both attention paths."""
+    return [(attn, {"depth": 1, "input_size": STAND_IN_SIDE * cfg.patch_size}) for attn in ("sdpa", "math")]
+
+
+def _small_text_model(cfg) -> list[tuple[str, dict]]:
+    """A text-conditioned transformer: two blocks (SD3's last differs), one of each other kind, d = 64 over 2 heads
+    (its MLP ratio kept), 8 text tokens of width 32, a 4 x 4 token grid (2 latent frames for video); fused
+    attention, its only path."""
+    d = 64
+    fields = {"depth": 2, "hidden_size": d, "num_heads": 2, "mlp_hidden": round(d * cfg.mlp_hidden / cfg.hidden_size),
+              "text_tokens": 8, "text_dim": 32,
+              "width": cfg.vae_stride[2] * cfg.patch[2] * STAND_IN_SIDE,
+              "height": cfg.vae_stride[1] * cfg.patch[1] * STAND_IN_SIDE}
+    optional = {"single_depth": 1, "refiner_depth": 1, "pooled_dim": 16, "time_embed_dim": 32}
+    fields.update({k: v for k, v in optional.items() if getattr(cfg, k)})
+    if cfg.video:
+        fields["frames"] = cfg.vae_stride[0] * cfg.patch[0] * (2 - 1) + 1  # 2 latent frames per token row
+    return [("sdpa", fields)]
+
+
+STAND_INS = {"dit": _small_dit}  # family -> its stand-ins; any other family is a text-conditioned transformer
+
+
+def stand_ins(claim: Claim) -> list:
+    """The stand-in jobs of a whole-model latent claim on a reference model; none for a part, pixels or a spec."""
+    from flopcheck.counters.pool import Job
+    from reference_models import get_config, list_models
+
+    if claim.part != "model" or claim.space == "pixel" or claim.model not in list_models():
+        return []
+    cfg = get_config(claim.model)
+    return [Job.stand_in(claim.model, attn, **fields)
+            for attn, fields in STAND_INS.get(cfg.family, _small_text_model)(cfg)]
+
+
+def _model_reference(claim: Claim, attn: str):
+    """The reference of the claim's model at its input, on one attention path."""
+    from flopcheck.reconciler import reference_for
+    from reference_models import get_config
+
+    fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
+    cfg = get_config(claim.model, **fields)
+    if cfg.family == "dit":
+        return reference_for(claim.model, cfg.input_size, attn)
+    shape = tuple((f, getattr(cfg, f)) for f in ("frames", "height", "width"))
+    return reference_for(claim.model, None, attn, 1, shape)
+
+
+MAX_UNCERTAIN = 1000  # a carried value is kept when at most 1/1000 of it is carried at a mixed rate
+
+
+def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
+    """Each counter's convention as a reading where it cannot run on the claim's model: its count on a stand-in,
+    reconciled, each cause carried to the model by the quantity it is made of (reconciler/scaling.py)."""
+    import json
+
+    from flopcheck.counters import COUNTERS
+    from flopcheck.reconciler import reconcile, reference_for
+    from flopcheck.reconciler.scaling import carried
+
+    jobs = stand_ins(claim)
+    if not jobs:
+        return [], [f"counters not run: {why}"]
+    _fill(jobs, names)
+    factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
+    out, notes = [], [f"counters not run on the model: {why}; each one's convention is carried from a stand-in"]
+    for job in jobs:
+        resolved = job.resolved()
+        small = reference_for(job.model, resolved["input_size"], job.attn, 1,
+                              tuple(sorted(json.loads(job.overrides).items())))
+        model = _model_reference(claim, job.attn)
+        for name in names or list(COUNTERS):
+            c = _load(_key(name, resolved))
+            if c is None or not c.ok:
+                notes.append(f"{name}: {c.error if c is not None else 'no result'}")
+                continue
+            rec = reconcile(c, small)
+            got = carried(rec, small, model)
+            if got.flops is None or got.uncertain * MAX_UNCERTAIN > abs(got.flops):
+                where = f" ({_path_words(job, True)})" if len(jobs) > 1 else ""
+                notes.append(f"{name}{where}: not carried to the model: " + (got.why or (
+                    f"{got.uncertain:,} FLOPs of it are carried at a mixed rate (elementwise or per-parameter work, "
+                    f"whose mix of ops changes with size), over 1/{MAX_UNCERTAIN} of the {got.flops:,} carried")))
+                continue
+            count = replace(c, model=claim.model, input_size=None,
+                            reported=got.flops / c.unit.flops_per_unit, flops=got.flops, detail=(), skipped=(),
+                            time_s=None, peak_rss_mb=None)
+            out.append(ToolReading(count, factor, _path_words(job, len(jobs) > 1), stand_in=job.label,
+                                   not_run=_short(why), uncertain=got.uncertain,
+                                   words=_fingerprint_words(c, small, rec)))
+    return out, sorted(set(notes))
+
+
+def _short(why: str) -> str:
+    """Why a counter did not run on the model, in a few words."""
+    return why.split(":")[0]
 
 
 def _measure_specs(claims: list[Claim]) -> None:
@@ -235,7 +356,7 @@ def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolRea
 
     jobs, why = jobs_of(claim, names is not None)
     if not jobs:
-        return [], [f"counters not run: {why}"]
+        return carried_readings(claim, names, why)
     prefetch([claim], names)
     factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
     out, notes = [], []
@@ -257,28 +378,35 @@ def fingerprint(t: ToolReading, claim: Claim) -> str:
     """What the counter did on this model, by the reconciler's causes: 'MACs; fused attention uncounted; norms
     counted ...' (its convention when the reconciliation cannot be made)."""
     from flopcheck.counters import COUNTERS
-    from flopcheck.reconciler import causes as K
     from flopcheck.reconciler import reconcile
-    from flopcheck.types import ATTENTION_KINDS
 
+    if t.words:
+        return t.words
     key = _key(t.count.counter, {"model": t.count.model, "attn": t.count.attn, "input": t.count.input_size,
                                  "claim": claim.model, "resolution": claim.resolution})
     if key in _FINGERPRINTS:
         return _FINGERPRINTS[key]
     try:
         ref = _reference(t, claim)
-        r = reconcile(t.count, ref)
-        findings = [f for f in r.findings if K.of(f) is not K.MAC_CONVENTION and f.delta]
-        attention = [] if any("attention" in f.title or "attn" in f.title or "qk" in f.title for f in findings) \
-            or not any(k in ATTENTION_KINDS for k in ref.formula.by_kind()) else ["attention counted"]
-        words = [t.count.unit.value + "s", *attention] + [_words(f, t.count.unit, ref) for f in findings]
-        if r.residual:
-            words.append(f"{r.residual:+,} FLOPs unexplained")
-        text = "; ".join(words)
+        text = _fingerprint_words(t.count, ref, reconcile(t.count, ref))
     except Exception as err:  # noqa: BLE001  (a fingerprint is a courtesy: the convention stands in)
         text = f"{t.count.unit.value}s; {COUNTERS[t.count.counter].convention} (not reconciled: {err})"
     _FINGERPRINTS[key] = text
     return text
+
+
+def _fingerprint_words(count: Count, ref, r) -> str:
+    """A count's convention in words, from its reconciliation `r` against `ref`."""
+    from flopcheck.reconciler import causes as K
+    from flopcheck.types import ATTENTION_KINDS
+
+    findings = [f for f in r.findings if K.of(f) is not K.MAC_CONVENTION and f.delta]
+    attention = [] if any(K.of(f).attention is not None or K.of(f) is K.QK_MISSING for f in findings) \
+        or not any(k in ATTENTION_KINDS for k in ref.formula.by_kind()) else ["attention counted"]
+    words = [count.unit.value + "s", *attention] + [_words(f, count.unit, ref) for f in findings]
+    if r.residual:
+        words.append(f"{r.residual:+,} FLOPs unexplained")
+    return "; ".join(words)
 
 
 def _reference(t: ToolReading, claim: Claim):

@@ -44,13 +44,15 @@ def check_executable(model: str) -> None:
 @dataclass(frozen=True)
 class Job:
     """One model to count: a reference model name, its input (latent) size, attention path, batch; or a spec
-    (a ModelSpec as JSON) whose own options make its input."""
+    (a ModelSpec as JSON) whose own options make its input; or a stand-in of a reference model (`overrides`, its
+    config's fields as JSON: fewer blocks, a smaller input), small enough to execute."""
 
     model: str
     input_size: int | None = None
     attn: str = "sdpa"
     batch: int = 1
     spec: str = ""
+    overrides: str = ""
 
     @classmethod
     def of_spec(cls, spec) -> Job:
@@ -58,25 +60,45 @@ class Job:
         return cls(spec.text, None, spec.options.attn or "sdpa", spec.options.batch,
                    json.dumps(spec.to_dict(), sort_keys=True))
 
-    def resolved(self) -> dict:
-        """As the worker takes it, input_size filled in from the model's config (a spec: its options)."""
+    @classmethod
+    def stand_in(cls, model: str, attn: str = "sdpa", **overrides) -> Job:
+        """A smaller model of the same architecture: `model` with its config's fields replaced."""
+        return cls(model, overrides.pop("input_size", None), attn, overrides=json.dumps(overrides, sort_keys=True))
+
+    @property
+    def label(self) -> str:
+        """The name its counts carry: the model's, and a stand-in's fields ('SD3-medium {depth=1, ...}')."""
+        if not self.overrides:
+            return self.model
+        given = {**({"input_size": self.input_size} if self.input_size else {}), **json.loads(self.overrides)}
+        fields = ", ".join(f"{k}={v}" for k, v in given.items())
+        return f"{self.model} {{{fields}}}"
+
+    def config(self):
+        """Its reference model's config, stand-in fields applied."""
         from reference_models import get_config
 
+        return get_config(self.model, input_size=self.input_size, attn=self.attn, **json.loads(self.overrides or "{}"))
+
+    def resolved(self) -> dict:
+        """As the worker takes it, input_size filled in from the model's config (a spec: its options)."""
         if self.spec:
             return {"model": self.model, "input_size": None, "attn": self.attn, "batch": self.batch,
                     "spec": json.loads(self.spec)}
-        check_executable(self.model)
-        cfg = get_config(self.model, input_size=self.input_size, attn=self.attn)
-        return {"model": self.model, "input_size": cfg.input_size, "attn": cfg.attn, "batch": self.batch}
+        if not self.overrides:
+            check_executable(self.model)
+        cfg = self.config()
+        out = {"model": self.label, "input_size": getattr(cfg, "input_size", None), "attn": cfg.attn,
+               "batch": self.batch}
+        return {**out, "build": {"name": self.model, "overrides": json.loads(self.overrides)}} if self.overrides else out
 
     def cost(self) -> float:
         """Its expected cost: its FLOPs, explicit attention a little dearer (a spec: unknown, 1)."""
         from flopcheck.formula import formula_breakdown
-        from reference_models import get_config
 
         if self.spec:
             return 1.0
-        flops = formula_breakdown(self.model, get_config(self.model, input_size=self.input_size)).total
+        flops = formula_breakdown(self.model, self.config()).total
         return flops * (1.25 if self.attn == "math" else 1.0)
 
 

@@ -52,7 +52,8 @@ def build_zeroed(job: dict, device: str = "cpu") -> tuple:
 
         return bound(build(ModelSpec.from_dict(job["spec"]), device))
 
-    cfg = get_config(job["model"], input_size=job["input_size"], attn=job["attn"])
+    build = job.get("build") or {"name": job["model"], "overrides": {}}  # a stand-in: a name and its fields
+    cfg = get_config(build["name"], input_size=job["input_size"], attn=job["attn"], **build["overrides"])
     model, inputs, _ = prepare(cfg, batch=job["batch"], device=device)
     if device != "meta":
         with torch.no_grad():

@@ -88,11 +88,13 @@ class Reference:
 
 
 @lru_cache(maxsize=64)
-def reference_for(name: str, input_size: int | None = None, attn: str = "sdpa", batch: int = 1) -> Reference:
-    """Build (once per key) the reference for a registered model; the exact count must equal the formula."""
+def reference_for(name: str, input_size: int | None = None, attn: str = "sdpa", batch: int = 1,
+                  overrides: tuple = ()) -> Reference:
+    """Build (once per key) the reference for a registered model (`overrides`: (field, value) pairs of a stand-in);
+    the exact count must equal the formula."""
     from reference_models import get_config, prepare
 
-    config = get_config(name, input_size=input_size, attn=attn)
+    config = get_config(name, input_size=input_size, attn=attn, **dict(overrides))
     model, inputs, forward = prepare(config, batch=batch, device="meta")
     exact = count_forward(model, inputs, forward, getattr(model, "flop_kinds", ()), model=name, attn=config.attn,
                           device="meta")

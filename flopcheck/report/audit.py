@@ -76,12 +76,14 @@ def sentence(v: Verdict) -> str:
 
 
 def _tool_names(tools: list[Candidate]) -> str:
-    """'fvcore_jit (explicit attention), thop_hooks (both paths) and torchprofile_jit': each counter once."""
+    """'fvcore_jit (explicit attention), thop_hooks (both paths) and torchprofile_jit': each counter once ('by its
+    convention' where it was carried from a stand-in, not run on the model)."""
     paths: dict[str, set[str]] = {}
+    carried = {t.tool.count.counter for t in tools if t.tool.stand_in}
     for t in tools:
         paths.setdefault(t.tool.count.counter, set()).add(t.tool.path)
     names = [n + ("" if "" in p else " (both paths)" if len(p) > 1 else f" ({next(iter(p))})")
-             for n, p in sorted(paths.items())]
+             + (" by its convention" if n in carried else "") for n, p in sorted(paths.items())]
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
 
 
@@ -139,9 +141,25 @@ def to_dict(v: Verdict) -> dict:
         "true_flops": v.true_flops, "relative_error": float(best.relative),
         "cause": v.cause.describe() if v.cause else None,
         "tools": [t.tool.tool for t in v.tools] + ([best.tool.tool] if best.tool and best not in v.tools else []),
+        "carried_from": {t.tool.count.counter: t.tool.stand_in for t in (*v.tools, best) if t.tool and t.tool.stand_in},
         "also": [a.describe() for a in v.also],
         "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta} for f in best.findings],
         "candidates": [{"reading": c.describe(), "unit": c.unit.value, "flops": c.flops,
                         "relative_error": float(c.relative)} for c in (best, *v.runners_up)],
         "notes": list(v.notes),
     }
+
+
+def to_markdown(verdicts: list[Verdict]) -> str:
+    """One row per claim: id, the claim as written, verdict, the count judged against, the cause of the distance
+    (or the counters whose output matches), how far off, the true value in FLOPs."""
+    rows = ["| claim | as written | verdict | judged against | cause of the distance | off by | true value |",
+            "|---|---|---|---|---|---|---|"]
+    for v in verdicts:
+        c = v.claim
+        written = c.text[len(c.model):].strip() if c.text.startswith(c.model) else c.text
+        cause = v.cause.describe() if v.cause else (_tool_names(list(v.tools)) + " match" if v.tools else "")
+        judged = v.best.describe() if not v.best.tool else v.best.tool.tool
+        rows.append(f"| {c.id} | {written} | {v.verdict} | {judged} | {cause} | {float(v.best.relative):.3%} | "
+                    f"{v.true_flops:,} FLOPs |")
+    return "\n".join(rows)
