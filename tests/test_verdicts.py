@@ -246,3 +246,14 @@ def test_a_convention_with_a_mixed_rate_is_not_carried_far():
     carried, notes = _carried("SD3-medium 1 TMACs", ["torchinfo_summary"])
     assert not carried
     assert any(n.startswith("torchinfo_summary: not carried to the model:") and "mixed rate" in n for n in notes)
+
+
+def test_audit_as_a_markdown_table(tmp_path, capsys):
+    # the seed's DiT-XL/8 14.3 GFLOPs: the blocks-only formula; the model is 14,784,823,296 FLOPs (formula),
+    # 14.3 / 14.784823296 - 1 = -3.279%
+    (tmp_path / "c.yaml").write_text("- {id: xl8, model: DiT-XL/8, claim: 14.3 GFLOPs}\n")
+    assert main(["audit", "--file", str(tmp_path / "c.yaml"), "--markdown", "--no-counters"]) == 1
+    rows = capsys.readouterr().out.strip().splitlines()
+    assert rows[0].startswith("| claim | as written | verdict |") and len(rows) == 3
+    assert rows[2] == ("| xl8 | 14.3 GFLOPs | wrong | FLOPs, attention counted | FLOPs, blocks only (24Td^2 + 4T^2d) | "
+                       "3.279% | 14,784,823,296 FLOPs |")

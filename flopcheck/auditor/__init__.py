@@ -98,6 +98,7 @@ class Verdict:
     inputs: str = ""  # the input the readings are for
     notes: tuple[str, ...] = field(default_factory=tuple)  # counters that gave no reading, and why
     space: str = ""  # 'latent' or 'pixels' for a model that runs on either; '' for one that does not
+    stated: B.Reading | None = None  # the reading the claim states (its label's unit, its scope): causes count from it
 
     @property
     def attention(self) -> Attention:
@@ -293,7 +294,7 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         reference += " forward + the exact backward on meta"
     return Verdict(claim, verdict, best, tuple(runners[:4]), true, reference, cause, tuple(tools), tuple(also),
                    _inputs(claim, measured), notes,
-                   ("pixels" if best.reading.pixel else "latent") if pixel is not None else "")
+                   ("pixels" if best.reading.pixel else "latent") if pixel is not None else "", stated)
 
 
 __all__ = ["PASSING", "Candidate", "Claim", "ClaimError", "Verdict", "audit", "load_claims", "parse_claim", "parse_resolution"]

@@ -62,7 +62,7 @@ def sentence(v: Verdict) -> str:
         if v.also:
             a = v.also[0]
             head += (f"; ambiguous: it is also {_named(a)} ({a.fit(c)}); the first is simpler "
-                     f"({best.reading.causes(_stated(c))} against {a.reading.causes(_stated(c))} causes)")
+                     f"({best.reading.causes(v.stated)} against {a.reading.causes(v.stated)} causes)")
         return head
     if v.verdict == "close":
         return f"close: {claim} is {off} {_named(best)}; {_cause_words(v)}"
@@ -85,12 +85,6 @@ def _tool_names(tools: list[Candidate]) -> str:
     names = [n + ("" if "" in p else " (both paths)" if len(p) > 1 else f" ({next(iter(p))})")
              + (" by its convention" if n in carried else "") for n, p in sorted(paths.items())]
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
-
-
-def _stated(c):
-    from flopcheck.reconciler import blackbox as B
-
-    return B.Reading(c.label_unit, B.Coverage.FULL, False, c.batch, c.cfg, c.steps, c.training, c.space == "pixel")
 
 
 def fingerprint_words(v: Verdict) -> str:
