@@ -243,7 +243,7 @@ def _small_text_model(cfg) -> list[tuple[str, dict]]:
     optional = {"single_depth": 1, "refiner_depth": 1, "pooled_dim": 16, "time_embed_dim": 32}
     fields.update({k: v for k, v in optional.items() if getattr(cfg, k)})
     if cfg.video:
-        fields["frames"] = cfg.vae_stride[0] * cfg.patch[0] * (2 - 1) + 1  # 2 latent frames per token row
+        fields["frames"] = cfg.vae_stride[0] * (2 * cfg.patch[0] - 1) + 1  # 2 p_t latent frames: 2 token rows
     return [("sdpa", fields)]
 
 
