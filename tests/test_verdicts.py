@@ -258,3 +258,21 @@ def test_audit_as_a_markdown_table(tmp_path, capsys):
     assert rows[0].startswith("| claim | as written | verdict |") and len(rows) == 3
     assert rows[2] == ("| xl8 | 14.3 GFLOPs | wrong | FLOPs, attention counted | FLOPs, blocks only (24Td^2 + 4T^2d) | "
                        "3.279% | 14,784,823,296 FLOPs |")
+
+
+def test_torch_profiler_counts_no_conv3d_and_the_reconciler_names_it():
+    # Wan's stand-in (two blocks, d = 64, 2 x 4 x 4 = 32 video tokens) runs its patch embedding as a Conv3d of
+    # 16 channels x (1, 2, 2) -> 64: 2 x 32 x 64 x 64 = 262,144 FLOPs. torch.profiler's formula list has conv2d and
+    # not conv3d, so it reports 0 for it: FC211, and the reconciliation closes to 0
+    import json
+
+    from flopcheck.counters.pool import Job, run_counters
+    from flopcheck.reconciler import reconcile, reference_for
+
+    job = Job.stand_in("Wan2.1-14B", depth=2, hidden_size=64, num_heads=2, mlp_hidden=173, text_tokens=8,
+                       text_dim=32, width=64, height=64, frames=5)
+    (count,) = run_counters(["torch_profiler"], [job])
+    ref = reference_for("Wan2.1-14B", None, "sdpa", 1, tuple(sorted(json.loads(job.overrides).items())))
+    r = reconcile(count, ref)
+    found = {f.code: f.delta for f in r.findings}
+    assert r.residual == 0 and found["FC211"] == -2 * 32 * 64 * 64 == -262_144

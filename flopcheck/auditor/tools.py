@@ -74,7 +74,8 @@ def cache_dir() -> Path | None:
 
 
 def _key(counter: str, job: dict) -> str:
-    """A count's identity: its adapter's source, its library's version, and the job (model, input, path)."""
+    """A count's identity: its adapter's source, the shared code that runs and classifies it (counters/ and exact/),
+    its library's version, and the job (model, input, path)."""
     import importlib.util
 
     from flopcheck.counters import COUNTERS
@@ -83,9 +84,25 @@ def _key(counter: str, job: dict) -> str:
     spec = COUNTERS[counter]
     found = importlib.util.find_spec(spec.module)
     source = Path(found.origin).read_bytes() if found and found.origin else b""
-    ident = json.dumps({"counter": counter, "source": hashlib.sha256(source).hexdigest(),
+    ident = json.dumps({"counter": counter, "source": hashlib.sha256(source).hexdigest(), "shared": _shared_source(),
                         "version": version(spec.library), "job": job}, sort_keys=True)
     return hashlib.sha256(ident.encode()).hexdigest()[:32]
+
+
+_SHARED: list[str] = []
+
+
+def _shared_source() -> str:
+    """The hash of flopcheck's counting code every adapter shares (the worker, base.py's helpers, the exact count's op
+    categories): a change there makes every cached count stale."""
+    if not _SHARED:
+        root = Path(__file__).resolve().parent.parent
+        files = sorted([*(root / "counters").glob("*.py"), *(root / "exact").glob("*.py")])
+        digest = hashlib.sha256()
+        for f in files:
+            digest.update(f.name.encode() + f.read_bytes())
+        _SHARED.append(digest.hexdigest())
+    return _SHARED[0]
 
 
 def _load(key: str) -> Count | None:

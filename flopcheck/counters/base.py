@@ -34,6 +34,10 @@ class Detail:
         self.items.append(Item(name, float(reported), flops, calls, where, type, in_total))
 
 
+CONVOLUTIONS = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                          "_convolution", "convolution"})  # the names a convolution reaches a profiler by
+
+
 def op_category(name: str) -> Work:
     """What an op named 'aten::_softmax' (or 'aten._softmax') does: attention, matmul or conv for the ops
     flopcheck counts, else its category; OTHER if torch does not know it."""
@@ -45,6 +49,8 @@ def op_category(name: str) -> Work:
     op = name.replace("aten::", "").replace("aten.", "").split(".")[0]
     if named_category(op):
         return named_category(op)
+    if op in CONVOLUTIONS:  # composite: it runs as aten.convolution, which has the formula
+        return Work.CONV
     packet = getattr(torch.ops.aten, op, None)
     if packet in FORMULAS:
         return Work.ATTENTION if packet in ATTENTION_OPS else (Work.CONV if "conv" in op else Work.MATMUL)

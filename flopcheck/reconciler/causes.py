@@ -147,6 +147,13 @@ LAYER_SUBCLASS_UNHOOKED = cause(
     "knows (timm.layers.Linear subclasses nn.Linear) gets no rule and its work counts 0",
     "look rules up along the class's MRO, or count at the dispatch level",
 )
+CONV_OP_UNCOUNTED = cause(
+    "FC211",
+    "conv-op-uncounted",
+    "the counter's list of op formulas lacks a convolution that ran (torch.profiler's has aten::conv2d, not "
+    "aten::conv3d: a video model's 3D patch embedding): its multiply-adds count 0",
+    "count at the dispatch level (aten.convolution covers every dimension), or add the op to the counter's formulas",
+)
 NORM_COUNTED = cause(
     "FC301",
     "norm-counted",
@@ -369,6 +376,17 @@ def _attention(ev: Evidence) -> Finding | None:
     if counted == value:
         return QK_MISSING.finding(-score, "attention counted equals attn@V alone")
     return None
+
+
+@detects(CONV_OP_UNCOUNTED)
+def _conv_ops(ev: Evidence) -> Finding | None:
+    """A convolution op the counter skipped (not a module: an op with no formula in its list), named when its conv
+    work is short of the reference's."""
+    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.CONV]
+    short = ev.ref.kinds(Kind.CONV) - ev.flops(Work.CONV)
+    if not skips or short <= 0:
+        return None
+    return CONV_OP_UNCOUNTED.finding(-short, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in skips))
 
 
 @detects(LINEAR_DOUBLE_COUNTED)

@@ -70,6 +70,7 @@ QUANTITY: dict[K.Cause, Callable] = {
     K.ATTN_V_MISSING: _kinds(Kind.ATTN_VALUE),
     K.QK_MISSING: _kinds(Kind.ATTN_SCORE),
     K.HOOKED_CONTAINER_DROPS_CHILDREN: _attention_module_linears,
+    K.CONV_OP_UNCOUNTED: _kinds(Kind.CONV),
     K.NORM_COUNTED: _elements(Work.NORM),
     K.ELEMENTWISE_COUNTED: _elements(*K.ELEMENTWISE_COUNTED.accounts),
     K.ACTIVATION_DOUBLE_COUNTED: _elements(Work.ELEMENTWISE),
