@@ -219,7 +219,7 @@ def _fill(jobs: list, names: list[str] | None, workers: int | None = None) -> No
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import run_jobs
 
-    named = [COUNTERS[n] for n in (names or list(COUNTERS))]
+    named = [COUNTERS[n] for n in (names if names is not None else list(COUNTERS))]
     todo: dict = {}
     missing: set[str] = set()
     for job in jobs:
@@ -307,7 +307,9 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
     jobs = stand_ins(claim)
     if not jobs:
         return [], [f"counters not run: {why}"]
-    _fill(jobs, names)
+    # a counter that reads shapes on meta, as the exact count does, has the exact count as its reading already
+    executing = [n for n in (names or list(COUNTERS)) if not COUNTERS[n].on_meta]
+    _fill(jobs, executing)
     factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
     out, notes = [], [f"counters not run on the model: {why}; each one's convention is carried from a stand-in"]
     for job in jobs:
@@ -315,9 +317,7 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
         small = reference_for(job.model, resolved["input_size"], job.attn, 1,
                               tuple(sorted(json.loads(job.overrides).items())))
         model = _model_reference(claim, job.attn)
-        for name in names or list(COUNTERS):
-            if COUNTERS[name].on_meta:  # it reads shapes on meta, as the exact count does: that reading is there
-                continue
+        for name in executing:
             c = _load(_key(name, resolved))
             if c is None or not c.ok:
                 notes.append(f"{name}: {c.error if c is not None else 'no result'}")
