@@ -281,3 +281,25 @@ def test_a_spec_that_exits_dies_reads_stdin_or_hangs_is_one_line(tmp_path, monke
     monkeypatch.setattr(child, "SPEC_TIMEOUT_S", 20.0)
     code, _, err = run(["audit", "4.6 GMACs", "--model", f"spec_{name}:build"])
     assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_a_claims_file_of_specs_gives_each_its_own_deadline(tmp_path, monkeypatch):
+    # the specs' forwards are measured in one child; a hang there is that spec's timeout, one line, and the spec
+    # after it is measured alone (here it dies: its own line); the first is judged: Linear(8, 4) on (1, 8) is
+    # 8 x 4 = 32 multiply-adds = 32 MACs
+    import flopcheck.specs.child as child
+
+    (tmp_path / "spec_good.py").write_text("import torch\n\ndef build():\n    return torch.nn.Linear(8, 4)\n")
+    for name in ("never_returns", "dies"):
+        (tmp_path / f"spec_{name}.py").write_text(MISBEHAVING[name])
+    (tmp_path / "c.yaml").write_text("".join(
+        f"- {{id: {n}, model: 'spec_{n}:build', input_shape: '1,8', claim: 32 MACs}}\n"
+        for n in ("good", "never_returns", "dies")))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(child, "SPEC_TIMEOUT_S", 15.0)
+    code, out, err = run(["audit", "--file", str(tmp_path / "c.yaml"), "--counter", "torch_dispatch"])
+    lines = err.strip().splitlines()
+    assert code == 2 and len(lines) == 2, err
+    assert "'never_returns'" in lines[0] and "was not counted within 15 s and was stopped" in lines[0]
+    assert "'dies'" in lines[1] and "ended its process (exit code 9)" in lines[1]
+    assert "consistent: 32 MACs" in out

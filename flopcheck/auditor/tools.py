@@ -178,8 +178,10 @@ def _jobs_of(claim: Claim) -> tuple[list, str]:
         side = get_config(claim.model, resolution=claim.resolution).input_size
         return [Job(claim.model, side, attn) for attn in ("sdpa", "math")], ""
     from flopcheck.auditor.models import spec_of
+    from flopcheck.specs.child import measured
 
     spec = spec_of(claim)
+    measured(spec)  # its code builds and runs in its own child, with a deadline, before any counter runs it
     paths = [spec] + ([replace(spec, options=replace(spec.options, attn="math"))] if _switches(spec) else [])
     return [Job.of_spec(s) for s in paths], ""
 

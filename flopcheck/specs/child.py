@@ -40,24 +40,44 @@ def main() -> None:
 
 def measure_all(specs: list, timeout_s: float | None = None) -> None:
     """Measure the forwards of several specs in one child (torch and the libraries imported once), keeping each
-    answer for `measured`; whatever that child did not answer is measured alone later, with its own deadline."""
+    answer for `measured`. Each spec has its own deadline (timeout_s, default SPEC_TIMEOUT_S) from the previous
+    answer: the one that overruns it is that timeout's error and the child is stopped; the ones after it, and any a
+    child that exits leaves unanswered, are measured alone later, each with its own deadline."""
+    import select
     import subprocess
+    import time
 
     todo = {json.dumps({**s.to_dict(), **_FORWARD}, sort_keys=True): s for s in specs}
     todo = {k: s for k, s in todo.items() if k not in _MEASURED}
     if len(todo) < 2:
         return
+    limit = timeout_s or SPEC_TIMEOUT_S
     job = json.dumps({"specs": [s.to_dict() for s in todo.values()], "paths": sys.path})
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")]))
-    try:
-        proc = subprocess.run([sys.executable, "-m", "flopcheck.specs.child", job], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=(timeout_s or SPEC_TIMEOUT_S) * len(todo),
-                              env=env)
-        lines = proc.stdout.strip().splitlines()
-    except subprocess.TimeoutExpired:
-        lines = []
-    for key, line in zip(todo, lines):
-        _MEASURED[key] = json.loads(line)
+    proc = subprocess.Popen([sys.executable, "-m", "flopcheck.specs.child", job], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+    waiting, buffer, deadline = list(todo), b"", time.monotonic() + limit
+    while waiting:
+        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:  # the spec in progress overran its deadline: that is its answer; the rest go alone
+            _MEASURED[waiting[0]] = _timed_out(todo[waiting[0]], limit)
+            break
+        chunk = os.read(proc.stdout.fileno(), 1 << 16)
+        if not chunk:  # the child ended (a spec's code exited): the unanswered ones go alone
+            break
+        buffer += chunk
+        *lines, buffer = buffer.split(b"\n")
+        for line in (ln for ln in lines if ln.strip()):
+            _MEASURED[waiting.pop(0)] = json.loads(line)
+            deadline = time.monotonic() + limit
+    proc.kill()
+    proc.wait()
+    proc.stdout.close()
+
+
+def _timed_out(spec, timeout_s: float) -> dict:
+    return {"error": f"model {spec.text!r} was not counted within {timeout_s:g} s and was stopped: does its "
+                     f"factory or forward ever return?"}
 
 
 def measured(spec, timeout_s: float | None = None, training: bool = False, frozen: tuple[str, ...] = (),
@@ -88,8 +108,7 @@ def _in_child(spec, timeout_s: float, step: dict | None = None) -> dict:
         proc = subprocess.run([sys.executable, "-m", "flopcheck.specs.child", job], stdin=subprocess.DEVNULL,
                               capture_output=True, text=True, timeout=timeout_s, env=env)
     except subprocess.TimeoutExpired:
-        return {"error": f"model {spec.text!r} was not counted within {timeout_s:g} s and was stopped: does its "
-                         f"factory or forward ever return?"}
+        return _timed_out(spec, timeout_s)
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         return {"error": f"model {spec.text!r} ended its process (exit code {proc.returncode}) before it was "
