@@ -254,3 +254,27 @@ def test_checkpointing_recomputes_only_what_the_backward_needs(capsys):
     again = {x["path"]: x["backward_flops"] for x in d["differences"] if x["why"].startswith("recomputed")}
     assert again["blocks.0"] + again["blocks.0.qk"] + again["blocks.0.av"] == 146_000_640
     assert sum(again.values()) == 12 * 146_000_640
+
+
+def test_each_backward_op_belongs_to_the_module_whose_forward_made_its_node():
+    # torchvision's resnet18 at (1, 3, 224, 224) on meta: a BasicBlock calls its one ReLU module twice, and
+    # ReLU's backward (threshold_backward) writes what its forward wrote: stem 64*112*112 = 802,816 elements;
+    # per block 2 calls of C*H*W: layer1 64*56*56 = 200,704, layer2 128*28*28 = 100,352, layer3 256*14*14 =
+    # 50,176, layer4 512*7*7 = 25,088. Each belongs to the ReLU, never to a conv whose gradient ran just before
+    # (the downsample's, under the gradient hooks this replaced)
+    import torchvision
+
+    model = torchvision.models.resnet18().to("meta")
+    step = count_training_step(model, (torch.empty(1, 3, 224, 224, device="meta"),))
+    relu = {r.path: (r.elements, r.calls) for r in step.backward.uncounted if r.op == "aten.threshold_backward"}
+    per_block = {"layer1": 200_704, "layer2": 100_352, "layer3": 50_176, "layer4": 25_088}
+    assert relu == {"relu": (802_816, 1), **{f"{layer}.{i}.relu": (2 * n, 2) for layer, n in per_block.items()
+                                             for i in (0, 1)}}
+
+
+def test_a_blocks_own_code_keeps_its_backward():
+    # DiT-S/2: each block splits its adaLN output (1, 6d) into six with chunk; the backward joins their gradients
+    # with one cat of 6d = 2,304 elements, 12 blocks: 27,648, in the block itself (not in norm1, which ran next)
+    step = training_step("DiT-S/2", get_config("DiT-S/2"))
+    cat = {r.path: (r.elements, r.calls) for r in step.backward.uncounted if r.op == "aten.cat"}
+    assert cat == {"blocks.*": (27_648, 12), "final_layer": (768, 1)}  # final layer: chunk(2) of 2d = 768

@@ -1,15 +1,15 @@
 """One training step counted exactly: the forward, then the backward from a scalar loss, each by path and kind.
 
-The backward runs in autograd's engine, outside any module's forward, so its ops are attributed by
-gradient hooks: when the gradient of a module's output arrives, that module's backward begins (its
-frame becomes active); when the gradient of its input is made, it ends. An op runs in the most
-recently begun module still active. A module whose input needs no gradient (the first layer) never
-gets that second hook, so it ends when the backward does. `requires_grad` is the model's own:
+The backward runs in autograd's engine, outside any module's forward, so its ops are attributed by the
+autograd node they run in: the forward marks which module made each node (by autograd's sequence
+numbers), and a backward op belongs to the module whose forward made the node being executed (a
+parameter's gradient accumulator, to the module that owns the parameter). `requires_grad` is the model's own:
 frozen parameters get no weight gradient, inputs no input gradient, and the backward kernels'
 formulas (convolution_backward's output mask, the SDPA backward kernels) count what was asked for.
 """
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
@@ -68,74 +68,66 @@ class TrainingCount:
 
 
 class _BackwardFrames:
-    """The module frames active in the backward, from gradient hooks put on each module's inputs and outputs as
-    the forward runs (by the forward's own module hooks: _ForwardCounter)."""
+    """The module whose forward made each autograd node. Autograd numbers its nodes in the order the forward makes
+    them (sequence numbers), so the forward's module hooks mark where each module's nodes begin: from the mark at a
+    module's entry, the module; from the mark at its exit, its caller. In the backward an op runs inside the node
+    autograd is executing, and that node's number names its module. A parameter's gradient accumulator belongs to
+    the module owning the parameter; the loss's nodes (numbered after the last mark) fall to the root."""
 
-    def __init__(self):
-        self.active: list[Frame] = []
+    def __init__(self, model: nn.Module | None = None):
+        frames = module_frames(model) if model is not None else {}
+        self._owner = {id(p): f for m, f in frames.items() for p in m.parameters(recurse=False)}
+        self._starts: list[int] = []  # sequence numbers, ascending: from each, self._frames[i] made the nodes
+        self._frames: list[Frame] = []
         self.recomputing: list[Frame] = []  # checkpointed modules running their forward again, in the backward
 
-    def outputs(self, frame: Frame, args, out) -> None:
-        """The gradient of this output arriving: the module's backward begins (an output that is its own input,
-        an Identity's, begins nothing)."""
-        given = {id(t) for t in _tensors(args)}
-        for t in _tensors(out):
-            if t.requires_grad and id(t) not in given:
-                t.register_hook(lambda g, f=frame: self._begin(f))
+    def mark(self, frame: Frame) -> None:
+        """From the next node autograd makes, `frame` is the module making them."""
+        now = torch._C._autograd._get_sequence_nr()
+        if self._starts and self._starts[-1] == now:  # no node since the last mark: this one replaces it
+            self._frames[-1] = frame
+        else:
+            self._starts.append(now)
+            self._frames.append(frame)
 
-    def inputs(self, frame: Frame, args) -> None:
-        """The gradient of this input made: the module's backward ends."""
-        for t in _tensors(args):
-            if t.requires_grad:
-                t.register_hook(lambda g, f=frame: self._end(f))
-
-    def _begin(self, frame: Frame) -> None:
-        """Active from now; one tensor can be the output of a module and of the modules around it, whose hooks run
-        inner first: an outer module goes below the inner ones already begun, so the innermost is current."""
-        if frame in self.active:
-            return
-        i = len(self.active)
-        while i > 0 and _inside(self.active[i - 1], frame):
-            i -= 1
-        self.active.insert(i, frame)
-
-    def _end(self, frame: Frame) -> None:
-        if frame in self.active:
-            self.active.remove(frame)
+    def of(self, node) -> Frame:
+        """The module whose forward made `node` (the root for a node made before or after the forward)."""
+        if hasattr(node, "variable"):  # AccumulateGrad: numbered last of all, it belongs to its parameter's module
+            return self._owner.get(id(node.variable), ROOT)
+        i = bisect.bisect_right(self._starts, node._sequence_nr()) - 1
+        return self._frames[i] if i >= 0 else ROOT
 
     @property
     def current(self) -> Frame:
         if self.recomputing:  # a checkpointed module's forward, run again: its ops are its own
             return self.recomputing[-1]
-        return self.active[-1] if self.active else ROOT
+        node = torch._C._current_autograd_node()
+        return ROOT if node is None else self.of(node)
 
 
 class _ForwardCounter(ExactCounter):
-    """The exact counter of the forward, whose module hooks also put the backward's gradient hooks in place."""
+    """The exact counter of the forward, whose module hooks also mark which module makes each autograd node."""
 
     def __init__(self, model: nn.Module, kind_map: Iterable[tuple[str, str]], frames: _BackwardFrames):
         super().__init__(model, kind_map)
         self._frames = frames
 
+    def __enter__(self):
+        self._frames.mark(ROOT)
+        return super().__enter__()
+
     def _push(self, frame: Frame, args=()) -> None:
         super()._push(frame, args)
-        if torch.is_grad_enabled():
-            self._frames.inputs(frame, args)
+        self._frames.mark(frame)
 
     def _pop(self, frame: Frame, out, args=()) -> None:
         super()._pop(frame, out, args)
-        if torch.is_grad_enabled():
-            self._frames.outputs(frame, args, out)
+        self._frames.mark(self.frame)
 
 
 def _in_backward() -> bool:
     """Autograd's engine is running a node: this is the backward (a checkpoint's recompute), not the forward."""
     return torch._C._current_autograd_node() is not None
-
-
-def _inside(inner: Frame, outer: Frame) -> bool:
-    """`inner` is a module within `outer`."""
-    return inner.path.startswith(outer.path + ".") or (outer.path == "" and inner.path != "")
 
 
 class _BackwardCounter(ExactCounter):
@@ -233,7 +225,7 @@ def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable
     matching `frozen_paths` train no weights, those matching `checkpointed` run their forward again in the backward
     (activation checkpointing: counted there, where it runs); `optimizer` ('adamw', 'sgd') counts its step apart."""
     freeze(module, frozen_paths)
-    tracker = _BackwardFrames()
+    tracker = _BackwardFrames(module)
     changed = checkpoint(module, checkpointed, tracker)
     frames = module_frames(module)
     try:
@@ -266,7 +258,7 @@ def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: st
     """The forward, the loss and the backward, each under its counter; then the optimizer's step, apart."""
     frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
                        if any(not p.requires_grad for p in m.parameters(recurse=False)))
-    frames = frames or _BackwardFrames()
+    frames = frames or _BackwardFrames(module)
     with torch.enable_grad(), _ForwardCounter(module, kind_map, frames) as fwd:
         out = (forward or module)(*inputs, **(kwargs or {}))
     scalar = loss(out)
