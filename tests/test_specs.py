@@ -336,3 +336,14 @@ def test_estimate_a_spec_from_its_exact_count(capsys):
     assert code == 0 and (d["flops_per_forward"], d["flops"], d["params"]) == (3_628_146_688, 203_176_214_528,
                                                                                 11_689_512)
     assert d["inputs"] == "x (1, 3, 224, 224) float32" and d["reference"] == "exact count"
+
+
+def test_an_inputs_function_that_fails_is_named_not_the_model(tmp_path, monkeypatch, capsys):
+    # inputs() written without the model argument flopcheck passes: the error names --inputs and the signature; before,
+    # it read "cannot build model", and the model was fine
+    (tmp_path / "no_arg.py").write_text("import torch\n\n\ndef build():\n    return torch.nn.Linear(8, 4)\n\n\n"
+                                        "def inputs():\n    return (torch.empty(2, 8),)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run(["count", "no_arg:build", "--inputs", "no_arg:inputs"], capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "--inputs 'no_arg:inputs' failed" in err and "inputs(model)" in err and "cannot build" not in err

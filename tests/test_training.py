@@ -129,6 +129,8 @@ def test_a_spec_trains_exactly_too(capsys):
     (["count", "DiT-S/2", "--checkpoint", "blocks.*"], "--checkpoint shapes a training step: add --training"),
     (["count", "DiT-S/2", "--training", "--checkpoint", "block.*"], "checkpoint pattern 'block.*' matches no module"),
     (["count", "timm:resnet18", "--training", "--freeze", "nope"], "freeze pattern 'nope' matches no module"),
+    (["count", "DiT-S/2", "--training", "--freeze", "*"], "the loss on this output needs no gradient"),
+    (["count", "torchvision:resnet18", "--training", "--freeze", "*"], "the loss on this output needs no gradient"),
 ])
 def test_bad_freeze_is_one_line(capsys, argv, needle):
     assert main(argv) == 2
@@ -278,3 +280,19 @@ def test_a_blocks_own_code_keeps_its_backward():
     step = training_step("DiT-S/2", get_config("DiT-S/2"))
     cat = {r.path: (r.elements, r.calls) for r in step.backward.uncounted if r.op == "aten.cat"}
     assert cat == {"blocks.*": (27_648, 12), "final_layer": (768, 1)}  # final layer: chunk(2) of 2d = 768
+
+
+def test_a_model_whose_output_has_no_gradient_is_one_line(tmp_path, monkeypatch, capsys):
+    # argmax returns integers: no loss on them has a gradient, so no backward exists; before, the message blamed the
+    # inputs ("give its inputs"), which are fine
+    (tmp_path / "picks.py").write_text("import torch\nfrom torch import nn\n\n\nclass Picks(nn.Module):\n"
+                                       "    def __init__(self):\n        super().__init__()\n"
+                                       "        self.fc = nn.Linear(8, 4)\n\n"
+                                       "    def forward(self, x):\n        return self.fc(x).argmax(-1)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["count", "picks:Picks", "--input-shape", "2,8", "--training"]) == 2
+    err = capsys.readouterr().err
+    assert "needs no gradient" in err and "give its inputs" not in err and err.count("\n") == 1
+    # the forward alone counts: Linear(8, 4) on (2, 8) is 2 * 2*8*4 = 128 FLOPs
+    assert main(["count", "picks:Picks", "--input-shape", "2,8", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total_flops"] == 128

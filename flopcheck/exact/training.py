@@ -262,6 +262,12 @@ def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: st
     with torch.enable_grad(), _ForwardCounter(module, kind_map, frames) as fwd:
         out = (forward or module)(*inputs, **(kwargs or {}))
     scalar = loss(out)
+    if not scalar.requires_grad:
+        from flopcheck.errors import InputError
+
+        raise InputError("the loss on this output needs no gradient, so there is no backward to count: every "
+                         "parameter is frozen, or the output is not differentiable (an argmax, integers); freeze "
+                         "fewer modules, return the logits, or count the forward without --training")
     forward = fwd.result(**labels)
     attention = frozenset(r.path.rsplit(".", 1)[0] for r in forward.counted if r.path.endswith((".qk", ".av")))
     with _BackwardCounter(frames, kind_map, attention) as bwd:

@@ -122,8 +122,9 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
     spec = ModelSpec.from_dict(spec_dict)
     built = build(spec, "meta")
     step = None
+    from flopcheck.errors import InputError
+
     if frozen:
-        from flopcheck.errors import InputError
         from flopcheck.exact.training import freeze
 
         try:
@@ -137,6 +138,8 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
             step = count_training_step(built.model, built.args, kwargs=built.kwargs, frozen_paths=frozen,
                                        checkpointed=checkpointed, optimizer=optimizer, model=spec.text, device="meta")
         m = measure_local(built.model, built.args, built.kwargs, spec.text)
+    except InputError as err:  # the step asked for cannot be counted (nothing trains): not the inputs' fault
+        raise SpecError(f"{spec.text}: {err}") from None
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
         raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta device: "
                         f"{one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None

@@ -285,8 +285,12 @@ def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple, dict]:
         fn = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as err:
         raise SpecError(f"cannot import --inputs {text!r}: {one_line(err)}") from None
-    with torch.device(device):
-        out = fn(model)
+    try:
+        with torch.device(device):
+            out = fn(model)
+    except Exception as err:  # noqa: BLE001 - the user's input builder: one line
+        raise SpecError(f"--inputs {text!r} failed: {one_line(err)}; flopcheck calls it as {name}(model) and "
+                        f"it returns the forward's args, or (args, kwargs)") from None
     if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict):
         args = out[0] if isinstance(out[0], (tuple, list)) else (out[0],)
         return tuple(args), out[1]
