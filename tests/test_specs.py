@@ -347,3 +347,29 @@ def test_an_inputs_function_that_fails_is_named_not_the_model(tmp_path, monkeypa
     code, _, err = run(["count", "no_arg:build", "--inputs", "no_arg:inputs"], capsys)
     assert code == 2 and err.count("\n") == 1
     assert "--inputs 'no_arg:inputs' failed" in err and "inputs(model)" in err and "cannot build" not in err
+
+
+def test_a_timm_pretrained_tag_sets_the_input_and_head(capsys):
+    # vit_tiny_patch16_384.augreg_in21k_ft_in1k, the name the Hugging Face hub shows: its tag's pretrained_cfg
+    # gives a 384 input, T = 24*24 + 1 = 577, d = 192, 12 blocks: blocks 12 * (24*T*d^2 + 4*T^2*d)
+    # = 12 * (510,492,672 + 255,689,472) = 9,194,185,728; patch embed 2*576*(3*16*16)*192 = 169,869,312;
+    # head (the class token) 2*192*1000 = 384,000; total 9,364,439,040 FLOPs
+    code, out, _ = run(["count", "timm:vit_tiny_patch16_384.augreg_in21k_ft_in1k", "--json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and d["total_flops"] == 9_364_439_040 and d["inputs"] == "x (1, 3, 384, 384) float32"
+    # the in21k tag's head has 21,843 classes: 2*192*(21,843 - 1,000) = 8,003,712 FLOPs more than the plain name's
+    code, out, _ = run(["count", "timm:vit_tiny_patch16_224.augreg_in21k", "--json"], capsys)
+    tagged = json.loads(out)["total_flops"]
+    code, out, _ = run(["count", "timm:vit_tiny_patch16_224", "--json"], capsys)
+    assert tagged - json.loads(out)["total_flops"] == 8_003_712
+
+
+@pytest.mark.parametrize("model, needle", [
+    ("timm:convnext_base.fb_in22k_ft_in1k_38", "has no pretrained tag 'fb_in22k_ft_in1k_38'; close: "
+                                               "convnext_base.fb_in22k_ft_in1k_384"),
+    ("timm:convnex_base", "timm has no model 'convnex_base'; close: convnext_base"),
+    ("timm:hf-hub:timm/convnext_base", "write the model's timm name"),
+])
+def test_a_misspelled_timm_name_or_tag_is_one_line_with_the_close_ones(capsys, model, needle):
+    code, _, err = run(["count", model], capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1
