@@ -109,9 +109,13 @@ def _model_spec(args: argparse.Namespace, model: str | None = None):
     from flopcheck.specs import parse
 
     text = model or args.model
+    shape, batch = _shape(getattr(args, "input_shape", None)), getattr(args, "batch", None)
+    if shape and batch and batch != shape[0]:
+        raise UsageError(f"--batch {batch} and --input-shape {','.join(map(str, shape))} disagree: the input's first "
+                         f"dimension is its batch; give --input-shape {','.join(map(str, (batch, *shape[1:])))} alone")
     spec = parse(text, resolution=_resolution(getattr(args, "resolution", None)), frames=getattr(args, "frames", None),
-                 text_tokens=getattr(args, "text_tokens", None), input_shape=_shape(getattr(args, "input_shape", None)),
-                 batch=getattr(args, "batch", None) or 1, config=getattr(args, "config", None),
+                 text_tokens=getattr(args, "text_tokens", None), input_shape=shape,
+                 batch=shape[0] if shape else batch or 1, config=getattr(args, "config", None),
                  inputs=getattr(args, "inputs", None), attn=_one_attn(args))
     if spec.source == "reference":
         for flag in ("config", "inputs", "input_shape", "text_tokens"):
@@ -143,7 +147,7 @@ def _model_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frames", type=whole, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)")
     p.add_argument("--attn", choices=ATTN_CHOICES, help="attention path (default: the model's, sdpa)")
     p.add_argument("--space", choices=("latent", "pixel"), help="pixel: 3 channels, no VAE")
-    p.add_argument("--batch", type=whole, default=1, help="samples per forward (default 1)")
+    p.add_argument("--batch", type=whole, help="samples per forward (default 1)")
 
 
 def _count_args(p: argparse.ArgumentParser) -> None:
@@ -175,7 +179,7 @@ def _count(args: argparse.Namespace) -> int:
     from flopcheck.reference_count import count_reference
     from flopcheck.report.count import to_dict, to_text
 
-    result = count_reference(args.model, batch=args.batch, scope=scope, device=args.device,
+    result = count_reference(args.model, batch=args.batch or 1, scope=scope, device=args.device,
                              frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()),
                              optimizer=_optimizer(args),
                              input_size=args.input_size, attn=args.attn, space=args.space,
@@ -483,7 +487,7 @@ def _estimate_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--frames", type=whole, help="video models: pixel frames, 4k+1")
     p.add_argument("--steps", type=whole, default=1, help="sampling steps (default 1); with --training, optimizer steps")
     p.add_argument("--cfg", action="store_true", help="classifier-free guidance: two forwards per step")
-    p.add_argument("--batch", type=whole, default=1, help="samples per forward (default 1)")
+    p.add_argument("--batch", type=whole, help="samples per forward (default 1)")
     p.add_argument("--training", action="store_true",
                    help="training compute: --steps optimizer steps of --batch samples, each the exact step")
     p.add_argument("--freeze", action="append", metavar="PATTERN", help="with --training: modules that do not train")
@@ -513,7 +517,7 @@ def _estimate(args: argparse.Namespace) -> int:
         print(_json(spec_dict(e)) if args.json else spec_text(e))
         return 0
 
-    e = estimate(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps, cfg=args.cfg,
+    e = estimate(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch or 1, steps=args.steps, cfg=args.cfg,
                  resolution=_resolution(args.resolution), frames=args.frames)
     print(_json(to_dict(e)) if args.json else to_text(e))
     return 0
@@ -526,11 +530,17 @@ def _estimate_training(args: argparse.Namespace) -> int:
 
     if args.cfg:
         raise UsageError("a training step has no CFG: --cfg is for generation")
-    if _model_spec(args) is not None:
-        raise UsageError(f"estimate --training takes a reference model; for {args.model} use "
-                         f"`flopcheck count {args.model} --training` (the exact step) and multiply")
+    spec = _model_spec(args)
+    if spec is not None:
+        from flopcheck.estimate import estimate_spec_training
+        from flopcheck.specs.child import measured
+
+        m = measured(spec, training=True, frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()))
+        e = estimate_spec_training(m, spec.options.batch, gpu=args.gpu, mfu=args.mfu, steps=args.steps)
+        print(_json(training_dict(e)) if args.json else training_text(e))
+        return 0
     fields = {k: v for k, v in (("resolution", _resolution(args.resolution)), ("frames", args.frames)) if v}
-    e = estimate_training(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch, steps=args.steps,
+    e = estimate_training(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch or 1, steps=args.steps,
                           frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()), **fields)
     print(_json(training_dict(e)) if args.json else training_text(e))
     return 0

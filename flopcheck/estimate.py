@@ -213,6 +213,12 @@ class Estimate(_Arithmetic):
         return self.seed_flops * (2 if self.scope.cfg else 1) * self.scope.steps / (self.mfu * self.gpu.peak)
 
 
+def _check_mfu(mfu: float) -> None:
+    """MFU is a fraction of the peak: (0, 1]; anything else is bad input."""
+    if not 0 < mfu <= 1:
+        raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+
+
 def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1, cfg: bool = False,
              **overrides: Any) -> Estimate:
     """The estimate for a registered model (overrides: resolution=(W, H), frames, input_size)."""
@@ -221,8 +227,7 @@ def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, st
     from flopcheck.reference_count import exact_matches
     from reference_models import get_config, prepare
 
-    if not 0 < mfu <= 1:
-        raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+    _check_mfu(mfu)
     if batch < 1:
         raise InputError(f"batch must be >= 1, got {batch}")
     chosen = get_gpu(gpu)
@@ -258,8 +263,7 @@ class SpecEstimate(_Arithmetic):
 
 def estimate_spec(measured, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False) -> SpecEstimate:
     """The estimate for a measured spec (its batch is in its input)."""
-    if not 0 < mfu <= 1:
-        raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+    _check_mfu(mfu)
     return SpecEstimate(measured, Scope(steps=steps, cfg=cfg), get_gpu(gpu), mfu)
 
 
@@ -307,8 +311,15 @@ def estimate_training(name: str, gpu: str = "H100", mfu: float = 0.45, batch: in
     from flopcheck.reference_count import training_step
     from reference_models import get_config
 
-    if not 0 < mfu <= 1:
-        raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+    _check_mfu(mfu)
     config = get_config(name, **overrides)
     return TrainingEstimate(name, config.describe_input(), batch, steps, training_step(name, config, batch, frozen, checkpointed),
                             get_gpu(gpu), mfu)
+
+
+def estimate_spec_training(measured, batch: int, gpu: str = "H100", mfu: float = 0.45,
+                           steps: int = 1) -> TrainingEstimate:
+    """Training compute of a spec measured with its training step (specs.child.measured(training=True)): steps x
+    that exact step, whose batch is its input's."""
+    _check_mfu(mfu)
+    return TrainingEstimate(measured.text, measured.inputs, batch, steps, measured.training, get_gpu(gpu), mfu)

@@ -373,3 +373,11 @@ def test_a_timm_pretrained_tag_sets_the_input_and_head(capsys):
 def test_a_misspelled_timm_name_or_tag_is_one_line_with_the_close_ones(capsys, model, needle):
     code, _, err = run(["count", model], capsys)
     assert code == 2 and needle in err and err.count("\n") == 1
+
+
+def test_the_batch_of_an_input_shape_is_its_first_dimension(capsys):
+    # resnet18 at (8, 3, 224, 224): 8 x 3,628,146,688 (PyTorch's test literal for one sample, test_training) =
+    # 29,025,173,504 FLOPs, labelled batch 8, not the default 1
+    code, out, _ = run(["count", "torchvision:resnet18", "--input-shape", "8,3,224,224", "--json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and (d["batch"], d["total_flops"]) == (8, 29_025_173_504)

@@ -151,9 +151,23 @@ def test_estimate_training_compute_is_steps_times_the_exact_step(capsys):
     assert round(d["gpu_hours"], 1) == 540.7
 
 
+def test_estimate_training_takes_any_spec(capsys):
+    # timm's vit_tiny_patch16_224 (T=197, d=192, 12 blocks), forward per sample by hand: blocks 12 * (24*T*d^2 +
+    # 4*T^2*d) = 12 * (174,292,992 + 29,805,312) = 2,449,179,648; patch embed 2*196*768*192 = 57,802,752; head
+    # 2*192*1000 = 384,000; 2,507,366,400. The step is 3x that less the patch embedding's input gradient (the image
+    # needs none): 7,464,296,448 a sample; at batch 2 (counted there, on meta) 14,928,592,896; 10 steps
+    # 149,285,928,960; the rule 10 x 3 x 2 x 2,507,366,400 = 150,441,984,000
+    assert main(["estimate", "timm:vit_tiny_patch16_224", "--training", "--batch", "2", "--steps", "10", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["batch"], d["flops_per_step"], d["flops"]) == (2, 14_928_592_896, 149_285_928_960)
+    assert d["rule_3x_flops"] == 150_441_984_000 and d["inputs"] == "x (2, 3, 224, 224) float32"
+
+
 @pytest.mark.parametrize("argv, needle", [
     (["estimate", "DiT-XL/2", "--training", "--cfg"], "a training step has no CFG"),
-    (["estimate", "timm:resnet18", "--training"], "estimate --training takes a reference model"),
+    (["estimate", "timm:resnet18", "--training", "--freeze", "fc.nope"], "freeze pattern 'fc.nope' matches no module"),
+    (["estimate", "timm:resnet18", "--training", "--batch", "2", "--input-shape", "4,3,224,224"],
+     "--batch 2 and --input-shape 4,3,224,224 disagree"),
     (["estimate", "DiT-XL/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
 ])
 def test_bad_training_estimates_are_one_line(capsys, argv, needle):
