@@ -210,7 +210,8 @@ def _count_spec(args: argparse.Namespace, spec, scope) -> int:
     m = measured(spec, training=scope.training, frozen=tuple(args.freeze or ()),
                  checkpointed=tuple(args.checkpoint or ()), optimizer=_optimizer(args))
     b = m.breakdown().scoped(scope)
-    print(_json(spec_dict(m, b, spec.options.batch)) if args.json else spec_text(m, b, spec.options.batch))
+    batch = m.batch or spec.options.batch  # an input from the factory or --inputs has its own
+    print(_json(spec_dict(m, b, batch)) if args.json else spec_text(m, b, batch))
     return 0
 
 
@@ -333,7 +334,7 @@ def _reconcile(args: argparse.Namespace) -> int:
             raise UsageError(f"--sweep varies a reference model's latent side; {args.model} has its own input: "
                              f"reconcile it at --resolution values one by one")
         measured = {s.options.attn or Attn.SDPA: _executable_spec(s) for s in specs}
-        refs = {a: m.reference(specs[0].options.batch) for a, m in measured.items()}
+        refs = {a: m.reference(m.batch or specs[0].options.batch) for a, m in measured.items()}
         counts = run_counters(names, [Job.of_spec(s) for s in specs], timeout_s=args.timeout)
         results, sweeps, tokens = [reconcile(c, refs[c.attn]) for c in counts], [], {}
         if not args.json:  # the input every number below is for
@@ -536,7 +537,7 @@ def _estimate_training(args: argparse.Namespace) -> int:
         from flopcheck.specs.child import measured
 
         m = measured(spec, training=True, frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()))
-        e = estimate_spec_training(m, spec.options.batch, gpu=args.gpu, mfu=args.mfu, steps=args.steps)
+        e = estimate_spec_training(m, m.batch or spec.options.batch, gpu=args.gpu, mfu=args.mfu, steps=args.steps)
         print(_json(training_dict(e)) if args.json else training_text(e))
         return 0
     fields = {k: v for k, v in (("resolution", _resolution(args.resolution)), ("frames", args.frames)) if v}

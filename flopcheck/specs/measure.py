@@ -153,12 +153,13 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
     from flopcheck.specs.sources import Built
 
     text, kwargs = name or type(model).__name__, kwargs or {}
+    batch = samples(tuple(args), kwargs)
     count = count_forward(model, tuple(args), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs,
-                          batch=samples(tuple(args), kwargs), model=text)
+                          batch=batch, model=text)
     layers, norm = layers_of(model)
     return Measured(text, Built(model, tuple(args), kwargs).describe_inputs(), (),
                     sum(p.numel() for p in model.parameters()), count, layers, norm,
-                    block_lists(model, count.by_path()))
+                    block_lists(model, count.by_path()), batch=batch)
 
 
 @dataclass(frozen=True)
@@ -174,6 +175,7 @@ class Measured:
     norm_path: dict = field(default_factory=dict)
     blocks: tuple[BlockList, ...] = ()
     training: object = None  # exact.training.TrainingCount, when measured with training
+    batch: int | None = None  # samples in its input: the first dimension of its first tensor (None: no tensor)
 
     def to_dict(self) -> dict:
         """JSON-ready, for the parent (from_dict reads it back)."""
@@ -188,7 +190,7 @@ class Measured:
         return {**training, "spec": {"text": self.text}, "inputs": self.inputs, "notes": list(self.notes),
                 "params": self.params, "counted": counted, "uncounted": uncounted,
                 "layers": {p: asdict(layer) for p, layer in self.layers.items()}, "norm_path": self.norm_path,
-                "leading": self.exact.leading, "blocks": [asdict(b) for b in self.blocks]}
+                "leading": self.exact.leading, "blocks": [asdict(b) for b in self.blocks], "batch": self.batch}
 
     @classmethod
     def from_dict(cls, d: dict) -> Measured:
@@ -216,7 +218,7 @@ class Measured:
                            uncounted=records(d["uncounted"], False), leading=dict(d.get("leading", {})))
         return cls(text, d["inputs"], tuple(d["notes"]), d["params"], exact,
                    {p: Layer(**v) for p, v in d["layers"].items()}, dict(d["norm_path"]),
-                   tuple(BlockList(**b) for b in d["blocks"]), step)
+                   tuple(BlockList(**b) for b in d["blocks"]), step, d.get("batch"))
 
     def breakdown(self) -> Breakdown:
         """The exact count as the reference breakdown: one term per path and kind."""
