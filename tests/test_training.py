@@ -310,3 +310,37 @@ def test_a_model_whose_output_has_no_gradient_is_one_line(tmp_path, monkeypatch,
     # the forward alone counts: Linear(8, 4) on (2, 8) is 2 * 2*8*4 = 128 FLOPs
     assert main(["count", "picks:Picks", "--input-shape", "2,8", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total_flops"] == 128
+
+
+class _Project(torch.autograd.Function):
+    """x @ w with a hand-written backward that computes both gradients, whether or not they are needed."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x @ w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        return g @ w.t(), x.t() @ g
+
+
+class _Projector(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.empty(8, 4))
+
+    def forward(self, x):
+        return _Project.apply(x, self.w)
+
+
+def test_a_custom_functions_backward_is_counted_as_it_runs_and_named():
+    # x (2, 8) @ w (8, 4): forward 2*2*8*4 = 128 FLOPs. The Function's own backward computes g @ w^T (2*2*4*8 = 128,
+    # the input gradient, though x needs none) and x^T @ g (2*8*2*4 = 128): 256. torch's derivative would have done
+    # 128; what runs is counted, and each difference names the Function instead of guessing a reason
+    step = count_training_step(_Projector().to("meta"), (torch.empty(2, 8, device="meta"),))
+    assert (step.forward.total, step.backward.total) == (128, 256)
+    whys = {why for _, _, _, why in step.differences()}
+    assert whys == {"a custom autograd.Function's backward (_Project): its own code, not torch's derivatives, "
+                    "decides which gradients it computes"}

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 import torch
 from torch import nn
 
-from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _tensors, module_frames
+from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _tensors, join, module_frames
 from flopcheck.types import ExactCount
 
 
@@ -31,6 +31,7 @@ class TrainingCount:
     optimizer: ExactCount | None = None  # the optimizer's step, counted apart (elementwise: no multiply-adds)
     optimizer_name: str = ""
     trainable: int = 0  # parameters with a gradient
+    custom: tuple = ()  # (path, Function) of backward work a custom autograd.Function's own backward did
 
     def differences(self) -> list[tuple[str, int, int, str]]:
         """(path, forward, backward, why) of every term whose backward is not 2 x its forward, the 3x rule's
@@ -44,6 +45,10 @@ class TrainingCount:
         return out
 
     def _why(self, path: str, f: int, b: int) -> str:
+        functions = sorted({fn for p, fn in self.custom if p == path})
+        if functions:
+            return (f"a custom autograd.Function's backward ({', '.join(functions)}): its own code, not torch's "
+                    f"derivatives, decides which gradients it computes")
         if b == 0:
             return "no gradient: its weights are frozen and its input needs none"
         if b == f and path in self.frozen:
@@ -141,10 +146,20 @@ class _BackwardCounter(ExactCounter):
         self._frames = frames
         self._attention = attention_paths  # normalised paths whose forward had QK^T and attn@V
         self._seen: dict[str, int] = {}
+        self.custom: set[tuple[str, str]] = set()  # (path, Function name) of work in a custom Function's backward
 
     @property
     def frame(self) -> Frame:
         return self._frames.current
+
+    def _count(self, packet, args, kwargs, out) -> None:
+        """Counted as any op; work inside a custom autograd.Function's backward is also noted, with its name."""
+        before = len(self._events)
+        super()._count(packet, args, kwargs, out)
+        node = torch._C._current_autograd_node()
+        if isinstance(node, torch.autograd.function.BackwardCFunction) and not self._frames.recomputing:
+            name = getattr(node, "_forward_cls", type(node)).__name__
+            self.custom.update((join(e.frame.norm_path, e.suffix), name) for e in self._events[before:])
 
     def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
         from flopcheck.exact.counter import _Event, _is_parameter
@@ -274,4 +289,4 @@ def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: st
         scalar.backward()
     opt, trainable = _optimizer_step(module, optimizer)
     return TrainingCount(forward, bwd.result(**labels), frozen, optimizer=opt, optimizer_name=optimizer,
-                         trainable=trainable)
+                         trainable=trainable, custom=tuple(sorted(bwd.custom)))
