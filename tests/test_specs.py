@@ -89,8 +89,9 @@ def test_a_factory_may_return_model_args_and_kwargs(tmp_path, monkeypatch, capsy
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, _ = run(["count", "kw_model:build", "--json"], capsys)
     d = json.loads(out)
-    # fc: 2 * 3 rows * 8 * 4 = 192 FLOPs
+    # fc: 2 * 3 rows * 8 * 4 = 192 FLOPs; the factory's input has 3 samples: batch 3, not the default 1
     assert code == 0 and d["total_flops"] == 192 and d["inputs"] == "x (3, 8) float32, scale (1,) float32"
+    assert d["batch"] == 3
 
 
 @pytest.mark.parametrize("argv, needle", [
@@ -381,16 +382,3 @@ def test_the_batch_of_an_input_shape_is_its_first_dimension(capsys):
     code, out, _ = run(["count", "torchvision:resnet18", "--input-shape", "8,3,224,224", "--json"], capsys)
     d = json.loads(out)
     assert code == 0 and (d["batch"], d["total_flops"]) == (8, 29_025_173_504)
-
-
-def test_a_factorys_own_inputs_carry_their_batch(tmp_path, monkeypatch, capsys):
-    # the factory returns (model, args, kwargs) with token ids of shape (3, 5): the batch is 3, not the default 1;
-    # Linear(16, 100) on 3*5 rows: 2 * 15 * 16 * 100 = 48,000 FLOPs
-    (tmp_path / "lm_head.py").write_text(
-        "import torch\nfrom torch import nn\n\n\ndef build():\n"
-        "    model = nn.Sequential(nn.Embedding(100, 16), nn.Linear(16, 100))\n"
-        "    return model, (torch.zeros(3, 5, dtype=torch.long),), {}\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    code, out, _ = run(["count", "lm_head:build", "--json"], capsys)
-    d = json.loads(out)
-    assert code == 0 and (d["batch"], d["total_flops"]) == (3, 48_000)
