@@ -136,9 +136,9 @@ def _in_backward() -> bool:
 
 
 class _BackwardCounter(ExactCounter):
-    """The exact counter in the backward: the frame is the most recently begun module's. In a module whose forward
-    computed attention, a matmul of two activations is attention's backward: autograd runs attn@V's node first
-    (dA = dO V^T, dV = A^T dO), then QK^T's (dQ, dK), each two matmuls the size of its forward."""
+    """The exact counter in the backward: the frame is the module whose forward made the node running. In a module
+    whose forward computed attention, a matmul of two activations is attention's backward: autograd runs attn@V's
+    node first (dA = dO V^T, dV = A^T dO), then QK^T's (dQ, dK), each two matmuls the size of its forward."""
 
     def __init__(self, frames: _BackwardFrames, kind_map: Iterable[tuple[str, str]] = (),
                  attention_paths: frozenset = frozenset()):

@@ -43,7 +43,8 @@ def to_text(r: CountResult) -> str:
 
 def training_lines(t) -> list[str]:
     """The exact training step beside the 3x rule, and every term where the rule's backward = 2 x forward fails."""
-    rows = [[p or "(top)", commas(f), commas(b), commas(2 * f), f"{b - 2 * f:+,}", why] for p, f, b, why in t.differences()]
+    rows = [[p or "(top)", commas(f), commas(b), commas(2 * f), f"{b - 2 * f:+,}", why]
+            for p, f, b, why in t.differences()]
     lines = [
         "training step, exact (on meta: the forward, a mean loss, its backward from the loss):",
         f"  forward                 {commas(t.forward.total):>24} FLOPs",

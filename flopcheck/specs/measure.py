@@ -116,14 +116,13 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
     backward): the JSON the parent reads (Measured.from_dict)."""
     from dataclasses import replace
 
+    from flopcheck.errors import InputError
     from flopcheck.specs import ModelSpec, SpecError
     from flopcheck.specs.sources import build, one_line
 
     spec = ModelSpec.from_dict(spec_dict)
     built = build(spec, "meta")
     step = None
-    from flopcheck.errors import InputError
-
     if frozen:
         from flopcheck.exact.training import freeze
 
