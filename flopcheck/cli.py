@@ -610,7 +610,8 @@ def _report_models(text: str) -> tuple[str, ...]:
 def _progress(done: int, total: int, count) -> None:
     width = 30
     filled = width * done // total
-    label = f"{count.model}@{count.input_size} {count.attn} {count.counter}"
+    size = f"@{count.input_size}" if count.input_size is not None else ""  # a spec's input is its own
+    label = f"{count.model}{size} {count.attn} {count.counter}"
     end = "\n" if done == total else ""
     print(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label:<48s}", end=end, file=sys.stderr,
           flush=True)
