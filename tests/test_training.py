@@ -344,3 +344,25 @@ def test_a_custom_functions_backward_is_counted_as_it_runs_and_named():
     whys = {why for _, _, _, why in step.differences()}
     assert whys == {"a custom autograd.Function's backward (_Project): its own code, not torch's derivatives, "
                     "decides which gradients it computes"}
+
+
+class _StopValues(nn.Module):
+    """Attention on (2, 8, 16) whose values are the input detached: only q and k carry a gradient."""
+
+    def __init__(self):
+        super().__init__()
+        self.q, self.k = nn.Linear(16, 16), nn.Linear(16, 16)
+
+    def forward(self, x):
+        scores = (self.q(x) @ self.k(x).transpose(-1, -2)).softmax(-1)  # (2, 8, 8)
+        return scores @ x.detach()  # (2, 8, 16)
+
+
+def test_attentions_backward_is_split_by_the_node_each_matmul_made():
+    # QK^T and attn@V are each 2*2*8*8*16 = 4,096 FLOPs forward. Backward: attn@V's node computes dA = dO V^T only
+    # (V is detached), 4,096; QK^T's node computes dQ and dK, 8,192. The top module made both (no attention module to
+    # key on), and the split comes from the node each backward matmul runs in, not from an order of calls
+    step = count_training_step(_StopValues().to("meta"), (torch.empty(2, 8, 16, device="meta", requires_grad=True),))
+    fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
+    assert fwd[Kind.ATTN_SCORE] == fwd[Kind.ATTN_VALUE] == 4_096
+    assert (bwd[Kind.ATTN_VALUE], bwd[Kind.ATTN_SCORE]) == (4_096, 8_192) and Kind.MATMUL not in bwd

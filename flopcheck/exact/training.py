@@ -85,6 +85,7 @@ class _BackwardFrames:
         self._starts: list[int] = []  # sequence numbers, ascending: from each, self._frames[i] made the nodes
         self._frames: list[Frame] = []
         self.recomputing: list[Frame] = []  # checkpointed modules running their forward again, in the backward
+        self.matmuls: dict[int, object] = {}  # node sequence number -> the forward's matmul event that made it
 
     def mark(self, frame: Frame) -> None:
         """From the next node autograd makes, `frame` is the module making them."""
@@ -101,6 +102,14 @@ class _BackwardFrames:
             return self._owner.get(id(node.variable), ROOT)
         i = bisect.bisect_right(self._starts, node._sequence_nr()) - 1
         return self._frames[i] if i >= 0 else ROOT
+
+    def forward_matmul(self):
+        """The forward's matmul event whose node autograd is running (None outside one, or in a recompute): its
+        kind, QK^T or attn@V, is known by now."""
+        node = torch._C._current_autograd_node()
+        if node is None or self.recomputing or hasattr(node, "variable"):
+            return None
+        return self.matmuls.get(node._sequence_nr())
 
     @property
     def current(self) -> Frame:
@@ -129,6 +138,14 @@ class _ForwardCounter(ExactCounter):
         super()._pop(frame, out, args)
         self._frames.mark(self.frame)
 
+    def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
+        """As the forward counts it; the event is also kept by the autograd node this matmul made (autograd makes
+        an op's node just before the op reaches this mode), for its backward to find."""
+        before = len(self._events)
+        super()._free_matmul(name, frame, flops, args, out)
+        if len(self._events) > before and torch.is_grad_enabled() and any(t.requires_grad for t in _tensors(args)):
+            self._frames.matmuls[torch._C._autograd._get_sequence_nr() - 1] = self._events[before]
+
 
 def _in_backward() -> bool:
     """Autograd's engine is running a node: this is the backward (a checkpoint's recompute), not the forward."""
@@ -136,16 +153,14 @@ def _in_backward() -> bool:
 
 
 class _BackwardCounter(ExactCounter):
-    """The exact counter in the backward: the frame is the module whose forward made the node running. In a module
-    whose forward computed attention, a matmul of two activations is attention's backward: autograd runs attn@V's
-    node first (dA = dO V^T, dV = A^T dO), then QK^T's (dQ, dK), each two matmuls the size of its forward."""
+    """The exact counter in the backward: the frame is the module whose forward made the node running. A matmul of
+    two activations there is the gradient of the forward's matmul that made the node: QK^T's (dQ, dK) are attention
+    scores' work, attn@V's (dA, dV) attention values', each a matmul the size of its forward where that gradient is
+    needed."""
 
-    def __init__(self, frames: _BackwardFrames, kind_map: Iterable[tuple[str, str]] = (),
-                 attention_paths: frozenset = frozenset()):
+    def __init__(self, frames: _BackwardFrames, kind_map: Iterable[tuple[str, str]] = ()):
         super().__init__(None, kind_map)
         self._frames = frames
-        self._attention = attention_paths  # normalised paths whose forward had QK^T and attn@V
-        self._seen: dict[str, int] = {}
         self.custom: set[tuple[str, str]] = set()  # (path, Function name) of work in a custom Function's backward
 
     @property
@@ -162,15 +177,12 @@ class _BackwardCounter(ExactCounter):
             self.custom.update((join(e.frame.norm_path, e.suffix), name) for e in self._events[before:])
 
     def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
-        from flopcheck.exact.counter import _Event, _is_parameter
-        from flopcheck.types import Kind
+        from flopcheck.exact.counter import _Event
 
-        if frame.norm_path not in self._attention or any(_is_parameter(t) for t in _tensors(args)):
+        made_by = self._frames.forward_matmul()
+        if made_by is None or made_by.suffix not in ("qk", "av"):
             return super()._free_matmul(name, frame, flops, args, out)
-        n = self._seen.get(frame.path, 0)
-        self._seen[frame.path] = n + 1
-        kind, suffix = (Kind.ATTN_VALUE, "av") if (n // 2) % 2 == 0 else (Kind.ATTN_SCORE, "qk")
-        self._events.append(_Event(name, frame, kind, suffix, flops))
+        self._events.append(_Event(name, frame, made_by.kind, made_by.suffix, flops))
 
 
 def mean_loss(out) -> torch.Tensor:
@@ -284,8 +296,7 @@ def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: st
                          "parameter is frozen, or the output is not differentiable (an argmax, integers); freeze "
                          "fewer modules, return the logits, or count the forward without --training")
     forward = fwd.result(**labels)
-    attention = frozenset(r.path.rsplit(".", 1)[0] for r in forward.counted if r.path.endswith((".qk", ".av")))
-    with _BackwardCounter(frames, kind_map, attention) as bwd:
+    with _BackwardCounter(frames, kind_map) as bwd:
         scalar.backward()
     opt, trainable = _optimizer_step(module, optimizer)
     return TrainingCount(forward, bwd.result(**labels), frozen, optimizer=opt, optimizer_name=optimizer,
