@@ -199,6 +199,34 @@ def test_torchvision_published_gflops_audit_as_consistent_macs(capsys, name):
     assert code == 0 and (d["verdict"], d["unit"]) == ("consistent", "MAC")
 
 
+# torchvision's video weights' meta["_ops"], per clip: s3d and swin3d_t evaluate accuracy on 128- and 32-frame clips
+# (their docs' clip_len), yet their GFLOPS, like r3d_18's, are for 16 frames; the default input is that clip
+TORCHVISION_VIDEO_OPS = {"r3d_18": (40.697, 112), "s3d": (17.979, 224), "swin3d_t": (43.882, 224)}
+
+
+@pytest.mark.parametrize("name", sorted(TORCHVISION_VIDEO_OPS))
+def test_a_torchvision_video_model_counts_a_16_frame_clip_as_published(capsys, name):
+    ops, crop = TORCHVISION_VIDEO_OPS[name]
+    code, out, _ = run(["count", f"torchvision:{name}", "--json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and d["inputs"] == f"x (1, 3, 16, {crop}, {crop}) float32" and d["complete"]
+    assert abs(d["total_macs"] / 1e9 - ops) <= 0.0005  # the published figure, to its printed 3 decimals
+
+
+@pytest.mark.parametrize("model", ["torchvision:resnet18", "timm:resnet18"])
+def test_frames_on_an_image_model_is_one_line(capsys, model):
+    code, _, err = run(["count", model, "--frames", "16"], capsys)
+    assert code == 2 and f"--frames applies to video models; {model} takes images" in err and err.count("\n") == 1
+
+
+def test_a_segmentation_model_builds_without_its_backbone_weights(capsys):
+    # torchvision's lraspp_mobilenet_v3_large loads ImageNet backbone weights unless weights_backbone=None (before:
+    # a download, and a URLError offline); its weights state no crop, so the input is given
+    code, out, _ = run(["count", "torchvision:lraspp_mobilenet_v3_large", "--input-shape", "1,3,520,520", "--json"],
+                       capsys)
+    assert code == 0 and json.loads(out)["complete"]
+
+
 def test_part_block_is_one_block_found_from_the_module_tree(capsys):
     # vit_small_patch16_224 (d=384, T=197, MLP 1536): one block is 24*T*d^2 + 4*T^2*d
     # = 24*197*384^2 + 4*197^2*384 = 697,171,968 + 59,610,624 = 756,782,592 FLOPs = 378,391,296 MACs

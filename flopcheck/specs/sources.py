@@ -142,6 +142,8 @@ def _timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
 
     name, o = spec.name, spec.options
     _timm_known(name)
+    if o.frames:
+        raise SpecError(f"--frames applies to video models; {spec.text} takes images")
     fused = timm.layers.use_fused_attn()
     if o.attn == "math":
         timm.layers.set_fused_attn(False)
@@ -204,21 +206,39 @@ def torchvision_ops(name: str) -> float | None:
         return None
 
 
+# torchvision's published GFLOPS (meta["_ops"]) of all nine video weights are per 16-frame clip (r3d_18's 40.697
+# is the exact count at (1, 3, 16, 112, 112)), whatever clip_len their accuracy was evaluated with
+VIDEO_FRAMES = 16
+
+
 def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
-    """torchvision.models.get_model(NAME, weights=None); input (B, 3, crop, crop) from its weights' transforms."""
+    """torchvision.models.get_model(NAME, weights=None) (and weights_backbone=None); input (B, 3, crop, crop) from
+    its weights' transforms, (B, 3, frames, crop, crop) for a video model (16 frames unless --frames)."""
+    import inspect
+
     import torchvision
 
     name, o = spec.name, spec.options
     if name not in torchvision.models.list_models():
         raise SpecError(f"torchvision has no model {name!r}; list them with torchvision.models.list_models()")
-    model = construct(lambda: torchvision.models.get_model(name, weights=None), device, notes, spec.text)
+    builder = torchvision.models.get_model_builder(name)
+    # detection and segmentation models load an ImageNet backbone unless told not to: no weights, no network
+    extra = {"weights_backbone": None} if "weights_backbone" in inspect.signature(builder).parameters else {}
+    model = construct(lambda: builder(weights=None, **extra), device, notes, spec.text)
     crop = torchvision_crop(name)
     if crop is None and not o.input_shape:
         raise SpecError(f"{spec.text}: its weights state no crop size, so its input is not known: give the input "
                         f"shape (--input-shape)")
-    shape = _image_shape((1, 3, crop or 0, crop or 0), o)
+    video = name in torchvision.models.list_models(module=torchvision.models.video)
+    if o.frames and not video:
+        raise SpecError(f"--frames applies to video models; {spec.text} takes images")
+    frames = (o.frames or VIDEO_FRAMES,) if video else ()
+    shape = _image_shape((1, 3, *frames, crop or 0, crop or 0), o)
     note = f"input from its weights' transforms: crop {crop}" if not (o.resolution or o.input_shape) else \
         "input from the options"
+    if video and not o.input_shape:
+        note += f", {o.frames} frames (--frames)" if o.frames else \
+            f", {VIDEO_FRAMES} frames (the clip its published GFLOPS are counted on)"
     return Built(model, (torch.empty(shape, device=device),), {}, notes + [note])
 
 
