@@ -227,6 +227,19 @@ def test_a_segmentation_model_builds_without_its_backbone_weights(capsys):
     assert code == 0 and json.loads(out)["complete"]
 
 
+def test_a_forward_whose_shapes_depend_on_its_data_is_named_as_such(tmp_path, monkeypatch, capsys):
+    # a mask keeps the positive entries: how many there are (and so the Linear's rows and FLOPs) depends on the
+    # values, which meta does not have; before, the message blamed the inputs
+    (tmp_path / "masked.py").write_text(
+        "import torch\n\n\nclass Keep(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = torch.nn.Linear(1, 4)\n\n    def forward(self, x):\n"
+        "        return self.fc(x[x > 0].unsqueeze(-1))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run(["count", "masked:Keep", "--input-shape", "8"], capsys)
+    assert code == 2 and "has a forward whose shapes depend on its data" in err and "give its inputs" not in err
+    assert err.count("\n") == 1
+
+
 def test_part_block_is_one_block_found_from_the_module_tree(capsys):
     # vit_small_patch16_224 (d=384, T=197, MLP 1536): one block is 24*T*d^2 + 4*T^2*d
     # = 24*197*384^2 + 4*197^2*384 = 697,171,968 + 59,610,624 = 756,782,592 FLOPs = 378,391,296 MACs

@@ -140,9 +140,22 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
     except InputError as err:  # the step asked for cannot be counted (nothing trains): not the inputs' fault
         raise SpecError(f"{spec.text}: {err}") from None
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
+        if _data_dependent(err):
+            raise SpecError(f"model {spec.text!r} has a forward whose shapes depend on its data ({one_line(err)[:80]}"
+                            f"...): how many boxes or elements it keeps depends on the values, so its FLOPs do too "
+                            f"and no count on shapes gives them; count a part with fixed shapes (a factory "
+                            f"returning its backbone)") from None
         raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta device: "
                         f"{one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
+
+
+def _data_dependent(err: BaseException) -> bool:
+    """An op whose output shape depends on values (nonzero, masked_select, unique: NMS, a mask) has no meta
+    kernel: torch says so in its message."""
+    text = str(err)
+    return "data-independent implementation does not exist" in text or type(err).__name__ in (
+        "DynamicOutputShapeException", "DataDependentOutputException")
 
 
 def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str = "") -> Measured:
