@@ -158,6 +158,16 @@ def test_hook_counters_miss_a_layer_subclass_and_functional_linears_by_name(caps
     assert code == 0 and {f["code"]: f["delta_flops"] for f in r["findings"]}["FC210"] == -2_048_000
 
 
+def test_torch_profiler_sees_only_the_classifier_of_a_3d_conv_net(capsys):
+    # torchvision's r3d_18 on its default 16-frame clip (1, 3, 16, 112, 112): torch.profiler has a formula for
+    # aten::conv2d, not conv3d, so of the exact 81,393,106,944 FLOPs (torchvision's published 40.697 GMACs) it
+    # counts only the classifier, 2 * 512 * 400 = 409,600; the 20 conv3d calls are FC211 and nothing is left
+    code, out, _ = run(["reconcile", "torchvision:r3d_18", "--counter", "torch_profiler", "--json"], capsys)
+    (r,) = json.loads(out)
+    assert code == 0 and (r["reported"], r["reference_flops"], r["residual_flops"]) == (409_600, 81_393_106_944, 0)
+    assert [(f["code"], f["delta_flops"]) for f in r["findings"]] == [("FC211", 409_600 - 81_393_106_944)]
+
+
 def test_counters_header_names_the_input_and_the_exact_count(capsys):
     code, out, _ = run(["counters", "timm:resnet18", "--counter", "torch_dispatch"], capsys)
     assert code == 0
