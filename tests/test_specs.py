@@ -223,10 +223,39 @@ def test_a_torchvision_video_model_counts_a_16_frame_clip_as_published(capsys, n
     assert abs(d["total_macs"] / 1e9 - ops) <= 0.0005  # the published figure, to its printed 3 decimals
 
 
-@pytest.mark.parametrize("model", ["torchvision:resnet18", "timm:resnet18"])
-def test_frames_on_an_image_model_is_one_line(capsys, model):
-    code, _, err = run(["count", model, "--frames", "16"], capsys)
-    assert code == 2 and f"--frames applies to video models; {model} takes images" in err and err.count("\n") == 1
+@pytest.mark.parametrize("argv, needle", [
+    (["torchvision:resnet18", "--frames", "16"], "--frames applies to video models; torchvision:resnet18 takes images"),
+    (["timm:resnet18", "--frames", "16"], "--frames does not apply to timm:resnet18: its input comes from"),
+    (["timm:resnet18", "--text-tokens", "77"], "--text-tokens does not apply to timm:resnet18"),
+    (["timm:resnet18", "--resolution", "256", "--input-shape", "1,3,224,224"],
+     "--input-shape and --resolution each give timm:resnet18's whole input: give one"),
+    (["diffusers:DiTTransformer2DModel", "--config", str(DATA / "dit-xl-2-256.json"), "--input-shape", "1,4,32,32"],
+     "--input-shape does not apply to diffusers:DiTTransformer2DModel"),
+    (["torch.nn:Identity", "--resolution", "512"], "--resolution does not apply to torch.nn:Identity"),
+])
+def test_an_input_option_the_model_would_ignore_is_one_line(capsys, argv, needle):
+    # each of these was ignored without a word: the count was of another input than the one asked for
+    code, _, err = run(["count", *argv], capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1
+
+
+def test_inputs_from_a_function_work_for_a_timm_model_too(tmp_path, monkeypatch, capsys):
+    # --inputs was read for package.module:factory specs only; a timm model took its pretrained_cfg input unseen.
+    # vit_tiny_patch16_224 at batch 2: 2 x 2,507,366,400 FLOPs (by hand in test_training) = 5,014,732,800
+    (tmp_path / "two_images.py").write_text("import torch\n\n\ndef inputs(model):\n"
+                                            "    return (torch.empty(2, 3, 224, 224),)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run(["count", "timm:vit_tiny_patch16_224", "--inputs", "two_images:inputs", "--json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and (d["total_flops"], d["batch"]) == (5_014_732_800, 2)
+
+
+def test_a_factory_with_its_own_inputs_refuses_an_input_shape(tmp_path, monkeypatch, capsys):
+    (tmp_path / "own_in.py").write_text("import torch\n\n\ndef build():\n"
+                                        "    return torch.nn.Linear(8, 4), (torch.empty(3, 8),)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, _, err = run(["count", "own_in:build", "--input-shape", "5,8"], capsys)
+    assert code == 2 and "returns its own inputs, so --input-shape would be ignored" in err
 
 
 def test_a_segmentation_model_builds_without_its_backbone_weights(capsys):

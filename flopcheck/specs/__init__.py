@@ -98,7 +98,36 @@ def parse(text: str, **options) -> ModelSpec:
                         f"model (no weights are read)")
     if spec.options.config and spec.source != "diffusers":
         raise SpecError(f"--config applies to diffusers:CLASS specs, not to {text!r}")
+    _read_by_source(spec)
     return spec
+
+
+# The input options each source builds from (--batch: every one); another one given would be ignored, so it is bad
+# input. --frames on a torchvision image model is refused where the model is known (its builder).
+READS = {
+    "timm": ("resolution", "input_shape", "inputs"),
+    "torchvision": ("resolution", "frames", "input_shape", "inputs"),
+    "diffusers": ("config", "resolution", "frames", "text_tokens", "inputs"),
+    "module": ("input_shape", "inputs"),
+}
+FROM = {"timm": "its pretrained_cfg, --resolution, --input-shape or --inputs",
+        "torchvision": "its weights' crop, --resolution, --frames (video), --input-shape or --inputs",
+        "diffusers": "its config and --resolution, --frames, --text-tokens, or --inputs",
+        "module": "the factory, --input-shape or --inputs"}
+# two options that each give the whole input: the first would win unseen
+EXCLUSIVE = (("inputs", "input_shape"), ("inputs", "resolution"), ("input_shape", "resolution"))
+
+
+def _read_by_source(spec: ModelSpec) -> None:
+    """An input option the spec's source does not read, or two that each give the whole input, is one line."""
+    o, flag = spec.options, (lambda name: "--" + name.replace("_", "-"))
+    given = [k for k in ("resolution", "frames", "text_tokens", "input_shape", "inputs") if getattr(o, k) is not None]
+    for name in given:
+        if name not in READS[spec.source]:
+            raise SpecError(f"{flag(name)} does not apply to {spec.text}: its input comes from {FROM[spec.source]}")
+    for a, b in EXCLUSIVE:
+        if a in given and b in given:
+            raise SpecError(f"{flag(a)} and {flag(b)} each give {spec.text}'s whole input: give one")
 
 
 __all__ = ["ModelSpec", "Options", "SpecError", "parse"]

@@ -142,8 +142,6 @@ def _timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
 
     name, o = spec.name, spec.options
     _timm_known(name)
-    if o.frames:
-        raise SpecError(f"--frames applies to video models; {spec.text} takes images")
     fused = timm.layers.use_fused_attn()
     if o.attn == "math":
         timm.layers.set_fused_attn(False)
@@ -152,6 +150,8 @@ def _timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         model = construct(lambda: timm.create_model(name, pretrained=False), device, notes, spec.text)
     finally:
         timm.layers.set_fused_attn(fused)
+    if o.inputs:
+        return _given(model, o, device, notes)
     size = tuple(model.pretrained_cfg.get("input_size", DEFAULT_SHAPE[1:]))
     shape = _image_shape((1, *size), o)
     return Built(model, (torch.empty(shape, device=device),), {}, notes + [
@@ -221,17 +221,19 @@ def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     name, o = spec.name, spec.options
     if name not in torchvision.models.list_models():
         raise SpecError(f"torchvision has no model {name!r}; list them with torchvision.models.list_models()")
+    video = name in torchvision.models.list_models(module=torchvision.models.video)
+    if o.frames and not video:
+        raise SpecError(f"--frames applies to video models; {spec.text} takes images")
     builder = torchvision.models.get_model_builder(name)
     # detection and segmentation models load an ImageNet backbone unless told not to: no weights, no network
     extra = {"weights_backbone": None} if "weights_backbone" in inspect.signature(builder).parameters else {}
     model = construct(lambda: builder(weights=None, **extra), device, notes, spec.text)
+    if o.inputs:
+        return _given(model, o, device, notes)
     crop = torchvision_crop(name)
     if crop is None and not o.input_shape:
         raise SpecError(f"{spec.text}: its weights state no crop size, so its input is not known: give the input "
                         f"shape (--input-shape)")
-    video = name in torchvision.models.list_models(module=torchvision.models.video)
-    if o.frames and not video:
-        raise SpecError(f"--frames applies to video models; {spec.text} takes images")
     frames = (o.frames or VIDEO_FRAMES,) if video else ()
     shape = _image_shape((1, 3, *frames, crop or 0, crop or 0), o)
     note = f"input from its weights' transforms: crop {crop}" if not (o.resolution or o.input_shape) else \
@@ -258,6 +260,8 @@ def _diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         model = construct(lambda: cls.from_config(config), device, notes, spec.text)
     except (TypeError, ValueError) as err:
         raise SpecError(f"{spec.text} cannot be built from {spec.options.config}: {one_line(err)}") from None
+    if spec.options.inputs:
+        return _given(model, spec.options, device, notes)
     args, kwargs, words = diffusers_inputs(spec.name, model.config, spec.options, device)
     return Built(model, args, kwargs, notes + [words])
 
@@ -281,9 +285,11 @@ def _module(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     out = construct(lambda: _call(spec.text), device, notes, spec.text)
     model, args, kwargs = _unpack(out, spec.text, "factory")
     if o.inputs:
-        args, kwargs = _inputs_of(o.inputs, model, device)
-        notes.append(f"inputs from {o.inputs}")
-    elif args is None:
+        return _given(model, o, device, notes)
+    if args is not None and o.input_shape:
+        raise SpecError(f"{spec.text} returns its own inputs, so --input-shape would be ignored: drop it, or let the "
+                        f"factory return the model alone")
+    if args is None:
         shape = tuple(o.input_shape or (o.batch, *DEFAULT_SHAPE[1:]))
         args, kwargs = (torch.empty(shape, device=device),), {}
         notes.append("inputs given by the input shape" if o.input_shape else
@@ -315,6 +321,11 @@ def _unpack(out: Any, text: str, what: str) -> tuple[nn.Module, tuple | None, di
         raise SpecError(f"model {text!r} gave a {type(out).__name__}, not a torch.nn.Module: point it at a function "
                         f"that returns the model, or (model, args, kwargs)")
     return out, None, None
+
+
+def _given(model: nn.Module, o: Options, device: str, notes: list[str]) -> Built:
+    """The model with the inputs --inputs module:fn makes for it, whatever the source's own would be."""
+    return Built(model, *_inputs_of(o.inputs, model, device), notes + [f"inputs from {o.inputs}"])
 
 
 def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple, dict]:
