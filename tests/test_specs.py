@@ -449,6 +449,7 @@ def test_a_timm_pretrained_tag_sets_the_input_and_head(capsys):
                                                "convnext_base.fb_in22k_ft_in1k_384"),
     ("timm:convnex_base", "timm has no model 'convnex_base'; close: convnext_base"),
     ("timm:hf-hub:timm/convnext_base", "write the model's timm name"),
+    ("timm:.", "timm has no model '.'; list them with timm.list_models()"),  # not every model listed as close
 ])
 def test_a_misspelled_timm_name_or_tag_is_one_line_with_the_close_ones(capsys, model, needle):
     code, _, err = run(["count", model], capsys)

@@ -141,8 +141,9 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
         raise SpecError(f"{spec.text}: {err}") from None
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
         if _data_dependent(err):
-            raise SpecError(f"model {spec.text!r} has a forward whose shapes depend on its data ({one_line(err)[:80]}"
-                            f"...): how many boxes or elements it keeps depends on the values, so its FLOPs do too "
+            why = one_line(err)
+            raise SpecError(f"model {spec.text!r} has a forward whose shapes depend on its data "
+                            f"({why if len(why) <= 80 else why[:80] + '...'}): how many boxes or elements it keeps depends on the values, so its FLOPs do too "
                             f"and no count on shapes gives them; count a part with fixed shapes (a factory "
                             f"returning its backbone)") from None
         raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta device: "

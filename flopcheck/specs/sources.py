@@ -178,7 +178,8 @@ def _timm_known(name: str) -> None:
         close = difflib.get_close_matches(name, tags, n=5, cutoff=0.6) or tags[:5]
         raise SpecError(f"timm's {base} has no pretrained tag {tag!r}" + (f"; close: {', '.join(close)}" if tags
                         else "; it has none: write timm:" + base))
-    close = timm.list_models(f"*{base}*")[:5] or difflib.get_close_matches(base, timm.list_models(), n=5, cutoff=0.8)
+    close = (timm.list_models(f"*{base}*")[:5] if base else []) or \
+        difflib.get_close_matches(base, timm.list_models(), n=5, cutoff=0.8)  # '*' alone would match every model
     raise SpecError(f"timm has no model {name!r}" + (f"; close: {', '.join(close)}" if close else "")
                     + "; list them with timm.list_models()")
 
