@@ -48,7 +48,6 @@ def _seeded(counts: dict) -> dict:
     from flopcheck.auditor import tools
     from flopcheck.counters.pool import Job
 
-    for c in counts.values():
-        if c.ok:
-            tools._store(tools._key(c.counter, Job(c.model, c.input_size, c.attn, c.batch).resolved()), c)
+    for c in counts.values():  # kept as the auditor keeps them (an uninstalled library's error too)
+        tools._store(tools._key(c.counter, Job(c.model, c.input_size, c.attn, c.batch).resolved()), c)
     return counts

@@ -170,6 +170,38 @@ def test_counts_are_cached_in_flopchecks_own_folder_only(tmp_path, monkeypatch):
     assert (tmp_path / "mine.json").read_text() == "{}" and len(list((tmp_path / "flopcheck-counts").iterdir())) == 1
 
 
+def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):
+    # three jobs: one has every count cached, one lacks thop only, one lacks both. The pool runs thop on the two
+    # that lack it and fvcore on the one that lacks it: 3 counts, not 2 counters x 3 jobs = 6. (Before, one job's
+    # lack was every job's: a claims file with one new model recounted every counter on every model in it.)
+    from flopcheck.auditor import tools
+    from flopcheck.counters import pool
+    from flopcheck.counters.pool import Job
+    from flopcheck.types import Count, Unit
+
+    monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
+    monkeypatch.setattr(tools, "_MEMORY", {})
+    jobs = [Job("DiT-S/8", 32, "sdpa"), Job("DiT-S/4", 32, "sdpa"), Job("DiT-S/2", 32, "sdpa")]
+
+    def count(counter, job):
+        return Count(counter=counter, library="x", version="1", unit=Unit.FLOP, model=job.model, input_size=32,
+                     attn="sdpa", batch=1, reported=1.0, flops=1)
+
+    for counter, job in [("fvcore_jit", jobs[0]), ("thop_hooks", jobs[0]), ("fvcore_jit", jobs[1])]:
+        tools._store(tools._key(counter, job.resolved()), count(counter, job))
+    ran = []
+
+    def run_jobs(specs, todo, **_):
+        ran.extend((s.name, j.model) for j in todo for s in specs)
+        return pool.Run([count(s.name, j) for j in todo for s in specs])
+
+    monkeypatch.setattr(pool, "run_jobs", run_jobs)
+    tools._fill(jobs, ["fvcore_jit", "thop_hooks"])
+    assert sorted(ran) == [("fvcore_jit", "DiT-S/2"), ("thop_hooks", "DiT-S/2"), ("thop_hooks", "DiT-S/4")]
+    tools._fill(jobs, ["fvcore_jit", "thop_hooks"])  # all cached now: nothing runs again
+    assert len(ran) == 3
+
+
 # ---------------------------------------------------------------------------------------------
 # Where a counter cannot run, its convention is the reading: carried from its count on a stand-in
 # ---------------------------------------------------------------------------------------------

@@ -222,20 +222,17 @@ def _fill(jobs: list, names: list[str] | None, workers: int | None = None) -> No
     from flopcheck.counters.pool import run_jobs
 
     named = [COUNTERS[n] for n in (names if names is not None else list(COUNTERS))]
-    todo: dict = {}
-    missing: set[str] = set()
-    for job in jobs:
+    groups: dict[tuple, dict] = {}  # the counters a job lacks -> the jobs that lack just those
+    for job in dict.fromkeys(jobs):
         resolved = job.resolved()
-        lacking = {s.name for s in named if _load(_key(s.name, resolved)) is None}
+        lacking = tuple(s.name for s in named if _load(_key(s.name, resolved)) is None)
         if lacking:
-            todo[job], missing = resolved, missing | lacking
-    if not todo:
-        return
-    chosen = [s for s in named if s.name in missing]
-    run = run_jobs(chosen, list(todo), workers=workers or min(2, os.cpu_count() or 1))
-    by_job = {(r["model"], r["input_size"], r["attn"], r["batch"]): r for r in todo.values()}
-    for c in run.counts:
-        _store(_key(c.counter, by_job[(c.model, c.input_size, c.attn, c.batch)]), c)
+            groups.setdefault(lacking, {})[job] = resolved
+    for lacking, todo in groups.items():  # a job counts only what it lacks, never what another job lacks
+        run = run_jobs([COUNTERS[n] for n in lacking], list(todo), workers=workers or min(2, os.cpu_count() or 1))
+        by_job = {(r["model"], r["input_size"], r["attn"], r["batch"]): r for r in todo.values()}
+        for c in run.counts:
+            _store(_key(c.counter, by_job[(c.model, c.input_size, c.attn, c.batch)]), c)
 
 
 # ---------------------------------------------------------------------------------------------
