@@ -1,4 +1,4 @@
-"""Plugins: modules that register counters or causes from outside flopcheck, one file each.
+"""Plugins: modules that register counters, causes or custom-operator formulas from outside flopcheck, one file each.
 
 A plugin module is imported once, when flopcheck.counters is first imported: the modules named in
 the environment variable FLOPCHECK_PLUGINS (comma-separated, importable from sys.path), then those

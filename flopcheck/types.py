@@ -374,8 +374,16 @@ class ExactCount:
         """One sentence naming what is missing, '' when complete."""
         if self.complete:
             return ""
-        return (f"INCOMPLETE: the count has no formula for {', '.join(self.incomplete)}, which did multiply-adds; "
-                f"the total is a lower bound")
+        custom = [op for op in self.incomplete if "." in op and op.split(".")[0] != "aten" and " (" not in op]
+        known = [op for op in self.incomplete if op not in custom]
+        said = [f"the count has no formula for {', '.join(known)}, which did multiply-adds"] if known else []
+        if custom:
+            names = ", ".join(custom)
+            said.append(f"{names} {'is a custom operator' if len(custom) == 1 else 'are custom operators'} flopcheck "
+                        f"cannot see inside, so any multiply-adds in it are not counted (give it a formula: "
+                        f"flopcheck.exact.ops.register_custom('{custom[0].replace('.', '::', 1)}') in a module named "
+                        f"in FLOPCHECK_PLUGINS)")
+        return f"INCOMPLETE: {'; '.join(said)}; the total is a lower bound"
 
     def by_kind(self) -> dict[Kind, int]:
         """FLOPs per kind of term."""

@@ -156,6 +156,63 @@ def test_an_op_with_multiply_adds_and_no_formula_makes_the_count_incomplete():
         assert_reconciles(Inverts(), x, 384)
 
 
+# A user's own operator (torch.library), opaque to the count: it reaches the dispatch whole, like torchvision's
+_LIB = torch.library.Library("flopcheck_test", "DEF")
+_LIB.define("fused_mm(Tensor a, Tensor b) -> Tensor")
+_LIB.impl("fused_mm", lambda a, b: a @ b, "CompositeExplicitAutograd")
+_LIB.impl("fused_mm", lambda a, b: a.new_empty(a.shape[0], b.shape[1]), "Meta")
+
+
+class DeformAndCustom(nn.Module):
+    """An offset conv (4 -> 18 channels, 3x3), torchvision's deformable conv (4 -> 6, 3x3) on its offsets, a region
+    pool, a profiler mark, then the custom (2, 6*8*8) @ (384, 4) product."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.ops import DeformConv2d
+
+        self.offset = nn.Conv2d(4, 18, 3, padding=1)
+        self.dcn = DeformConv2d(4, 6, 3, padding=1)
+        self.w = nn.Parameter(torch.zeros(384, 4))
+
+    def forward(self, x):  # x (2, 4, 8, 8)
+        from torchvision.ops import roi_align
+
+        y = self.dcn(x, self.offset(x))  # (2, 6, 8, 8)
+        boxes = torch.tensor([[0, 0.0, 0.0, 4.0, 4.0]], device=x.device)
+        roi_align(y, boxes, output_size=2)  # sampling: no multiply-adds
+        with torch.autograd.profiler.record_function("mark"):  # profiler::_record_function_enter_new
+            return torch.ops.flopcheck_test.fused_mm(y.flatten(1), self.w)  # (2, 4)
+
+
+def test_a_custom_operator_is_counted_by_its_formula_or_makes_the_count_incomplete():
+    from flopcheck.exact import ops
+
+    x = torch.zeros(2, 4, 8, 8)
+    count = count_forward(DeformAndCustom(), (x,))
+    # offset conv: 2 x 18 x 8 x 8 = 2,304 outputs x (4 x 3 x 3 = 36) = 82,944 MACs = 165,888 FLOPs;
+    # deformable conv: 2 x 6 x 8 x 8 = 768 outputs x 36 = 27,648 MACs = 55,296 FLOPs (before: not counted, and the
+    # count said complete); roi_align and the profiler mark are no multiply-adds; the custom product is opaque
+    assert count.total == 165_888 + 55_296
+    assert count.incomplete == ("flopcheck_test.fused_mm",)
+    assert "flopcheck_test.fused_mm is a custom operator flopcheck cannot see inside" in count.incompleteness()
+    assert "register_custom('flopcheck_test::fused_mm')" in count.incompleteness()
+
+    @ops.register_custom("flopcheck_test::fused_mm")
+    def fused_mm(a, b, out=None):
+        """(m, k) @ (k, n): 2 m k n."""
+        return ops.Parts((ops.Part(2 * a.shape[0] * a.shape[1] * b.shape[1]),))
+
+    try:  # its formula, as a plugin gives it: 2 x 2 x 384 x 4 = 6,144 FLOPs, and the count is complete
+        count = count_forward(DeformAndCustom(), (x,))
+        assert count.complete and count.total == 165_888 + 55_296 + 6_144
+    finally:
+        del ops.CUSTOM["flopcheck_test::fused_mm"]
+        ops.FORMULAS.pop(torch.ops.flopcheck_test.fused_mm, None)
+    with pytest.raises(ValueError, match="namespace::op"):
+        ops.register_custom("fused_mm")
+
+
 def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
     from flopcheck.reference_count import count_reference
     from flopcheck.report.count import to_dict, to_text

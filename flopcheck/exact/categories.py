@@ -94,8 +94,28 @@ def named_category(name: str) -> Work | None:
     return _BY_NAME.get(name)
 
 
+# Operators outside aten with no formula are opaque: flopcheck cannot see whether one multiplies, so each makes the
+# count incomplete (NO_FORMULA), except these, known to do no multiply-adds. By namespace: profiling marks,
+# collectives, (de)quantization; by name: torchvision's box and region ops (sorting, sampling, pooling).
+NO_MULTIPLY_ADD_NAMESPACES = frozenset({"aten", "prims", "profiler", "_c10d_functional", "c10d", "c10d_functional",
+                                        "quantized_decomposed"})
+NO_MULTIPLY_ADD_CUSTOM = frozenset({
+    "torchvision::nms", "torchvision::roi_align", "torchvision::_roi_align_backward", "torchvision::roi_pool",
+    "torchvision::_roi_pool_backward", "torchvision::ps_roi_align", "torchvision::_ps_roi_align_backward",
+    "torchvision::ps_roi_pool", "torchvision::_ps_roi_pool_backward",
+})
+
+
+def opaque(func) -> bool:
+    """An operator outside aten that no formula counts and none is known to be free of multiply-adds."""
+    return func.namespace not in NO_MULTIPLY_ADD_NAMESPACES and \
+        func.overloadpacket._qualified_op_name not in NO_MULTIPLY_ADD_CUSTOM
+
+
 def categorize(func) -> Work:
-    """The category of an aten overload with no FLOP formula."""
+    """The category of an op with no FLOP formula: an opaque custom operator has multiply-adds for all we know."""
+    if opaque(func):
+        return Work.NO_FORMULA
     name = func.overloadpacket.__name__
     if name in _BY_NAME:
         return _BY_NAME[name]

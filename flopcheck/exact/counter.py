@@ -22,7 +22,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck.exact import categories
-from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, Parts
+from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, Parts, adopt
 from flopcheck.types import ExactCount, Kind, OpRecord, Work
 
 
@@ -94,6 +94,17 @@ def _eager_flex_attention(on: bool) -> bool:
     return before
 
 
+_PLUGINS: list = []
+
+
+def _load_plugins() -> None:
+    """The plugins, imported once per process before the first count."""
+    if not _PLUGINS:
+        from flopcheck import plugins
+
+        _PLUGINS.append(plugins.load())
+
+
 class ExactCounter(TorchDispatchMode):
     """Count every op of the forwards run inside `with ExactCounter(model):`; `.result()` gives the ExactCount."""
 
@@ -114,6 +125,7 @@ class ExactCounter(TorchDispatchMode):
 
     # -- module tracking ------------------------------------------------------------------------
     def __enter__(self):
+        _load_plugins()  # a plugin may give a custom operator its formula
         self._flex = _eager_flex_attention(True)
         if self.model is not None:
             for module, frame in module_frames(self.model).items():
@@ -148,7 +160,7 @@ class ExactCounter(TorchDispatchMode):
             return self._higher_order(func, args, kwargs)
         out = func(*args, **kwargs)
         packet = func.overloadpacket
-        if packet in FORMULAS:
+        if packet in FORMULAS or (func.namespace != "aten" and adopt(packet)):
             self._count(packet, args, kwargs, out)
         else:
             self._skip(func, args, out)
