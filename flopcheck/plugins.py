@@ -1,8 +1,8 @@
 """Plugins: modules that register counters, causes or custom-operator formulas from outside flopcheck, one file each.
 
-A plugin module is imported once, when flopcheck.counters is first imported or an exact count begins: the modules named in
-the environment variable FLOPCHECK_PLUGINS (comma-separated, importable from sys.path), then those
-a distribution registers under the entry-point group `flopcheck.plugins`. Importing a plugin runs
+A plugin module is imported once, when flopcheck.counters is first imported or an exact count begins:
+the modules named in the environment variable FLOPCHECK_PLUGINS (comma-separated, importable from
+sys.path), then those a distribution registers under the entry-point group `flopcheck.plugins`. Importing a plugin runs
 its code: name only modules you trust. Worker processes inherit the variable and load the same.
 """
 from __future__ import annotations
