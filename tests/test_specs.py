@@ -258,12 +258,26 @@ def test_a_factory_with_its_own_inputs_refuses_an_input_shape(tmp_path, monkeypa
     assert code == 2 and "returns its own inputs, so --input-shape would be ignored" in err
 
 
-def test_a_segmentation_model_builds_without_its_backbone_weights(capsys):
-    # torchvision's lraspp_mobilenet_v3_large loads ImageNet backbone weights unless weights_backbone=None (before:
-    # a download, and a URLError offline); its weights state no crop, so the input is given
-    code, out, _ = run(["count", "torchvision:lraspp_mobilenet_v3_large", "--input-shape", "1,3,520,520", "--json"],
-                       capsys)
-    assert code == 0 and json.loads(out)["complete"]
+# torchvision's segmentation weights' meta["_ops"] (GFLOPS, multiply-accumulates) at the side their transforms
+# resize to, 520: the weights build the auxiliary classifier (aux_loss=True), which runs in eval too and is in the
+# figure (deeplabv3_resnet50 without it: 168.731 G); lraspp has none
+TORCHVISION_SEGMENTATION_OPS = {"deeplabv3_resnet50": 178.722, "lraspp_mobilenet_v3_large": 2.086}
+
+
+@pytest.mark.parametrize("name", sorted(TORCHVISION_SEGMENTATION_OPS))
+def test_a_segmentation_model_counts_its_published_architecture_at_its_resize_side(capsys, name):
+    # before: refused ("its weights state no crop size"), and with --input-shape counted without the aux head. It
+    # also builds offline: weights_backbone=None (else torchvision downloads ImageNet weights, a URLError here)
+    code, out, _ = run(["count", f"torchvision:{name}", "--json"], capsys)
+    d = json.loads(out)
+    assert code == 0 and d["inputs"].endswith(" (1, 3, 520, 520) float32") and d["complete"]
+    assert abs(d["total_macs"] / 1e9 - TORCHVISION_SEGMENTATION_OPS[name]) <= 0.0005  # its printed 3 decimals
+
+
+def test_a_model_of_two_images_with_no_stated_size_asks_for_inputs(capsys):
+    # RAFT's forward takes image1 and image2: one --input-shape cannot give them
+    code, _, err = run(["count", "torchvision:raft_small"], capsys)
+    assert code == 2 and "it takes 2 inputs (image1, image2): give them (--inputs module:fn)" in err
 
 
 def test_a_forward_whose_shapes_depend_on_its_data_is_named_as_such(tmp_path, monkeypatch, capsys):

@@ -184,8 +184,10 @@ def _timm_known(name: str) -> None:
                     + "; list them with timm.list_models()")
 
 
-def torchvision_crop(name: str) -> int | None:
-    """The crop side of a torchvision model's default weights' transforms (inception_v3 299), or None."""
+def torchvision_side(name: str) -> tuple[int, str] | None:
+    """The image side of a torchvision model's default weights' transforms and which it is: the crop (inception_v3
+    299), else the resize of a model that takes no crop (segmentation: 520, the side its GFLOPS are counted at); or
+    None."""
     import torchvision
 
     try:
@@ -193,8 +195,11 @@ def torchvision_crop(name: str) -> int | None:
     except (ValueError, KeyError):
         return None
     keywords = getattr(weights.transforms, "keywords", {}) or {}
-    crop = keywords.get("crop_size")
-    return int(crop[0] if isinstance(crop, (list, tuple)) else crop) if crop else None
+    for key, word in (("crop_size", "crop"), ("resize_size", "resize")):
+        side = keywords.get(key)
+        if side:
+            return int(side[0] if isinstance(side, (list, tuple)) else side), word
+    return None
 
 
 def torchvision_ops(name: str) -> float | None:
@@ -227,17 +232,24 @@ def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         raise SpecError(f"--frames applies to video models; {spec.text} takes images")
     builder = torchvision.models.get_model_builder(name)
     # detection and segmentation models load an ImageNet backbone unless told not to: no weights, no network
-    extra = {"weights_backbone": None} if "weights_backbone" in inspect.signature(builder).parameters else {}
+    takes = inspect.signature(builder).parameters
+    extra = {"weights_backbone": None} if "weights_backbone" in takes else {}
+    if "aux_loss" in takes:  # its weights build the auxiliary head, which runs in eval too (and is in its GFLOPS)
+        extra["aux_loss"] = True
+        notes = notes + ["its auxiliary classifier built, as its published weights have it (aux_loss=True)"]
     model = construct(lambda: builder(weights=None, **extra), device, notes, spec.text)
     if o.inputs:
         return _given(model, o, device, notes)
-    crop = torchvision_crop(name)
-    if crop is None and not o.input_shape:
-        raise SpecError(f"{spec.text}: its weights state no crop size, so its input is not known: give the input "
-                        f"shape (--input-shape)")
+    side, word = torchvision_side(name) or (None, "")
+    if side is None and not o.input_shape:
+        needed = [p.name for p in inspect.signature(model.forward).parameters.values()
+                  if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        fix = f"it takes {len(needed)} inputs ({', '.join(needed)}): give them (--inputs module:fn)" \
+            if len(needed) > 1 else "give the input shape (--input-shape)"
+        raise SpecError(f"{spec.text}: its weights state no image size, so its input is not known: {fix}")
     frames = (o.frames or VIDEO_FRAMES,) if video else ()
-    shape = _image_shape((1, 3, *frames, crop or 0, crop or 0), o)
-    note = f"input from its weights' transforms: crop {crop}" if not (o.resolution or o.input_shape) else \
+    shape = _image_shape((1, 3, *frames, side or 0, side or 0), o)
+    note = f"input from its weights' transforms: {word} {side}" if not (o.resolution or o.input_shape) else \
         "input from the options"
     if video and not o.input_shape:
         note += f", {o.frames} frames (--frames)" if o.frames else \
