@@ -274,10 +274,16 @@ def test_a_segmentation_model_counts_its_published_architecture_at_its_resize_si
     assert abs(d["total_macs"] / 1e9 - TORCHVISION_SEGMENTATION_OPS[name]) <= 0.0005  # its printed 3 decimals
 
 
-def test_a_model_of_two_images_with_no_stated_size_asks_for_inputs(capsys):
+@pytest.mark.parametrize("name, needle", [
     # RAFT's forward takes image1 and image2: one --input-shape cannot give them
-    code, _, err = run(["count", "torchvision:raft_small"], capsys)
-    assert code == 2 and "it takes 2 inputs (image1, image2): give them (--inputs module:fn)" in err
+    ("raft_small", "it takes 2 inputs (image1, image2): give them (--inputs module:fn)"),
+    # a detection model's NMS keeps a number of boxes that depends on the values: an input shape cannot help
+    ("fasterrcnn_resnet50_fpn", "is a detection model: how many boxes its NMS keeps depends on the image's values"),
+])
+def test_a_model_with_no_stated_size_says_what_it_needs(capsys, name, needle):
+    # before, both were asked for an --input-shape, which could not work
+    code, _, err = run(["count", f"torchvision:{name}"], capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1
 
 
 def test_a_forward_whose_shapes_depend_on_its_data_is_named_as_such(tmp_path, monkeypatch, capsys):

@@ -241,6 +241,10 @@ def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     if o.inputs:
         return _given(model, o, device, notes)
     side, word = torchvision_side(name) or (None, "")
+    if side is None and not o.input_shape and name in torchvision.models.list_models(module=torchvision.models.detection):
+        raise SpecError(f"{spec.text} is a detection model: how many boxes its NMS keeps depends on the image's values, "
+                        f"so its FLOPs do too and no count on shapes gives them; count a part with fixed shapes (a "
+                        f"factory returning its backbone)")
     if side is None and not o.input_shape:
         needed = [p.name for p in inspect.signature(model.forward).parameters.values()
                   if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
