@@ -258,20 +258,24 @@ def test_a_factory_with_its_own_inputs_refuses_an_input_shape(tmp_path, monkeypa
     assert code == 2 and "returns its own inputs, so --input-shape would be ignored" in err
 
 
-# torchvision's segmentation weights' meta["_ops"] (GFLOPS, multiply-accumulates) at the side their transforms
-# resize to, 520: the weights build the auxiliary classifier (aux_loss=True), which runs in eval too and is in the
-# figure (deeplabv3_resnet50 without it: 168.731 G); lraspp has none
-TORCHVISION_SEGMENTATION_OPS = {"deeplabv3_resnet50": 178.722, "lraspp_mobilenet_v3_large": 2.086}
+# torchvision's weights' meta["_ops"] (GFLOPS, multiply-accumulates) of models whose weights change what the builder
+# makes. Segmentation, at the side their transforms resize to, 520: the weights build the auxiliary classifier
+# (aux_loss=True), which runs in eval too and is in the figure (deeplabv3_resnet50 without it: 168.731 G); lraspp
+# has none. vit_h_14's default weights (SWAG, end to end) build it for 518 x 518 images; the builder's default is 224
+TORCHVISION_WEIGHTS_BUILD = {"deeplabv3_resnet50": (178.722, 520), "lraspp_mobilenet_v3_large": (2.086, 520),
+                             "vit_h_14": (1016.717, 518)}
 
 
-@pytest.mark.parametrize("name", sorted(TORCHVISION_SEGMENTATION_OPS))
-def test_a_segmentation_model_counts_its_published_architecture_at_its_resize_side(capsys, name):
-    # before: refused ("its weights state no crop size"), and with --input-shape counted without the aux head. It
-    # also builds offline: weights_backbone=None (else torchvision downloads ImageNet weights, a URLError here)
+@pytest.mark.parametrize("name", sorted(TORCHVISION_WEIGHTS_BUILD))
+def test_a_torchvision_model_is_counted_as_its_weights_build_it(capsys, name):
+    # before: segmentation models were refused ("its weights state no crop size"), and with --input-shape counted
+    # without the aux head; vit_h_14 was built for 224 and failed on its 518 crop. (Segmentation models also build
+    # offline: weights_backbone=None, else torchvision downloads ImageNet weights, a URLError here)
+    ops, side = TORCHVISION_WEIGHTS_BUILD[name]
     code, out, _ = run(["count", f"torchvision:{name}", "--json"], capsys)
     d = json.loads(out)
-    assert code == 0 and d["inputs"].endswith(" (1, 3, 520, 520) float32") and d["complete"]
-    assert abs(d["total_macs"] / 1e9 - TORCHVISION_SEGMENTATION_OPS[name]) <= 0.0005  # its printed 3 decimals
+    assert code == 0 and d["inputs"].endswith(f" (1, 3, {side}, {side}) float32") and d["complete"]
+    assert abs(d["total_macs"] / 1e9 - ops) <= 0.0005  # the published figure, to its printed 3 decimals
 
 
 @pytest.mark.parametrize("name, needle", [

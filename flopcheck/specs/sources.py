@@ -212,6 +212,16 @@ def torchvision_ops(name: str) -> float | None:
         return None
 
 
+def _vit_image_size(name: str) -> int | None:
+    """The image size a torchvision ViT's default weights build it for (their meta's min_size), or None."""
+    import torchvision
+
+    try:
+        return int(torchvision.models.get_model_weights(name).DEFAULT.meta["min_size"][0])
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
 # torchvision's published GFLOPS (meta["_ops"]) of all nine video weights are per 16-frame clip (r3d_18's 40.697
 # is the exact count at (1, 3, 16, 112, 112)), whatever clip_len their accuracy was evaluated with
 VIDEO_FRAMES = 16
@@ -234,6 +244,9 @@ def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     # detection and segmentation models load an ImageNet backbone unless told not to: no weights, no network
     takes = inspect.signature(builder).parameters
     extra = {"weights_backbone": None} if "weights_backbone" in takes else {}
+    size = _vit_image_size(name) if builder.__module__.endswith(".vision_transformer") else None
+    if size:  # a ViT's weights set its image size (vit_h_14's default weights: 518; the builder's default is 224)
+        extra["image_size"] = size
     if "aux_loss" in takes:  # its weights build the auxiliary head, which runs in eval too (and is in its GFLOPS)
         extra["aux_loss"] = True
         notes = notes + ["its auxiliary classifier built, as its published weights have it (aux_loss=True)"]
