@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _tensors, join, module_frames
-from flopcheck.types import ExactCount
+from flopcheck.types import ExactCount, Work
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,9 @@ class TrainingCount:
         if functions:
             return (f"a custom autograd.Function's backward ({', '.join(functions)}): its own code, not torch's "
                     f"derivatives, decides which gradients it computes")
+        lost = sorted({r.op for r in self.backward.uncounted if r.kind is Work.NO_FORMULA and r.path == path})
+        if lost:  # not a gradient it skipped: one it computed where the count cannot see
+            return f"its backward ran {', '.join(lost)}, which has no formula: not counted (the step is INCOMPLETE)"
         if b == 0:
             return "no gradient: its weights are frozen and its input needs none"
         if b == f and path in self.frozen:

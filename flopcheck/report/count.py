@@ -25,7 +25,7 @@ def to_text(r: CountResult) -> str:
     rows.append(["total", "", "", commas(r.formula.total), commas(r.exact_total), commas(r.formula.total_macs)])
     lines = [
         headline(r),
-        *([r.exact.incompleteness()] if not r.exact.complete else []),
+        *_incomplete(r.exact, r.training),
         "symbols: " + " ".join(f"{k}={v}" for k, v in r.formula.symbols),
         "",
         table(rows, ["term", "kind", "formula", "formula FLOPs", "exact FLOPs", "MACs"], right={3, 4, 5}),
@@ -39,6 +39,14 @@ def to_text(r: CountResult) -> str:
     if r.training is not None:
         lines += ["", *training_lines(r.training)]
     return "\n".join(lines)
+
+
+def _incomplete(exact, training) -> list[str]:
+    """The lines under the headline saying what a count lacks: its forward's, and a training step's backward's."""
+    lines = [exact.incompleteness()] if not exact.complete else []
+    if training is not None and not training.backward.complete:
+        lines.append(training.backward.incompleteness().replace("INCOMPLETE:", "INCOMPLETE (the backward):", 1))
+    return lines
 
 
 def training_lines(t) -> list[str]:
@@ -148,7 +156,7 @@ def spec_text(m, b, batch: int) -> str:
     lines = [
         spec_headline(m, batch, b.scope),
         *m.notes,
-        *([m.exact.incompleteness()] if not m.exact.complete else []),
+        *_incomplete(m.exact, m.training),
         f"parameters: {commas(m.params)} · repeated blocks: {blocks}",
         "",
         table(rows, ["term", "kind", "ops", "FLOPs", "MACs"], right={3, 4}),
