@@ -46,6 +46,9 @@ def op_category(name: str) -> Work:
     from flopcheck.exact.categories import categorize, named_category
     from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS
 
+    custom = _custom_kind(name)
+    if custom is not None:
+        return custom
     op = name.replace("aten::", "").replace("aten.", "").split(".")[0]
     if named_category(op):
         return named_category(op)
@@ -58,8 +61,23 @@ def op_category(name: str) -> Work:
     return next((c for c in found if c is not Work.OTHER), Work.OTHER)
 
 
+def _custom_kind(name: str) -> Work | None:
+    """The work of an operator outside aten that flopcheck has a formula for ('torchvision::deform_conv2d', or
+    'torchvision.deform_conv2d.default' as a dispatch names it): a convolution or a matmul; None for any other op."""
+    from flopcheck.custom_ops import CUSTOM
+
+    namespace, _, rest = name.replace("::", ".").partition(".")
+    qualified = f"{namespace}::{rest.split('.')[0]}"
+    if namespace == "aten" or qualified not in CUSTOM:
+        return None
+    return Work.CONV if "conv" in rest else Work.MATMUL
+
+
 def costs_nothing(name: str) -> bool:
-    """Views, copies, creations, and graph plumbing that is no aten op (prim::Constant)."""
+    """Views, copies, creations, and graph plumbing that is no aten op (prim::Constant); an operator outside aten
+    with a formula costs what it counts."""
+    if _custom_kind(name) is not None:
+        return False
     return not name.startswith("aten") or op_category(name).free
 
 

@@ -13,6 +13,7 @@ from typing import Callable
 
 import torch
 
+from flopcheck.custom_ops import CUSTOM, register_custom  # noqa: F401  (register_custom: the plugins' door)
 from flopcheck.types import Kind
 
 aten = torch.ops.aten
@@ -66,26 +67,7 @@ def register(*ops: str, matmul: bool = False, attention: bool = False):
     return wrap
 
 
-# Operators outside aten (torchvision's, a library's, a user's torch.library op) reach the count whole: flopcheck
-# cannot see inside one. Those with a formula here are counted; the rest are opaque (categories.py).
-CUSTOM: dict[str, Formula] = {}  # 'namespace::op' -> formula, taken into FORMULAS when the op is first dispatched
-
-
-def register_custom(*names: str):
-    """Decorator: `fn` is the formula of every operator outside aten named 'namespace::op' (a plugin may call it);
-    an operator registers once."""
-
-    for name in names:
-        if name in CUSTOM or "::" not in name:
-            raise ValueError(f"{name!r}: give 'namespace::op' once (it already has a formula, or no namespace)")
-
-    def wrap(fn: Formula) -> Formula:
-        CUSTOM.update(dict.fromkeys(names, fn))
-        return fn
-
-    return wrap
-
-
+# Operators outside aten: their formulas live in custom.py (a plugin's too), taken into FORMULAS on first dispatch
 def adopt(packet) -> bool:
     """An operator outside aten with a custom formula joins FORMULAS the first time it is dispatched."""
     fn = CUSTOM.get(getattr(packet, "_qualified_op_name", ""))
@@ -209,14 +191,6 @@ def conv_flop(x, w, bias=None, stride=None, padding=None, dilation=None, transpo
     per_point = prod(_shape(w)[1:])
     points = _numel(x) if transposed else _numel(out)
     return Parts((Part(2 * points * per_point, kind=Kind.CONV),), bias_elements=_numel(out) if bias is not None else 0)
-
-
-@register_custom("torchvision::deform_conv2d")
-def deform_conv_flop(x, w, offset, mask, bias, *args, out=None, **kwargs) -> Parts:
-    """torchvision's deformable convolution: each output element a (C_in/groups * kh * kw)-long dot product over
-    bilinearly sampled inputs, as a convolution; the sampling (4 taps a point) is elementwise and not counted.
-    bias: (C_out,), always given (zeros when the layer has none)."""
-    return Parts((Part(2 * _numel(out) * prod(_shape(w)[1:]), kind=Kind.CONV),), bias_elements=_numel(out))
 
 
 @register("cudnn_convolution")

@@ -1,0 +1,39 @@
+"""Formulas of operators outside aten (torchvision's, a library's, a user's torch.library op), by 'namespace::op'.
+
+Such an operator reaches the count whole: flopcheck cannot see inside it. One with a formula here is counted (ops.py
+takes it in the first time it is dispatched); any other is opaque (categories.py). A plugin may register more. This
+module imports nothing (not even flopcheck.exact, whose imports crash a forked child now and then), so a
+counter's forked child can look names up in it.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+CUSTOM: dict[str, Callable] = {}  # 'namespace::op' -> formula(*args, out=..., **kwargs) -> Parts
+
+
+def register_custom(*names: str):
+    """Decorator: `fn` is the formula of every operator outside aten named 'namespace::op' (a plugin may call it);
+    an operator registers once."""
+    for name in names:
+        if name in CUSTOM or "::" not in name:
+            raise ValueError(f"{name!r}: give 'namespace::op' once (it already has a formula, or no namespace)")
+
+    def wrap(fn: Callable) -> Callable:
+        CUSTOM.update(dict.fromkeys(names, fn))
+        return fn
+
+    return wrap
+
+
+@register_custom("torchvision::deform_conv2d")
+def deform_conv_flop(x, w, offset, mask, bias, *args, out=None, **kwargs):
+    """torchvision's deformable convolution: each output element a (C_in/groups * kh * kw)-long dot product over
+    bilinearly sampled inputs, as a convolution; the sampling (4 taps a point) is elementwise and not counted.
+    bias: (C_out,), always given (zeros when the layer has none)."""
+    from math import prod
+
+    from flopcheck.exact.ops import Part, Parts
+    from flopcheck.types import Kind
+
+    return Parts((Part(2 * out.numel() * prod(w.shape[1:]), kind=Kind.CONV),), bias_elements=out.numel())
