@@ -2,6 +2,7 @@
 the counter and reconciler tests share (counters are slow: torch and a library per process)."""
 import os
 import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +10,7 @@ import pytest
 # never the user's ~/.cache
 os.environ.setdefault("FLOPCHECK_CACHE", tempfile.mkdtemp(prefix="flopcheck-test-cache-"))
 
+MODELS = Path(__file__).resolve().parent / "models"  # small user models, importable as specs once on sys.path
 DIT_NAMES = [f"DiT-{s}/{p}" for s in ("S", "B", "L", "XL") for p in (2, 4, 8)]
 SMALL = [n for n in DIT_NAMES if n[4] in "SB"]
 LARGE = [n for n in DIT_NAMES if n[4] in "LX"]

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import MODELS
 
 from flopcheck.cli import main
 from flopcheck.specs import SpecError, parse
@@ -168,27 +169,12 @@ def test_torch_profiler_sees_only_the_classifier_of_a_3d_conv_net(capsys):
     assert [(f["code"], f["delta_flops"]) for f in r["findings"]] == [("FC211", 409_600 - 81_393_106_944)]
 
 
-DEFORM = """import torch
-from torchvision.ops import DeformConv2d
-
-
-class Deform(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.offset, self.dcn = torch.nn.Conv2d(4, 18, 3, padding=1), DeformConv2d(4, 6, 3, padding=1)
-
-    def forward(self, x):
-        return self.dcn(x, self.offset(x))
-"""
-
-
-def test_a_counter_that_skips_torchvisions_deformable_conv_is_explained(tmp_path, monkeypatch, capsys):
+def test_a_counter_that_skips_torchvisions_deformable_conv_is_explained(monkeypatch, capsys):
     # on (2, 4, 8, 8): the offset conv is 2 x 2 x 18 x 8 x 8 x 36 = 165,888 FLOPs, the deformable conv
     # 2 x 2 x 6 x 8 x 8 x 36 = 55,296 (torchvision::deform_conv2d, an operator outside aten): 221,184 exact. fvcore
     # and torch.utils.flop_counter have no formula for it: FC211 -55,296 and nothing left (before: the exact count
     # missed it too, and said complete)
-    (tmp_path / "deform_spec.py").write_text(DEFORM)
-    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.syspath_prepend(str(MODELS))
     code, out, _ = run(["reconcile", "deform_spec:Deform", "--input-shape", "2,4,8,8", "--counter", "fvcore_jit",
                         "--counter", "torch_dispatch", "--json"], capsys)
     assert code == 0

@@ -5,6 +5,7 @@ import json
 
 import pytest
 import torch
+from conftest import MODELS
 from torch import nn
 
 from flopcheck.cli import main
@@ -346,28 +347,13 @@ def test_a_custom_functions_backward_is_counted_as_it_runs_and_named():
                     "decides which gradients it computes"}
 
 
-DEFORM = """import torch
-from torchvision.ops import DeformConv2d
-
-
-class Deform(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.offset, self.dcn = torch.nn.Conv2d(4, 18, 3, padding=1), DeformConv2d(4, 6, 3, padding=1)
-
-    def forward(self, x):
-        return self.dcn(x, self.offset(x))
-"""
-
-
-def test_a_custom_operators_backward_without_a_formula_is_named_not_called_frozen(tmp_path, monkeypatch, capsys):
+def test_a_custom_operators_backward_without_a_formula_is_named_not_called_frozen(monkeypatch, capsys):
     # torchvision's deformable conv (4 -> 6 channels, 3x3) on (2, 4, 8, 8) with its offsets from a conv (4 -> 18):
     # forward 2*768*36 = 55,296 FLOPs (2 x 6 x 8 x 8 = 768 outputs, 4 x 3 x 3 = 36 each). Its backward runs
     # torchvision's own _deform_conv2d_backward, an operator with no formula: counted 0, and the step is incomplete.
     # Before, the why read "no gradient: its weights are frozen", which was false
-    (tmp_path / "deform_mod.py").write_text(DEFORM)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    from deform_mod import Deform
+    monkeypatch.syspath_prepend(str(MODELS))
+    from deform_spec import Deform
 
     step = count_training_step(Deform().to("meta"), (torch.empty(2, 4, 8, 8, device="meta"),))
     assert step.backward.incomplete == ("torchvision._deform_conv2d_backward",)
@@ -375,7 +361,7 @@ def test_a_custom_operators_backward_without_a_formula_is_named_not_called_froze
     assert whys["dcn"] == (55_296, 0, "its backward ran torchvision._deform_conv2d_backward, which has no formula: "
                                       "not counted (the step is INCOMPLETE)")
     # and the count says so under its headline, not only below the step's numbers
-    assert main(["count", "deform_mod:Deform", "--input-shape", "2,4,8,8", "--training"]) == 0
+    assert main(["count", "deform_spec:Deform", "--input-shape", "2,4,8,8", "--training"]) == 0
     assert capsys.readouterr().out.splitlines()[2].startswith(
         "INCOMPLETE (the backward): torchvision._deform_conv2d_backward is a custom operator")
 
