@@ -67,7 +67,7 @@ def register(*ops: str, matmul: bool = False, attention: bool = False):
     return wrap
 
 
-# Operators outside aten: their formulas live in custom.py (a plugin's too), taken into FORMULAS on first dispatch
+# Operators outside aten: their formulas live in flopcheck/custom_ops.py (a plugin's too)
 def adopt(packet) -> bool:
     """An operator outside aten with a custom formula joins FORMULAS the first time it is dispatched."""
     fn = CUSTOM.get(getattr(packet, "_qualified_op_name", ""))

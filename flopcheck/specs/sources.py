@@ -222,16 +222,47 @@ def _vit_image_size(name: str) -> int | None:
         return None
 
 
+def _as_its_weights_build(name: str, builder, notes: list[str]) -> tuple[dict, list[str]]:
+    """The builder's keywords that make, without weights, the model its default weights make; and the notes."""
+    import inspect
+
+    takes = inspect.signature(builder).parameters
+    # detection and segmentation models load an ImageNet backbone unless told not to: no weights, no network
+    extra = {"weights_backbone": None} if "weights_backbone" in takes else {}
+    size = _vit_image_size(name) if builder.__module__.endswith(".vision_transformer") else None
+    if size:  # a ViT's weights set its image size (vit_h_14's default weights: 518; the builder's default is 224)
+        extra["image_size"] = size
+    if "aux_loss" in takes:  # its weights build the auxiliary head, which runs in eval too (and is in its GFLOPS)
+        extra["aux_loss"] = True
+        notes = notes + ["its auxiliary classifier built, as its published weights have it (aux_loss=True)"]
+    return extra, notes
+
+
+def _no_input_size(text: str, name: str, model) -> str:
+    """Why a torchvision model whose weights state no image size gets no default input, and what to give."""
+    import inspect
+
+    import torchvision
+
+    if name in torchvision.models.list_models(module=torchvision.models.detection):
+        return (f"{text} is a detection model: how many boxes its NMS keeps depends on the image's values, so its "
+                f"FLOPs do too and no count on shapes gives them; count a part with fixed shapes (a factory "
+                f"returning its backbone)")
+    needed = [p.name for p in inspect.signature(model.forward).parameters.values()
+              if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    fix = f"it takes {len(needed)} inputs ({', '.join(needed)}): give them (--inputs module:fn)" \
+        if len(needed) > 1 else "give the input shape (--input-shape)"
+    return f"{text}: its weights state no image size, so its input is not known: {fix}"
+
+
 # torchvision's published GFLOPS (meta["_ops"]) of all nine video weights are per 16-frame clip (r3d_18's 40.697
 # is the exact count at (1, 3, 16, 112, 112)), whatever clip_len their accuracy was evaluated with
 VIDEO_FRAMES = 16
 
 
 def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
-    """torchvision.models.get_model(NAME, weights=None) (and weights_backbone=None); input (B, 3, crop, crop) from
-    its weights' transforms, (B, 3, frames, crop, crop) for a video model (16 frames unless --frames)."""
-    import inspect
-
+    """torchvision.models.get_model(NAME, weights=None, ...) as its default weights build it; input (B, 3, side,
+    side) from its weights' transforms, (B, 3, frames, side, side) for a video model (16 frames unless --frames)."""
     import torchvision
 
     name, o = spec.name, spec.options
@@ -241,29 +272,13 @@ def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     if o.frames and not video:
         raise SpecError(f"--frames applies to video models; {spec.text} takes images")
     builder = torchvision.models.get_model_builder(name)
-    # detection and segmentation models load an ImageNet backbone unless told not to: no weights, no network
-    takes = inspect.signature(builder).parameters
-    extra = {"weights_backbone": None} if "weights_backbone" in takes else {}
-    size = _vit_image_size(name) if builder.__module__.endswith(".vision_transformer") else None
-    if size:  # a ViT's weights set its image size (vit_h_14's default weights: 518; the builder's default is 224)
-        extra["image_size"] = size
-    if "aux_loss" in takes:  # its weights build the auxiliary head, which runs in eval too (and is in its GFLOPS)
-        extra["aux_loss"] = True
-        notes = notes + ["its auxiliary classifier built, as its published weights have it (aux_loss=True)"]
+    extra, notes = _as_its_weights_build(name, builder, notes)
     model = construct(lambda: builder(weights=None, **extra), device, notes, spec.text)
     if o.inputs:
         return _given(model, o, device, notes)
     side, word = torchvision_side(name) or (None, "")
-    if side is None and not o.input_shape and name in torchvision.models.list_models(module=torchvision.models.detection):
-        raise SpecError(f"{spec.text} is a detection model: how many boxes its NMS keeps depends on the image's values, "
-                        f"so its FLOPs do too and no count on shapes gives them; count a part with fixed shapes (a "
-                        f"factory returning its backbone)")
     if side is None and not o.input_shape:
-        needed = [p.name for p in inspect.signature(model.forward).parameters.values()
-                  if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        fix = f"it takes {len(needed)} inputs ({', '.join(needed)}): give them (--inputs module:fn)" \
-            if len(needed) > 1 else "give the input shape (--input-shape)"
-        raise SpecError(f"{spec.text}: its weights state no image size, so its input is not known: {fix}")
+        raise SpecError(_no_input_size(spec.text, name, model))
     frames = (o.frames or VIDEO_FRAMES,) if video else ()
     shape = _image_shape((1, 3, *frames, side or 0, side or 0), o)
     note = f"input from its weights' transforms: {word} {side}" if not (o.resolution or o.input_shape) else \
