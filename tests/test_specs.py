@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 from conftest import MODELS
 
 from flopcheck.cli import main
@@ -181,6 +182,26 @@ def test_a_counter_that_skips_torchvisions_deformable_conv_is_explained(monkeypa
     for r in json.loads(out):
         assert (r["reference_flops"], r["counter_flops"], r["residual_flops"]) == (221_184, 165_888, 0), r["counter"]
         assert ("FC211", -55_296) in [(f["code"], f["delta_flops"]) for f in r["findings"]], r["counter"]
+
+
+def test_a_counters_worker_runs_a_spec_on_zeros_not_on_empty_memory(monkeypatch):
+    # a spec's input is torch.empty: whatever the memory held, NaN too. The deformable conv's offsets are then
+    # 0 x NaN = NaN, and torchvision's kernel samples out of bounds: the counting child died by SIGSEGV in about 1 run
+    # of 10 of the test above. The worker now zeroes the inputs it built (values change no count)
+    from flopcheck.counters.worker import build_zeroed
+
+    monkeypatch.syspath_prepend(str(MODELS))
+    empty = torch.empty
+
+    def worst_memory(*a, **k):
+        t = empty(*a, **k)
+        return t.fill_(float("nan")) if t.is_floating_point() and t.device.type == "cpu" else t
+
+    monkeypatch.setattr(torch, "empty", worst_memory)
+    spec = parse("deform_spec:Deform", input_shape=(2, 4, 8, 8))
+    model, (x,) = build_zeroed({"model": spec.text, "input_size": None, "attn": "sdpa", "batch": 2,
+                                "spec": spec.to_dict()})
+    assert x.shape == (2, 4, 8, 8) and not x.isnan().any() and not model(x).isnan().any()
 
 
 def test_counters_header_names_the_input_and_the_exact_count(capsys):

@@ -50,7 +50,15 @@ def build_zeroed(job: dict, device: str = "cpu") -> tuple:
         from flopcheck.specs import ModelSpec
         from flopcheck.specs.sources import bound, build
 
-        return bound(build(ModelSpec.from_dict(job["spec"]), device))
+        built = build(ModelSpec.from_dict(job["spec"]), device)
+        # its inputs are torch.empty: whatever the memory held, NaN too, and an op driven by values (a deformable
+        # conv's sampling offsets) then reads out of bounds and kills the child; zeros count the same
+        given = (*built.args, *built.kwargs.values())
+        floats = [t for t in given if isinstance(t, torch.Tensor) and t.is_floating_point()]
+        with torch.no_grad():
+            for t in floats if device != "meta" else ():
+                t.zero_()
+        return bound(built)
 
     build = job.get("build") or {"name": job["model"], "overrides": {}}  # a stand-in: a name and its fields
     cfg = get_config(build["name"], input_size=job["input_size"], attn=job["attn"], **build["overrides"])
