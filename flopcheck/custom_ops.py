@@ -2,8 +2,7 @@
 
 Such an operator reaches the count whole: flopcheck cannot see inside it. One with a formula here is counted (ops.py
 takes it in the first time it is dispatched); any other is opaque (categories.py). A plugin may register more. This
-module imports nothing (not even flopcheck.exact, whose imports crash a forked child now and then), so a
-counter's forked child can look names up in it.
+module imports nothing, so a counter's forked child looks names up here without importing flopcheck.exact.
 """
 from __future__ import annotations
 
