@@ -15,7 +15,8 @@ def register_custom(*names: str):
     """Decorator: `fn` is the formula of every operator outside aten named 'namespace::op' (a plugin may call it);
     an operator registers once."""
     for name in names:
-        if name in CUSTOM or "::" not in name:
+        namespace, _, op = name.partition("::")
+        if name in CUSTOM or not (namespace and op) or "::" in op:
             raise ValueError(f"{name!r}: give 'namespace::op' once (it already has a formula, or no namespace)")
 
     def wrap(fn: Callable) -> Callable:

@@ -209,8 +209,9 @@ def test_a_custom_operator_is_counted_by_its_formula_or_makes_the_count_incomple
     finally:
         del ops.CUSTOM["flopcheck_test::fused_mm"]
         ops.FORMULAS.pop(torch.ops.flopcheck_test.fused_mm, None)
-    with pytest.raises(ValueError, match="namespace::op"):
-        ops.register_custom("fused_mm")
+    for bad in ("fused_mm", "::", "mylib::", "::fused_mm", "a::b::c"):  # one 'namespace::op', both parts given
+        with pytest.raises(ValueError, match="namespace::op"):
+            ops.register_custom(bad)
 
 
 def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
