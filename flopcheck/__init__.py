@@ -1,22 +1,32 @@
 """flopcheck: is this FLOP number true?
 
-    import flopcheck
-    flopcheck.count(model, x).total           # exact FLOPs of one forward (2 per multiply-add)
-    with flopcheck.FlopCounter(model) as c:   # or count any block of code
-        model(x)
-    flopcheck.counters(model, (x,))           # what fvcore, thop, the profiler ... say, each in its unit
-    flopcheck.reconciler(model, (x,))          # each of those explained against the exact count
-    flopcheck.audit("DiT-XL/2 118.64 GFLOPs").verdict
+One convention for every verb: `verb(model, *args, **kwargs)`, where `model` is an nn.Module and `*args, **kwargs`
+its inputs, or a name ('DiT-XL/2', 'timm:resnet50') whose inputs flopcheck builds; options are keyword-only.
+
+    >>> import torch, flopcheck
+    >>> net, x = torch.nn.Linear(4, 12), torch.zeros(2, 4)
+    >>> flopcheck.count(net, x).total               # exact FLOPs of one forward (2 per multiply-add): 2 x 2 x 4 x 12
+    192
+    >>> [c.flops for c in flopcheck.compare(net, x, counters=["torch_dispatch"])]  # what each counter says
+    [192]
+    >>> [r.residual for r in flopcheck.reconcile(net, x, counters=["torch_dispatch"])]  # each explained
+    [0]
+    >>> flopcheck.audit("96 MACs", net, x, counters=["torch_dispatch"]).verdict  # a published figure judged
+    'consistent'
+    >>> with flopcheck.FlopCounter(net) as c:       # or count any block of code
+    ...     _ = net(x)
+    >>> c.total
+    192
 
 Exact integers in FLOPs inside; MACs and G/T suffixes only at the edge. Importing this package
 imports no torch: the verbs import it when they are called.
 """
-from flopcheck.types import Breakdown, Kind, Scope, Term, Unit
+from flopcheck.types import Breakdown, Count, ExactCount, Kind, Reconciliation, Scope, Term, Unit
 
 __version__ = "0.1.0"
-__all__ = ["Breakdown", "FlopCounter", "Kind", "Scope", "Term", "Unit", "__version__", "audit", "count", "counters",
-           "reconcile"]
-_VERBS = ("FlopCounter", "audit", "count", "counters", "reconcile")
+__all__ = ["Breakdown", "Count", "ExactCount", "FlopCounter", "Kind", "Reconciliation", "Scope", "Term", "Unit",
+           "Verdict", "__version__", "audit", "compare", "count", "reconcile"]
+_VERBS = ("FlopCounter", "audit", "compare", "count", "reconcile")
 
 
 def __getattr__(name: str):
@@ -24,4 +34,8 @@ def __getattr__(name: str):
         from flopcheck import api
 
         return getattr(api, name)
+    if name == "Verdict":
+        from flopcheck.auditor import Verdict
+
+        return Verdict
     raise AttributeError(f"module 'flopcheck' has no attribute {name!r}")

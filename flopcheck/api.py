@@ -1,21 +1,157 @@
-"""The verbs behind `import flopcheck`: count a model, count a block of code, audit a published figure."""
+"""The verbs behind `import flopcheck`, one convention: `verb(model, *args, **kwargs)`, options keyword-only.
+
+`model` is an nn.Module and `*args, **kwargs` are its inputs, model(*args, **kwargs); or `model` is a name (a
+reference model 'DiT-XL/2', or a spec 'timm:resnet50', 'torchvision:vit_b_16', 'package.module:factory'), which
+takes no inputs: flopcheck builds them. Every verb resolves the model once (flopcheck.subject.resolve) and takes
+the same road from there. A model input whose name is one of a verb's options (`counters`, `timeout_s`, `scope`)
+is given in `model_kwargs={...}`.
+"""
 from __future__ import annotations
 
 from typing import Any
 
+from flopcheck.subject import Subject, resolve
 
-def count(model, *args: Any, **kwargs: Any):
-    """The exact count of one forward, model(*args, **kwargs), of any nn.Module: an ExactCount (`.total` FLOPs,
-    2 per multiply-add; `.by_kind()`, `.by_path()`, and what it did not count, `.uncounted_by_category()`)."""
-    from flopcheck.exact import count_forward
+DEFAULT_TIMEOUT_S = 600.0
 
-    return count_forward(model, args, kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs,
-                         model=type(model).__name__)
+
+def _subject(model: Any, args: tuple, kwargs: dict, timeout_s: float | None, options: dict | None = None) -> Subject:
+    """The model resolved once: a name takes options, a module its inputs (and `model_kwargs`, named inputs that
+    collide with an option's name)."""
+    named = kwargs.pop("model_kwargs", {})
+    inputs = {**kwargs, **named}
+    if isinstance(model, str):
+        if inputs:
+            raise _error(f"{model} is named, so flopcheck builds its inputs; {', '.join(inputs)} is not an option")
+        return resolve(model, *args, timeout_s=timeout_s, **(options or {}))
+    return resolve(model, *args, timeout_s=timeout_s, **inputs)
+
+
+def _error(message: str):
+    from flopcheck.errors import InputError
+
+    return InputError(message)
+
+
+def count(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: Any):
+    """The exact FLOPs (2 per multiply-add) of one forward, model(*args, **kwargs), of any nn.Module or named model.
+
+    Args:
+        model: an nn.Module (its inputs follow), or a name: 'DiT-XL/2', 'timm:resnet50', 'package.module:factory'.
+        *args, **kwargs: the module's inputs.
+        timeout_s: a named model's build and count are stopped after this many seconds (default 600).
+
+    Returns:
+        ExactCount: `.total` FLOPs; `.by_kind()`, `.by_path()`; `.complete`, and what it did not count.
+
+    Example:
+        >>> import torch, flopcheck
+        >>> flopcheck.count(torch.nn.Linear(4, 12), torch.zeros(2, 4)).total  # 2 x 2 x 4 x 12
+        192
+    """
+    return _subject(model, args, kwargs, timeout_s).exact()
+
+
+def compare(model: Any, *args: Any, counters: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+            **kwargs: Any) -> list:
+    """What each FLOP counter (fvcore, thop, the torch profiler, torch.utils.flop_counter, ...) says about the same
+    model and inputs, each in its library's unit.
+
+    Args:
+        model: an nn.Module (its inputs follow), or a name (a reference model or a spec).
+        counters: the counters to run (default: every registered one); an unknown name is refused.
+        timeout_s: seconds per counter; each runs in a forked child, so a library's patches and crashes stay there.
+
+    Returns:
+        list[Count]: one per counter: `.reported` in `.unit` (FLOP or MAC), `.flops`, its detail and skips, or its
+        one-line `.error` (not installed, crashed, timed out).
+
+    Example:
+        >>> import torch, flopcheck
+        >>> [c.flops for c in flopcheck.compare(torch.nn.Linear(4, 12), torch.zeros(2, 4),
+        ...                                     counters=["torch_dispatch"])]
+        [192]
+    """
+    return _subject(model, args, kwargs, timeout_s).counts(counters, timeout_s)
+
+
+def reconcile(model: Any, *args: Any, counters: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
+              **kwargs: Any) -> list:
+    """Every counter's number explained against the truth (the hand formula, or flopcheck's exact count), cause by
+    cause, to a residual.
+
+    Args:
+        model: an nn.Module (its inputs follow), or a name (a reference model or a spec).
+        counters: the counters to run (default: every registered one).
+        timeout_s: seconds per counter.
+
+    Returns:
+        list[Reconciliation]: `.findings` (named causes with exact signed FLOP deltas), `.residual`, `.closed`.
+
+    Example:
+        >>> import torch, flopcheck
+        >>> [r.residual for r in flopcheck.reconcile(torch.nn.Linear(4, 12), torch.zeros(2, 4),
+        ...                                          counters=["torch_dispatch"])]
+        [0]
+    """
+    from flopcheck.reconciler import reconcile as explain
+
+    subject = _subject(model, args, kwargs, timeout_s)
+    return [explain(c, subject.reference()) for c in subject.counts(counters, timeout_s)]
+
+
+def audit(claim: str, model: Any = None, *args: Any, counters: list[str] | bool | None = None,
+          timeout_s: float = DEFAULT_TIMEOUT_S, scope: dict | None = None, **kwargs: Any):
+    """The verdict on a FLOP figure: what it most likely counted (its unit, attention, scope), and the true value.
+
+    Args:
+        claim: the figure, e.g. 'DiT-XL/2 118.64 GFLOPs', or '1.8 GMACs' with `model`.
+        model: None (the claim names it), a name, or an nn.Module whose inputs follow.
+        counters: the counters whose output is a reading (default: every installed one; False: none).
+        timeout_s: seconds per counter.
+        scope: what the figure covers: resolution=(W, H), frames, steps, cfg, training, batch, part, space;
+            a named model's input options too (config, input_shape, inputs, text_tokens).
+
+    Returns:
+        Verdict: `.verdict` ('consistent', 'close', 'wrong', 'unexplained', 'incomplete'), `.best`, `.tools`,
+        `.true_flops`, `.passed`.
+
+    Example:
+        >>> import torch, flopcheck
+        >>> flopcheck.audit("96 MACs", torch.nn.Linear(4, 12), torch.zeros(2, 4), counters=False).verdict
+        'consistent'
+    """
+    from flopcheck.auditor import audit as judge
+    from flopcheck.auditor import parse_claim
+    from flopcheck.auditor.tools import readings_of_counts
+
+    scope = dict(scope or {})
+    if model is None or isinstance(model, str):
+        if args or kwargs:
+            raise _error("a claim about a named model takes no inputs: give its input options in scope={...}")
+        return judge(parse_claim(claim, model=model, **scope), counters=counters)
+    subject = _subject(model, args, kwargs, timeout_s)
+    m = subject.measured()
+    parsed = parse_claim(claim, model=m.text, **scope)
+    if counters is False:
+        return judge(parsed, measured=m, counters=False)
+    found, notes = readings_of_counts(parsed, subject.counts(counters or None, timeout_s), reference=subject.reference())
+    return judge(parsed, measured=m, counters=(tuple(found), tuple(notes)))
 
 
 class FlopCounter:
     """`with FlopCounter(model) as c: ...` counts every op run inside, attributed to `model`'s module paths
-    (none given: all at the root); then `c.total` is the exact FLOPs and `c.result()` the ExactCount."""
+    (none given: all at the root); then `c.total` is the exact FLOPs (2 per multiply-add) and `c.result()` the
+    ExactCount.
+
+    Example:
+        >>> import torch, flopcheck
+        >>> net = torch.nn.Linear(4, 12)
+        >>> with flopcheck.FlopCounter(net) as c:
+        ...     _ = net(torch.zeros(2, 4))
+        >>> c.total
+        192
+    """
 
     def __init__(self, model=None):
         from flopcheck.exact import ExactCounter
@@ -43,54 +179,4 @@ class FlopCounter:
         return self.result().total
 
 
-def audit(claim: str, model: Any = None, args: tuple = (), kwargs: dict | None = None,
-          counters: list[str] | bool | None = None, **scope: Any):
-    """The verdict on a published figure: `audit("DiT-XL/2 118.64 GFLOPs")`, `audit("4.6 GMACs",
-    model="timm:deit_small_patch16_224")`, or of your own nn.Module on its inputs: `audit("1.8 GMACs", model=net,
-    args=(x,))`; `counters`: the counters whose output is a reading (default all, False none); `scope`:
-    resolution=(W, H), frames, steps, cfg, training, batch, part, config, input_shape."""
-    from flopcheck.auditor import audit as judge
-    from flopcheck.auditor import parse_claim
-
-    if model is None or isinstance(model, str):
-        return judge(parse_claim(claim, model=model, **scope), counters=counters)
-    from flopcheck.specs.measure import measure_local
-
-    m = measure_local(model, args, kwargs)
-    return judge(parse_claim(claim, model=m.text, **scope), measured=m, counters=False if counters is False else None)
-
-
-def counters(model, args: tuple = (), kwargs: dict | None = None, counters: list[str] | None = None,
-             timeout_s: float = 600.0) -> list:
-    """What each counter (default: all installed and registered) says about model(*args, **kwargs): a list of
-    Count, each in its library's unit with its detail and skips, or its one-line error. Each counter runs in a
-    forked child with a deadline, so a library's patches and crashes stay there."""
-    return _counts(model, args, kwargs, counters, timeout_s)
-
-
-def _counts(model, args: tuple, kwargs: dict | None, names: list[str] | None, timeout_s: float) -> list:
-    """Each named counter on model(*args, **kwargs) in a forked child; the model is left as it was."""
-    from flopcheck.counters import COUNTERS, get_spec
-    from flopcheck.counters.worker import count_one, load_adapter
-    from flopcheck.specs.sources import Built, bound
-
-    chosen = [get_spec(n).payload() for n in (names or list(COUNTERS))]
-    had_forward = "forward" in vars(model)
-    built = bound(Built(model, tuple(args), dict(kwargs or {})))
-    job = {"model": type(model).__name__, "input_size": None, "attn": "sdpa", "batch": 1, "local": True}
-    try:
-        return [count_one(spec, load_adapter(spec), job, built, timeout_s) for spec in chosen]
-    finally:
-        if kwargs and not had_forward:
-            del model.forward  # the keyword inputs were bound into it for the counters' calls
-
-
-def reconcile(model, args: tuple = (), kwargs: dict | None = None, counters: list[str] | None = None,
-              timeout_s: float = 600.0) -> list:
-    """Every counter's number on model(*args, **kwargs) explained against flopcheck's exact count, cause by cause,
-    to a residual: a list of Reconciliation (`.closed`, `.findings`, `.residual`)."""
-    from flopcheck.reconciler import reconcile as explain
-    from flopcheck.specs.measure import measure_local
-
-    ref = measure_local(model, args, kwargs).reference()
-    return [explain(c, ref) for c in _counts(model, args, kwargs, counters, timeout_s)]
+__all__ = ["FlopCounter", "audit", "compare", "count", "reconcile"]

@@ -249,39 +249,50 @@ def _counter_names(args: argparse.Namespace) -> list[str]:
 
 
 def _counters(args: argparse.Namespace) -> int:
-    from flopcheck.counters.pool import Job, run_counters
-    from flopcheck.formula import formula_breakdown
     from flopcheck.report.counters import to_list, to_text
-    from reference_models import get_config
+    from flopcheck.subject import counts_of
 
     names = _counter_names(args)
-    specs = _specs_per_attn(args)
-    if specs:
-        measured = {s.options.attn or Attn.SDPA: _executable_spec(s) for s in specs}
-        counts = run_counters(names, [Job.of_spec(s) for s in specs], timeout_s=args.timeout)
-        truth = {(c.model, c.input_size, c.attn): measured[c.attn].exact.total for c in counts}
-        inputs = next(iter(measured.values())).inputs
-        print(_json(to_list(counts, truth)) if args.json else to_text(counts, truth, "exact count", inputs))
-        return 0
-    _check_executable(args.model)
-    jobs = [Job(args.model, size, attn) for attn in (args.attn or [Attn.SDPA]) for size in (args.input_size or [None])]
-    formula = {}
-    for job in jobs:
-        cfg = get_config(job.model, input_size=job.input_size, attn=job.attn)
-        formula[(job.model, cfg.input_size, cfg.attn)] = formula_breakdown(job.model, cfg).total
-    counts = run_counters(names, jobs, timeout_s=args.timeout)
-    print(_json(to_list(counts, formula)) if args.json else to_text(counts, formula))
+    subjects = _subjects(args, args.model, args.input_size)
+    counts = counts_of(subjects, names, timeout_s=args.timeout)
+    truth = {_key(s.job()): s.truth() for s in subjects}
+    spec = subjects[0].source.value == "spec"
+    label, inputs = ("exact count", subjects[0].measured().inputs) if spec else ("formula", "")
+    print(_json(to_list(counts, truth)) if args.json else to_text(counts, truth, label, inputs))
     return 0
 
 
-def _specs_per_attn(args: argparse.Namespace) -> list:
-    """A spec per attention path asked for (one, the model's own, by default); [] for a reference model."""
-    from dataclasses import replace
+def _counters_alias(args: argparse.Namespace) -> int:
+    print("flopcheck: `flopcheck counters` is now `flopcheck compare`; running that", file=sys.stderr)
+    return _counters(args)
 
-    spec = _model_spec(args)
-    if spec is None:
-        return []
-    return [replace(spec, options=replace(spec.options, attn=a)) for a in (args.attn or [spec.options.attn])]
+
+def _key(job) -> tuple:
+    """How the renderers find a count's truth: (model, input size, attention path), as its counts carry them."""
+    resolved = job.resolved()
+    return resolved["model"], resolved["input_size"], resolved["attn"]
+
+
+def _subjects(args: argparse.Namespace, model: str, sizes: list | None, attns: list | None = None) -> list:
+    """The subjects a counters command runs on: the model on each attention path (and, for a reference model,
+    each latent side) asked for; a spec checked to fit in memory, since counters execute it on real tensors."""
+    from flopcheck.subject import resolve
+
+    spec = _model_spec(args, model)
+    paths = attns or args.attn or [None]
+    if spec is None:  # a reference model
+        _check_executable(model)
+        return [resolve(model, attn=a, input_size=size, batch=args.batch) for a in paths for size in (sizes or [None])]
+    subjects = [resolve(model, **{**_spec_options(spec), "attn": a or spec.options.attn}) for a in paths]
+    for s in subjects:
+        _executable_spec(s.spec)
+    return subjects
+
+
+def _spec_options(spec) -> dict:
+    from dataclasses import asdict
+
+    return {k: v for k, v in asdict(spec.options).items() if v is not None}
 
 
 def _executable_spec(spec):
@@ -321,37 +332,30 @@ def _reconcile_args(p: argparse.ArgumentParser) -> None:
 
 def _reconcile(args: argparse.Namespace) -> int:
     from flopcheck.counters import REQUIRED
-    from flopcheck.counters.pool import Job, run_counters
     from flopcheck.reconciler import reconcile
     from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
     from flopcheck.report.reconcile import to_list, to_text
-    from reference_models import get_config
+    from flopcheck.subject import counts_of
 
     names = _counter_names(args)
-    specs = _specs_per_attn(args) if args.model else []
-    if specs:
-        if args.sweep:
-            raise UsageError(f"--sweep varies a reference model's latent side; {args.model} has its own input: "
-                             f"reconcile it at --resolution values one by one")
-        measured = {s.options.attn or Attn.SDPA: _executable_spec(s) for s in specs}
-        refs = {a: m.reference(m.batch or specs[0].options.batch) for a, m in measured.items()}
-        counts = run_counters(names, [Job.of_spec(s) for s in specs], timeout_s=args.timeout)
-        results, sweeps, tokens = [reconcile(c, refs[c.attn]) for c in counts], [], {}
-        if not args.json:  # the input every number below is for
-            print(f"{args.model} · input {next(iter(measured.values())).inputs} · reference: its exact count\n")
-    else:
-        if args.model:
-            _check_executable(args.model)
-        model = args.model or DEFAULT_RECONCILE[0]
-        size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
-        attns = args.attn or ([Attn.SDPA] if args.model else list(ATTN_PATHS))
-        main_size = get_config(model, input_size=size).input_size  # bad model or size: exit 2 before anything runs
-        grid = sweep_sizes(get_config(model).patch_size) if args.sweep else []
-        sizes = sorted({main_size, *grid})  # the main size is counted once, even when the sweep has it
-        counts = run_counters(names, [Job(model, s, a) for a in attns for s in sizes], timeout_s=args.timeout)
-        results = [reconcile(c) for c in counts if c.input_size == main_size]
-        sweeps = sweeps_for(results, counts, grid)
-        tokens = {a: ", ".join(str(get_config(model, input_size=g).tokens) for g in grid) for a in attns}
+    model = args.model or DEFAULT_RECONCILE[0]
+    size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
+    attns = args.attn or ([None] if args.model else list(ATTN_PATHS))
+    subjects = _subjects(args, model, [size], attns)
+    spec = subjects[0].source.value == "spec"
+    if spec and args.sweep:
+        raise UsageError(f"--sweep varies a reference model's latent side; {args.model} has its own input: "
+                         f"reconcile it at --resolution values one by one")
+    main_size = subjects[0].job().resolved()["input_size"]  # bad model or size: exit 2 before anything runs
+    grid = sweep_sizes(subjects[0].config().patch_size) if args.sweep else []
+    swept = [s.with_options(input_size=g) for s in subjects for g in grid if g != main_size]
+    counts = counts_of(subjects + swept, names, timeout_s=args.timeout)
+    refs = {_key(s.job()): s.reference() for s in subjects}
+    results = [reconcile(c, refs[(c.model, c.input_size, c.attn)]) for c in counts if c.input_size == main_size]
+    sweeps = sweeps_for(results, counts, grid)
+    tokens = {s.attn: ", ".join(str(s.with_options(input_size=g).config().tokens) for g in grid) for s in subjects}
+    if spec and not args.json:  # the input every number below is for
+        print(f"{args.model} · input {subjects[0].measured().inputs} · reference: its exact count\n")
     print(_json(to_list(results, sweeps)) if args.json else to_text(results, sweeps, tokens))
     unexplained = any(r.residual not in (0, None) for r in results)
     required_failed = any(r.error for r in results if r.counter in REQUIRED)
@@ -660,7 +664,8 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
                _report_args, _report),
     "estimate": ("FLOPs per generation, attention share, roofline and step time on a GPU (seed 001's arithmetic)",
                  _estimate_args, _estimate),
-    "counters": ("what every FLOP counter says about the same model and inputs", _counters_args, _counters),
+    "compare": ("what every FLOP counter says about the same model and inputs", _counters_args, _counters),
+    "counters": ("an alias of compare, its old name", _counters_args, _counters_alias),
     "reconcile": ("every counter's number explained, cause by cause, to a zero residual", _reconcile_args,
                   _reconcile),
     "causes": ("the causes: code, what happened, who does it, the fix", _causes_args, _causes),

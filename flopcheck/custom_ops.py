@@ -33,7 +33,7 @@ def deform_conv_flop(x, w, offset, mask, bias, *args, out=None, **kwargs):
     bias: (C_out,), always given (zeros when the layer has none)."""
     from math import prod
 
-    from flopcheck.exact.ops import Part, Parts
+    from flopcheck.exact.cost import Part, Parts
     from flopcheck.types import Kind
 
     return Parts((Part(2 * out.numel() * prod(w.shape[1:]), kind=Kind.CONV),), bias_elements=out.numel())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flopcheck.types import Breakdown, Unit
+from flopcheck.types import Unit
 
 
 class FlopAssertionError(AssertionError):
@@ -32,18 +32,18 @@ def _count(model, inputs, kwargs: dict | None = None):
     return count_forward(model, _as_tuple(inputs), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs)
 
 
-def explain_number(value: float, breakdown: Breakdown) -> list[tuple[float, Any]]:
-    """Readings of a printed number against a breakdown, nearest first: (relative distance, explanation)."""
-    from flopcheck.reconciler import blackbox as B
+def _verdict(value: float, unit: Unit, model, inputs, kwargs: dict | None):
+    """The audit of `value` on model(*inputs, **kwargs): the same readings every front door reads (the module
+    structure's block lists, the per-layer shortcut, the units), no counter run."""
+    from decimal import Decimal
 
-    readings = B.readings(units=(Unit.FLOP, Unit.MAC), per_token=(False,))
-    explanations = [B.explain(r, breakdown, None, {False: 0}) for r in readings]
-    # the number each reading would print: a MAC reading prints FLOPs / 2
-    scored = [(abs(float(e.value) - value) / max(value, 1e-30), e) for e in explanations]
-    return sorted(scored, key=lambda se: (round(se[0], 12), se[1].reading.causes()))
+    from flopcheck.api import audit
+
+    text = format(Decimal(repr(value)).normalize(), "f")
+    return audit(f"{text} {unit.value}s", model, *_as_tuple(inputs), counters=False, model_kwargs=dict(kwargs or {}))
 
 
-def _message(value: float, unit: Unit, truth: int, breakdown: Breakdown, exact: bool = False) -> str:
+def _message(value: float, unit: Unit, truth: int, verdict, exact: bool = False) -> str:
     from flopcheck.fmt import commas
     from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
 
@@ -51,20 +51,23 @@ def _message(value: float, unit: Unit, truth: int, breakdown: Breakdown, exact: 
     in_flops = f" ({stated_flops:,.0f} FLOPs)" if unit is Unit.MAC else ""
     lines = [f"expected {value:,.0f} {unit.value}s{in_flops} but the exact count is {commas(truth)} FLOPs "
              f"({stated_flops / truth:.3f}x)"]
-    distance, best = explain_number(value, breakdown)[0]
-    if exact and distance:
-        residual = value - float(best.value)
-        lines.append(f"no reading explains it exactly; the nearest, {best.reading.describe()}, leaves "
-                     f"{residual:+,.0f} {best.reading.unit.value}s unexplained ({UNEXPLAINED_RESIDUAL.code})")
-    elif distance < 0.01:
-        causes = [f"{f.code} {f.title}" for f in best.findings] or ["nothing: a rounding"]
-        lines.append(f"the number reads as {best.reading.describe()}: " + ", ".join(causes))
-        if best.reading.unit is Unit.MAC and unit is Unit.FLOP:
+    v = verdict
+    named = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best
+    fits = named.fit(v.claim) in ("exact", "rounded") or named.relative < 0.01
+    if exact and named.distance:
+        residual = value - float(named.value)
+        lines.append(f"no reading explains it exactly; the nearest, {named.describe()}, leaves "
+                     f"{residual:+,.0f} {named.unit.value}s unexplained ({UNEXPLAINED_RESIDUAL.code})")
+    elif fits:
+        findings = [*named.findings, *(f for f in v.best.findings if f not in named.findings)] if named is not \
+            v.best else list(named.findings)
+        causes = list(dict.fromkeys(f"{f.code} {f.title}" for f in findings)) or ["nothing: a rounding"]
+        lines.append(f"the number reads as {named.describe()}: " + ", ".join(causes))
+        if named.unit is Unit.MAC and unit is Unit.FLOP:
             lines.append("it is a MAC figure (one multiply-add = 1) asserted as FLOPs (= 2): pass unit='MAC' "
                          "or double it")
     else:
-        lines.append(f"no reading explains it; the nearest is {best.reading.describe()} "
-                     f"({distance:.1%} away)")
+        lines.append(f"no reading explains it; the nearest is {named.describe()} ({float(named.relative):.1%} away)")
     return "\n".join(lines)
 
 
@@ -107,7 +110,7 @@ def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit:
     if truth == 0:
         raise FlopAssertionError(f"expected {expected:,} {stated.value}s but the model does no multiply-adds "
                                  f"(the exact count is 0 FLOPs)")
-    raise FlopAssertionError(_message(expected, stated, truth, Breakdown(type(model).__name__, count.terms())))
+    raise FlopAssertionError(_message(expected, stated, truth, _verdict(expected, stated, model, inputs, kwargs)))
 
 
 def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP", kwargs: dict | None = None) -> None:
@@ -122,7 +125,7 @@ def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP"
     if count.total == 0:
         raise FlopAssertionError(f"{reference:,} {stated.value}s cannot be explained: the model does no "
                                  f"multiply-adds (the exact count is 0 FLOPs)")
-    breakdown = Breakdown(type(model).__name__, count.terms())
-    distance, best = explain_number(reference, breakdown)[0]
-    if best.reading.unit is not stated or distance > 1e-9:
-        raise FlopAssertionError(_message(reference, stated, count.total, breakdown, exact=True))
+    v = _verdict(reference, stated, model, inputs, kwargs)
+    named = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best
+    if named.unit is not stated or named.distance:
+        raise FlopAssertionError(_message(reference, stated, count.total, v, exact=True))

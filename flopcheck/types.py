@@ -169,9 +169,9 @@ class Breakdown:
         one of the families' lists."""
         if self.blocks:
             return any(path.startswith(b + ".") for b in self.blocks)
-        from flopcheck.formula import in_blocks
+        from reference_models.families import BLOCK_LISTS
 
-        return in_blocks(path)
+        return path.startswith(BLOCK_LISTS)
 
     @property
     def total(self) -> int:
@@ -263,6 +263,7 @@ class Count:
     time_s: float | None = None  # the counting call alone
     peak_rss_mb: float | None = None  # the whole counting process
     error: str | None = None  # one line: crash, timeout, or 'unavailable: pip install ...'
+    samples_divided: int = 1  # the library divided its number by this many samples (ptflops: per sample)
 
     @property
     def ok(self) -> bool:
@@ -275,6 +276,8 @@ class Count:
 
         out = asdict(self)
         out["unit"] = self.unit.value
+        if self.samples_divided == 1:  # the usual case, left out: results.json stays as it was
+            del out["samples_divided"]
         return out
 
     @classmethod

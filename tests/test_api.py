@@ -79,17 +79,18 @@ class _Scaled:
         return Scaled(), (torch.randn(3, 8),), {"scale": torch.ones(1)}
 
 
-def test_counters_and_reconcile_take_args_and_kwargs():
+def test_compare_and_reconcile_take_args_and_kwargs():
     import flopcheck
 
     net, args, kwargs = _Scaled.build()
-    # fc on 3 rows: 3 * 8 * 4 = 96 multiply-adds = 192 FLOPs; ptflops adds one per bias element, 3 * 4 = 12
-    counts = flopcheck.counters(net, args, kwargs, counters=["fvcore_jit", "thop_hooks", "torch_dispatch",
-                                                             "ptflops_pytorch"])
+    # fc on 3 rows: 3 * 8 * 4 = 96 multiply-adds = 192 FLOPs; ptflops adds one per bias element, 3 * 4 = 12 (called
+    # with keywords, it sees no positional input and divides by no batch)
+    counts = flopcheck.compare(net, *args, counters=["fvcore_jit", "thop_hooks", "torch_dispatch", "ptflops_pytorch"],
+                               **kwargs)
     assert [(c.counter, c.reported) for c in counts] == [("fvcore_jit", 96), ("thop_hooks", 96),
                                                          ("torch_dispatch", 192), ("ptflops_pytorch", 108)]
     assert "forward" not in vars(net)  # the keyword inputs were bound for the counters' calls, then unbound
-    results = flopcheck.reconcile(net, args, kwargs, counters=["fvcore_jit", "ptflops_pytorch"])
+    results = flopcheck.reconcile(net, *args, counters=["fvcore_jit", "ptflops_pytorch"], **kwargs)
     assert [(r.counter, r.residual, r.reference) for r in results] == [("fvcore_jit", 0, "exact count"),
                                                                         ("ptflops_pytorch", 0, "exact count")]
 
@@ -98,8 +99,10 @@ def test_audit_takes_your_own_module_and_its_inputs():
     import flopcheck
 
     net, args, kwargs = _Scaled.build()
-    v = flopcheck.audit("96 MACs", model=net, args=args, kwargs=kwargs)  # 3 * 8 * 4 multiply-adds
+    v = flopcheck.audit("96 MACs", net, *args, counters=["fvcore_jit"], **kwargs)  # 3 * 8 * 4 multiply-adds
     assert (v.verdict, v.true_flops, v.best.reading.unit.value) == ("consistent", 192, "MAC")
+    # fvcore_jit ran on the module and reports the claim's digits: 96 MACs
+    assert [(t.tool.count.counter, t.tool.count.reported) for t in v.tools] == [("fvcore_jit", 96)]
 
 
 def test_pytest_helpers_take_kwargs():
@@ -110,11 +113,28 @@ def test_pytest_helpers_take_kwargs():
     assert assert_flops_close(net, args, 96, unit="MAC", kwargs=kwargs) == 192
 
 
-def test_the_counters_verb_is_callable_after_its_package_is_imported():
+def test_a_model_input_named_like_an_option_goes_in_model_kwargs():
     import torch
 
     import flopcheck
-    import flopcheck.counters  # the package plugins import: the attribute flopcheck.counters is now the package
 
-    (c,) = flopcheck.counters(torch.nn.Linear(8, 4), (torch.empty(3, 8),), counters=["torch_dispatch"])
-    assert c.reported == 192  # 2 * 3 * 8 * 4
+    class Timed(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 4)
+
+        def forward(self, x, timeout_s):
+            return self.fc(x) * timeout_s
+
+    # 3 * 8 * 4 = 96 multiply-adds = 192 FLOPs, whatever the input called timeout_s holds
+    assert flopcheck.count(Timed(), torch.zeros(3, 8), model_kwargs={"timeout_s": torch.ones(1)}).total == 192
+
+
+def test_a_named_model_takes_no_tensors():
+    import torch
+
+    import flopcheck
+    from flopcheck.errors import InputError
+
+    with pytest.raises(InputError, match="builds its inputs"):
+        flopcheck.compare("DiT-S/8", torch.zeros(1))

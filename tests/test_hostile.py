@@ -23,7 +23,7 @@ FLAGS = ["--input-size", "--resolution", "--frames", "--attn", "--space", "--bat
          "--device", "--json", "--counter", "--timeout", "--sweep", "--no-sweep", "--workers", "--out", "--from",
          "--models", "--gpu", "--mfu", "--part", "--model", "--input-shape", "--file", "--measure", "--markdown",
          "--bogus"]
-COMMANDS = ["count", "audit", "estimate", "list-models", "causes", "counters", "reconcile", "report", "bogus", "--json"]
+COMMANDS = ["count", "audit", "estimate", "list-models", "causes", "compare", "counters", "reconcile", "report", "bogus", "--json"]
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
@@ -86,9 +86,9 @@ def test_any_claim_string_is_one_of_three_exits(claim):
     (["count", "--input-size", "-8"], "argument --input-size: must be a whole number >= 1, got '-8'"),
     (["count", "--batch", "0"], "argument --batch: must be a whole number >= 1"),
     (["count", "--steps", "0"], "argument --steps: must be a whole number >= 1"),
-    (["counters", "--timeout", "0"], "argument --timeout: must be a positive number of seconds"),
-    (["counters", "--timeout", "-5"], "argument --timeout: must be a positive number of seconds"),
-    (["counters", "--timeout", "nan"], "argument --timeout: must be a positive number of seconds"),
+    (["compare", "--timeout", "0"], "argument --timeout: must be a positive number of seconds"),
+    (["compare", "--timeout", "-5"], "argument --timeout: must be a positive number of seconds"),
+    (["compare", "--timeout", "nan"], "argument --timeout: must be a positive number of seconds"),
     (["count", "--attn", "fused"], "argument --attn: invalid choice: 'fused' (choose from 'sdpa', 'math')"),
     (["count", "--input-size", "64", "--resolution", "512"], "--input-size and --resolution both set the input"),
     (["count", "--device", "bogus"], "--device 'bogus' is not a torch device"),

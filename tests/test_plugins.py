@@ -24,7 +24,7 @@ def flopcheck(*args: str, plugins: tuple[str, ...]) -> subprocess.CompletedProce
 
 
 def test_a_counter_from_one_file_runs_in_counters():
-    out = flopcheck("counters", "DiT-S/8", "--attn", "math", "--counter", "plugin_softmax", "--json",
+    out = flopcheck("compare", "DiT-S/8", "--attn", "math", "--counter", "plugin_softmax", "--json",
                     plugins=("plugin_softmax",))
     assert out.returncode == 0, out.stderr
     (count,) = json.loads(out.stdout)

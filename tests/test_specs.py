@@ -205,7 +205,7 @@ def test_a_counters_worker_runs_a_spec_on_zeros_not_on_empty_memory(monkeypatch)
 
 
 def test_counters_header_names_the_input_and_the_exact_count(capsys):
-    code, out, _ = run(["counters", "timm:resnet18", "--counter", "torch_dispatch"], capsys)
+    code, out, _ = run(["compare", "timm:resnet18", "--counter", "torch_dispatch"], capsys)
     assert code == 0
     assert "timm:resnet18 · input x (1, 3, 224, 224) float32 · attn sdpa · exact count 3,628,146,688 FLOPs" in out
     row = next(line for line in out.splitlines() if line.startswith("torch_dispatch"))
@@ -220,7 +220,7 @@ def test_a_spec_that_fails_to_build_in_the_worker_is_every_counters_error_not_a_
         "    if torch.empty(0).device.type != 'meta':\n        raise RuntimeError('no CPU for me')\n"
         "    return torch.nn.Linear(224, 2)\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    code, out, _ = run(["counters", "cpu_fails:build", "--counter", "torch_dispatch", "--counter", "thop_hooks",
+    code, out, _ = run(["compare", "cpu_fails:build", "--counter", "torch_dispatch", "--counter", "thop_hooks",
                         "--json"], capsys)
     counts = json.loads(out)
     assert code == 0 and [c["error"] for c in counts] == ["cannot build model 'cpu_fails:build': RuntimeError: "
@@ -451,7 +451,7 @@ def test_inputs_from_a_function_of_the_model(tmp_path, monkeypatch, capsys):
 def test_counters_refuse_a_model_too_big_for_real_tensors_here(capsys):
     # FLUX.1-dev's transformer: 11,901,408,320 parameters = 48 GB in fp32, more than half of any CI machine here
     pytest.importorskip("diffusers")
-    code, _, err = run(["counters", "diffusers:FluxTransformer2DModel", "--config", str(DATA / "flux1-dev.json")],
+    code, _, err = run(["compare", "diffusers:FluxTransformer2DModel", "--config", str(DATA / "flux1-dev.json")],
                        capsys)
     assert code == 2 and "has 11,901,408,320 parameters" in err and "use `flopcheck count" in err
 

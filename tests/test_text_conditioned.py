@@ -165,7 +165,7 @@ def test_count_cli_bad_frames_is_one_line_exit_2(capsys):
     assert "\n" not in err and "try 77" in err
 
 
-@pytest.mark.parametrize("command", ["counters", "reconcile"])
+@pytest.mark.parametrize("command", ["compare", "reconcile"])
 def test_counters_refuse_meta_only_models_in_one_line(capsys, command):
     # 14,288,491,584 parameters x 4 bytes = 57 GB: no counter that executes the model can run it here
     assert main([command, "Wan2.1-14B"]) == 2

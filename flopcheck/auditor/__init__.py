@@ -99,6 +99,7 @@ class Verdict:
     notes: tuple[str, ...] = field(default_factory=tuple)  # counters that gave no reading, and why
     space: str = ""  # 'latent' or 'pixels' for a model that runs on either; '' for one that does not
     stated: B.Reading | None = None  # the reading the claim states (its label's unit, its scope): causes count from it
+    readings: tuple[Candidate, ...] = ()  # every counter's reading of the claim, matching its digits or not
 
     @property
     def attention(self) -> Attention:
@@ -132,11 +133,12 @@ MAX_CAUSES = 2  # a reading with more causes than this explains anything, and so
 def _backward(claim: Claim, has_pixel: bool) -> dict[bool, int] | None:
     """The exact backward of one sample of a reference model (latent, and pixels where it runs there), for a claim
     that says it is a training step of the whole model; None otherwise (the 3x rule is then the only reading)."""
-    from reference_models import get_config, list_models
+    from flopcheck.specs import is_reference
+    from reference_models import get_config
 
     if not claim.training or claim.part != "model":
         return None
-    if claim.model not in list_models():  # a spec: its step measured in its child process, as its forward is
+    if not is_reference(claim.model):  # a spec: its step measured in its child process, as its forward is
         from flopcheck.auditor.models import spec_of
         from flopcheck.specs.child import measured
 
@@ -175,10 +177,8 @@ def _tool_candidates(claim: Claim, counters, measured) -> tuple[list[Candidate],
 
     if counters is False:
         return [], ()
-    if isinstance(counters, tuple):  # counts already made (the caller's own model, flopcheck.api.audit)
-        found, notes = list(counters), []
-    elif measured is not None:
-        return [], ("counters not run: give the model's inputs to flopcheck.audit to run them",)
+    if isinstance(counters, tuple):  # (readings, notes) of counts already made: the caller's own model
+        found, notes = counters
     else:
         found, notes = tools.readings(claim, counters)
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], tuple(notes)
@@ -242,9 +242,10 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> tupl
 
 def _inputs(claim: Claim, measured) -> str:
     """The input the readings are for: a spec's as built, a reference model's resolution and latent."""
-    from reference_models import get_config, list_models
+    from flopcheck.specs import is_reference
+    from reference_models import get_config
 
-    if claim.model not in list_models():
+    if not is_reference(claim.model):
         from flopcheck.auditor.models import spec_of
         from flopcheck.specs.child import measured as measure
 
@@ -260,9 +261,10 @@ def _inputs(claim: Claim, measured) -> str:
 def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None) -> Verdict:
     """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure);
     `counters`: the counters whose output is a reading (default: every installed one; False: none)."""
-    from reference_models import get_config, list_models
+    from flopcheck.specs import is_reference
+    from reference_models import get_config
 
-    if claim.model in list_models():  # say which input the verdict is for
+    if is_reference(claim.model):  # say which input the verdict is for
         cfg = get_config(claim.model)
         claim = replace(claim, resolution=claim.resolution or cfg.resolution)
         if claim.frames is None and getattr(cfg, "video", False):
@@ -294,7 +296,8 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         reference += " forward + the exact backward on meta"
     return Verdict(claim, verdict, best, tuple(runners[:4]), true, reference, cause, tuple(tools), tuple(also),
                    _inputs(claim, measured), notes,
-                   ("pixels" if best.reading.pixel else "latent") if pixel is not None else "", stated)
+                   ("pixels" if best.reading.pixel else "latent") if pixel is not None else "", stated,
+                   tuple(sorted(tool_candidates, key=lambda c: c.relative)))
 
 
 __all__ = ["PASSING", "Candidate", "Claim", "ClaimError", "Verdict", "audit", "load_claims", "parse_claim", "parse_resolution"]

@@ -134,11 +134,12 @@ def reference_breakdowns(claim: Claim, given=None) -> tuple[Breakdown, Breakdown
                                                                 tuple[str, ...]]:
     """(latent or only breakdown, pixel breakdown or None, tokens and LayerNorm elements by pixel flag,
     'formula' or 'exact count', the ops with multiply-adds the exact count has no formula for)."""
-    from reference_models import family_of, get_config, list_models
+    from flopcheck.specs import is_reference
+    from reference_models import family_of, get_config
 
     if given is not None:
         return _spec_breakdowns(claim, given)
-    if claim.model in list_models():  # a family that runs on pixels too has the pixel readings
+    if is_reference(claim.model):  # a family that runs on pixels too has the pixel readings
         pixels = family_of(get_config(claim.model)).pixel_space
         return _pixel_and_latent_breakdowns(claim) if pixels else _latent_breakdowns(claim)
     return _spec_breakdowns(claim)

@@ -12,9 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.types import Count, Unit
@@ -35,6 +36,7 @@ class ToolReading:
     not_run: str = ""  # why it did not run on the model
     uncertain: int = 0  # FLOPs of the carried value at a mixed rate (the stand-in's mix)
     words: str = ""  # its fingerprint, from the stand-in's reconciliation
+    reference: Any = field(default=None, compare=False, repr=False)  # what its count is reconciled against, if known
 
     @property
     def value(self) -> Decimal:
@@ -151,9 +153,10 @@ def jobs_of(claim: Claim, named: bool = False) -> tuple[list, str]:
 
 def _forward_flops(claim: Claim) -> int:
     """One forward of the claim's model and input, FLOPs (the formula, or the spec's exact count)."""
-    from reference_models import get_config, list_models
+    from flopcheck.specs import is_reference
+    from reference_models import get_config
 
-    if claim.model in list_models():
+    if is_reference(claim.model):
         from flopcheck.formula import formula_breakdown
 
         return formula_breakdown(claim.model, get_config(claim.model, resolution=claim.resolution)).total
@@ -170,9 +173,10 @@ def _jobs_of(claim: Claim) -> tuple[list, str]:
         return [], "counters count whole models"
     if claim.space == "pixel":
         return [], "counters run the model on its latent"
-    from reference_models import get_config, list_models
+    from flopcheck.specs import is_reference
+    from reference_models import get_config
 
-    if claim.model in list_models():
+    if is_reference(claim.model):
         if meta_only_gb(claim.model) is not None:
             return [], f"{claim.model} exists on meta only: counters execute it on real tensors"
         side = get_config(claim.model, resolution=claim.resolution).input_size
@@ -183,7 +187,7 @@ def _jobs_of(claim: Claim) -> tuple[list, str]:
     spec = spec_of(claim)
     measured(spec)  # its code builds and runs in its own child, with a deadline, before any counter runs it
     paths = [spec] + ([replace(spec, options=replace(spec.options, attn="math"))] if _switches(spec) else [])
-    return [Job.of_spec(s) for s in paths], ""
+    return [Job.of_spec(s, measured(s).batch) for s in paths], ""
 
 
 def _switches(spec) -> bool:
@@ -269,9 +273,10 @@ STAND_INS = {"dit": _small_dit}  # family -> its stand-ins; any other family is 
 def stand_ins(claim: Claim) -> list:
     """The stand-in jobs of a whole-model latent claim on a reference model; none for a part, pixels or a spec."""
     from flopcheck.counters.pool import Job
-    from reference_models import get_config, list_models
+    from flopcheck.specs import is_reference
+    from reference_models import get_config
 
-    if claim.part != "model" or claim.space == "pixel" or claim.model not in list_models():
+    if claim.part != "model" or claim.space == "pixel" or not is_reference(claim.model):
         return []
     cfg = get_config(claim.model)
     return [Job.stand_in(claim.model, attn, **fields)
@@ -347,11 +352,11 @@ def _measure_specs(claims: list[Claim]) -> None:
     """The exact counts of the claims' specs (and of their explicit-attention twins), in as few children as can be."""
     from flopcheck.auditor.models import spec_of
     from flopcheck.specs.child import measure_all
-    from reference_models import list_models
+    from flopcheck.specs import is_reference
 
     specs = []
     for claim in claims:
-        if claim.model not in list_models() and claim.part == "model" and claim.space != "pixel":
+        if not is_reference(claim.model) and claim.part == "model" and claim.space != "pixel":
             try:
                 specs.append(spec_of(claim))
             except Exception:  # noqa: BLE001  (refused by the claim's own audit, one line)
@@ -376,16 +381,26 @@ def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolRea
     if not jobs:
         return carried_readings(claim, names, why)
     prefetch([claim], names)
-    factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
     out, notes = [], []
     for job in jobs:
         resolved = job.resolved()
-        for name in names or list(COUNTERS):
-            c = _load(_key(name, resolved))
-            if c is None or not c.ok:
-                notes.append(f"{name}: {c.error if c is not None else 'no result'}")
-            elif c.reported:
-                out.append(ToolReading(c, factor, _path_words(job, len(jobs) > 1)))
+        found, missed = readings_of_counts(claim, [_load(_key(name, resolved)) for name in names or list(COUNTERS)],
+                                           _path_words(job, len(jobs) > 1))
+        out, notes = out + found, notes + missed
+    return out, sorted(set(notes))
+
+
+def readings_of_counts(claim: Claim, counts: list, path: str = "", reference: Any = None
+                       ) -> tuple[list[ToolReading], list[str]]:
+    """Counts made on the claim's model as its readings at the claim's stated scope (batch x CFG x steps x 3 for
+    training), and one line per count that gave none; `reference`: what each is reconciled against."""
+    factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
+    out, notes = [], []
+    for c in counts:
+        if c is None or not c.ok:
+            notes.append(f"{c.counter}: {c.error}" if c is not None else "a counter: no result")
+        elif c.reported:
+            out.append(ToolReading(c, factor, path, reference=reference))
     return out, sorted(set(notes))
 
 
@@ -432,6 +447,8 @@ def _reference(t: ToolReading, claim: Claim):
     the count's path, or the spec's exact count on the count's path."""
     from flopcheck.reconciler import reference_for
 
+    if t.reference is not None:
+        return t.reference
     if t.count.input_size is not None:
         return reference_for(t.count.model, t.count.input_size, t.count.attn, t.count.batch)
     from flopcheck.auditor.models import spec_of
@@ -439,7 +456,10 @@ def _reference(t: ToolReading, claim: Claim):
 
     spec = spec_of(claim)
     spec = replace(spec, options=replace(spec.options, attn=None if t.count.attn == "sdpa" else t.count.attn))
-    return measured(spec).reference()
+    from flopcheck.reconciler.reference import reference_of
+
+    m = measured(spec)
+    return reference_of(m, m.batch or spec.options.batch)
 
 
 def _words(f, unit: Unit, ref) -> str:

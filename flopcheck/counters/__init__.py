@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import sys
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -88,16 +86,3 @@ from flopcheck import plugins  # noqa: E402  (after the built-ins: a plugin may 
 plugins.load()
 REQUIRED = tuple(n for n, s in COUNTERS.items() if s.required)  # the card's: a number or a named error, always
 
-
-class _CallablePackage(types.ModuleType):
-    """`flopcheck.counters(model, args, kwargs, counters=[...])` is the verb (flopcheck.api.counters), and
-    `flopcheck.counters` is also this package, which plugins import: once the package is imported it is the
-    attribute `flopcheck.counters`, so calling it calls the verb."""
-
-    def __call__(self, *args, **kwargs):
-        from flopcheck.api import counters
-
-        return counters(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage

@@ -19,6 +19,7 @@ class Measurement:
     reported: float
     detail: tuple[Item, ...] = ()
     skipped: tuple[Skip, ...] = ()
+    samples_divided: int = 1  # the library divided its number (and detail) by this many samples (ptflops: its batch)
 
 
 @dataclass

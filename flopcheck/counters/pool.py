@@ -9,14 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import select
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from flopcheck.children import Child, ready
 from flopcheck.counters import COUNTERS, CounterSpec, get_spec
 from flopcheck.errors import InputError
 from flopcheck.types import Count
@@ -55,9 +52,10 @@ class Job:
     overrides: str = ""
 
     @classmethod
-    def of_spec(cls, spec) -> Job:
-        """The job of a ModelSpec (not a reference name): its options carry its input."""
-        return cls(spec.text, None, spec.options.attn or "sdpa", spec.options.batch,
+    def of_spec(cls, spec, batch: int | None = None) -> Job:
+        """The job of a ModelSpec (not a reference name): its options carry its input, and its counts carry the
+        batch read from that input (a factory's own inputs have theirs; default: the options' batch)."""
+        return cls(spec.text, None, spec.options.attn or "sdpa", batch or spec.options.batch,
                    json.dumps(spec.to_dict(), sort_keys=True))
 
     @classmethod
@@ -116,47 +114,19 @@ class Run:
     stats: dict = field(default_factory=dict)
 
 
-def worker_env(**extra: str) -> dict:
-    """The environment of a worker: flopcheck importable as this process imports it."""
-    path = os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")])
-    return dict(os.environ, PYTHONPATH=path, **extra)
-
-
-class _Worker:
-    """One worker process, the job it is on, and its deadline."""
+class _Worker(Child):
+    """One counters' worker process (worker.py), the job it is on, and its deadline."""
 
     def __init__(self, header: dict):
-        self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, "-m", "flopcheck.counters.worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.stderr,
-                                     env=worker_env(THP_MEM_ALLOC_ENABLE="1"))  # huge pages: 20x fewer faults
-        self.buffer = b""
+        super().__init__("flopcheck.counters.worker", THP_MEM_ALLOC_ENABLE="1")  # huge pages: 20x fewer faults
         self.job: dict | None = None  # the job it is counting, until it says done
         self.deadline = float("inf")
-        self._write(header)
+        self.send(header)
 
     def assign(self, job: dict | None, deadline: float) -> None:
         """The next job and its deadline; None: no more jobs, and the worker exits."""
         self.job, self.deadline = job, (deadline if job is not None else float("inf"))
-        self._write(job)
-
-    def _write(self, message: dict | None) -> None:
-        """One JSON line; None closes its stdin."""
-        try:
-            if message is None:
-                self.proc.stdin.close()
-            else:
-                self.proc.stdin.write((json.dumps(message) + "\n").encode())
-                self.proc.stdin.flush()
-        except (BrokenPipeError, OSError):  # it died: its job comes back as errors
-            pass
-
-    def why_gone(self) -> str:
-        """Why the worker stopped, in one line: its exit code and the last line it wrote to stderr."""
-        code = self.proc.wait()
-        self.stderr.seek(0)
-        last = self.stderr.read().decode(errors="replace").strip().splitlines()[-1:] or [""]
-        return f"its worker died (exit code {code}): {last[0][:200]}"
+        self.send(job)
 
 
 def run_jobs(specs: list[CounterSpec], jobs: list[Job], workers: int = 1, timeout_s: float = 600.0,
@@ -190,31 +160,27 @@ def run_jobs(specs: list[CounterSpec], jobs: list[Job], workers: int = 1, timeou
     for w in pool:
         next_job(w)
     while pool:
-        wait = max(0.0, min(w.deadline for w in pool) - time.monotonic())
-        ready, _, _ = select.select([w.proc.stdout for w in pool], [], [], min(wait, 3600.0))
+        found = ready(pool, min(w.deadline for w in pool) - time.monotonic())
         for w in list(pool):
-            if w.proc.stdout in ready:
-                chunk = os.read(w.proc.stdout.fileno(), 1 << 16)
-                if not chunk:  # the worker is gone: its job's missing counts are errors
+            if w in found:
+                lines = w.read()
+                if lines is None:  # the worker is gone: its job's missing counts are errors
                     if w.job is not None:
-                        lose(w.job, w.why_gone())
+                        lose(w.job, w.why_gone("its worker"))
+                    w.close()
                     pool.remove(w)
                     if queue:
                         pool.append(_Worker(header))
                         next_job(pool[-1])
                     continue
-                w.buffer += chunk
-                *lines, w.buffer = w.buffer.split(b"\n")
-                for line in (ln for ln in lines if ln.strip()):
-                    d = json.loads(line)
+                for d in lines:
                     if d.get("done"):
                         next_job(w)
                         continue
                     build_s += d.pop("build_s", 0.0)
                     keep(Count.from_dict(d))
             elif time.monotonic() > w.deadline:  # hung outside a count's own deadline: killed
-                w.proc.kill()
-                w.proc.wait()
+                w.kill()
                 lose(w.job, "its worker ran past its deadline and was killed")
                 w.job, w.deadline = None, float("inf")
     counts = [got.get((r["model"], r["input_size"], r["attn"], r["batch"], s.name)) or error_count(s, r, "no result")

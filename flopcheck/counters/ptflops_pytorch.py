@@ -82,6 +82,12 @@ def _named_handlers(mapping: dict, calls: list) -> dict:
     return {k: wrap(name(k), v) for k, v in mapping.items()}
 
 
+def _batch(model, inputs: tuple):
+    """What ptflops' input_constructor returns: one tensor is called as model(x) (a dict would be model(**named),
+    and its layer hooks read the positional inputs: a top-level nn.Linear called by keyword fails in its hook)."""
+    return inputs[0] if len(inputs) == 1 else keyword_inputs(model, inputs)
+
+
 @counter('ptflops_pytorch', library='ptflops', unit=Unit.MAC, order=5,
          install='pip install ptflops',
          convention="ptflops get_model_complexity_info(backend='pytorch'): MACs ('Computational complexity: ... GMac')",
@@ -91,9 +97,11 @@ def run(model, inputs) -> Measurement:
 
     functional_calls: list[tuple[str, int]] = []
     modules: list[tuple[str, float, bool]] = []
+    divided = [1]  # ptflops divides its total and every module's by the batch it saw (len of the first input)
 
     def capture(flops_model, *args, **kwargs):  # stands in for print_model_with_flops
         batch, hooked = flops_model.__batch_counter__, []
+        divided[0] = max(1, int(batch))
         for path, m in flops_model.named_modules():  # parents before children
             if hasattr(m, "__flops__") and pytorch_engine.is_supported_instance(m):
                 reached = not any(p == "" or path.startswith(p + ".") for p in hooked)
@@ -107,7 +115,7 @@ def run(model, inputs) -> Measurement:
     pytorch_ops.TENSOR_OPS_MAPPING.update(_named_handlers(saved[2], functional_calls))
     try:
         macs, _params = get_model_complexity_info(
-            model, (1,), input_constructor=lambda _: keyword_inputs(model, inputs), as_strings=False,
+            model, (1,), input_constructor=lambda _: _batch(model, inputs), as_strings=False,
             backend="pytorch", print_per_layer_stat=True, verbose=False)
     finally:
         pytorch_engine.print_model_with_flops = saved[0]
@@ -130,4 +138,4 @@ def run(model, inputs) -> Measurement:
     skipped = unhooked_module_types(model, hooked_types,
                                     "no ptflops hook for this module type: its own forward() counts 0 "
                                     "except patched functionals")
-    return Measurement(macs, tuple(detail.items), skipped)
+    return Measurement(macs, tuple(detail.items), skipped, samples_divided=divided[0])

@@ -12,17 +12,16 @@ forking stays safe; each child counts on the header's threads.
 from __future__ import annotations
 
 import importlib
+import math
 import importlib.metadata
 import importlib.util
 import json
 import os
-import select
-import signal
 import sys
 import time
-import traceback
 from dataclasses import asdict
 
+from flopcheck.children import forked, one_line
 from flopcheck.types import Count, Unit
 
 
@@ -32,11 +31,6 @@ def version(library: str) -> str:
         return importlib.metadata.version(library)
     except importlib.metadata.PackageNotFoundError:
         return "unknown"
-
-
-def _one_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0] if text else ''}"[:300]
 
 
 def build_zeroed(job: dict, device: str = "cpu") -> tuple:
@@ -79,58 +73,7 @@ def timed_run(run, model, inputs) -> dict:
         m = run(model, inputs)
         elapsed = time.perf_counter() - start
     return {"reported": m.reported, "detail": [asdict(i) for i in m.detail],
-            "skipped": [asdict(s) for s in m.skipped], "time_s": elapsed}
-
-
-def _read_all(fd: int, deadline: float) -> bytes | None:
-    """Everything written to fd until EOF, or None if the deadline passes first."""
-    chunks = []
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return None
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
-
-
-def _status(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
-    return f"exit code {os.waitstatus_to_exitcode(status)}"
-
-
-def run_forked(work, timeout_s: float) -> dict:
-    """`work()` in a forked child with a deadline; its answer (or a one-line error) and its peak RSS."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # child
-        os.close(r)
-        try:
-            out = work()
-        except BaseException as err:  # a crashing counter becomes its error result
-            traceback.print_exc()
-            out = {"error": _one_line(err)}
-        data = json.dumps(out).encode()
-        while data:
-            data = data[os.write(w, data):]
-        os._exit(0)
-    os.close(w)
-    data = _read_all(r, time.monotonic() + timeout_s)
-    os.close(r)
-    if data is None:
-        os.kill(pid, signal.SIGKILL)
-    _, status, usage = os.wait4(pid, 0)
-    peak = usage.ru_maxrss / 1024
-    if data is None:
-        return {"error": f"timed out after {timeout_s:g} s: killed (raise the timeout if it is only slow)",
-                "peak_rss_mb": peak}
-    if not data:
-        return {"error": f"the counting process died ({_status(status)})", "peak_rss_mb": peak}
-    return {**json.loads(data), "peak_rss_mb": peak}
+            "skipped": [asdict(s) for s in m.skipped], "time_s": elapsed, "samples_divided": m.samples_divided}
 
 
 def load_adapter(spec: dict):
@@ -144,17 +87,21 @@ def load_adapter(spec: dict):
         import reference_models.dit  # noqa: F401  (torch and timm, once)
         return run, None
     except Exception as err:
-        return None, f"import failed: {_one_line(err)}"
+        return None, f"import failed: {one_line(err)}"
 
 
 def to_count(base: dict, out: dict) -> Count:
-    """A Count from the common fields and a child's answer (a number, or an error)."""
+    """A Count from the common fields and a child's answer (a number, or an error: a total that is not a finite
+    number, NaN or None, is that counter's error, never its worker's death)."""
+    reported = out.get("reported")
+    if "error" not in out and not (isinstance(reported, (int, float)) and math.isfinite(reported)):
+        out = {**out, "error": f"it returned {reported!r}, not a number of {base['unit'].value}s"}
     if "error" in out:
         return Count(**base, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
     return Count.from_dict({**base, "unit": base["unit"].value, "reported": out["reported"],
                             "flops": int(round(float(out["reported"]) * base["unit"].flops_per_unit)),
                             "detail": out["detail"], "skipped": out["skipped"], "time_s": out["time_s"],
-                            "peak_rss_mb": out["peak_rss_mb"]})
+                            "peak_rss_mb": out["peak_rss_mb"], "samples_divided": out.get("samples_divided", 1)})
 
 
 def _base(spec: dict, job: dict) -> dict:
@@ -179,7 +126,7 @@ def count_one(spec: dict, loaded: tuple, job: dict, built: tuple, timeout_s: flo
         on_meta = spec.get("on_meta") and not job.get("local")  # a caller's own model: counted as it is
         return timed_run(run, *(build_zeroed(job, "meta") if on_meta else built))
 
-    return to_count(base, run_forked(work, timeout_s))
+    return to_count(base, forked(work, timeout_s))
 
 
 def main() -> int:
@@ -202,7 +149,7 @@ def main() -> int:
             built = build_zeroed(job) if runs_real else ()  # no model built for counters that cannot run
             failed = None
         except Exception as err:  # a spec's code that cannot build: every count of the job says so, one line
-            built, failed = (), str(err) if type(err).__name__ == "SpecError" else _one_line(err)
+            built, failed = (), str(err) if type(err).__name__ == "SpecError" else one_line(err)
         build_s = time.perf_counter() - start
         for spec, adapter in zip(specs, loaded):
             count = count_one(spec, adapter, job, built, header["timeout_s"], header.get("threads", 1)) \

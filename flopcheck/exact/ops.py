@@ -7,38 +7,16 @@ not silently 0: the counter records them by category with the elements they touc
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from math import prod
 from typing import Callable
 
 import torch
 
 from flopcheck.custom_ops import CUSTOM, register_custom  # noqa: F401  (register_custom: the plugins' door)
+from flopcheck.exact.cost import Part, Parts
 from flopcheck.types import Kind
 
 aten = torch.ops.aten
-
-
-@dataclass(frozen=True)
-class Part:
-    """One counted piece of an op: `suffix` names it under the module path ('qk'), kind None = the layer's."""
-
-    flops: int
-    kind: Kind | None = None
-    suffix: str = ""
-
-
-@dataclass(frozen=True)
-class Parts:
-    """What one op call costs: counted parts, plus uncounted bias-add elements."""
-
-    parts: tuple[Part, ...]
-    bias_elements: int = 0
-
-    @property
-    def flops(self) -> int:
-        """Counted FLOPs of the call."""
-        return sum(p.flops for p in self.parts)
 
 
 Formula = Callable[..., Parts]

@@ -7,6 +7,7 @@ and the causes' detectors (causes.py) name every difference. Black box: the read
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from flopcheck.reconciler import blackbox as B
@@ -60,9 +61,13 @@ def _reconciliation(count: Count, ref: Reference, **fields) -> Reconciliation:
 
 
 def white_box(count: Count, ref: Reference) -> Reconciliation:
-    """Reconcile a count that has per-op or per-module detail."""
-    ev = K.Evidence(count, ref, reading_of(count)(count, ref))
+    """Reconcile a count that has per-op or per-module detail (a per-sample count's detail read x its samples)."""
+    n = count.samples_divided
+    whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) for i in count.detail)) if n > 1 else count
+    ev = K.Evidence(whole, ref, reading_of(count)(whole, ref))
     findings = K.detect(ev)
+    if n > 1:  # the library's division by the batch, exactly: its number x (1 - n)
+        findings.append(K.PER_SAMPLE_REPORTED.finding(count.flops - count.flops * n, f"divided by {n} samples"))
     residual = _residual(count, ref.total, findings)
     return _closed(count, ref, findings, residual, K.residual_evidence(ev, residual), "white box")
 

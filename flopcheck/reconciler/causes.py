@@ -214,6 +214,10 @@ PER_TOKEN_COUNTED_PER_SAMPLE = cause(
 BATCH_NOT_NORMALISED = cause(
     "FC404", "batch-not-normalised", "the number covers a whole batch, not one sample", "divide by the batch"
 )
+PER_SAMPLE_REPORTED = cause(
+    "FC405", "per-sample-reported", "the counter divides its number by the batch of its input: it reports one "
+    "sample (ptflops' pytorch backend divides by len(input[0]))", "multiply by the batch for the whole forward"
+)
 CFG_INCLUDED = cause(
     "FC501",
     "cfg-included",

@@ -87,6 +87,13 @@ class Reference:
         return any(r.op.split(".")[-1] == "einsum" and r.flops for r in self.exact.counted)
 
 
+def reference_of(measured, batch: int = 1) -> Reference:
+    """The Reference a counter on a model without a formula is reconciled against: its exact count (a
+    specs.measure.Measured), per path and kind, at the batch of its inputs."""
+    return Reference(measured.text, batch, measured.breakdown(), measured.exact, measured.layers, measured.norm_path,
+                     Counter(measured.norm_path.values()), tokens=1, label="exact count")
+
+
 @lru_cache(maxsize=64)
 def reference_for(name: str, input_size: int | None = None, attn: str = "sdpa", batch: int = 1,
                   overrides: tuple = ()) -> Reference:

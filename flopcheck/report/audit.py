@@ -17,7 +17,7 @@ def _value(v: Decimal, unit: Unit) -> str:
 def _where(v: Verdict) -> str:
     c = v.claim
     res = f"{c.resolution[0]} px" if c.resolution and c.resolution[0] == c.resolution[1] else (
-        f"{c.resolution[0]}x{c.resolution[1]}" if c.resolution else "the model's default input")
+        f"{c.resolution[0]}x{c.resolution[1]}" if c.resolution else v.inputs or "the model's default input")
     scope = scope_words(c.batch, c.cfg, c.steps, c.training)
     part = {"model": "", "embeddings": ", embedding layers only", "block": ", one block",
             "linear": ", block linears only", "attention": ", attention only"}[c.part]
@@ -118,6 +118,9 @@ def to_text(v: Verdict) -> str:
             lines.append(f"  cause {f.code:5s} {f.title} {f.delta:+,} FLOPs")
     for r in v.runners_up[:3]:
         lines.append(f"  runner-up   {r.describe()}: {_value(r.value, r.unit)} (off by {float(r.relative):.3%})")
+    shown = {id(t) for t in (v.best, *v.tools)}
+    for r in [t for t in v.readings if id(t) not in shown][:3]:  # the nearest counters whose digits do not match
+        lines.append(f"  counter     {r.describe()}: {_value(r.value, r.unit)} (off by {float(r.relative):.3%})")
     for note in v.notes:
         lines.append(f"  no reading  {note}")
     return "\n".join(lines)
@@ -141,6 +144,9 @@ def to_dict(v: Verdict) -> dict:
         "candidates": [{"reading": c.describe(), "unit": c.unit.value, "flops": c.flops,
                         "relative_error": float(c.relative)} for c in (best, *v.runners_up)],
         "notes": list(v.notes),
+        "counters": [{"counter": t.tool.count.counter, "reading": t.describe(), "unit": t.unit.value,
+                      "reported": t.tool.count.reported, "flops": t.flops, "relative_error": float(t.relative)}
+                     for t in v.readings],
     }
 
 

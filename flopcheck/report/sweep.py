@@ -37,7 +37,8 @@ class Plan:
         out: list[Job] = []
         for model in self.models:
             if is_spec(model):
-                out += [Job.of_spec(s) for s in spec_paths(model, self.attns)]
+                out += [Job.of_spec(s, _measured(s.text, s.options.attn or "sdpa").batch)
+                        for s in spec_paths(model, self.attns)]
                 continue
             out += [Job(model, get_config(model).input_size, a) for a in self.attns]
         for model, sizes in self.sweeps:
@@ -155,13 +156,14 @@ def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
 def results(run: SweepRun) -> dict:
     """The report's data: formulas, counts, reconciliations (with proofs), sweeps, versions."""
     from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler.reference import reference_of
     from flopcheck.report.reconcile import proof, to_dict
 
     plan, counts = run.plan, run.counts
     sizes = list(dict.fromkeys((c.model, c.input_size) for c in counts))
     recs, whites = [], {}
     for c in counts:
-        r = reconcile(c, _measured(c.model, c.attn).reference(c.batch) if is_spec(c.model) else None)
+        r = reconcile(c, reference_of(_measured(c.model, c.attn), c.batch) if is_spec(c.model) else None)
         whites[(c.model, c.input_size, c.attn, c.counter)] = r
         recs.append({**to_dict(r), "proof": proof(r)})
     return {

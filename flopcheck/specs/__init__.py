@@ -33,6 +33,7 @@ class Options:
     config: str | None = None  # diffusers: a config.json file
     inputs: str | None = None  # 'package.module:fn', fn(model) -> args or (args, kwargs)
     attn: str | None = None  # 'math' turns a switchable model's fused attention off (timm); else its default
+    input_size: int | None = None  # a reference DiT: its latent side (sets T)
 
 
 @dataclass(frozen=True)
@@ -74,6 +75,13 @@ class ModelSpec:
         return cls(d["text"], Options(**o))
 
 
+def is_reference(text: str) -> bool:
+    """A reference model's name ('DiT-XL/2', 'FLUX.1-dev'): the one place this is decided."""
+    from reference_models import list_models
+
+    return text in list_models()
+
+
 def parse(text: str, **options) -> ModelSpec:
     """A spec from its text and options, checked for form (not built): an unknown reference name, an empty
     name after a prefix or a module spec without its factory is a SpecError."""
@@ -83,10 +91,9 @@ def parse(text: str, **options) -> ModelSpec:
                         "diffusers:CLASS --config FILE or package.module:factory")
     spec = ModelSpec(text, Options(**{k: v for k, v in options.items() if v is not None}))
     if spec.source == "reference":
-        from reference_models import list_models
         from reference_models.registry import UnknownModelError
 
-        if text not in list_models():
+        if not is_reference(text):
             raise SpecError(f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
                             f"diffusers:CLASS --config FILE, package.module:factory")
         return spec
@@ -130,4 +137,4 @@ def _read_by_source(spec: ModelSpec) -> None:
             raise SpecError(f"{flag(a)} and {flag(b)} each give {spec.text}'s whole input: give one")
 
 
-__all__ = ["ModelSpec", "Options", "SpecError", "parse"]
+__all__ = ["ModelSpec", "Options", "SpecError", "is_reference", "parse"]

@@ -43,36 +43,21 @@ def measure_all(specs: list, timeout_s: float | None = None) -> None:
     answer for `measured`. Each spec has its own deadline (timeout_s, default SPEC_TIMEOUT_S) from the previous
     answer: the one that overruns it is that timeout's error and the child is stopped; the ones after it, and any a
     child that exits leaves unanswered, are measured alone later, each with its own deadline."""
-    import select
-    import subprocess
-    import time
+    from flopcheck.children import Child, answers
 
     todo = {json.dumps({**s.to_dict(), **_FORWARD}, sort_keys=True): s for s in specs}
     todo = {k: s for k, s in todo.items() if k not in _MEASURED}
     if len(todo) < 2:
         return
     limit = timeout_s or SPEC_TIMEOUT_S
-    job = json.dumps({"specs": [s.to_dict() for s in todo.values()], "paths": sys.path})
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.Popen([sys.executable, "-m", "flopcheck.specs.child", job], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
-    waiting, buffer, deadline = list(todo), b"", time.monotonic() + limit
-    while waiting:
-        ready, _, _ = select.select([proc.stdout], [], [], max(0.0, deadline - time.monotonic()))
-        if not ready:  # the spec in progress overran its deadline: that is its answer; the rest go alone
-            _MEASURED[waiting[0]] = _timed_out(todo[waiting[0]], limit)
-            break
-        chunk = os.read(proc.stdout.fileno(), 1 << 16)
-        if not chunk:  # the child ended (a spec's code exited): the unanswered ones go alone
-            break
-        buffer += chunk
-        *lines, buffer = buffer.split(b"\n")
-        for line in (ln for ln in lines if ln.strip()):
-            _MEASURED[waiting.pop(0)] = json.loads(line)
-            deadline = time.monotonic() + limit
-    proc.kill()
-    proc.wait()
-    proc.stdout.close()
+    child = Child("flopcheck.specs.child", (json.dumps({"specs": [s.to_dict() for s in todo.values()],
+                                                        "paths": sys.path}),), stdin=False)
+    got, why = answers(child, len(todo), limit)
+    child.close()
+    keys = list(todo)
+    _MEASURED.update(zip(keys, got))
+    if why == "timeout":  # the spec in progress overran its deadline: that is its answer; the rest go alone
+        _MEASURED[keys[len(got)]] = _timed_out(todo[keys[len(got)]], limit)
 
 
 def _timed_out(spec, timeout_s: float) -> dict:
@@ -100,20 +85,18 @@ def measured(spec, timeout_s: float | None = None, training: bool = False, froze
 
 def _in_child(spec, timeout_s: float, step: dict | None = None) -> dict:
     """The child's answer, or {"error": one line} for whatever went wrong there."""
-    import subprocess
+    from flopcheck.children import Child, answers
 
-    job = json.dumps({"spec": spec.to_dict(), "paths": sys.path, **(step or {})})
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")]))
-    try:
-        proc = subprocess.run([sys.executable, "-m", "flopcheck.specs.child", job], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, timeout=timeout_s, env=env)
-    except subprocess.TimeoutExpired:
+    child = Child("flopcheck.specs.child", (json.dumps({"spec": spec.to_dict(), "paths": sys.path,
+                                                        **(step or {})}),), stdin=False)
+    got, why = answers(child, 1, timeout_s)
+    child.close()
+    if why == "timeout":
         return _timed_out(spec, timeout_s)
-    lines = proc.stdout.strip().splitlines()
-    if proc.returncode != 0 or not lines:
-        return {"error": f"model {spec.text!r} ended its process (exit code {proc.returncode}) before it was "
+    if not got:
+        return {"error": f"model {spec.text!r} ended its process (exit code {child.proc.returncode}) before it was "
                          f"counted: does its code call sys.exit or os._exit, or crash?"}
-    return json.loads(lines[-1])
+    return got[0]
 
 
 if __name__ == "__main__":

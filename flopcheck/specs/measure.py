@@ -6,7 +6,6 @@ an ExactCount, a Breakdown and a Reference in the parent, which never imports th
 """
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 from flopcheck.types import Breakdown, Kind, Work
@@ -237,13 +236,6 @@ class Measured:
     def breakdown(self) -> Breakdown:
         """The exact count as the reference breakdown: one term per path and kind."""
         return Breakdown(self.text, self.exact.terms(), blocks=tuple(b.path for b in self.blocks))
-
-    def reference(self, batch: int = 1):
-        """The Reference a counter on this model is reconciled against: the exact count, per path and kind."""
-        from flopcheck.reconciler.reference import Reference
-
-        return Reference(self.text, batch, self.breakdown(), self.exact, self.layers, self.norm_path,
-                         Counter(self.norm_path.values()), tokens=1, label="exact count")
 
     def in_blocks(self, path: str) -> bool:
         """A normalised path inside one of the block lists."""

@@ -70,13 +70,18 @@ _INITS = ("uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_"
           "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
 
 
+def _left_as_it_is(tensor, *args, **kwargs):
+    """An initialiser that does nothing: the tensor as it is."""
+    return tensor
+
+
 @contextlib.contextmanager
 def no_init():
     """torch.nn.init's initialisers leave their tensor as it is (a model built for its shapes alone)."""
     saved = {n: getattr(nn.init, n) for n in _INITS if hasattr(nn.init, n)}
     try:
-        for n in saved:
-            setattr(nn.init, n, lambda t, *a, **k: t)
+        for n in saved:  # `tensor` by position or by name: torch's own wrappers re-call with tensor=
+            setattr(nn.init, n, _left_as_it_is)
         yield
     finally:
         for n, f in saved.items():

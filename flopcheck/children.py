@@ -1,0 +1,167 @@
+"""Child processes, in one place: a module run in a child that streams JSON lines, and a function run in a forked
+child with a deadline. A crash, a segfault, sys.exit, os._exit, a read of stdin or a hang is an answer here (an
+error line), never a lost result or a hung parent.
+
+Used by the counters' pool and workers (counters/pool.py, counters/worker.py) and the specs' builds
+(specs/child.py): each of them says what to run; this module owns the processes, their deadlines and their deaths.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+
+
+def child_env(**extra: str) -> dict:
+    """The environment of a child: flopcheck importable as this process imports it."""
+    path = os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")])
+    return dict(os.environ, PYTHONPATH=path, **extra)
+
+
+def one_line(err: BaseException, limit: int = 300) -> str:
+    """'TypeError: the first line of its message', at most `limit` characters."""
+    text = str(err).strip().splitlines()
+    return f"{type(err).__name__}: {text[0] if text else ''}"[:limit]
+
+
+class Child:
+    """`python -m MODULE ARGS` in a child process: JSON lines in on stdin (or stdin closed), JSON lines out on
+    stdout, its stderr kept for the line that says why it died."""
+
+    def __init__(self, module: str, args: tuple[str, ...] = (), stdin: bool = True, **env: str):
+        self.stderr = tempfile.TemporaryFile()
+        self.proc = subprocess.Popen([sys.executable, "-m", module, *args],
+                                     stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, env=child_env(**env))
+        self._buffer = b""
+
+    def fileno(self) -> int:
+        return self.proc.stdout.fileno()
+
+    def send(self, message: dict | None) -> None:
+        """One JSON line to its stdin; None closes it. A child that died takes nothing, and says so when read."""
+        try:
+            if message is None:
+                self.proc.stdin.close()
+            else:
+                self.proc.stdin.write((json.dumps(message) + "\n").encode())
+                self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass
+
+    def read(self) -> list[dict] | None:
+        """The JSON lines that one read completes ([] if none yet); None when the child has closed its stdout."""
+        chunk = os.read(self.fileno(), 1 << 16)
+        if not chunk:
+            return None
+        self._buffer += chunk
+        *lines, self._buffer = self._buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait()
+
+    def close(self) -> None:
+        """Stopped, its pipes closed."""
+        self.kill()
+        for f in (self.proc.stdin, self.proc.stdout):
+            if f is not None:
+                f.close()
+        self.stderr.close()
+
+    def why_gone(self, what: str = "it") -> str:
+        """Why it stopped, in one line: '{what} died (exit code N): the last line it wrote to stderr'."""
+        code = self.proc.wait()
+        self.stderr.seek(0)
+        last = self.stderr.read().decode(errors="replace").strip().splitlines()[-1:] or [""]
+        return f"{what} died (exit code {code}): {last[0][:200]}"
+
+
+def ready(children: list[Child], timeout_s: float) -> list[Child]:
+    """The children with something to read (or that have ended) within timeout_s."""
+    if not children:
+        return []
+    found, _, _ = select.select(children, [], [], max(0.0, min(timeout_s, 3600.0)))
+    return found
+
+
+def answers(child: Child, expected: int, timeout_s: float) -> tuple[list[dict], str]:
+    """Up to `expected` JSON lines from one child, each within timeout_s of the one before: (lines, '') when all
+    came, else (the lines that came, 'timeout' or 'ended')."""
+    got: list[dict] = []
+    deadline = time.monotonic() + timeout_s
+    while len(got) < expected:
+        if not ready([child], deadline - time.monotonic()):
+            return got, "timeout"
+        lines = child.read()
+        if lines is None:
+            return got, "ended"
+        if lines:
+            got += lines
+            deadline = time.monotonic() + timeout_s
+    return got, ""
+
+
+def _status(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit code {os.waitstatus_to_exitcode(status)}"
+
+
+def _read_all(fd: int, deadline: float) -> bytes | None:
+    """Everything written to fd until EOF, or None if the deadline passes first."""
+    chunks = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        found, _, _ = select.select([fd], [], [], left)
+        if found:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+def forked(work: Callable[[], dict], timeout_s: float) -> dict:
+    """`work()` in a forked child with a deadline: its JSON answer (or {'error': one line}) and its peak RSS."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        os.close(r)
+        try:
+            out = work()
+        except BaseException as err:  # a crashing counter becomes its error result
+            traceback.print_exc()
+            out = {"error": one_line(err)}
+        try:
+            data = json.dumps(out, allow_nan=False).encode()
+        except (TypeError, ValueError) as err:  # NaN, None where a number goes: an answer, not a dead child
+            data = json.dumps({"error": f"its answer is not a number: {one_line(err)}"}).encode()
+        while data:
+            data = data[os.write(w, data):]
+        os._exit(0)
+    os.close(w)
+    data = _read_all(r, time.monotonic() + timeout_s)
+    os.close(r)
+    if data is None:
+        os.kill(pid, signal.SIGKILL)
+    _, status, usage = os.wait4(pid, 0)
+    peak = usage.ru_maxrss / 1024
+    if data is None:
+        return {"error": f"timed out after {timeout_s:g} s: killed (raise the timeout if it is only slow)",
+                "peak_rss_mb": peak}
+    if not data:
+        return {"error": f"the counting process died ({_status(status)})", "peak_rss_mb": peak}
+    return {**json.loads(data), "peak_rss_mb": peak}
+
+
+__all__ = ["Child", "answers", "child_env", "forked", "one_line", "ready"]

@@ -1,0 +1,186 @@
+"""One model, one path: whatever the user gave (a reference name, a spec, an nn.Module with its inputs) resolved
+once into a Subject, which every verb takes.
+
+A Subject knows its inputs' batch (read from the inputs, never from an option the inputs disagree with), its exact
+count with the module structure (`measured`), the jobs its counters run, and the reference each count is
+reconciled against (the hand formula where the family has one, else the exact count). A named model's code runs
+in a child process (specs/child.py); a live module is already built in this process, so it is measured here, and
+its counters still run in forked children with a deadline.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any
+
+from flopcheck.errors import InputError
+from flopcheck.specs import is_reference
+
+
+class Source(str, Enum):
+    """Where a subject's model comes from."""
+
+    REFERENCE = "reference"  # flopcheck's own models, with hand formulas
+    SPEC = "spec"  # timm:, torchvision:, diffusers:, package.module:factory, built in a child process
+    LIVE = "live"  # the caller's nn.Module, already built, with its inputs
+
+
+@dataclass
+class Subject:
+    """A model resolved once: its source, what it is called, and how it is built and counted."""
+
+    text: str
+    source: Source
+    spec: Any = None  # specs.ModelSpec, for a reference name or a spec
+    model: Any = None  # the live nn.Module
+    args: tuple = ()
+    kwargs: dict = field(default_factory=dict)
+    timeout_s: float | None = None
+    _measured: Any = None
+
+    @property
+    def attn(self) -> str:
+        """The attention path asked for ('sdpa' unless the spec switched it)."""
+        return (self.spec.options.attn if self.spec is not None else None) or "sdpa"
+
+    def config(self):
+        """A reference model's config for the options given (input size, attention path, resolution, frames)."""
+        from reference_models import get_config
+
+        o = self.spec.options
+        fields = {k: v for k, v in (("input_size", o.input_size), ("resolution", o.resolution),
+                                    ("frames", o.frames)) if v is not None}
+        return get_config(self.text, attn=o.attn, **fields)
+
+    def exact(self):
+        """The exact count of one forward (ExactCount): a reference model's on meta here, any other's measured."""
+        if self.source is Source.REFERENCE:
+            from flopcheck.exact import exact_count
+
+            return exact_count(self.text, self.config(), batch=self.batch)
+        return self.measured().exact
+
+    def measured(self):
+        """The exact count with its module structure (specs.measure.Measured), once; a spec's from its child."""
+        if self.source is Source.REFERENCE:
+            raise InputError(f"{self.text} is a reference model: its truth is its formula (reference())")
+        if self._measured is None:
+            if self.source is Source.LIVE:
+                from flopcheck.specs.measure import measure_local
+
+                self._measured = measure_local(self.model, self.args, self.kwargs, self.text)
+            else:
+                from flopcheck.specs.child import measured
+
+                self._measured = measured(self.spec, self.timeout_s)
+        return self._measured
+
+    @property
+    def batch(self) -> int:
+        """Samples in the forward: read from its inputs (a reference model's: its option)."""
+        if self.source is Source.REFERENCE:
+            return self.spec.options.batch
+        return self.measured().batch or self.spec_batch
+
+    @property
+    def spec_batch(self) -> int:
+        return self.spec.options.batch if self.spec is not None else 1
+
+    def job(self):
+        """The counters' job for this subject (counters/pool.py)."""
+        from flopcheck.counters.pool import Job
+
+        if self.source is Source.REFERENCE:
+            o = self.spec.options
+            return Job(self.text, self.config().input_size if o.resolution else o.input_size, self.attn, o.batch)
+        if self.source is Source.SPEC:
+            return Job.of_spec(self.spec, self.batch)
+        return Job(self.text, None, "sdpa", self.batch)
+
+    def reference(self):
+        """The Reference counts of this subject are reconciled against."""
+        if self.source is Source.REFERENCE:
+            from flopcheck.reconciler.reference import reference_for
+
+            return reference_for(self.text, self.job().input_size, self.attn, self.batch)
+        from flopcheck.reconciler.reference import reference_of
+
+        return reference_of(self.measured(), self.batch)
+
+    def truth(self) -> int:
+        """The FLOPs of one forward counts are compared with: a reference model's formula, else the exact count."""
+        if self.source is Source.REFERENCE:
+            from flopcheck.formula import formula_breakdown
+
+            cfg = self.config()
+            return formula_breakdown(self.text, cfg, batch=self.batch).total
+        return self.measured().exact.total
+
+    def counts(self, names: list[str] | None = None, timeout_s: float = 600.0) -> list:
+        """What each named counter (default: every registered one) says about this subject: a Count each, a number
+        or its one-line error. A named model's counters run in the pool's workers; a live module's in forked
+        children of this process, the module left as it was."""
+        from flopcheck.counters import COUNTERS, get_spec
+
+        chosen = [get_spec(n) for n in (names or list(COUNTERS))]
+        if self.source is not Source.LIVE:
+            return counts_of([self], [s.name for s in chosen], timeout_s)
+        return self._live_counts(chosen, timeout_s)
+
+    def _live_counts(self, chosen: list, timeout_s: float) -> list:
+        from flopcheck.counters.worker import count_one, load_adapter
+        from flopcheck.specs.sources import Built, bound
+
+        model = self.model
+        had_forward = "forward" in vars(model)
+        built = bound(Built(model, tuple(self.args), dict(self.kwargs)))
+        job = {"model": self.text, "input_size": None, "attn": "sdpa", "batch": self.batch, "local": True}
+        try:
+            return [count_one(s.payload(), load_adapter(s.payload()), job, built, timeout_s) for s in chosen]
+        finally:
+            if self.kwargs and not had_forward:
+                del model.forward  # the keyword inputs were bound into it for the counters' calls
+
+    def with_options(self, **options: Any) -> Subject:
+        """The same named model with other input options (another attention path, another latent side)."""
+        if self.spec is None:
+            raise InputError(f"{self.text} is a live module: its inputs are the ones given")
+        return replace(self, spec=replace(self.spec, options=replace(self.spec.options, **options)), _measured=None)
+
+
+def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.0) -> list:
+    """Each named counter on each named subject (not a live module), in one pool of workers: torch and each library
+    imported once. Counter after counter, subject after subject."""
+    from flopcheck.counters.pool import run_counters
+
+    jobs = [s.job() for s in subjects]
+    return run_counters(names, jobs, timeout_s=timeout_s)
+
+
+def resolve(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: Any) -> Subject:
+    """The Subject of what the user gave: a string (a reference name or a spec, whose keyword options build its
+    input: resolution, frames, text_tokens, input_shape, batch, config, inputs, attn, input_size) or an nn.Module
+    with its inputs, model(*args, **kwargs)."""
+    if isinstance(model, str):
+        from flopcheck.specs import parse
+
+        spec = parse(model, **kwargs)
+        if args:
+            raise InputError(f"{model} is named, so flopcheck builds its inputs: give options (resolution=, "
+                             f"input_shape=, inputs=), not tensors")
+        source = Source.REFERENCE if spec.source == "reference" else Source.SPEC
+        return Subject(spec.text, source, spec=spec, timeout_s=timeout_s)
+    if not _is_module(model):
+        raise InputError(f"model must be a torch.nn.Module or a name (DiT-XL/2, timm:NAME, ...), got "
+                         f"{type(model).__name__}")
+    return Subject(type(model).__name__, Source.LIVE, model=model, args=tuple(args), kwargs=dict(kwargs),
+                   timeout_s=timeout_s)
+
+
+def _is_module(model: Any) -> bool:
+    from torch import nn
+
+    return isinstance(model, nn.Module)
+
+
+__all__ = ["Source", "Subject", "is_reference", "resolve"]

@@ -1,0 +1,80 @@
+"""The package's import graph, lazy imports counted (TYPE_CHECKING ones aside), has no cycle."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import flopcheck
+
+ROOT = Path(flopcheck.__file__).parent
+
+
+def _module(path: Path) -> str:
+    parts = ["flopcheck", *path.relative_to(ROOT).with_suffix("").parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _type_checking(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _imports(path: Path, modules: set[str]) -> set[str]:
+    """The flopcheck modules this file imports, anywhere in it (a function's lazy import too)."""
+    tree, found = ast.parse(path.read_text()), set()
+    skip = {id(n) for t in ast.walk(tree) if _type_checking(t) for n in ast.walk(t)}
+    package = _module(path) if path.name == "__init__.py" else _module(path).rpartition(".")[0]
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+            names = [base] + [f"{base}.{a.name}" for a in node.names]
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != _module(path):
+                found.add(name)
+    return found
+
+
+def cycles() -> list[list[str]]:
+    files = {_module(p): p for p in ROOT.rglob("*.py")}
+    graph = {m: _imports(p, set(files)) for m, p in files.items()}
+    # a package's __init__ is imported by each of its submodules: that edge is how Python loads, not a cycle
+    graph = {m: {d for d in deps if not m.startswith(d + ".")} for m, deps in graph.items()}
+    found, index, low, stack, on = [], {}, {}, [], set()
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            scc = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                scc.append(w)
+                if w == v:
+                    break
+            if len(scc) > 1:
+                found.append(sorted(scc))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles():
+    assert cycles() == []

@@ -1,0 +1,105 @@
+"""One model, one path: a user's module, a spec and a reference name take the same road through every verb."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from torch import nn
+
+import flopcheck
+from conftest import MODELS
+
+
+def _linear():
+    # nn.Linear(4, 12) on x (2, 4): 2 x 4 x 12 = 96 multiply-adds = 192 FLOPs; its bias adds 2 x 12 = 24
+    return nn.Linear(4, 12), torch.randn(2, 4)
+
+
+def test_a_users_module_runs_every_counter_and_each_reconciles_to_zero():
+    net, x = _linear()
+    counts = flopcheck.compare(net, x)
+    from flopcheck.counters import COUNTERS
+
+    assert [c.counter for c in counts] == list(COUNTERS)  # one Count per counter: a number or a named error
+    assert all(c.ok or c.error for c in counts)
+    by = {c.counter: c for c in counts}
+    assert by["torch_dispatch"].flops == 192  # 2 x 2 x 4 x 12
+    # ptflops' pytorch backend divides by the batch it saw: (96 + 24) / 2 = 60 MACs per sample
+    assert (by["ptflops_pytorch"].reported, by["ptflops_pytorch"].samples_divided) == (60, 2)
+    results = flopcheck.reconcile(net, x)
+    assert [r.residual for r in results if r.error is None] == [0] * sum(c.ok for c in counts)
+
+
+def test_the_audit_of_a_users_module_runs_the_counters_it_names():
+    net, x = _linear()
+    v = flopcheck.audit("96 MACs", net, x, counters=["torch_dispatch"])
+    assert v.verdict == "consistent" and v.true_flops == 192
+    # torch_dispatch ran and its reading is named: 192 FLOPs (it reports FLOPs; the claim's digits are MACs)
+    assert [(t.tool.count.counter, t.tool.count.reported) for t in v.readings] == [("torch_dispatch", 192)]
+    from flopcheck.report.audit import to_text
+
+    assert "what torch_dispatch" in to_text(v) and "give the model's inputs" not in to_text(v)
+
+
+def test_the_pytest_helper_names_the_per_layer_shortcut_as_the_audit_does():
+    import timm
+
+    from flopcheck.testing import FlopAssertionError, assert_flops_close
+
+    vit = timm.create_model("vit_small_patch16_224", pretrained=False).eval()
+    # the ViT shortcut 12 T d^2 per layer: T = 197, d = 384, L = 12 -> 12 x 197 x 384^2 x 12 = 4,183,031,808
+    with pytest.raises(FlopAssertionError, match=r"block linears only \(12Td\^2\)"):
+        assert_flops_close(vit, (torch.zeros(1, 3, 224, 224),), 4_183_031_808, unit="FLOP")
+
+
+def test_a_model_with_multihead_attention_and_an_lstm_builds_for_every_counter():
+    from flopcheck.specs import parse
+    from flopcheck.specs.sources import build
+
+    sys.path.insert(0, str(MODELS))
+    # torch.device('cpu') mode re-calls nn.init.constant_ with tensor=: the build without initialising took it
+    built = build(parse("mha_lstm:factory"), "cpu")
+    assert type(built.model.attn).__name__ == "MultiheadAttention" and tuple(built.args[0].shape) == (2, 8, 16)
+
+
+def test_a_factorys_own_batch_labels_its_counts():
+    from flopcheck.subject import resolve
+
+    sys.path.insert(0, str(MODELS))
+    subject = resolve("mha_lstm:factory")
+    # the factory returns x (2, 8, 16): batch 2, not the options' default 1
+    assert subject.batch == 2 and subject.job().batch == 2 and subject.reference().batch == 2
+    (c,) = subject.counts(["torch_dispatch"])
+    assert c.batch == 2
+    from flopcheck.reconciler import reconcile
+
+    assert reconcile(c, subject.reference()).mode == "white box"
+
+
+def test_whether_a_model_is_a_reference_model_is_decided_in_one_place():
+    import ast
+    from pathlib import Path
+
+    root = Path(flopcheck.__file__).parent
+    forks = []
+    for f in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(f.read_text())):
+            if isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops):
+                right = node.comparators[-1]
+                if isinstance(right, ast.Call) and getattr(right.func, "id", "") == "list_models":
+                    forks.append(f"{f.relative_to(root)}:{node.lineno}")
+    assert forks == ["specs/__init__.py:82"]  # flopcheck.specs.is_reference
+
+
+def test_the_old_counters_command_is_an_alias_that_says_so(capsys):
+    from flopcheck.cli import main
+
+    assert main(["counters", "DiT-S/8", "--counter", "flopcheck_exact", "--json"]) == 0
+    out = capsys.readouterr()
+    assert out.err.count("\n") == 1 and "is now `flopcheck compare`" in out.err
+    import json
+
+    # DiT-S/8 at 256 px: the formula, 715,948,032 FLOPs (Table 4's 0.358 GMACs x 2, the exact count equal)
+    (row,) = json.loads(out.out)
+    assert row["counter"] == "flopcheck_exact" and row["flops"] == 715_948_032
