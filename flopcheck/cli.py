@@ -159,7 +159,7 @@ def _count_args(p: argparse.ArgumentParser) -> None:
                    help="with --training: modules whose weights do not train, by path ('blocks.*'); repeatable")
     p.add_argument("--checkpoint", action="append", metavar="PATTERN",
                    help="with --training: modules under activation checkpointing ('blocks.*'), recomputed; repeatable")
-    p.add_argument("--optimizer", choices=("adamw", "sgd", "none"), default="adamw",
+    p.add_argument("--optimizer", choices=("adamw", "sgd", "none"),
                    help="with --training: the optimizer whose step is counted apart (default adamw)")
     p.add_argument("--device", default="meta", help="where the exact count runs (default meta: no compute)")
     p.add_argument("--json", action="store_true", help="one JSON object with full integers")
@@ -189,15 +189,17 @@ def _count(args: argparse.Namespace) -> int:
 
 
 def _training_flags(args: argparse.Namespace) -> None:
-    """--freeze and --checkpoint shape a training step: without --training they would be ignored, so refused."""
-    for flag in ("freeze", "checkpoint"):
+    """--freeze, --checkpoint and --optimizer shape a training step: without --training they would be ignored, so
+    refused."""
+    for flag in ("freeze", "checkpoint", "optimizer"):
         if getattr(args, flag, None) and not args.training:
             raise UsageError(f"--{flag} shapes a training step: add --training")
 
 
 def _optimizer(args: argparse.Namespace) -> str:
     """The optimizer to count apart in a training step: '' for none or when not training."""
-    return args.optimizer if args.training and args.optimizer != "none" else ""
+    chosen = args.optimizer or "adamw"
+    return chosen if args.training and chosen != "none" else ""
 
 
 def _count_spec(args: argparse.Namespace, spec, scope) -> int:

@@ -32,7 +32,7 @@ def load() -> list[str]:
             continue
         try:
             importlib.import_module(name)
-        except Exception as err:  # whatever a plugin raises on import, one line naming it and the fix
+        except (Exception, SystemExit) as err:  # whatever a plugin raises on import (sys.exit too): one line
             first = (str(err).strip().splitlines() or [""])[0]
             raise InputError(f"plugin {name!r} (named in {ENV} or a {GROUP!r} entry point) failed to import: "
                              f"{type(err).__name__}: {first}; fix the module or remove it from {ENV}") from None

@@ -54,7 +54,7 @@ def test_audit_verb():
 
 
 def test_a_plugin_that_does_not_import_is_one_line_exit_2():
-    code = "import sys; from flopcheck.cli import main; sys.exit(main(['counters', 'DiT-S/8']))"
+    code = "import sys; from flopcheck.cli import main; sys.exit(main(['compare', 'DiT-S/8']))"
     env = {**__import__("os").environ, "FLOPCHECK_PLUGINS": "no_such_plugin_module"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 2 and out.stderr.count("\n") == 1
@@ -138,3 +138,15 @@ def test_a_named_model_takes_no_tensors():
 
     with pytest.raises(InputError, match="builds its inputs"):
         flopcheck.compare("DiT-S/8", torch.zeros(1))
+
+
+def test_a_plugin_that_calls_sys_exit_is_one_line_exit_2():
+    from pathlib import Path
+
+    code = "import sys; from flopcheck.cli import main; sys.exit(main(['compare', 'DiT-S/8']))"
+    env = {**__import__("os").environ, "FLOPCHECK_PLUGINS": "plugin_exits",
+           "PYTHONPATH": str(Path(__file__).parent / "plugins")}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    # before: the loader caught Exception, not SystemExit, so the run ended with exit 0 and printed nothing
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "plugin 'plugin_exits'" in out.stderr and "SystemExit" in out.stderr

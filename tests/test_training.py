@@ -128,6 +128,7 @@ def test_a_spec_trains_exactly_too(capsys):
     (["count", "DiT-S/2", "--training", "--freeze", "blcoks.*"], "freeze pattern 'blcoks.*' matches no module"),
     (["count", "DiT-S/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
     (["count", "DiT-S/2", "--checkpoint", "blocks.*"], "--checkpoint shapes a training step: add --training"),
+    (["count", "DiT-S/8", "--optimizer", "sgd"], "--optimizer shapes a training step: add --training"),
     (["count", "DiT-S/2", "--training", "--checkpoint", "block.*"], "checkpoint pattern 'block.*' matches no module"),
     (["count", "timm:resnet18", "--training", "--freeze", "nope"], "freeze pattern 'nope' matches no module"),
     (["count", "DiT-S/2", "--training", "--freeze", "*"], "the loss on this output needs no gradient"),
