@@ -103,34 +103,19 @@ def _spec_args(p: argparse.ArgumentParser, shape: bool = True) -> None:
     p.add_argument("--text-tokens", type=whole, help="diffusers: text-encoder tokens (default: the pipeline's)")
 
 
-def _model_spec(args: argparse.Namespace, model: str | None = None):
-    """The ModelSpec of args.model when it is not a reference name (None when it is); the reference models' own
-    flags are refused for a spec, one line."""
-    from flopcheck.specs import parse
+OPTIONS = ("frames", "text_tokens", "batch", "config", "inputs", "input_size", "space")  # flags that build inputs
 
-    text = model or args.model
-    shape, batch = _shape(getattr(args, "input_shape", None)), getattr(args, "batch", None)
-    if shape and batch and batch != shape[0]:
-        raise UsageError(f"--batch {batch} and --input-shape {','.join(map(str, shape))} disagree: the input's first "
-                         f"dimension is its batch; give --input-shape {','.join(map(str, (batch, *shape[1:])))} alone")
-    spec = parse(text, resolution=_resolution(getattr(args, "resolution", None)), frames=getattr(args, "frames", None),
-                 text_tokens=getattr(args, "text_tokens", None), input_shape=shape,
-                 batch=shape[0] if shape else batch or 1, config=getattr(args, "config", None),
-                 inputs=getattr(args, "inputs", None), attn=_one_attn(args))
-    if spec.source == "reference":
-        for flag in ("config", "inputs", "input_shape", "text_tokens"):
-            if getattr(args, flag, None) is not None:
-                raise UsageError(f"--{flag.replace('_', '-')} builds a spec's input; {text} is a reference model: "
-                                 f"use its own flags (--resolution, --input-size, --frames)")
-        return None
-    for flag in ("input_size", "space"):
-        if getattr(args, flag, None) is not None:
-            raise UsageError(f"--{flag.replace('_', '-')} applies to the reference DiT models; for {text} give "
-                             f"--resolution or --input-shape")
-    if spec.options.attn and spec.options.attn != Attn.SDPA and spec.source != "timm":
-        raise UsageError(f"--attn {spec.options.attn}: flopcheck can switch attention paths for reference models "
-                         f"and timm models; {text} runs its own")
-    return spec
+
+def _subject(args: argparse.Namespace, model: str | None = None, **given):
+    """The one Subject of the model the command names (a reference model or a spec) with the options it was given;
+    an option the model would ignore is refused, one line."""
+    from flopcheck.specs import parse
+    from flopcheck.subject import subject_of
+
+    options = {k: getattr(args, k, None) for k in OPTIONS}
+    options.update(resolution=_resolution(getattr(args, "resolution", None)), attn=_one_attn(args),
+                   input_shape=_shape(getattr(args, "input_shape", None)))
+    return subject_of(parse(model or args.model, **{**options, **given}))
 
 
 def _one_attn(args: argparse.Namespace) -> str | None:
@@ -167,25 +152,17 @@ def _count_args(p: argparse.ArgumentParser) -> None:
 
 
 def _count(args: argparse.Namespace) -> int:
+    from flopcheck.counting import count
+    from flopcheck.report.count import to_dict, to_text
     from flopcheck.types import Scope
 
     _one_input_flag(args)
     _check_device(args.device)
-    scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
     _training_flags(args)
-    spec = _model_spec(args)
-    if spec is not None:  # counted in its child: this process never imports torch
-        return _count_spec(args, spec, scope)
-    from flopcheck.reference_count import count_reference
-    from flopcheck.report.count import to_dict, to_text
-
-    result = count_reference(args.model, batch=args.batch or 1, scope=scope, device=args.device,
-                             frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()),
-                             optimizer=_optimizer(args),
-                             input_size=args.input_size, attn=args.attn, space=args.space,
-                             resolution=_resolution(args.resolution), frames=args.frames)
+    result = count(_subject(args), Scope(steps=args.steps, cfg=args.cfg, training=args.training), args.device,
+                   tuple(args.freeze or ()), tuple(args.checkpoint or ()), _optimizer(args))
     print(_json(to_dict(result)) if args.json else to_text(result))
-    return 0 if result.agrees else 1
+    return result.exit_code
 
 
 def _training_flags(args: argparse.Namespace) -> None:
@@ -200,21 +177,6 @@ def _optimizer(args: argparse.Namespace) -> str:
     """The optimizer to count apart in a training step: '' for none or when not training."""
     chosen = args.optimizer or "adamw"
     return chosen if args.training and chosen != "none" else ""
-
-
-def _count_spec(args: argparse.Namespace, spec, scope) -> int:
-    """A spec's exact count (built and counted on meta in a child process), term by term."""
-    from flopcheck.report.count import spec_dict, spec_text
-    from flopcheck.specs.child import measured
-
-    if args.device != "meta":
-        raise UsageError(f"--device {args.device}: a spec is counted on meta (its shapes are all a count reads)")
-    m = measured(spec, training=scope.training, frozen=tuple(args.freeze or ()),
-                 checkpointed=tuple(args.checkpoint or ()), optimizer=_optimizer(args))
-    b = m.breakdown().scoped(scope)
-    batch = m.batch or spec.options.batch  # an input from the factory or --inputs has its own
-    print(_json(spec_dict(m, b, batch)) if args.json else spec_text(m, b, batch))
-    return 0
 
 
 def _resolution(text: str | None) -> tuple[int, int] | None:
@@ -278,41 +240,11 @@ def _key(job) -> tuple:
 def _subjects(args: argparse.Namespace, model: str, sizes: list | None, attns: list | None = None) -> list:
     """The subjects a counters command runs on: the model on each attention path (and, for a reference model,
     each latent side) asked for; a spec checked to fit in memory, since counters execute it on real tensors."""
-    from flopcheck.subject import resolve
-
-    spec = _model_spec(args, model)
-    paths = attns or args.attn or [None]
-    if spec is None:  # a reference model
-        _check_executable(model)
-        return [resolve(model, attn=a, input_size=size, batch=args.batch) for a in paths for size in (sizes or [None])]
-    subjects = [resolve(model, **{**_spec_options(spec), "attn": a or spec.options.attn}) for a in paths]
+    subjects = [_subject(args, model, attn=a, input_size=size) for a in (attns or args.attn or [None])
+                for size in (sizes or [None])]
     for s in subjects:
-        _executable_spec(s.spec)
+        s.check_executable()
     return subjects
-
-
-def _spec_options(spec) -> dict:
-    from dataclasses import asdict
-
-    return {k: v for k, v in asdict(spec.options).items() if v is not None}
-
-
-def _executable_spec(spec):
-    """The spec measured (in its child process), refused when its fp32 weights would not fit in half this
-    machine's memory: counters execute the model on real tensors."""
-    import os
-
-    from flopcheck.specs.child import measured
-
-    if len(spec.options.attn or "") and spec.options.attn not in (Attn.SDPA, Attn.MATH):
-        raise UsageError(f"--attn {spec.options.attn}: a spec runs sdpa (its own) or math (timm's switch)")
-    m = measured(spec)
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    if 4 * m.params > memory / 2:
-        raise UsageError(f"counters execute the model on real tensors, and {spec.text} has {m.params:,} parameters "
-                         f"({4 * m.params / 1e9:.0f} GB in fp32), more than half this machine's memory: use "
-                         f"`flopcheck count {spec.text}` (meta, exact)")
-    return m
 
 
 DEFAULT_RECONCILE = ("DiT-S/2", 32)  # with no MODEL: DiT-S/2 at 256 px, both attention paths
@@ -362,16 +294,6 @@ def _reconcile(args: argparse.Namespace) -> int:
     unexplained = any(r.residual not in (0, None) for r in results)
     required_failed = any(r.error for r in results if r.counter in REQUIRED)
     return 1 if unexplained or required_failed else 0
-
-
-def _check_executable(model: str) -> None:
-    from flopcheck.counters.pool import meta_only_gb
-
-    gb = meta_only_gb(model)
-    if gb is not None:
-        raise UsageError(f"counters execute the model on real tensors, and {model} exists on meta only "
-                         f"({gb:.0f} GB of fp32 weights): use `flopcheck count {model}` or "
-                         f"`flopcheck estimate {model}`")
 
 
 def _check_device(device: str) -> None:
@@ -511,45 +433,10 @@ def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.estimate import estimate
     from flopcheck.report.estimate import to_dict, to_text
 
-    if args.training:
-        return _estimate_training(args)
     _training_flags(args)
-    spec = _model_spec(args)
-    if spec is not None:
-        from flopcheck.estimate import estimate_spec
-        from flopcheck.report.estimate import spec_dict, spec_text
-        from flopcheck.specs.child import measured
-
-        e = estimate_spec(measured(spec), gpu=args.gpu, mfu=args.mfu, steps=args.steps, cfg=args.cfg)
-        print(_json(spec_dict(e)) if args.json else spec_text(e))
-        return 0
-
-    e = estimate(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch or 1, steps=args.steps, cfg=args.cfg,
-                 resolution=_resolution(args.resolution), frames=args.frames)
+    e = estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, steps=args.steps, cfg=args.cfg, training=args.training,
+                 frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()))
     print(_json(to_dict(e)) if args.json else to_text(e))
-    return 0
-
-
-def _estimate_training(args: argparse.Namespace) -> int:
-    """Training compute: steps x the exact step at its batch, and its time on a GPU."""
-    from flopcheck.estimate import estimate_training
-    from flopcheck.report.estimate import training_dict, training_text
-
-    if args.cfg:
-        raise UsageError("a training step has no CFG: --cfg is for generation")
-    spec = _model_spec(args)
-    if spec is not None:
-        from flopcheck.estimate import estimate_spec_training
-        from flopcheck.specs.child import measured
-
-        m = measured(spec, training=True, frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()))
-        e = estimate_spec_training(m, m.batch or spec.options.batch, gpu=args.gpu, mfu=args.mfu, steps=args.steps)
-        print(_json(training_dict(e)) if args.json else training_text(e))
-        return 0
-    fields = {k: v for k, v in (("resolution", _resolution(args.resolution)), ("frames", args.frames)) if v}
-    e = estimate_training(args.model, gpu=args.gpu, mfu=args.mfu, batch=args.batch or 1, steps=args.steps,
-                          frozen=tuple(args.freeze or ()), checkpointed=tuple(args.checkpoint or ()), **fields)
-    print(_json(training_dict(e)) if args.json else training_text(e))
     return 0
 
 
@@ -568,14 +455,14 @@ def _report_args(p: argparse.ArgumentParser) -> None:
                    help="render an existing results.json again, counting nothing")
 
 
-def _parse_sweeps(args: argparse.Namespace) -> tuple:
-    from flopcheck.report.sweep import SWEEPS
+def _parse_sweeps(args: argparse.Namespace) -> tuple | None:
+    """The --sweep MODEL=S1,S2,S3 given (None: the plan's default; --no-sweep: none)."""
     from reference_models import get_config
 
     if args.no_sweep:
         return ()
     if not args.sweep:
-        return tuple(SWEEPS.items())
+        return None
     out = []
     for text in args.sweep:
         model, _, sizes = text.partition("=")
@@ -591,28 +478,6 @@ def _parse_sweeps(args: argparse.Namespace) -> tuple:
     return tuple(out)
 
 
-def _report_models(text: str) -> tuple[str, ...]:
-    """The report's models: a pattern of reference models that execute, or a comma list of reference names and
-    specs (each spec measured in its child now, so a bad one is refused before anything is counted)."""
-    from reference_models import family_of, get_config, list_models
-
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    out: list[str] = []
-    for item in items:
-        if ":" in item:
-            _executable_spec(_model_spec(argparse.Namespace(model=item)))
-            out.append(item)
-            continue
-        found = [m for m in list_models(item) if family_of(get_config(m)).executes]
-        if not found:
-            raise UsageError(f"no DiT config matches {item!r}; try 'DiT-*' (or give specs: timm:NAME, "
-                             f"torchvision:NAME)")
-        out += found
-    if not out:
-        raise UsageError(f"--models {text!r} names no model: give 'DiT-*' or specs like timm:resnet50")
-    return tuple(dict.fromkeys(out))
-
-
 def _progress(done: int, total: int, count) -> None:
     width = 30
     filled = width * done // total
@@ -626,10 +491,9 @@ def _progress(done: int, total: int, count) -> None:
 def _report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from flopcheck.counters import COUNTERS
     from flopcheck.report.files import MANIFEST, previous, write_report
     from flopcheck.report.render import render
-    from flopcheck.report.sweep import Plan, results, run_plan
+    from flopcheck.reporting import plan, report
 
     if not args.out.strip():
         raise UsageError("--out is empty: name the report's folder, like reports")
@@ -641,17 +505,10 @@ def _report(args: argparse.Namespace) -> int:
 
         res = read_results(Path(args.from_json))
     else:
-        models = _report_models(args.models)
-        counters = tuple(args.counter or COUNTERS)
-        unknown = [c for c in counters if c not in COUNTERS]
-        if unknown:
-            raise UsageError(f"unknown counter {unknown[0]!r}; known: {', '.join(COUNTERS)}")
-        sweeps = _parse_sweeps(args) if args.sweep or not any(":" in m for m in models) else ()
-        plan = Plan(models=models, counters=counters, sweeps=sweeps)
-        run = run_plan(plan, workers=args.workers, timeout_s=args.timeout, progress=_progress)
-        res = results(run)
-        print(f"counted {run.stats['counts']} in {run.stats['wall_s']:.0f} s (the counting calls: "
-              f"{run.stats['counting_s']:.0f} s; building models: {run.stats['build_s']:.0f} s)", file=sys.stderr)
+        chosen = plan(args.models, args.counter, _parse_sweeps(args))
+        res, stats = report(chosen, workers=args.workers, timeout_s=args.timeout, progress=_progress)
+        print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s (the counting calls: "
+              f"{stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s)", file=sys.stderr)
     files = render(res)
     write_report(out, files)
     print(f"wrote {len(files)} files to {out}/: index.md, index.html, results.json, results.csv and "

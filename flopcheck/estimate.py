@@ -219,30 +219,9 @@ def _check_mfu(mfu: float) -> None:
         raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
 
 
-def estimate(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1, cfg: bool = False,
-             **overrides: Any) -> Estimate:
-    """The estimate for a registered model (overrides: resolution=(W, H), frames, input_size)."""
-    from flopcheck.exact import count_prepared
-    from flopcheck.formula import formula_breakdown
-    from flopcheck.reference_count import exact_matches
-    from reference_models import get_config, prepare
-
-    _check_mfu(mfu)
-    if batch < 1:
-        raise InputError(f"batch must be >= 1, got {batch}")
-    chosen = get_gpu(gpu)
-    config = get_config(name, **overrides)
-    formula = formula_breakdown(name, config, batch=batch)
-    prepared = prepare(config, batch=batch)  # one model on meta: counted, and its parameters summed
-    exact = count_prepared(name, config, prepared)
-    params = sum(p.numel() for p in prepared[0].parameters())
-    return Estimate(name, config, batch, Scope(steps=steps, cfg=cfg), chosen, mfu, formula,
-                    exact_matches(exact.by_path(), formula), params)
-
-
 @dataclass(frozen=True)
-class SpecEstimate(_Arithmetic):
-    """The same arithmetic for a model with no hand formula (a spec): its exact count, per forward."""
+class ExactEstimate(_Arithmetic):
+    """The same arithmetic for a model with no hand formula (a spec, a live module): its exact count, per forward."""
 
     measured: Any  # specs.measure.Measured
     scope: Scope
@@ -259,12 +238,6 @@ class SpecEstimate(_Arithmetic):
     @property
     def params(self) -> int:
         return self.measured.params
-
-
-def estimate_spec(measured, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False) -> SpecEstimate:
-    """The estimate for a measured spec (its batch is in its input)."""
-    _check_mfu(mfu)
-    return SpecEstimate(measured, Scope(steps=steps, cfg=cfg), get_gpu(gpu), mfu)
 
 
 @dataclass(frozen=True)
@@ -304,22 +277,41 @@ class TrainingEstimate:
         return self.flops_per_step / (self.mfu * self.gpu.peak)
 
 
-def estimate_training(name: str, gpu: str = "H100", mfu: float = 0.45, batch: int = 1, steps: int = 1,
-                      frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
-                      **overrides: Any) -> TrainingEstimate:
-    """Training compute of a registered model: its exact step at `batch` (on meta), `steps` times."""
-    from flopcheck.reference_count import training_step
-    from reference_models import get_config
-
+def estimate(subject, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False,
+             training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = ()):
+    """The estimate of a subject (flopcheck.subject.Subject) on a GPU at an MFU: one generation (steps x CFG x the
+    forward; an Estimate beside the per-layer shortcut where the model has a formula, else an ExactEstimate), or
+    with training, steps optimizer steps of the exact training step (a TrainingEstimate)."""
     _check_mfu(mfu)
-    config = get_config(name, **overrides)
-    return TrainingEstimate(name, config.describe_input(), batch, steps, training_step(name, config, batch, frozen, checkpointed),
-                            get_gpu(gpu), mfu)
+    chosen = get_gpu(gpu)
+    if training:
+        if cfg:
+            raise InputError("a training step has no CFG: --cfg is for generation")
+        return _training(subject, chosen, mfu, steps, tuple(frozen), tuple(checkpointed))
+    if not subject.formula_family:
+        return ExactEstimate(subject.measured(), Scope(steps=steps, cfg=cfg), chosen, mfu)
+    from flopcheck.counting import exact_matches
+    from flopcheck.exact import count_prepared
+    from flopcheck.formula import formula_breakdown
+    from reference_models import prepare
+
+    config, batch = subject.config(), subject.batch
+    formula = formula_breakdown(subject.text, config, batch=batch)
+    prepared = prepare(config, batch=batch)  # one model on meta: counted, and its parameters summed
+    exact = count_prepared(subject.text, config, prepared)
+    params = sum(p.numel() for p in prepared[0].parameters())
+    return Estimate(subject.text, config, batch, Scope(steps=steps, cfg=cfg), chosen, mfu, formula,
+                    exact_matches(exact.by_path(), formula), params)
 
 
-def estimate_spec_training(measured, batch: int, gpu: str = "H100", mfu: float = 0.45,
-                           steps: int = 1) -> TrainingEstimate:
-    """Training compute of a spec measured with its training step (specs.child.measured(training=True)): steps x
-    that exact step, whose batch is its input's."""
-    _check_mfu(mfu)
-    return TrainingEstimate(measured.text, measured.inputs, batch, steps, measured.training, get_gpu(gpu), mfu)
+def _training(subject, gpu: GPU, mfu: float, steps: int, frozen: tuple[str, ...], checkpointed: tuple[str, ...]
+              ) -> TrainingEstimate:
+    """Training compute: its exact step at the subject's batch (on meta), `steps` times."""
+    if subject.formula_family:
+        from flopcheck.counting import training_step
+
+        config = subject.config()
+        step = training_step(subject.text, config, subject.batch, frozen, checkpointed)
+        return TrainingEstimate(subject.text, config.describe_input(), subject.batch, steps, step, gpu, mfu)
+    m = subject.measured(training=True, frozen=frozen, checkpointed=checkpointed)
+    return TrainingEstimate(m.text, m.inputs, m.batch or subject.spec_batch, steps, m.training, gpu, mfu)

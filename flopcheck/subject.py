@@ -39,6 +39,11 @@ class Subject:
     _measured: Any = None
 
     @property
+    def formula_family(self) -> bool:
+        """Its family has a hand formula (a reference model): the truth is the formula, the exact count checks it."""
+        return self.source is Source.REFERENCE
+
+    @property
     def attn(self) -> str:
         """The attention path asked for ('sdpa' unless the spec switched it)."""
         return (self.spec.options.attn if self.spec is not None else None) or "sdpa"
@@ -49,7 +54,7 @@ class Subject:
 
         o = self.spec.options
         fields = {k: v for k, v in (("input_size", o.input_size), ("resolution", o.resolution),
-                                    ("frames", o.frames)) if v is not None}
+                                    ("frames", o.frames), ("space", o.space)) if v is not None}
         return get_config(self.text, attn=o.attn, **fields)
 
     def exact(self):
@@ -60,20 +65,36 @@ class Subject:
             return exact_count(self.text, self.config(), batch=self.batch)
         return self.measured().exact
 
-    def measured(self):
-        """The exact count with its module structure (specs.measure.Measured), once; a spec's from its child."""
+    def measured(self, training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
+                 optimizer: str = ""):
+        """The exact count with its module structure (specs.measure.Measured), once; a spec's from its child; with
+        training, the exact training step too (its frozen and checkpointed modules, its optimizer)."""
         if self.source is Source.REFERENCE:
             raise InputError(f"{self.text} is a reference model: its truth is its formula (reference())")
+        step = {"training": training, "frozen": tuple(frozen), "checkpointed": tuple(checkpointed),
+                "optimizer": optimizer}
+        if training:
+            return self._measure(**step)
         if self._measured is None:
-            if self.source is Source.LIVE:
-                from flopcheck.specs.measure import measure_local
-
-                self._measured = measure_local(self.model, self.args, self.kwargs, self.text)
-            else:
-                from flopcheck.specs.child import measured
-
-                self._measured = measured(self.spec, self.timeout_s)
+            self._measured = self._measure(**step)
         return self._measured
+
+    def _measure(self, training: bool, frozen: tuple[str, ...], checkpointed: tuple[str, ...], optimizer: str):
+        if self.source is Source.SPEC:
+            from flopcheck.specs.child import measured
+
+            return measured(self.spec, self.timeout_s, training, frozen, checkpointed, optimizer)
+        from flopcheck.specs.measure import measure_local
+
+        m = measure_local(self.model, self.args, self.kwargs, self.text)
+        if not training:
+            return m
+        from flopcheck.exact.training import count_training_step, freeze
+
+        freeze(self.model, frozen)
+        step = count_training_step(self.model, self.args, kwargs=self.kwargs, frozen_paths=frozen,
+                                   checkpointed=checkpointed, optimizer=optimizer, model=self.text)
+        return replace(m, training=step)
 
     @property
     def batch(self) -> int:
@@ -85,6 +106,25 @@ class Subject:
     @property
     def spec_batch(self) -> int:
         return self.spec.options.batch if self.spec is not None else 1
+
+    def check_executable(self) -> None:
+        """Counters execute the model on real tensors: a reference model that exists on meta only, or a model whose
+        fp32 weights would not fit in half this machine's memory, is refused in one line naming the fix."""
+        if self.source is Source.REFERENCE:
+            from flopcheck.counters.pool import check_executable
+
+            check_executable(self.text)
+            return
+        if self.attn not in ("sdpa", "math"):
+            raise InputError(f"--attn {self.attn}: a spec runs sdpa (its own) or math (timm's switch)")
+        import os
+
+        params = self.measured().params
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        if 4 * params > memory / 2:
+            raise InputError(f"counters execute the model on real tensors, and {self.text} has {params:,} parameters "
+                             f"({4 * params / 1e9:.0f} GB in fp32), more than half this machine's memory: use "
+                             f"`flopcheck count {self.text}` (meta, exact)")
 
     def job(self):
         """The counters' job for this subject (counters/pool.py)."""
@@ -157,6 +197,12 @@ def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.
     return run_counters(names, jobs, timeout_s=timeout_s)
 
 
+def subject_of(spec, timeout_s: float | None = None) -> Subject:
+    """The Subject of a parsed spec (specs.ModelSpec): a reference model's, or a spec's built in its child."""
+    source = Source.REFERENCE if spec.source == "reference" else Source.SPEC
+    return Subject(spec.text, source, spec=spec, timeout_s=timeout_s)
+
+
 def resolve(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: Any) -> Subject:
     """The Subject of what the user gave: a string (a reference name or a spec, whose keyword options build its
     input: resolution, frames, text_tokens, input_shape, batch, config, inputs, attn, input_size) or an nn.Module
@@ -168,8 +214,7 @@ def resolve(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: An
         if args:
             raise InputError(f"{model} is named, so flopcheck builds its inputs: give options (resolution=, "
                              f"input_shape=, inputs=), not tensors")
-        source = Source.REFERENCE if spec.source == "reference" else Source.SPEC
-        return Subject(spec.text, source, spec=spec, timeout_s=timeout_s)
+        return subject_of(spec, timeout_s)
     if not _is_module(model):
         raise InputError(f"model must be a torch.nn.Module or a name (DiT-XL/2, timm:NAME, ...), got "
                          f"{type(model).__name__}")
@@ -183,4 +228,4 @@ def _is_module(model: Any) -> bool:
     return isinstance(model, nn.Module)
 
 
-__all__ = ["Source", "Subject", "is_reference", "resolve"]
+__all__ = ["Source", "Subject", "counts_of", "is_reference", "resolve", "subject_of"]

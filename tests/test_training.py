@@ -10,7 +10,7 @@ from torch import nn
 
 from flopcheck.cli import main
 from flopcheck.exact.training import count_training_step
-from flopcheck.reference_count import training_step
+from flopcheck.counting import training_step
 from flopcheck.types import Kind
 from reference_models import get_config
 

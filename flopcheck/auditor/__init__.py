@@ -143,7 +143,7 @@ def _backward(claim: Claim, has_pixel: bool) -> dict[bool, int] | None:
         from flopcheck.specs.child import measured
 
         return {False: measured(spec_of(claim), training=True).training.backward.total}
-    from flopcheck.reference_count import training_step
+    from flopcheck.counting import training_step
 
     fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
     out = {False: training_step(claim.model, get_config(claim.model, **fields)).backward.total}

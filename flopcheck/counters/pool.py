@@ -35,7 +35,8 @@ def check_executable(model: str) -> None:
     gb = meta_only_gb(model)
     if gb is not None:
         raise InputError(f"counters execute the model on real tensors, and {model} exists on meta only "
-                         f"({gb:.0f} GB of fp32 weights): count it exactly, or estimate it")
+                         f"({gb:.0f} GB of fp32 weights): use `flopcheck count {model}` or "
+                         f"`flopcheck estimate {model}`")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from flopcheck.exact import ExactCount, count_forward
 from flopcheck.formula import formula_breakdown
-from flopcheck.reference_count import exact_matches
+from flopcheck.counting import exact_matches
 from flopcheck.specs.measure import layers_of
 from flopcheck.types import Breakdown, Kind, Work
 

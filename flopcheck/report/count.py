@@ -1,4 +1,5 @@
-"""A CountResult as text (term by term, formula beside exact count) and as a JSON-ready dict."""
+"""A CountResult as text and as a JSON-ready dict: term by term, the exact count beside the formula where the model
+has one, else the exact count alone (the reference of a model without a formula)."""
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -8,16 +9,28 @@ from flopcheck.fmt import commas, si, table
 from flopcheck.types import Unit, Work
 
 if TYPE_CHECKING:
-    from flopcheck.reference_count import CountResult
+    from flopcheck.counting import CountResult
 
 
 def headline(r: CountResult) -> str:
-    """'DiT-XL/2 · latent 32x32 (256 px) · T=256 · batch 1 · attn sdpa · forward'."""
+    """'DiT-XL/2 · latent 32x32 (256 px) · T=256 · batch 1 · attn sdpa · forward', or 'timm:resnet50 · x (1, 3,
+    224, 224) float32 · batch 1 · forward'."""
+    if r.formula is None:
+        return f"{r.name} · {r.measured.inputs} · batch {r.batch} · {r.scope.describe()}"
     return f"{r.name} · {r.config.describe_input()} · batch {r.batch} · attn {r.config.attn} · {r.scope.describe()}"
 
 
 def to_text(r: CountResult) -> str:
-    """The breakdown term by term in FLOPs and MACs, the exact count beside the formula."""
+    """The breakdown term by term in FLOPs and MACs, the exact count beside the formula (or alone)."""
+    return _formula_text(r) if r.formula is not None else _exact_text(r)
+
+
+def to_dict(r: CountResult) -> dict:
+    """JSON-ready: full integers, FLOPs and MACs, every term, the exact count and what it left uncounted."""
+    return _formula_dict(r) if r.formula is not None else _exact_dict(r)
+
+
+def _formula_text(r: CountResult) -> str:
     exact = r.exact_by_path()
     rows = [[t.path, t.kind.value, t.formula, commas(t.flops), commas(exact.get(t.path, 0)), commas(t.macs)]
             for t in r.formula.terms]
@@ -109,8 +122,7 @@ def _verdict(r: CountResult) -> str:
             f"{commas(r.exact_total - r.formula.total)} FLOPs")
 
 
-def to_dict(r: CountResult) -> dict:
-    """JSON-ready: full integers, FLOPs and MACs, every term, the exact count and what it left uncounted."""
+def _formula_dict(r: CountResult) -> dict:
     c = r.config
     return {
         "model": r.name,
@@ -138,23 +150,17 @@ def to_dict(r: CountResult) -> dict:
     }
 
 
-# ---------------------------------------------------------------------------------------------
-# Any other model (a spec): the exact count is the reference, term by term
-# ---------------------------------------------------------------------------------------------
+# A model without a formula (a spec, a live module): the exact count is the reference, term by term
 
 
-def spec_headline(m, batch: int, scope) -> str:
-    """'timm:resnet50 · x (1, 3, 224, 224) float32 · batch 1 · forward'."""
-    return f"{m.text} · {m.inputs} · batch {batch} · {scope.describe()}"
-
-
-def spec_text(m, b, batch: int) -> str:
-    """A spec's exact count term by term (path, kind, ops, FLOPs, MACs), how it was built, and what it left out."""
+def _exact_text(r: CountResult) -> str:
+    """The exact count term by term (path, kind, ops, FLOPs, MACs), how the model was built, what it left out."""
+    m, b = r.measured, r.breakdown
     rows = [[t.path or "(top)", t.kind.value, t.formula, commas(t.flops), commas(t.macs)] for t in b.terms]
     rows.append(["total", "", "", commas(b.total), commas(b.total_macs)])
     blocks = ", ".join(f"{x.path} ({x.count} x {x.type_name})" for x in m.blocks) or "none found"
     lines = [
-        spec_headline(m, batch, b.scope),
+        headline(r),
         *m.notes,
         *_incomplete(m.exact, m.training),
         f"parameters: {commas(m.params)} · repeated blocks: {blocks}",
@@ -172,8 +178,8 @@ def spec_text(m, b, batch: int) -> str:
     return "\n".join(lines)
 
 
-def spec_dict(m, b, batch: int) -> dict:
-    """JSON-ready: full integers, the input actually used, every term, and what the count left out."""
+def _exact_dict(r: CountResult) -> dict:
+    m, b, batch = r.measured, r.breakdown, r.batch
     s = b.scope
     return {
         "model": m.text, "inputs": m.inputs, "notes": list(m.notes), "batch": batch, "parameters": m.params,

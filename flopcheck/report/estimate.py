@@ -1,7 +1,7 @@
 """An Estimate as text and as a JSON-ready dict."""
 from __future__ import annotations
 
-from flopcheck.estimate import Estimate
+from flopcheck.estimate import Estimate, ExactEstimate, TrainingEstimate
 from flopcheck.fmt import commas, si, table
 
 
@@ -22,7 +22,7 @@ def _roofline(e) -> list[str]:
             f"  per step {_secs(e.step_seconds)}, per generation {_secs(e.seconds)}"]
 
 
-def to_text(e: Estimate) -> str:
+def _formula_text(e: Estimate) -> str:
     c, g = e.config, e.gpu
     scope = " x ".join([f"{e.scope.steps} steps"] + (["CFG"] if e.scope.cfg else []))
     lines = [
@@ -71,7 +71,7 @@ def _seed_text(e: Estimate) -> str:
     ])
 
 
-def to_dict(e: Estimate) -> dict:
+def _formula_dict(e: Estimate) -> dict:
     c = e.config
     return {
         "model": e.name, "input": c.describe_input(), "batch": e.batch,
@@ -91,7 +91,7 @@ def to_dict(e: Estimate) -> dict:
     }
 
 
-def spec_text(e) -> str:
+def _exact_text(e: ExactEstimate) -> str:
     """A spec's estimate: its exact count per forward, step and generation, the roofline and the time."""
     m, g = e.measured, e.gpu
     scope = " x ".join([f"{e.scope.steps} steps"] + (["CFG"] if e.scope.cfg else []))
@@ -112,7 +112,7 @@ def spec_text(e) -> str:
     ])
 
 
-def spec_dict(e) -> dict:
+def _exact_dict(e: ExactEstimate) -> dict:
     """JSON-ready: full integers."""
     m = e.measured
     return {"model": m.text, "inputs": m.inputs, "notes": list(m.notes), "gpu": e.gpu.name, "mfu": e.mfu,
@@ -123,7 +123,7 @@ def spec_dict(e) -> dict:
             "seconds": e.seconds}
 
 
-def training_text(e) -> str:
+def _training_text(e: TrainingEstimate) -> str:
     """Training compute: the exact step, per optimizer step and for the run, the 3x rule beside it, the time."""
     g, s = e.gpu, e.step
     hours = e.seconds / 3600
@@ -145,10 +145,24 @@ def training_text(e) -> str:
     ])
 
 
-def training_dict(e) -> dict:
+def _training_dict(e: TrainingEstimate) -> dict:
     """JSON-ready: full integers."""
     s = e.step
     return {"model": e.name, "inputs": e.inputs, "batch": e.batch, "steps": e.steps, "gpu": e.gpu.name, "mfu": e.mfu,
             "unit": "FLOP", "forward_flops": s.forward.total, "backward_flops": s.backward.total,
             "flops_per_step": e.flops_per_step, "flops": e.flops, "rule_3x_flops": e.rule_flops,
             "step_seconds": e.step_seconds, "seconds": e.seconds, "gpu_hours": e.seconds / 3600}
+
+
+RENDERERS = {Estimate: (_formula_text, _formula_dict), ExactEstimate: (_exact_text, _exact_dict),
+             TrainingEstimate: (_training_text, _training_dict)}  # each kind of estimate: (text, JSON-ready dict)
+
+
+def to_text(e) -> str:
+    """An estimate (of one generation or of training) as text."""
+    return RENDERERS[type(e)][0](e)
+
+
+def to_dict(e) -> dict:
+    """An estimate as a JSON-ready dict, full integers."""
+    return RENDERERS[type(e)][1](e)

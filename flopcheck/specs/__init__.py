@@ -34,6 +34,7 @@ class Options:
     inputs: str | None = None  # 'package.module:fn', fn(model) -> args or (args, kwargs)
     attn: str | None = None  # 'math' turns a switchable model's fused attention off (timm); else its default
     input_size: int | None = None  # a reference DiT: its latent side (sets T)
+    space: str | None = None  # a reference DiT: 'pixel' runs it on 3-channel pixels, no VAE
 
 
 @dataclass(frozen=True)
@@ -89,14 +90,32 @@ def parse(text: str, **options) -> ModelSpec:
     if not text:
         raise SpecError("the model is empty: give a reference name (DiT-XL/2), timm:NAME, torchvision:NAME, "
                         "diffusers:CLASS --config FILE or package.module:factory")
-    spec = ModelSpec(text, Options(**{k: v for k, v in options.items() if v is not None}))
+    given = {k: v for k, v in options.items() if v is not None}
+    shape, batch = given.get("input_shape"), given.get("batch")
+    if shape and batch and batch != shape[0]:
+        raise SpecError(f"--batch {batch} and --input-shape {','.join(map(str, shape))} disagree: the input's first "
+                        f"dimension is its batch; give --input-shape {','.join(map(str, (batch, *shape[1:])))} alone")
+    if shape:
+        given["batch"] = shape[0]
+    spec = ModelSpec(text, Options(**given))
     if spec.source == "reference":
         from reference_models.registry import UnknownModelError
 
         if not is_reference(text):
             raise SpecError(f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
                             f"diffusers:CLASS --config FILE, package.module:factory")
+        for name in ("config", "inputs", "input_shape", "text_tokens"):
+            if name in given:
+                raise SpecError(f"--{name.replace('_', '-')} builds a spec's input; {text} is a reference model: "
+                                f"use its own flags (--resolution, --input-size, --frames)")
         return spec
+    for name in ("input_size", "space"):
+        if name in given:
+            raise SpecError(f"--{name.replace('_', '-')} applies to the reference DiT models; for {text} give "
+                            f"--resolution or --input-shape")
+    if spec.options.attn and spec.options.attn != "sdpa" and spec.source != "timm":
+        raise SpecError(f"--attn {spec.options.attn}: flopcheck can switch attention paths for reference models "
+                        f"and timm models; {text} runs its own")
     module, _, fn = text.partition(":")
     if not fn.strip() or not module.strip():
         raise SpecError(f"model {text!r}: write PREFIX:NAME (timm:resnet50) or package.module:factory")

@@ -1,5 +1,6 @@
-"""The report's plan and results: every DiT config x every counter x both attention paths, plus T-sweeps,
-as one deterministic results dict (full integers, versions, no timings; timings go to the run's stats).
+"""The report verb: its plan (every DiT config x every counter x both attention paths, plus T-sweeps, or the models
+named), its run, and one deterministic results dict (full integers, versions, no timings; timings go to the run's
+stats) that flopcheck.report renders without starting a process or building a model.
 
 The counting is the counters' pool (flopcheck.counters.pool): model-major workers in parallel, the
 largest job first; every library counter on real CPU tensors, flopcheck's own exact count on meta.
@@ -68,21 +69,42 @@ def _measured(model: str, attn: str):
     return measured(parse(model, attn=attn) if spec.source == "timm" and attn != "sdpa" else spec)
 
 
-@dataclass
-class SweepRun:
-    """A plan and its run."""
+def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple | None = None) -> Plan:
+    """The report's plan: `models` a shell pattern of reference models that execute, or a comma list of reference
+    names and specs (each spec measured in its child now and checked to fit in memory, so a bad one is refused
+    before anything is counted); `counters` (default all) checked by name; the T-sweeps (default SWEEPS) where the
+    models are reference models."""
+    from flopcheck.counters import get_spec
+    from flopcheck.errors import InputError
+    from flopcheck.specs import parse
+    from flopcheck.subject import subject_of
+    from reference_models import family_of, get_config, list_models
 
-    plan: Plan
-    counts: list[Count]
-    stats: dict
+    out: list[str] = []
+    for item in [t.strip() for t in models.split(",") if t.strip()]:
+        if is_spec(item):
+            subject_of(parse(item)).check_executable()
+            out.append(item)
+            continue
+        found = [m for m in list_models(item) if family_of(get_config(m)).executes]
+        if not found:
+            raise InputError(f"no DiT config matches {item!r}; try 'DiT-*' (or give specs: timm:NAME, "
+                             f"torchvision:NAME)")
+        out += found
+    if not out:
+        raise InputError(f"--models {models!r} names no model: give 'DiT-*' or specs like timm:resnet50")
+    names = tuple(get_spec(n).name for n in (counters or COUNTERS))
+    if sweeps is None:
+        sweeps = () if any(is_spec(m) for m in out) else tuple(SWEEPS.items())
+    return Plan(models=tuple(dict.fromkeys(out)), counters=names, sweeps=tuple(sweeps))
 
 
-def run_plan(plan: Plan, workers: int = 2, timeout_s: float = 600.0,
-             progress: Callable[[int, int, Count], None] | None = None) -> SweepRun:
-    """Every counter of the plan on every job, in the counters' pool."""
-    run: Run = run_jobs([COUNTERS[n] for n in plan.counters], plan.jobs(), workers=workers, timeout_s=timeout_s,
+def report(chosen: Plan, workers: int = 2, timeout_s: float = 600.0,
+           progress: Callable[[int, int, Count], None] | None = None) -> tuple[dict, dict]:
+    """Every counter of the plan on every job, in the counters' pool: (the results dict, the run's stats)."""
+    run: Run = run_jobs([COUNTERS[n] for n in chosen.counters], chosen.jobs(), workers=workers, timeout_s=timeout_s,
                         progress=progress)
-    return SweepRun(plan, run.counts, run.stats)
+    return results(chosen, run.counts), run.stats
 
 
 # ---------------------------------------------------------------------------------------------
@@ -153,13 +175,12 @@ def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
     return out
 
 
-def results(run: SweepRun) -> dict:
+def results(plan: Plan, counts: list[Count]) -> dict:
     """The report's data: formulas, counts, reconciliations (with proofs), sweeps, versions."""
     from flopcheck.reconciler import reconcile
     from flopcheck.reconciler.reference import reference_of
     from flopcheck.report.reconcile import proof, to_dict
 
-    plan, counts = run.plan, run.counts
     sizes = list(dict.fromkeys((c.model, c.input_size) for c in counts))
     recs, whites = [], {}
     for c in counts:

@@ -1,0 +1,96 @@
+"""The count verb: one subject, one scope -> a CountResult: the exact count, beside the hand formula where the
+subject's family has one (a reference model), else the exact count alone is the reference (a spec, a live module).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from flopcheck.exact import ExactCount, exact_count
+from flopcheck.formula import formula_breakdown
+from flopcheck.types import Breakdown, Scope
+
+
+@dataclass(frozen=True)
+class CountResult:
+    """The exact count of one model, one input, one scope, beside its formula where it has one; FLOPs."""
+
+    name: str
+    config: Any  # a reference model's config; None for a model without a formula
+    batch: int
+    scope: Scope
+    formula: Breakdown | None  # the hand formula scaled to the scope; None: the exact count is the reference
+    exact: ExactCount  # one counted forward (batch 2N under CFG)
+    training: Any = None  # a training scope: the exact step (exact.training.TrainingCount), forward and backward
+    measured: Any = None  # a model without a formula: specs.measure.Measured (its input, notes, parameters, blocks)
+
+    @property
+    def breakdown(self) -> Breakdown:
+        """The reference term by term, scaled to the scope: the formula, or the exact count's own terms."""
+        return self.formula if self.formula is not None else self.measured.breakdown().scoped(self.scope)
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the exact count equals the formula term by term (a model without one: 0), else 1."""
+        return 0 if self.agrees else 1
+
+    @property
+    def exact_factor(self) -> int:
+        """What multiplies the counted forward: steps and training (CFG is already in its batch)."""
+        return self.scope.steps * (3 if self.scope.training else 1)
+
+    @property
+    def exact_total(self) -> int:
+        """The exact count scaled to the scope, FLOPs."""
+        return self.exact.total * self.exact_factor
+
+    def exact_by_path(self) -> dict[str, int]:
+        """Exact FLOPs per path, scaled to the scope."""
+        return {p: f * self.exact_factor for p, f in self.exact.by_path().items()}
+
+    @property
+    def agrees(self) -> bool:
+        """Formula and exact count equal in total and term by term (no formula: nothing to disagree with)."""
+        return self.formula is None or exact_matches(self.exact_by_path(), self.formula)
+
+
+def exact_matches(exact_by_path: dict[str, int], formula: Breakdown) -> bool:
+    """The exact count equals the formula term by term (and so in total): the one check of a formula."""
+    return exact_by_path == formula.by_path()
+
+
+def count(subject, scope: Scope = Scope(), device: str = "meta", frozen: tuple[str, ...] = (),
+          checkpointed: tuple[str, ...] = (), optimizer: str = "") -> CountResult:
+    """The CountResult of a subject (flopcheck.subject.Subject) at a scope: a reference model's formula and exact
+    count on `device`; any other model's exact count on meta (a named model's measured in its child process), with
+    the exact training step when the scope is training."""
+    if subject.formula_family:
+        config = subject.config()
+        formula = formula_breakdown(subject.text, config, batch=subject.batch, scope=scope)
+        exact = exact_count(subject.text, config, batch=subject.batch, cfg=scope.cfg, device=device)
+        step = training_step(subject.text, config, subject.batch, tuple(frozen), tuple(checkpointed),
+                             optimizer) if scope.training else None
+        return CountResult(subject.text, config, subject.batch, scope, formula, exact, step)
+    if device != "meta":
+        from flopcheck.errors import InputError
+
+        raise InputError(f"--device {device}: {subject.text} is counted on meta (its shapes are all a count reads)")
+    m = subject.measured(training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed),
+                         optimizer=optimizer)
+    return CountResult(m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, m.training, m)
+
+
+@lru_cache(maxsize=32)
+def training_step(name: str, config: Any, batch: int = 1, frozen: tuple[str, ...] = (),
+                  checkpointed: tuple[str, ...] = (), optimizer: str = ""):
+    """The exact training step of a reference model on meta: its forward, a mean loss, its backward, the modules
+    matching `frozen` training no weights, those matching `checkpointed` recomputed in the backward (once per
+    config: a claims file asks again)."""
+    from flopcheck.exact.training import count_training_step
+    from reference_models import prepare
+
+    model, inputs, forward = prepare(config, batch=batch, device="meta")
+    return count_training_step(model, inputs, forward, getattr(model, "flop_kinds", ()), frozen_paths=frozen,
+                               checkpointed=checkpointed, optimizer=optimizer, model=name, attn=config.attn,
+                               device="meta")
