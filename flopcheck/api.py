@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from flopcheck.subject import Subject, resolve
+from flopcheck.subject import Subject, live, resolve
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -24,7 +24,7 @@ def _subject(model: Any, args: tuple, kwargs: dict, timeout_s: float | None, opt
         if inputs:
             raise _error(f"{model} is named, so flopcheck builds its inputs; {', '.join(inputs)} is not an option")
         return resolve(model, *args, timeout_s=timeout_s, **(options or {}))
-    return resolve(model, *args, timeout_s=timeout_s, **inputs)
+    return live(model, args, inputs)
 
 
 def _error(message: str):
@@ -118,8 +118,8 @@ def audit(claim: str, model: Any = None, *args: Any, counters: list[str] | bool 
 
     Example:
         >>> import torch, flopcheck
-        >>> flopcheck.audit("96 MACs", torch.nn.Linear(4, 12), torch.zeros(2, 4), counters=False).verdict
-        'consistent'
+        >>> print(flopcheck.audit("96 MACs", torch.nn.Linear(4, 12), torch.zeros(2, 4), counters=False).verdict)
+        consistent
     """
     from flopcheck.auditor import audit as judge
     from flopcheck.auditor import parse_claim

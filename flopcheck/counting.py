@@ -35,6 +35,16 @@ class CountResult:
         """0 when the exact count equals the formula term by term (a model without one: 0), else 1."""
         return 0 if self.agrees else 1
 
+    def to_text(self) -> str:
+        from flopcheck.report.count import to_text
+
+        return to_text(self)
+
+    def to_data(self) -> dict:
+        from flopcheck.report.count import to_dict
+
+        return to_dict(self)
+
     @property
     def exact_factor(self) -> int:
         """What multiplies the counted forward: steps and training (CFG is already in its batch)."""
@@ -58,6 +68,36 @@ class CountResult:
 def exact_matches(exact_by_path: dict[str, int], formula: Breakdown) -> bool:
     """The exact count equals the formula term by term (and so in total): the one check of a formula."""
     return exact_by_path == formula.by_path()
+
+
+def check_device(device: str) -> None:
+    """A device torch knows and this machine has: meta (no compute), cpu, or an accelerator that is here."""
+    from flopcheck.errors import InputError
+
+    if device == "meta":  # the default: no torch needed to say so (a spec's count imports it in its child)
+        return
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, ValueError):
+        raise InputError(f"--device {device!r} is not a torch device: use meta (the default), cpu or cuda") from None
+    backend = getattr(torch, kind, None)
+    if kind not in ("meta", "cpu") and not (backend is not None and backend.is_available()):
+        raise InputError(f"--device {device!r}: this machine has no {kind}; use meta (the default) or cpu")
+
+
+def training_options(training: bool, freeze=None, checkpoint=None, optimizer: str | None = None) -> dict:
+    """What shapes a training step (frozen and checkpointed module patterns, the optimizer counted apart: default
+    adamw, 'none' for none); given without training it would be ignored, so it is refused."""
+    from flopcheck.errors import InputError
+
+    for flag, value in (("freeze", freeze), ("checkpoint", checkpoint), ("optimizer", optimizer)):
+        if value and not training:
+            raise InputError(f"--{flag} shapes a training step: add --training")
+    chosen = optimizer or "adamw"
+    return {"frozen": tuple(freeze or ()), "checkpointed": tuple(checkpoint or ()),
+            "optimizer": chosen if training and chosen != "none" else ""}
 
 
 def count(subject, scope: Scope = Scope(), device: str = "meta", frozen: tuple[str, ...] = (),

@@ -93,7 +93,23 @@ class Difference:
         return self.exact - self.seed
 
 
-class _Arithmetic:
+class Shown:
+    """An estimate as the command line shows it: text or JSON-ready data (flopcheck.report.estimate), exit 0."""
+
+    exit_code = 0
+
+    def to_text(self) -> str:
+        from flopcheck.report.estimate import to_text
+
+        return to_text(self)
+
+    def to_data(self) -> dict:
+        from flopcheck.report.estimate import to_dict
+
+        return to_dict(self)
+
+
+class _Arithmetic(Shown):
     """Seed 001's arithmetic on one forward's FLOPs (flops_per_forward, kinds()), parameters, scope, GPU and MFU."""
 
     @property
@@ -241,7 +257,7 @@ class ExactEstimate(_Arithmetic):
 
 
 @dataclass(frozen=True)
-class TrainingEstimate:
+class TrainingEstimate(Shown):
     """Training compute: optimizer steps x the exact step at its batch (forward + backward, counted on meta), and
     the time it takes at an MFU; the 3x rule beside it."""
 

@@ -80,6 +80,9 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
     from flopcheck.subject import subject_of
     from reference_models import family_of, get_config, list_models
 
+    for model, sizes in sweeps or ():
+        for size in sizes:
+            get_config(model, input_size=size)  # an unknown model or a bad size: refused before anything runs
     out: list[str] = []
     for item in [t.strip() for t in models.split(",") if t.strip()]:
         if is_spec(item):

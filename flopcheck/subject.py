@@ -215,11 +215,15 @@ def resolve(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: An
             raise InputError(f"{model} is named, so flopcheck builds its inputs: give options (resolution=, "
                              f"input_shape=, inputs=), not tensors")
         return subject_of(spec, timeout_s)
+    return live(model, args, kwargs)
+
+
+def live(model: Any, args: tuple = (), kwargs: dict | None = None) -> Subject:
+    """The Subject of the caller's own nn.Module and its inputs, model(*args, **kwargs) (any names, `timeout_s` too)."""
     if not _is_module(model):
         raise InputError(f"model must be a torch.nn.Module or a name (DiT-XL/2, timm:NAME, ...), got "
                          f"{type(model).__name__}")
-    return Subject(type(model).__name__, Source.LIVE, model=model, args=tuple(args), kwargs=dict(kwargs),
-                   timeout_s=timeout_s)
+    return Subject(type(model).__name__, Source.LIVE, model=model, args=tuple(args), kwargs=dict(kwargs or {}))
 
 
 def _is_module(model: Any) -> bool:
@@ -228,4 +232,4 @@ def _is_module(model: Any) -> bool:
     return isinstance(model, nn.Module)
 
 
-__all__ = ["Source", "Subject", "counts_of", "is_reference", "resolve", "subject_of"]
+__all__ = ["Source", "Subject", "counts_of", "is_reference", "live", "resolve", "subject_of"]

@@ -84,6 +84,35 @@ class Attention(Word):
     UNCLEAR = "unclear"  # the evidence does not say
 
 
+class Tier(Word):
+    """A verdict on a published figure, from its reading's category and its distance alone."""
+
+    CONSISTENT = "consistent"  # a reading equals the claim to its printed digits (or a stated tolerance)
+    CLOSE = "close"  # within 1% of a count, a rounding or a bookkeeping convention
+    WRONG = "wrong"  # the convention is identified, the number is off by more than 1%
+    UNEXPLAINED = "unexplained"  # no reading within 10%
+    INCOMPLETE = "incomplete"  # the exact count lacks a formula for some op: no verdict
+
+    @property
+    def passes(self) -> bool:
+        """Consistent or close: exit 0."""
+        return self in (Tier.CONSISTENT, Tier.CLOSE)
+
+
+class Space(Word):
+    """Where a diffusion model runs: on the VAE's latent, or on pixels (3 channels, no VAE)."""
+
+    LATENT = "latent"
+    PIXEL = "pixel"
+
+
+class Evidence(Word):
+    """What a reconciliation had to go on: a counter's per-op or per-module detail, or its total alone."""
+
+    WHITE_BOX = "white box"
+    BLACK_BOX = "black box"
+
+
 class Mechanism(Word):
     """How a counter sees (or misses) work: at the aten op, by a module hook, or by a patched functional."""
 
@@ -320,7 +349,7 @@ class Reconciliation:
     reference_flops: int  # the formula (= the exact count)
     findings: tuple[Finding, ...]
     residual: int | None  # counter_flops - reference - sum(FLOP-cause deltas); None if no number came
-    mode: str = "white box"  # 'white box' (per-op detail) or 'black box' (a total only)
+    mode: str = "white box"  # 'white box' (per-op detail) or 'black box: the reading' (a total only)
     error: str | None = None
     reference: str = "formula = exact count"  # what the reference is: a hand formula, or the exact count alone
 
@@ -328,6 +357,11 @@ class Reconciliation:
     def closed(self) -> bool:
         """Every FLOP explained."""
         return self.residual == 0
+
+    @property
+    def evidence(self) -> Evidence:
+        """White box (the counter's detail read exactly) or black box (its total alone)."""
+        return Evidence.WHITE_BOX if self.mode == Evidence.WHITE_BOX else Evidence.BLACK_BOX
 
 
 # ---------------------------------------------------------------------------------------------

@@ -57,5 +57,5 @@ def _seeded(counts: dict) -> dict:
     from flopcheck.counters.pool import Job
 
     for c in (c for c in counts.values() if c.model in DIT_NAMES):  # as the auditor keeps them, errors too
-        tools._store(tools._key(c.counter, Job(c.model, c.input_size, c.attn, c.batch).resolved()), c)
+        tools.keep(c, Job(c.model, c.input_size, c.attn, c.batch).resolved())
     return counts

@@ -83,12 +83,13 @@ def test_compare_and_reconcile_take_args_and_kwargs():
     import flopcheck
 
     net, args, kwargs = _Scaled.build()
-    # fc on 3 rows: 3 * 8 * 4 = 96 multiply-adds = 192 FLOPs; ptflops adds one per bias element, 3 * 4 = 12 (called
-    # with keywords, it sees no positional input and divides by no batch)
+    # fc on 3 rows: 3 * 8 * 4 = 96 multiply-adds = 192 FLOPs; ptflops adds one per bias element, 3 * 4 = 12, and
+    # divides by the batch it saw, 3: (96 + 12) / 3 = 36 per sample
     counts = flopcheck.compare(net, *args, counters=["fvcore_jit", "thop_hooks", "torch_dispatch", "ptflops_pytorch"],
                                **kwargs)
     assert [(c.counter, c.reported) for c in counts] == [("fvcore_jit", 96), ("thop_hooks", 96),
-                                                         ("torch_dispatch", 192), ("ptflops_pytorch", 108)]
+                                                         ("torch_dispatch", 192), ("ptflops_pytorch", 36)]
+    assert counts[-1].samples_divided == 3
     assert "forward" not in vars(net)  # the keyword inputs were bound for the counters' calls, then unbound
     results = flopcheck.reconcile(net, *args, counters=["fvcore_jit", "ptflops_pytorch"], **kwargs)
     assert [(r.counter, r.residual, r.reference) for r in results] == [("fvcore_jit", 0, "exact count"),
@@ -150,3 +151,13 @@ def test_a_plugin_that_calls_sys_exit_is_one_line_exit_2():
     # before: the loader caught Exception, not SystemExit, so the run ended with exit 0 and printed nothing
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "plugin 'plugin_exits'" in out.stderr and "SystemExit" in out.stderr
+
+
+@pytest.mark.parametrize("module", ["flopcheck", "flopcheck.api"])
+def test_the_docstrings_examples_run(module):
+    import doctest
+    import importlib
+
+    # each example states its arithmetic: nn.Linear(4, 12) on (2, 4) is 2 x 2 x 4 x 12 = 192 FLOPs
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 4 and result.failed == 0

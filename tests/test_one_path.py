@@ -89,7 +89,10 @@ def test_whether_a_model_is_a_reference_model_is_decided_in_one_place():
                 right = node.comparators[-1]
                 if isinstance(right, ast.Call) and getattr(right.func, "id", "") == "list_models":
                     forks.append(f"{f.relative_to(root)}:{node.lineno}")
-    assert forks == ["specs/__init__.py:82"]  # flopcheck.specs.is_reference
+    assert [f.split(":")[0] for f in forks] == ["specs/__init__.py"]  # flopcheck.specs.is_reference, once
+    from flopcheck.specs import is_reference
+
+    assert is_reference("DiT-XL/2") and not is_reference("timm:resnet50") and not is_reference("DiT-XL/3")
 
 
 def test_the_old_counters_command_is_an_alias_that_says_so(capsys):

@@ -89,7 +89,7 @@ def test_committed_reports_cover_the_grid():
 
 @pytest.mark.parametrize("argv, message", [
     (["report", "--sweep", "DiT-S/2=16,32"], "a fit needs 3"),
-    (["report", "--sweep", "DiT-S/2=16,x,32"], "cannot read --sweep"),
+    (["report", "--sweep", "DiT-S/2=16,x,32"], "argument --sweep: cannot read"),
     (["report", "--counter", "nope"], "unknown counter 'nope'"),
     (["report", "--models", "SD3*"], "no DiT config matches"),
     (["report", "--sweep", "DiT-S/2=15,32,64"], "not divisible by patch_size 2"),

@@ -158,10 +158,12 @@ def test_wrong_gives_the_right_value():
 def test_counts_are_cached_in_flopchecks_own_folder_only(tmp_path, monkeypatch):
     from flopcheck.auditor import tools
 
+    from flopcheck.cache import COUNTS
+
     monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
-    monkeypatch.setattr(tools, "_MEMORY", {})
     (tmp_path / "mine.json").write_text("{}")  # a file flopcheck did not write: left alone
-    found, _ = tools.readings(parse_claim("3 GMACs", model="torchvision:resnet18"), ["fvcore_jit"])
+    with COUNTS.isolated():
+        found, _ = tools.readings(parse_claim("3 GMACs", model="torchvision:resnet18"), ["fvcore_jit"])
     # torchvision's resnet18 at 224: 1,814,073,344 MACs of convs and fc (test_audit) + BatchNorm at 2 MACs per
     # element: outputs 112^2*64 + 4*56^2*64 + 5*28^2*128 + 5*14^2*256 + 5*7^2*512 = 802,816 + 802,816 + 501,760
     # + 250,880 + 125,440 = 2,483,712, x 2 = 4,967,424 + the average pool's 7*7*512 = 25,088: 1,819,065,856
@@ -179,16 +181,15 @@ def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):
     from flopcheck.counters.pool import Job
     from flopcheck.types import Count, Unit
 
+    from flopcheck.cache import COUNTS
+
     monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
-    monkeypatch.setattr(tools, "_MEMORY", {})
     jobs = [Job("DiT-S/8", 32, "sdpa"), Job("DiT-S/4", 32, "sdpa"), Job("DiT-S/2", 32, "sdpa")]
 
     def count(counter, job):
         return Count(counter=counter, library="x", version="1", unit=Unit.FLOP, model=job.model, input_size=32,
                      attn="sdpa", batch=1, reported=1.0, flops=1)
 
-    for counter, job in [("fvcore_jit", jobs[0]), ("thop_hooks", jobs[0]), ("fvcore_jit", jobs[1])]:
-        tools._store(tools._key(counter, job.resolved()), count(counter, job))
     ran = []
 
     def run_jobs(specs, todo, **_):
@@ -196,9 +197,12 @@ def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):
         return pool.Run([count(s.name, j) for j in todo for s in specs])
 
     monkeypatch.setattr(pool, "run_jobs", run_jobs)
-    tools._fill(jobs, ["fvcore_jit", "thop_hooks"])
-    assert sorted(ran) == [("fvcore_jit", "DiT-S/2"), ("thop_hooks", "DiT-S/2"), ("thop_hooks", "DiT-S/4")]
-    tools._fill(jobs, ["fvcore_jit", "thop_hooks"])  # all cached now: nothing runs again
+    with COUNTS.isolated():
+        for counter, job in [("fvcore_jit", jobs[0]), ("thop_hooks", jobs[0]), ("fvcore_jit", jobs[1])]:
+            tools.keep(count(counter, job), job.resolved())
+        tools.fill(jobs, ["fvcore_jit", "thop_hooks"])
+        assert sorted(ran) == [("fvcore_jit", "DiT-S/2"), ("thop_hooks", "DiT-S/2"), ("thop_hooks", "DiT-S/4")]
+        tools.fill(jobs, ["fvcore_jit", "thop_hooks"])  # all cached now: nothing runs again
     assert len(ran) == 3
 
 

@@ -22,11 +22,11 @@ from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim
 from flopcheck.auditor.models import reference_breakdowns
 from flopcheck.auditor.tools import ToolReading
 from flopcheck.reconciler import blackbox as B
-from flopcheck.types import Attention, Finding, Kind, Unit, scope_words
+from flopcheck.types import Attention, Finding, Kind, Space, Tier, Unit, scope_words
 
 CLOSE_LIMIT = Decimal("0.01")  # within 1% of a count: rounding of the inputs or a bookkeeping convention
 WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
-PASSING = ("consistent", "close")  # the verdicts that exit 0
+PASSING = tuple(t for t in Tier if t.passes)  # the verdicts that exit 0
 SHORTCUTS = (B.Coverage.BLOCKS_ONLY, B.Coverage.LINEAR_ONLY)  # hand formulas, not counts of the model
 
 
@@ -87,7 +87,7 @@ class Verdict:
     """The verdict on one claim, its best reading, what explains the distance, the runners-up, the truth."""
 
     claim: Claim
-    verdict: str  # 'consistent', 'close', 'wrong', 'unexplained', or 'incomplete' (the exact count lacks a formula)
+    verdict: Tier  # consistent, close, wrong, unexplained, or incomplete (the exact count lacks a formula)
     best: Candidate  # the count (or counter) the claim is judged against
     runners_up: tuple[Candidate, ...]
     true_flops: int  # one latent forward x the claim's stated scope, FLOPs
@@ -97,7 +97,7 @@ class Verdict:
     also: tuple[Candidate, ...] = ()  # other counts of a different meaning that match the digits too
     inputs: str = ""  # the input the readings are for
     notes: tuple[str, ...] = field(default_factory=tuple)  # counters that gave no reading, and why
-    space: str = ""  # 'latent' or 'pixels' for a model that runs on either; '' for one that does not
+    space: Space | None = None  # the space of the best reading, for a model that runs on either; else None
     stated: B.Reading | None = None  # the reading the claim states (its label's unit, its scope): causes count from it
     readings: tuple[Candidate, ...] = ()  # every counter's reading of the claim, matching its digits or not
 
@@ -123,7 +123,7 @@ class Verdict:
     @property
     def passed(self) -> bool:
         """Consistent or close: exit 0."""
-        return self.verdict in PASSING
+        return self.verdict.passes
 
 
 NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as in most of Table 4's rows
@@ -148,7 +148,7 @@ def _backward(claim: Claim, has_pixel: bool) -> dict[bool, int] | None:
     fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
     out = {False: training_step(claim.model, get_config(claim.model, **fields)).backward.total}
     if has_pixel:
-        out[True] = training_step(claim.model, get_config(claim.model, space="pixel", **fields)).backward.total
+        out[True] = training_step(claim.model, get_config(claim.model, space=Space.PIXEL.value, **fields)).backward.total
     return out
 
 
@@ -160,7 +160,7 @@ def _options(claim: Claim, has_per_sample: bool, has_pixel: bool, has_attention:
         batches=(claim.batch,), steps=(claim.steps,),
         cfgs=(True,) if claim.cfg else (False, True),
         trainings=(True,) if claim.training else (False, True),
-        pixels=(True,) if claim.space == "pixel" else (False, True) if has_pixel else (False,),
+        pixels=(True,) if claim.space == Space.PIXEL else (False, True) if has_pixel else (False,),
         per_token=(False, True) if has_per_sample else (False,),
         norms=NORM_RULES,
         exact_steps=(False, True) if exact_step else (False,),
@@ -212,13 +212,13 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> tupl
         # for FLOPs, or QK^T-only x CFG for attention, is not a second meaning)
         also = [c for c in formula[1:] if not _same_meaning(c.reading, best.reading) and c.value != best.value
                 and c.reading.causes(stated) <= best.reading.causes(stated) + 1]
-        return "consistent", best, None, tools, also
+        return Tier.CONSISTENT, best, None, tools, also
     shortcuts = sorted((c for c in candidates if c.bookkeeping and c.fit(claim)
                         and c.reading.causes(stated) <= MAX_CAUSES), key=simplest)
     for cause in shortcuts:  # the digits match a bookkeeping variant of a count: judged against that count
         base = _count_of(cause, candidates)
         if base is not None:
-            return ("close" if base.relative <= CLOSE_LIMIT else "wrong"), base, cause, [], []
+            return (Tier.CLOSE if base.relative <= CLOSE_LIMIT else Tier.WRONG), base, cause, [], []
     # a count of the formula first: a counter's output is a reading when the digits match it, else only when no
     # formula count is within 1% (its own bookkeeping, such as a re-parameterised layer, then explains the rest)
     formula = [c for c in counts if not c.tool]
@@ -234,10 +234,10 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> tupl
         if base is not None:
             nearest, cause = base, near_variant
     if nearest.relative <= CLOSE_LIMIT:
-        return "close", nearest, cause, [], []
+        return Tier.CLOSE, nearest, cause, [], []
     if nearest.relative <= WRONG_LIMIT:
-        return "wrong", nearest, cause, [], []
-    return "unexplained", nearest, None, [], []
+        return Tier.WRONG, nearest, cause, [], []
+    return Tier.UNEXPLAINED, nearest, None, [], []
 
 
 def _inputs(claim: Claim, measured) -> str:
@@ -278,14 +278,14 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
                     for r in _options(claim, has_per_sample, pixel is not None, has_attention, backward is not None)]
     explanations = [e for e in explanations if e.flops > 0]  # a reading of nothing (no block linears in a ResNet)
     stated = B.Reading(claim.label_unit, B.Coverage.FULL, False, claim.batch, claim.cfg, claim.steps, claim.training,
-                       claim.space == "pixel", exact_step=backward is not None)
+                       claim.space == Space.PIXEL, exact_step=backward is not None)
     values = [Decimal(e.value.numerator) / Decimal(e.value.denominator) for e in explanations]
     candidates = [Candidate(v, abs(claim.value - v), e, attention=has_attention) for e, v in zip(explanations, values)]
     tool_candidates, notes = ([], ()) if incomplete else _tool_candidates(claim, counters, measured)
     candidates += tool_candidates
     verdict, best, cause, tools, also = _judge(claim, candidates, stated)
     if incomplete:  # the truth is only a lower bound: no reading of it can vouch for a number
-        verdict = "incomplete"
+        verdict = Tier.INCOMPLETE
     shown = {id(best), *(id(c) for c in (cause, *tools, *also) if c is not None)}
     runners = sorted((c for c in candidates if id(c) not in shown and not c.tool),
                      key=lambda c: (c.distance / c.value if c.value else Decimal("Infinity"), c.reading.causes(stated)))
@@ -296,7 +296,7 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         reference += " forward + the exact backward on meta"
     return Verdict(claim, verdict, best, tuple(runners[:4]), true, reference, cause, tuple(tools), tuple(also),
                    _inputs(claim, measured), notes,
-                   ("pixels" if best.reading.pixel else "latent") if pixel is not None else "", stated,
+                   (Space.PIXEL if best.reading.pixel else Space.LATENT) if pixel is not None else None, stated,
                    tuple(sorted(tool_candidates, key=lambda c: c.relative)))
 
 

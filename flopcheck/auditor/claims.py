@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from flopcheck.errors import InputError
-from flopcheck.types import Unit
+from flopcheck.types import Space, Tier, Unit
 
 PREFIXES = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 # unit labels as people write them -> the unit the label names
@@ -17,7 +17,7 @@ _NUMBER = re.compile(
     r"(?:^|\s)(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<prefix>[kKMGTPE]?)(?P<label>[A-Za-z-]*s?)\s*$")
 
 
-VERDICTS = ("consistent", "close", "wrong", "unexplained", "incomplete")
+VERDICTS = tuple(t.value for t in Tier)
 PARTS = ("model", "linear", "attention", "embeddings", "block")
 MAX_VALUE = Decimal(10) ** 30  # FLOPs: beyond any model's training run; a bigger number is a typo
 
@@ -75,7 +75,7 @@ class Claim:
             raise ClaimError(f"part must be one of {', '.join(PARTS)}, got {self.part!r}")
         if self.expect is not None and self.expect not in VERDICTS:
             raise ClaimError(f"expect must be one of {', '.join(VERDICTS)}, got {self.expect!r}")
-        if self.space not in ("latent", "pixel"):
+        if self.space not in tuple(Space):
             raise ClaimError(f"space must be latent or pixel, got {self.space!r}")
 
     @property

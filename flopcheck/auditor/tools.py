@@ -9,7 +9,6 @@ file audits fast the second time; `FLOPCHECK_CACHE` names the folder ('off': no 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field, replace
@@ -18,12 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from flopcheck.auditor.claims import Claim
+from flopcheck.cache import COUNTS, FINGERPRINTS, count_key
 from flopcheck.types import Count, Unit
-
-CACHE_ENV = "FLOPCHECK_CACHE"
-CACHE_FOLDER = "flopcheck-counts"  # the one folder flopcheck writes its counts in; nothing else is touched
-_MEMORY: dict[str, Count] = {}  # key -> count, this process
-
 
 @dataclass(frozen=True)
 class ToolReading:
@@ -66,74 +61,10 @@ class ToolReading:
         return f"what {self.tool} reports{where}{scope}"
 
 
-def cache_dir() -> Path | None:
-    """Where counts are kept between runs: $FLOPCHECK_CACHE (or ~/.cache)/flopcheck-counts; None when off."""
-    root = os.environ.get(CACHE_ENV, "")
-    if root.lower() in ("off", "0", "none"):
-        return None
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / CACHE_FOLDER
-
-
-def _key(counter: str, job: dict) -> str:
-    """A count's identity: its adapter's source, the shared code that runs and classifies it (counters/ and exact/),
-    its library's version, and the job (model, input, path)."""
-    import importlib.util
-
-    from flopcheck.counters import COUNTERS
-    from flopcheck.counters.worker import version
-
-    spec = COUNTERS[counter]
-    found = importlib.util.find_spec(spec.module)
-    source = Path(found.origin).read_bytes() if found and found.origin else b""
-    ident = json.dumps({"counter": counter, "source": hashlib.sha256(source).hexdigest(), "shared": _shared_source(),
-                        "version": version(spec.library), "job": job}, sort_keys=True)
-    return hashlib.sha256(ident.encode()).hexdigest()[:32]
-
-
-_SHARED: list[str] = []
-
-
-def _shared_source() -> str:
-    """The hash of flopcheck's counting code every adapter shares (the worker, base.py's helpers, the exact count's op
-    categories): a change there makes every cached count stale."""
-    if not _SHARED:
-        root = Path(__file__).resolve().parent.parent
-        files = sorted([*(root / "counters").glob("*.py"), *(root / "exact").glob("*.py")])
-        digest = hashlib.sha256()
-        for f in files:
-            digest.update(f.name.encode() + f.read_bytes())
-        _SHARED.append(digest.hexdigest())
-    return _SHARED[0]
-
-
-def _load(key: str) -> Count | None:
-    if key in _MEMORY:
-        return _MEMORY[key]
-    folder = cache_dir()
-    if folder is None or not (folder / f"{key}.json").is_file():
-        return None
-    try:
-        _MEMORY[key] = Count.from_dict(json.loads((folder / f"{key}.json").read_text()))
-    except (OSError, ValueError, TypeError, KeyError):
-        return None  # a damaged entry is counted again (and written again: the folder is flopcheck's own)
-    return _MEMORY[key]
-
-
-def _store(key: str, count: Count) -> None:
-    """Keep a count; an error is kept in this process only, except a library that is not installed (the key
-    holds its version: installing it makes a new key)."""
-    _MEMORY[key] = count
-    folder = cache_dir()
-    if folder is None or not (count.ok or (count.error or "").startswith("unavailable")):
-        return
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps(count.to_dict()))
-        tmp.replace(folder / f"{key}.json")
-    except OSError:
-        pass  # a read-only home: counted again next time, nothing else changes
+def keep(count: Count, job: dict) -> None:
+    """Keep a counter's count of a job (as the worker takes it) in COUNTS; an error is kept in this process only,
+    except a library that is not installed (the key holds its version: installing it makes a new key)."""
+    COUNTS.put(count_key(count.counter, job), count, keep=count.ok or (count.error or "").startswith("unavailable"))
 
 
 REAL_TENSOR_LIMIT = 250 * 10**9  # FLOPs of one forward: beyond it counters are run only when named (CPU minutes)
@@ -217,10 +148,10 @@ def prefetch(claims: list[Claim], names: list[str] | None = None, workers: int |
             jobs += found or stand_ins(claim)
         except Exception:  # noqa: BLE001  (a claim that cannot be read is refused later, by its own audit)
             continue
-    _fill(jobs, names, workers)
+    fill(jobs, names, workers)
 
 
-def _fill(jobs: list, names: list[str] | None, workers: int | None = None) -> None:
+def fill(jobs: list, names: list[str] | None, workers: int | None = None) -> None:
     """Run the named counters (default: all) the cache lacks on these jobs, in one pool, and keep their counts."""
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import run_jobs
@@ -229,14 +160,14 @@ def _fill(jobs: list, names: list[str] | None, workers: int | None = None) -> No
     groups: dict[tuple, dict] = {}  # the counters a job lacks -> the jobs that lack just those
     for job in dict.fromkeys(jobs):
         resolved = job.resolved()
-        lacking = tuple(s.name for s in named if _load(_key(s.name, resolved)) is None)
+        lacking = tuple(s.name for s in named if COUNTS.get(count_key(s.name, resolved)) is None)
         if lacking:
             groups.setdefault(lacking, {})[job] = resolved
     for lacking, todo in groups.items():  # a job counts only what it lacks, never what another job lacks
         run = run_jobs([COUNTERS[n] for n in lacking], list(todo), workers=workers or min(2, os.cpu_count() or 1))
         by_job = {(r["model"], r["input_size"], r["attn"], r["batch"]): r for r in todo.values()}
         for c in run.counts:
-            _store(_key(c.counter, by_job[(c.model, c.input_size, c.attn, c.batch)]), c)
+            keep(c, by_job[(c.model, c.input_size, c.attn, c.batch)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -322,7 +253,7 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
                               tuple(sorted(json.loads(job.overrides).items())))
         model = _model_reference(claim, job.attn)
         for name in executing:
-            c = _load(_key(name, resolved))
+            c = COUNTS.get(count_key(name, resolved))
             if c is None or not c.ok:
                 notes.append(f"{name}: {c.error if c is not None else 'no result'}")
                 continue
@@ -384,7 +315,7 @@ def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolRea
     out, notes = [], []
     for job in jobs:
         resolved = job.resolved()
-        found, missed = readings_of_counts(claim, [_load(_key(name, resolved)) for name in names or list(COUNTERS)],
+        found, missed = readings_of_counts(claim, [COUNTS.get(count_key(name, resolved)) for name in names or list(COUNTERS)],
                                            _path_words(job, len(jobs) > 1))
         out, notes = out + found, notes + missed
     return out, sorted(set(notes))
@@ -404,9 +335,6 @@ def readings_of_counts(claim: Claim, counts: list, path: str = "", reference: An
     return out, sorted(set(notes))
 
 
-_FINGERPRINTS: dict[str, str] = {}
-
-
 def fingerprint(t: ToolReading, claim: Claim) -> str:
     """What the counter did on this model, by the reconciler's causes: 'MACs; fused attention uncounted; norms
     counted ...' (its convention when the reconciliation cannot be made)."""
@@ -415,16 +343,16 @@ def fingerprint(t: ToolReading, claim: Claim) -> str:
 
     if t.words:
         return t.words
-    key = _key(t.count.counter, {"model": t.count.model, "attn": t.count.attn, "input": t.count.input_size,
+    key = count_key(t.count.counter, {"model": t.count.model, "attn": t.count.attn, "input": t.count.input_size,
                                  "claim": claim.model, "resolution": claim.resolution})
-    if key in _FINGERPRINTS:
-        return _FINGERPRINTS[key]
+    if key in FINGERPRINTS:
+        return FINGERPRINTS.get(key)
     try:
         ref = _reference(t, claim)
         text = _fingerprint_words(t.count, ref, reconcile(t.count, ref))
     except Exception as err:  # noqa: BLE001  (a fingerprint is a courtesy: the convention stands in)
         text = f"{t.count.unit.value}s; {COUNTERS[t.count.counter].convention} (not reconciled: {err})"
-    _FINGERPRINTS[key] = text
+    FINGERPRINTS.put(key, text)
     return text
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
-from flopcheck.types import Count, Finding, Reconciliation, Unit
+from flopcheck.types import Count, Evidence, Finding, Reconciliation, Unit
 
 if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconciliation needs it
     from flopcheck.reconciler.reference import Reference
@@ -69,7 +69,7 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
     if n > 1:  # the library's division by the batch, exactly: its number x (1 - n)
         findings.append(K.PER_SAMPLE_REPORTED.finding(count.flops - count.flops * n, f"divided by {n} samples"))
     residual = _residual(count, ref.total, findings)
-    return _closed(count, ref, findings, residual, K.residual_evidence(ev, residual), "white box")
+    return _closed(count, ref, findings, residual, K.residual_evidence(ev, residual), Evidence.WHITE_BOX)
 
 
 def black_box(count: Count, ref: Reference) -> Reconciliation:
@@ -81,7 +81,7 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
     findings = [f for f in best.findings if K.of(f) is not K.MAC_CONVENTION]
     residual = _residual(count, ref.total, findings)
     return _closed(count, ref, findings, residual, f"residual {residual:+,} FLOPs",
-                   f"black box: {best.reading.describe()}")
+                   f"{Evidence.BLACK_BOX}: {best.reading.describe()}")
 
 
 def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:

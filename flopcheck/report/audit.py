@@ -6,7 +6,7 @@ from decimal import Decimal
 from flopcheck.auditor import Candidate, Verdict
 from flopcheck.auditor.tools import fingerprint
 from flopcheck.fmt import commas, si
-from flopcheck.types import Unit, scope_words
+from flopcheck.types import Space, Tier, Unit, scope_words
 
 
 def _value(v: Decimal, unit: Unit) -> str:
@@ -25,6 +25,11 @@ def _where(v: Verdict) -> str:
     return f"{res}{frames}{', on pixels' if c.space == 'pixel' else ''}{part}, " + (" x ".join(scope) or "one forward")
 
 
+def _space(v: Verdict) -> str:
+    """'pixels' or 'latent': where the best reading ran, in the words the fingerprint uses."""
+    return "pixels" if v.space is Space.PIXEL else "latent"
+
+
 def _named(c: Candidate) -> str:
     """'MACs, attention counted: 118.62 GMACs' or a counter's 'what fvcore_jit (fvcore 0.1.5) reports ... = 4.61
     GMACs'."""
@@ -35,7 +40,7 @@ def _cause_words(v: Verdict) -> str:
     """What explains the distance of a close or wrong claim."""
     c = v.cause
     if c is None:
-        return "within rounding of the inputs" if v.verdict == "close" else ""
+        return "within rounding of the inputs" if v.verdict is Tier.CLOSE else ""
     fit = c.fit(v.claim)
     if fit:
         return f"its digits are {_named(c)} ({fit})"
@@ -50,7 +55,7 @@ def sentence(v: Verdict) -> str:
     side = "over" if c.value > best.value else "under"
     off = "exactly" if not best.distance else f"{rel:.3%} {side}"
     true = _value(Decimal(v.true_flops) / c.label_unit.flops_per_unit, c.label_unit)
-    if v.verdict == "consistent":
+    if v.verdict is Tier.CONSISTENT:
         if best.tool:
             head = (f"consistent: {claim} is {best.describe()} ({fingerprint(best.tool, c)}) = "
                     f"{_value(best.value, best.unit)} ({best.fit(c)})")
@@ -64,13 +69,13 @@ def sentence(v: Verdict) -> str:
             head += (f"; ambiguous: it is also {_named(a)} ({a.fit(c)}); the first is simpler "
                      f"({best.reading.causes(v.stated)} against {a.reading.causes(v.stated)} causes)")
         return head
-    if v.verdict == "close":
+    if v.verdict is Tier.CLOSE:
         return f"close: {claim} is {off} {_named(best)}; {_cause_words(v)}"
-    if v.verdict == "wrong":
+    if v.verdict is Tier.WRONG:
         cause = _cause_words(v)
         return (f"WRONG: {claim} is {off} {_named(best)}" + (f"; {cause}" if cause else "")
                 + f"; the true value is {true}")
-    if v.verdict == "unexplained":
+    if v.verdict is Tier.UNEXPLAINED:
         return f"UNEXPLAINED: {claim} is beyond 10% of every reading; nearest {_named(best)} ({rel:.3%} off)"
     return f"INCOMPLETE: no verdict on {claim}, the reference is {v.reference}"
 
@@ -91,7 +96,7 @@ def fingerprint_words(v: Verdict) -> str:
     """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
     b = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best  # what the digits most likely counted
     if b.tool:
-        return " · ".join([fingerprint(b.tool, v.claim), v.scope_words, *([v.space] if v.space else []), v.inputs,
+        return " · ".join([fingerprint(b.tool, v.claim), v.scope_words, *([_space(v)] if v.space else []), v.inputs,
                            f"tool: {b.tool.tool}"])
     r = b.reading
     norms = f"LayerNorm {r.norms} per element" if r.norms else "norms and elementwise ops not counted"
@@ -99,7 +104,7 @@ def fingerprint_words(v: Verdict) -> str:
     tools = [f"tool: {', '.join(dict.fromkeys(t.tool.tool for t in v.tools))}"] if v.tools else []
     coverage = "every layer counted" if r.coverage.words == "attention counted" and not b.attention else r.coverage.words
     return " · ".join([r.unit.value + "s", coverage, norms, *adaln, v.scope_words,
-                       *([v.space] if v.space else []), v.inputs or "the model's default input", *tools])
+                       *([_space(v)] if v.space else []), v.inputs or "the model's default input", *tools])
 
 
 def to_text(v: Verdict) -> str:
@@ -133,7 +138,7 @@ def to_dict(v: Verdict) -> dict:
         "id": v.claim.id, "claim": v.claim.text, "model": v.claim.model, "source": v.claim.source,
         "verdict": v.verdict, "passed": v.passed, "sentence": sentence(v), "fingerprint": fingerprint_words(v),
         "unit": best.unit.value, "attention": v.attention,
-        "coverage": best.reading.coverage, "scope": v.scope, "space": v.space,
+        "coverage": best.reading.coverage, "scope": v.scope, "space": _space(v) if v.space else "",
         "inputs": v.inputs, "claimed_flops": int(v.claim.claimed_flops), "reading_flops": best.flops,
         "true_flops": v.true_flops, "relative_error": float(best.relative),
         "cause": v.cause.describe() if v.cause else None,

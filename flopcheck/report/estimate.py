@@ -1,8 +1,12 @@
 """An Estimate as text and as a JSON-ready dict."""
 from __future__ import annotations
 
-from flopcheck.estimate import Estimate, ExactEstimate, TrainingEstimate
+from typing import TYPE_CHECKING
+
 from flopcheck.fmt import commas, si, table
+
+if TYPE_CHECKING:  # the estimates render themselves through this module: no import back
+    from flopcheck.estimate import Estimate, ExactEstimate, TrainingEstimate
 
 
 def _secs(s: float) -> str:
@@ -154,15 +158,15 @@ def _training_dict(e: TrainingEstimate) -> dict:
             "step_seconds": e.step_seconds, "seconds": e.seconds, "gpu_hours": e.seconds / 3600}
 
 
-RENDERERS = {Estimate: (_formula_text, _formula_dict), ExactEstimate: (_exact_text, _exact_dict),
-             TrainingEstimate: (_training_text, _training_dict)}  # each kind of estimate: (text, JSON-ready dict)
+RENDERERS = {"Estimate": (_formula_text, _formula_dict), "ExactEstimate": (_exact_text, _exact_dict),
+             "TrainingEstimate": (_training_text, _training_dict)}  # each kind of estimate: (text, JSON-ready dict)
 
 
 def to_text(e) -> str:
     """An estimate (of one generation or of training) as text."""
-    return RENDERERS[type(e)][0](e)
+    return RENDERERS[type(e).__name__][0](e)
 
 
 def to_dict(e) -> dict:
     """An estimate as a JSON-ready dict, full integers."""
-    return RENDERERS[type(e)][1](e)
+    return RENDERERS[type(e).__name__][1](e)

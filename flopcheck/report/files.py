@@ -24,8 +24,10 @@ def _checked(name: str) -> str:
     return name
 
 
-def previous(out: Path) -> set[str]:
-    """The files the last report in `out` wrote; bad input if `out` holds anything else."""
+def previous(out: Path | None) -> set[str]:
+    """The files the last report in `out` wrote; bad input if `out` holds anything else (or is not given)."""
+    if out is None:
+        raise InputError("--out is empty: name the report's folder, like reports")
     if not out.exists():
         return set()
     if out.is_symlink() or not out.is_dir():

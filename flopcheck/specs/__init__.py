@@ -104,6 +104,8 @@ def parse(text: str, **options) -> ModelSpec:
         if not is_reference(text):
             raise SpecError(f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
                             f"diffusers:CLASS --config FILE, package.module:factory")
+        if "input_size" in given and "resolution" in given:
+            raise SpecError("--input-size and --resolution both set the input: give one of them")
         for name in ("config", "inputs", "input_shape", "text_tokens"):
             if name in given:
                 raise SpecError(f"--{name.replace('_', '-')} builds a spec's input; {text} is a reference model: "

@@ -11,8 +11,9 @@ import json
 import os
 import sys
 
+from flopcheck.cache import MEASURED
+
 SPEC_TIMEOUT_S = 600.0  # a build and one forward on meta: seconds, unless the code never returns
-_MEASURED: dict[str, dict] = {}  # spec JSON -> the child's answer: each spec and input is measured once
 _FORWARD = {"training": False, "frozen": [], "checkpointed": [], "optimizer": ""}  # a forward only
 
 
@@ -46,7 +47,7 @@ def measure_all(specs: list, timeout_s: float | None = None) -> None:
     from flopcheck.children import Child, answers
 
     todo = {json.dumps({**s.to_dict(), **_FORWARD}, sort_keys=True): s for s in specs}
-    todo = {k: s for k, s in todo.items() if k not in _MEASURED}
+    todo = {k: s for k, s in todo.items() if k not in MEASURED}
     if len(todo) < 2:
         return
     limit = timeout_s or SPEC_TIMEOUT_S
@@ -55,9 +56,10 @@ def measure_all(specs: list, timeout_s: float | None = None) -> None:
     got, why = answers(child, len(todo), limit)
     child.close()
     keys = list(todo)
-    _MEASURED.update(zip(keys, got))
+    for key, answer in zip(keys, got):
+        MEASURED.put(key, answer)
     if why == "timeout":  # the spec in progress overran its deadline: that is its answer; the rest go alone
-        _MEASURED[keys[len(got)]] = _timed_out(todo[keys[len(got)]], limit)
+        MEASURED.put(keys[len(got)], _timed_out(todo[keys[len(got)]], limit))
 
 
 def _timed_out(spec, timeout_s: float) -> dict:
@@ -75,9 +77,9 @@ def measured(spec, timeout_s: float | None = None, training: bool = False, froze
     step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed), "optimizer": optimizer}
     step = _FORWARD if step == _FORWARD else step
     key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
-    if key not in _MEASURED:
-        _MEASURED[key] = _in_child(spec, timeout_s or SPEC_TIMEOUT_S, step)
-    out = _MEASURED[key]
+    if key not in MEASURED:
+        MEASURED.put(key, _in_child(spec, timeout_s or SPEC_TIMEOUT_S, step))
+    out = MEASURED.get(key)
     if "error" in out:
         raise SpecError(out["error"])
     return Measured.from_dict(out)

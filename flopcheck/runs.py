@@ -1,0 +1,195 @@
+"""The verbs over several subjects or claims, as the command line runs them: compare, reconcile, audit, causes.
+
+Each returns a result that knows its exit code (0 ok, 1 a disagreement, 2 a claim that could not be judged) and
+renders itself through flopcheck.report, so the CLI parses, calls one function and prints one result.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 px, both attention paths
+
+
+def counter_names(names: list[str] | None) -> list[str]:
+    """The counters asked for (default: all registered); an unknown one is bad input before anything runs."""
+    from flopcheck.counters import COUNTERS, get_spec
+
+    return [get_spec(n).name for n in (names or list(COUNTERS))]
+
+
+def _key(subject) -> tuple:
+    """(model, input size, attention path) as a subject's counts carry them."""
+    resolved = subject.job().resolved()
+    return resolved["model"], resolved["input_size"], resolved["attn"]
+
+
+@dataclass
+class Comparison:
+    """Every counter's count of each subject beside the truth it is compared with."""
+
+    counts: list
+    truth: dict  # (model, input size, attention path) -> FLOPs
+    label: str  # 'formula' or 'exact count'
+    inputs: str  # a model without a formula: its input in words
+    exit_code: int = 0
+
+    def to_text(self) -> str:
+        from flopcheck.report.counters import to_text
+
+        return to_text(self.counts, self.truth, self.label, self.inputs)
+
+    def to_data(self) -> list:
+        from flopcheck.report.counters import to_list
+
+        return to_list(self.counts, self.truth)
+
+
+def compare(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0) -> Comparison:
+    """Each named counter on each subject, in one pool; each checked to execute on real tensors first."""
+    for s in subjects:
+        s.check_executable()
+    from flopcheck.subject import counts_of
+
+    counts = counts_of(subjects, counter_names(names), timeout_s=timeout_s)
+    truth = {_key(s): s.truth() for s in subjects}
+    first = subjects[0]
+    label, inputs = ("formula", "") if first.formula_family else ("exact count", first.measured().inputs)
+    return Comparison(counts, truth, label, inputs)
+
+
+@dataclass
+class Reconciling:
+    """Every counter's count explained against the truth, and the T-sweeps' verdicts from totals alone."""
+
+    results: list
+    sweeps: list
+    tokens: dict  # attention path -> the sweep's token counts, in words
+    header: str = ""  # a model without a formula: its input and its reference, in words
+    required: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a residual is left, or a counter on the card gave no number."""
+        unexplained = any(r.residual not in (0, None) for r in self.results)
+        return 1 if unexplained or any(r.error for r in self.results if r.counter in self.required) else 0
+
+    def to_text(self) -> str:
+        from flopcheck.report.reconcile import to_text
+
+        return self.header + to_text(self.results, self.sweeps, self.tokens)
+
+    def to_data(self) -> list:
+        from flopcheck.report.reconcile import to_list
+
+        return to_list(self.results, self.sweeps)
+
+
+def reconcile(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0,
+              sweep: bool = False) -> Reconciling:
+    """Each named counter on each subject explained, cause by cause; with sweep, a reference model is also counted
+    at four latent sides and each counter judged from its totals alone (the T-sweep)."""
+    from flopcheck.counters import REQUIRED
+    from flopcheck.errors import InputError
+    from flopcheck.reconciler import reconcile as explain
+    from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
+    from flopcheck.subject import counts_of
+
+    first = subjects[0]
+    if sweep and not first.formula_family:
+        raise InputError(f"--sweep varies a reference model's latent side; {first.text} has its own input: "
+                         f"reconcile it at --resolution values one by one")
+    for s in subjects:
+        s.check_executable()
+    main_size = _key(first)[1]  # a bad model or size: exit 2 before anything runs
+    grid = sweep_sizes(first.config().patch_size) if sweep else []
+    swept = [s.with_options(input_size=g) for s in subjects for g in grid if g != main_size]
+    counts = counts_of(subjects + swept, counter_names(names), timeout_s=timeout_s)
+    refs = {_key(s): s.reference() for s in subjects}
+    results = [explain(c, refs[(c.model, c.input_size, c.attn)]) for c in counts if c.input_size == main_size]
+    tokens = {s.attn: ", ".join(str(s.with_options(input_size=g).config().tokens) for g in grid) for s in subjects}
+    header = "" if first.formula_family else \
+        f"{first.text} · input {first.measured().inputs} · reference: its exact count\n\n"
+    return Reconciling(results, sweeps_for(results, counts, grid), tokens, header, REQUIRED)
+
+
+@dataclass
+class Auditing:
+    """The verdicts on a list of claims, and one line for each claim that could not be judged."""
+
+    verdicts: list
+    failed: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a claim could not be judged, 1 when a verdict does not pass, else 0."""
+        return 2 if self.failed else 0 if all(v.passed for v in self.verdicts) else 1
+
+    def to_text(self) -> str:
+        from flopcheck.report.audit import to_text
+
+        return "\n\n".join(to_text(v) for v in self.verdicts)
+
+    def to_data(self) -> list:
+        from flopcheck.report.audit import to_dict
+
+        return [to_dict(v) for v in self.verdicts]
+
+    def to_markdown(self) -> str:
+        from flopcheck.report.audit import to_markdown
+
+        return to_markdown(self.verdicts)
+
+
+def audit(claims: list, names: list[str] | bool | None = None) -> Auditing:
+    """Each claim judged; `names`: the counters whose output is a reading (None: every installed one, False: none).
+    Several claims' counts run in one pool (each model built once); a claim whose model cannot be built or run is
+    one line and the rest go on (a single claim's failure is the run's bad input)."""
+    from flopcheck.auditor import audit as judge
+    from flopcheck.errors import bad_input
+
+    names = names if names is False or names is None else counter_names(names)
+    if names is not False and len(claims) > 1:
+        from flopcheck.auditor.tools import prefetch
+
+        prefetch(claims, names)
+    out = Auditing([])
+    for claim in claims:
+        try:
+            out.verdicts.append(judge(claim, counters=names))
+        except bad_input() as err:
+            if len(claims) == 1:
+                raise
+            out.failed.append(f"flopcheck: claim {claim.id or claim.text!r}: {err}")
+    return out
+
+
+@dataclass
+class CausesTable:
+    """The registry of causes, and (measured) which counter does what on DiT-S/2."""
+
+    who: Any = None
+    exit_code: int = 0
+
+    def to_text(self, markdown: bool = False) -> str:
+        from flopcheck.report.causes import causes_table
+
+        return causes_table(self.who, markdown=markdown)
+
+
+def causes(measure: bool = False) -> CausesTable:
+    """The causes; with measure, every counter reconciled on DiT-S/2 at 256 px on both paths names who does what."""
+    if not measure:
+        return CausesTable()
+    from flopcheck.counters import COUNTERS
+    from flopcheck.counters.pool import Job, run_counters
+    from flopcheck.reconciler import reconcile as explain
+    from flopcheck.report.causes import who_does_what
+    from reference_models import ATTN_PATHS
+
+    jobs = [Job(DEFAULT_RECONCILE[0], DEFAULT_RECONCILE[1], a) for a in ATTN_PATHS]
+    return CausesTable(who_does_what([explain(c) for c in run_counters(list(COUNTERS), jobs) if c.ok]))
+
+
+__all__ = ["Auditing", "CausesTable", "Comparison", "Reconciling", "audit", "causes", "compare", "counter_names",
+           "reconcile"]
