@@ -21,7 +21,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flopcheck.estimate import get_gpu
+from flopcheck.arithmetic import get_gpu
 from flopcheck.formula import formula_breakdown
 from flopcheck.types import ATTENTION_KINDS
 from reference_models import get_config

@@ -25,8 +25,8 @@ from flopcheck.types import Breakdown, Count, ExactCount, Kind, Reconciliation, 
 
 __version__ = "0.1.0"
 __all__ = ["Breakdown", "Count", "ExactCount", "FlopCounter", "Kind", "Reconciliation", "Scope", "Term", "Unit",
-           "Verdict", "__version__", "audit", "compare", "count", "reconcile"]
-_VERBS = ("FlopCounter", "audit", "compare", "count", "reconcile")
+           "Verdict", "__version__", "audit", "compare", "count", "estimate", "reconcile", "report"]
+_VERBS = ("FlopCounter", "audit", "compare", "count", "estimate", "reconcile", "report")
 
 
 def __getattr__(name: str):

@@ -3,8 +3,9 @@
 `model` is an nn.Module and `*args, **kwargs` are its inputs, model(*args, **kwargs); or `model` is a name (a
 reference model 'DiT-XL/2', or a spec 'timm:resnet50', 'torchvision:vit_b_16', 'package.module:factory'), which
 takes no inputs: flopcheck builds them. Every verb resolves the model once (flopcheck.subject.resolve) and takes
-the same road from there. A model input whose name is one of a verb's options (`counters`, `timeout_s`, `scope`)
-is given in `model_kwargs={...}`.
+the same road from there. A named model's input options (resolution=(W, H), frames, batch, input_shape, config,
+text_tokens, attn, input_size) are given in `options={...}`. A model input whose name is one of a verb's options
+(`counters`, `timeout_s`, `options`, ...) is given in `model_kwargs={...}`.
 """
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _error(message: str):
     return InputError(message)
 
 
-def count(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: Any):
+def count(model: Any, *args: Any, timeout_s: float | None = None, options: dict | None = None, **kwargs: Any):
     """The exact FLOPs (2 per multiply-add) of one forward, model(*args, **kwargs), of any nn.Module or named model.
 
     Args:
@@ -49,11 +50,11 @@ def count(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: Any)
         >>> flopcheck.count(torch.nn.Linear(4, 12), torch.zeros(2, 4)).total  # 2 x 2 x 4 x 12
         192
     """
-    return _subject(model, args, kwargs, timeout_s).exact()
+    return _subject(model, args, kwargs, timeout_s, options).exact()
 
 
 def compare(model: Any, *args: Any, counters: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-            **kwargs: Any) -> list:
+            options: dict | None = None, **kwargs: Any) -> list:
     """What each FLOP counter (fvcore, thop, the torch profiler, torch.utils.flop_counter, ...) says about the same
     model and inputs, each in its library's unit.
 
@@ -72,11 +73,11 @@ def compare(model: Any, *args: Any, counters: list[str] | None = None, timeout_s
         ...                                     counters=["torch_dispatch"])]
         [192]
     """
-    return _subject(model, args, kwargs, timeout_s).counts(counters, timeout_s)
+    return _subject(model, args, kwargs, timeout_s, options).counts(counters, timeout_s)
 
 
 def reconcile(model: Any, *args: Any, counters: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-              **kwargs: Any) -> list:
+              options: dict | None = None, **kwargs: Any) -> list:
     """Every counter's number explained against the truth (the hand formula, or flopcheck's exact count), cause by
     cause, to a residual.
 
@@ -96,7 +97,7 @@ def reconcile(model: Any, *args: Any, counters: list[str] | None = None, timeout
     """
     from flopcheck.reconciler import reconcile as explain
 
-    subject = _subject(model, args, kwargs, timeout_s)
+    subject = _subject(model, args, kwargs, timeout_s, options)
     return [explain(c, subject.reference()) for c in subject.counts(counters, timeout_s)]
 
 
@@ -139,6 +140,50 @@ def audit(claim: str, model: Any = None, *args: Any, counters: list[str] | bool 
     return judge(parsed, measured=m, counters=(tuple(found), tuple(notes)))
 
 
+def estimate(model: Any, *args: Any, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False,
+             training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
+             timeout_s: float | None = None, options: dict | None = None, **kwargs: Any):
+    """The inference arithmetic on the exact count: FLOPs (2 per multiply-add) per generation (steps x CFG x the
+    forward), attention's share, the roofline, and the time on a GPU at an MFU; with training, steps optimizer steps
+    of the exact training step.
+
+    Args:
+        model: a name ('FLUX.1-dev', 'timm:resnet50') or an nn.Module (its inputs follow).
+        gpu: H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, B200, MI300X.
+        mfu: model FLOPs utilisation, a fraction in (0, 1].
+        steps, cfg: sampling steps, and classifier-free guidance (two forwards a step); training: optimizer steps.
+        frozen, checkpointed: with training, module path patterns that train no weights, or are recomputed.
+
+    Returns:
+        Estimate (a model with a formula), ExactEstimate (any other), or TrainingEstimate: `.flops`, `.seconds`.
+
+    Example:
+        >>> import flopcheck
+        >>> e = flopcheck.estimate("FLUX.1-dev", steps=28, options={"resolution": (1024, 1024)})
+        >>> e.flops  # 28 x 74,384,653,418,496 FLOPs per forward
+        2082770295717888
+    """
+    from flopcheck.arithmetic import estimate as arithmetic
+
+    return arithmetic(_subject(model, args, kwargs, timeout_s, options), gpu=gpu, mfu=mfu, steps=steps, cfg=cfg,
+                      training=training, frozen=tuple(frozen), checkpointed=tuple(checkpointed))
+
+
+def report(models: str = "DiT-*", *, counters: list[str] | None = None, sweeps: tuple | None = None,
+           workers: int = 2, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+    """The comparison report's results: every counter on every model named (a shell pattern of reference models,
+    or a comma list of them and specs), both attention paths, and T-sweeps; render it with
+    flopcheck.render.render.render and write it with flopcheck.render.files.write_report.
+
+    Returns:
+        dict: JSON-ready, full integers in FLOPs: formulas, counts, reconciliations (with proofs), sweeps, versions.
+    """
+    from flopcheck.reporting import plan
+    from flopcheck.reporting import report as run
+
+    return run(plan(models, counters, sweeps), workers=workers, timeout_s=timeout_s)[0]
+
+
 class FlopCounter:
     """`with FlopCounter(model) as c: ...` counts every op run inside, attributed to `model`'s module paths
     (none given: all at the root); then `c.total` is the exact FLOPs (2 per multiply-add) and `c.result()` the
@@ -179,4 +224,4 @@ class FlopCounter:
         return self.result().total
 
 
-__all__ = ["FlopCounter", "audit", "compare", "count", "reconcile"]
+__all__ = ["FlopCounter", "audit", "compare", "count", "estimate", "reconcile", "report"]

@@ -136,7 +136,7 @@ def _subjects(args: argparse.Namespace, model: str, sizes: list | None, attns: l
 
 def _show(result, args: argparse.Namespace) -> int:
     """Print a result as JSON or text; its exit code."""
-    from flopcheck.report import to_json
+    from flopcheck.render import to_json
 
     print(to_json(result.to_data()) if getattr(args, "json", False) else result.to_text())
     return result.exit_code
@@ -239,7 +239,7 @@ def _causes(args: argparse.Namespace) -> int:
 
 def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.counting import training_options
-    from flopcheck.estimate import estimate
+    from flopcheck.arithmetic import estimate
 
     step = training_options(args.training, args.freeze, args.checkpoint)
     return _show(estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, steps=args.steps, cfg=args.cfg,
@@ -283,8 +283,8 @@ def _progress(done: int, total: int, count) -> None:
 def _report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from flopcheck.report.files import MANIFEST, previous, write_report
-    from flopcheck.report.render import read_results, render
+    from flopcheck.render.files import MANIFEST, previous, write_report
+    from flopcheck.render.render import read_results, render
     from flopcheck.reporting import plan, report
 
     out = Path(args.out) if args.out.strip() else None

@@ -36,12 +36,12 @@ class CountResult:
         return 0 if self.agrees else 1
 
     def to_text(self) -> str:
-        from flopcheck.report.count import to_text
+        from flopcheck.render.count import to_text
 
         return to_text(self)
 
     def to_data(self) -> dict:
-        from flopcheck.report.count import to_dict
+        from flopcheck.render.count import to_dict
 
         return to_dict(self)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-CUSTOM: dict[str, Callable] = {}  # 'namespace::op' -> formula(*args, out=..., **kwargs) -> Parts
+CUSTOM: dict[str, Callable] = {}  # 'namespace::op' -> formula(*args, out=..., **kwargs) -> OpCost
 
 
 def register_custom(*names: str):
@@ -33,7 +33,7 @@ def deform_conv_flop(x, w, offset, mask, bias, *args, out=None, **kwargs):
     bias: (C_out,), always given (zeros when the layer has none)."""
     from math import prod
 
-    from flopcheck.exact.cost import Part, Parts
+    from flopcheck.exact.cost import Piece, OpCost
     from flopcheck.types import Kind
 
-    return Parts((Part(2 * out.numel() * prod(w.shape[1:]), kind=Kind.CONV),), bias_elements=out.numel())
+    return OpCost((Piece(2 * out.numel() * prod(w.shape[1:]), kind=Kind.CONV),), bias_elements=out.numel())

@@ -1,6 +1,6 @@
 """The report verb: its plan (every DiT config x every counter x both attention paths, plus T-sweeps, or the models
 named), its run, and one deterministic results dict (full integers, versions, no timings; timings go to the run's
-stats) that flopcheck.report renders without starting a process or building a model.
+stats) that flopcheck.render renders without starting a process or building a model.
 
 The counting is the counters' pool (flopcheck.counters.pool): model-major workers in parallel, the
 largest job first; every library counter on real CPU tensors, flopcheck's own exact count on meta.
@@ -182,7 +182,7 @@ def results(plan: Plan, counts: list[Count]) -> dict:
     """The report's data: formulas, counts, reconciliations (with proofs), sweeps, versions."""
     from flopcheck.reconciler import reconcile
     from flopcheck.reconciler.reference import reference_of
-    from flopcheck.report.reconcile import proof, to_dict
+    from flopcheck.render.reconcile import proof, to_dict
 
     sizes = list(dict.fromkeys((c.model, c.input_size) for c in counts))
     recs, whites = [], {}

@@ -1,7 +1,7 @@
 """The verbs over several subjects or claims, as the command line runs them: compare, reconcile, audit, causes.
 
 Each returns a result that knows its exit code (0 ok, 1 a disagreement, 2 a claim that could not be judged) and
-renders itself through flopcheck.report, so the CLI parses, calls one function and prints one result.
+renders itself through flopcheck.render, so the CLI parses, calls one function and prints one result.
 """
 from __future__ import annotations
 
@@ -35,12 +35,12 @@ class Comparison:
     exit_code: int = 0
 
     def to_text(self) -> str:
-        from flopcheck.report.counters import to_text
+        from flopcheck.render.counters import to_text
 
         return to_text(self.counts, self.truth, self.label, self.inputs)
 
     def to_data(self) -> list:
-        from flopcheck.report.counters import to_list
+        from flopcheck.render.counters import to_list
 
         return to_list(self.counts, self.truth)
 
@@ -75,12 +75,12 @@ class Reconciling:
         return 1 if unexplained or any(r.error for r in self.results if r.counter in self.required) else 0
 
     def to_text(self) -> str:
-        from flopcheck.report.reconcile import to_text
+        from flopcheck.render.reconcile import to_text
 
         return self.header + to_text(self.results, self.sweeps, self.tokens)
 
     def to_data(self) -> list:
-        from flopcheck.report.reconcile import to_list
+        from flopcheck.render.reconcile import to_list
 
         return to_list(self.results, self.sweeps)
 
@@ -126,17 +126,17 @@ class Auditing:
         return 2 if self.failed else 0 if all(v.passed for v in self.verdicts) else 1
 
     def to_text(self) -> str:
-        from flopcheck.report.audit import to_text
+        from flopcheck.render.audit import to_text
 
         return "\n\n".join(to_text(v) for v in self.verdicts)
 
     def to_data(self) -> list:
-        from flopcheck.report.audit import to_dict
+        from flopcheck.render.audit import to_dict
 
         return [to_dict(v) for v in self.verdicts]
 
     def to_markdown(self) -> str:
-        from flopcheck.report.audit import to_markdown
+        from flopcheck.render.audit import to_markdown
 
         return to_markdown(self.verdicts)
 
@@ -172,7 +172,7 @@ class CausesTable:
     exit_code: int = 0
 
     def to_text(self, markdown: bool = False) -> str:
-        from flopcheck.report.causes import causes_table
+        from flopcheck.render.causes import causes_table
 
         return causes_table(self.who, markdown=markdown)
 
@@ -184,7 +184,7 @@ def causes(measure: bool = False) -> CausesTable:
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import Job, run_counters
     from flopcheck.reconciler import reconcile as explain
-    from flopcheck.report.causes import who_does_what
+    from flopcheck.render.causes import who_does_what
     from reference_models import ATTN_PATHS
 
     jobs = [Job(DEFAULT_RECONCILE[0], DEFAULT_RECONCILE[1], a) for a in ATTN_PATHS]

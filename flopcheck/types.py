@@ -106,6 +106,23 @@ class Space(Word):
     PIXEL = "pixel"
 
 
+@dataclass(frozen=True)
+class BySpace:
+    """A quantity of one forward on the VAE's latent and, for a model that also runs on pixels, on pixels."""
+
+    latent: int
+    pixel: int | None = None  # None: the model does not run on pixels
+
+    def at(self, pixel: bool) -> int:
+        """The quantity where a reading ran: on pixels (pixel=True) or on the latent."""
+        if pixel and self.pixel is None:
+            raise ValueError("this model has no pixel-space forward")
+        return self.pixel if pixel else self.latent
+
+    def max(self) -> int:
+        return max(self.latent, self.pixel or 0)
+
+
 class Evidence(Word):
     """What a reconciliation had to go on: a counter's per-op or per-module detail, or its total alone."""
 

@@ -201,7 +201,7 @@ def test_a_custom_operator_is_counted_by_its_formula_or_makes_the_count_incomple
     @ops.register_custom("flopcheck_test::fused_mm")
     def fused_mm(a, b, out=None):
         """(m, k) @ (k, n): 2 m k n."""
-        return ops.Parts((ops.Part(2 * a.shape[0] * a.shape[1] * b.shape[1]),))
+        return ops.OpCost((ops.Piece(2 * a.shape[0] * a.shape[1] * b.shape[1]),))
 
     try:  # its formula, as a plugin gives it: 2 x 2 x 384 x 4 = 6,144 FLOPs, and the count is complete
         count = count_forward(DeformAndCustom(), (x,))
@@ -216,7 +216,7 @@ def test_a_custom_operator_is_counted_by_its_formula_or_makes_the_count_incomple
 
 def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
     from flopcheck.reference_count import count_reference
-    from flopcheck.report.count import to_dict, to_text
+    from flopcheck.render.count import to_dict, to_text
 
     r = count_reference("DiT-S/8")
     complete = to_dict(r)

@@ -6,22 +6,23 @@ import json
 import pytest
 
 from flopcheck.cli import main
-from flopcheck.estimate import estimate, get_gpu
+from flopcheck.api import estimate
+from flopcheck.arithmetic import get_gpu
 
 FLUX_FORWARD = 74_384_653_418_496  # tests/test_text_conditioned.py derives it by hand
 H100_PEAK = 989.4e12  # NVIDIA H100 SXM datasheet, dense BF16
 
 
 def test_flux_1024_28_steps_on_h100_against_the_seeds_4_7_seconds():
-    e = estimate("FLUX.1-dev", gpu="H100", mfu=0.45, steps=28, resolution=(1024, 1024))
+    e = estimate("FLUX.1-dev", gpu="H100", mfu=0.45, steps=28, options={"resolution": (1024, 1024)})
     # 28 x 74,384,653,418,496 = 2,082,770,295,717,888 FLOPs; / (0.45 x 989.4e12) = 4.678 s
     assert e.flops == 2_082_770_295_717_888
     assert e.seconds == pytest.approx(2_082_770_295_717_888 / (0.45 * H100_PEAK), rel=1e-12)
     # seed 001: "FLUX.1-dev 1024² · 28 步 ... H100 SXM 4.7 s" from 57 x (24Td^2 + 4T^2d) = 74.36 TFLOP
-    assert round(e.seed_seconds(), 1) == 4.7
+    assert round(e.shortcut_seconds(), 1) == 4.7
     assert round(e.seconds, 1) == 4.7
     # the difference is exactly what lies outside the per-layer formula: 22,663,397,376 FLOPs per forward
-    assert e.flops_per_forward - e.seed_flops == 22_663_397_376
+    assert e.flops_per_forward - e.shortcut_flops == 22_663_397_376
     assert [d.delta for d in e.differences()] == [0, 0, 22_663_397_376]
 
 
@@ -43,15 +44,15 @@ def test_dit_xl2_at_batch_1_is_bandwidth_bound_on_an_h100():
     e = estimate("DiT-XL/2", gpu="H100")
     assert e.arithmetic_intensity == pytest.approx(237_242_843_136 / 1_350_259_264)
     assert e.bound == "bandwidth"
-    assert estimate("DiT-XL/2", gpu="H100", batch=2).bound == "compute"  # 351.4 FLOP/B
+    assert estimate("DiT-XL/2", gpu="H100", options={"batch": 2}).bound == "compute"  # 351.4 FLOP/B
 
 
 def test_wan_14b_720p_50_steps_cfg_against_the_seeds_24_9_minutes():
     e = estimate("Wan2.1-14B", gpu="H100", mfu=0.45, steps=50, cfg=True)
     # seed: 40 x (24*76112*5120^2 + 4*76112^2*5120) = 6,661,076,733,132,800 per forward, x 100 forwards
     # / (0.45 x 989 TFLOPS) = 24.9 min
-    assert e.seed_flops == 6_661_076_733_132_800
-    assert round(e.seed_seconds() / 60, 1) == 24.9
+    assert e.shortcut_flops == 6_661_076_733_132_800
+    assert round(e.shortcut_seconds() / 60, 1) == 24.9
     # exact: 6,523,436,592,005,120 per forward (2.07% less): 24.4 min
     assert e.flops == 100 * 6_523_436_592_005_120
     assert round(e.seconds / 60, 1) == 24.4
@@ -90,10 +91,10 @@ def test_estimate_cli_json_has_the_required_keys(capsys):
     assert out["flops"] == 2_082_770_295_717_888 and out["bound"] == "compute"
 
 
-def test_estimate_cli_text_names_the_seed_difference(capsys):
+def test_estimate_cli_text_names_the_shortcuts_difference(capsys):
     assert main(["estimate", "FLUX.1-dev", "--steps", "28"]) == 0
     out = capsys.readouterr().out
-    assert "generation time: seed 4.68 s, exact 4.68 s" in out
+    assert "generation time: shortcut 4.68 s, exact 4.68 s" in out  # the per-layer shortcut beside the exact count
     assert "outside the per-layer formula" in out and "+22,663,397,376" in out
 
 
@@ -114,12 +115,12 @@ def test_seed_exercise_1_sd3_from_1024_to_2048():
     # T = 4096 + 333 = 4429 -> 16384 + 333 = 16717 (the seed's tokens). Attention / blocks = T / (6d + T):
     # 4429 / 13645 = 32.5% -> 16717 / 25933 = 64.5% (the exercise answers "about 25% -> about 55%"; the
     # seed's own table says 32% at 1024^2); the forward grows 7.18x, not "about 6".
-    a, b = estimate("SD3-medium"), estimate("SD3-medium", resolution=(2048, 2048))
+    a, b = estimate("SD3-medium"), estimate("SD3-medium", options={"resolution": (2048, 2048)})
     assert b.config.tokens == 16717
     assert round(a.attention_share, 3) == 0.325 and round(b.attention_share, 3) == 0.645
     assert round(b.flops_per_forward / a.flops_per_forward, 2) == 7.18
     # FLUX's share for the same jump: 20.0% -> 47.8% (seed: 20% -> 48%); SD3's changes more (its 6d is half)
-    f1, f2 = estimate("FLUX.1-dev"), estimate("FLUX.1-dev", resolution=(2048, 2048))
+    f1, f2 = estimate("FLUX.1-dev"), estimate("FLUX.1-dev", options={"resolution": (2048, 2048)})
     assert round(f1.attention_share, 3) == 0.200 and round(f2.attention_share, 3) == 0.478
     assert b.attention_share - a.attention_share > f2.attention_share - f1.attention_share
 
@@ -148,6 +149,6 @@ EXACT_INTENSITY = {"SD3-medium": 2195, "FLUX.1-dev": 3125, "CogVideoX-5B": 29819
 def test_seed_intensity_table(name):
     e = estimate(name)
     params_b, seed_value = SEED_INTENSITY[name]
-    assert round(e.seed_flops / (params_b * 1e9 * 2)) == seed_value  # the seed's arithmetic, reproduced
+    assert round(e.shortcut_flops / (params_b * 1e9 * 2)) == seed_value  # the seed's arithmetic, reproduced
     assert round(e.arithmetic_intensity) == EXACT_INTENSITY[name]
     assert e.bound == "compute"  # the seed's conclusion holds for every row: far right of the H100's 295

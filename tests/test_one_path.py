@@ -37,7 +37,7 @@ def test_the_audit_of_a_users_module_runs_the_counters_it_names():
     assert v.verdict == "consistent" and v.true_flops == 192
     # torch_dispatch ran and its reading is named: 192 FLOPs (it reports FLOPs; the claim's digits are MACs)
     assert [(t.tool.count.counter, t.tool.count.reported) for t in v.readings] == [("torch_dispatch", 192)]
-    from flopcheck.report.audit import to_text
+    from flopcheck.render.audit import to_text
 
     assert "what torch_dispatch" in to_text(v) and "give the model's inputs" not in to_text(v)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flopcheck.cli import main
-from flopcheck.report.render import render
+from flopcheck.render.render import render
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "tests" / "data" / "report_small"

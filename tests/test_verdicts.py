@@ -112,7 +112,7 @@ def test_fvcore_on_the_math_path_is_named_with_its_fingerprint():
     # 118.69 G: no count of the formula is within its digits (MACs 118.62, + LayerNorm 1 per element 118.64)
     v = audit(parse_claim("DiT-XL/2 118.69 GMACs"))
     assert v.verdict == "consistent" and v.best.tool is not None
-    from flopcheck.report.audit import sentence
+    from flopcheck.render.audit import sentence
 
     text = sentence(v)
     assert "fvcore_jit" in text and "norms at 4 MACs per element" in text and "permutation einsum" in text
@@ -122,7 +122,7 @@ def test_two_meanings_of_the_same_digits_are_both_said():
     # DiT-S/8 at 256 px (T = 16, d = 384, 12 blocks), 0.36 GMACs: MACs with attention 357,974,016; without attn@V
     # (12 * 2 * 16^2 * 384 = 2,359,296 FLOPs) 356,794,368; without attention (twice that) 355,614,720: all three
     # round to 0.36; the first, the label taken at its word, is the simplest
-    from flopcheck.report.audit import sentence
+    from flopcheck.render.audit import sentence
 
     v = audit(parse_claim("DiT-S/8 0.36 GMACs"), counters=False)
     assert v.verdict == "consistent" and v.best.flops == 715_948_032
@@ -148,7 +148,7 @@ def test_tiers_and_exit_codes(capsys, claim, verdict, code):
 
 
 def test_wrong_gives_the_right_value():
-    from flopcheck.report.audit import sentence
+    from flopcheck.render.audit import sentence
 
     v = audit(parse_claim("DiT-XL/2 245 GFLOPs"), counters=False)
     assert v.verdict == "wrong" and v.true_flops == 237_242_843_136 and "237.24 GFLOPs" in sentence(v)

@@ -22,7 +22,7 @@ from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim
 from flopcheck.auditor.models import reference_breakdowns
 from flopcheck.auditor.tools import ToolReading
 from flopcheck.reconciler import blackbox as B
-from flopcheck.types import Attention, Finding, Kind, Space, Tier, Unit, scope_words
+from flopcheck.types import Attention, BySpace, Finding, Kind, Space, Tier, Unit, scope_words
 
 CLOSE_LIMIT = Decimal("0.01")  # within 1% of a count: rounding of the inputs or a bookkeeping convention
 WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
@@ -44,7 +44,7 @@ class Candidate:
     @property
     def reading(self) -> B.Reading:
         """The formula reading (a counter's: its unit, everything else as stated)."""
-        return self.explanation.reading if self.explanation else B.Reading(self.tool.unit)
+        return self.explanation.reading if self.explanation else B.Reading(unit=self.tool.unit)
 
     @property
     def unit(self) -> Unit:
@@ -130,7 +130,7 @@ NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as
 MAX_CAUSES = 2  # a reading with more causes than this explains anything, and so nothing
 
 
-def _backward(claim: Claim, has_pixel: bool) -> dict[bool, int] | None:
+def _backward(claim: Claim, has_pixel: bool) -> BySpace | None:
     """The exact backward of one sample of a reference model (latent, and pixels where it runs there), for a claim
     that says it is a training step of the whole model; None otherwise (the 3x rule is then the only reading)."""
     from flopcheck.specs import is_reference
@@ -142,14 +142,15 @@ def _backward(claim: Claim, has_pixel: bool) -> dict[bool, int] | None:
         from flopcheck.auditor.models import spec_of
         from flopcheck.specs.child import measured
 
-        return {False: measured(spec_of(claim), training=True).training.backward.total}
+        return BySpace(measured(spec_of(claim), training=True).training.backward.total)
     from flopcheck.counting import training_step
 
     fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
-    out = {False: training_step(claim.model, get_config(claim.model, **fields)).backward.total}
-    if has_pixel:
-        out[True] = training_step(claim.model, get_config(claim.model, space=Space.PIXEL.value, **fields)).backward.total
-    return out
+    latent = training_step(claim.model, get_config(claim.model, **fields)).backward.total
+    if not has_pixel:
+        return BySpace(latent)
+    return BySpace(latent, training_step(claim.model, get_config(claim.model, space=Space.PIXEL.value,
+                                                                 **fields)).backward.total)
 
 
 def _options(claim: Claim, has_per_sample: bool, has_pixel: bool, has_attention: bool = True,
@@ -196,9 +197,20 @@ def _count_of(c: Candidate, candidates: list[Candidate]) -> Candidate | None:
     return next((x for x in candidates if x.explanation and x.reading == plain), None)
 
 
-def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> tuple[str, Candidate, Candidate | None,
-                                                                                     list[Candidate], list[Candidate]]:
-    """(verdict, the count judged against, the cause of the distance, matching counters, other matching counts)."""
+@dataclass(frozen=True)
+class Judgement:
+    """The tier of a claim, the count it is judged against, what explains the distance, the counters whose output
+    matches its digits, and other counts of a different meaning that match them too."""
+
+    tier: Tier
+    best: Candidate
+    cause: Candidate | None = None
+    tools: tuple[Candidate, ...] = ()
+    also: tuple[Candidate, ...] = ()
+
+
+def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judgement:
+    """The claim's tier against its readings, by the reading's category and its relative distance."""
     counts = [c for c in candidates if not c.bookkeeping and (c.tool or c.reading.causes(stated) <= MAX_CAUSES)]
     counts = counts or [c for c in candidates if not c.bookkeeping]
     simplest = lambda c: (c.tool is not None, c.reading.causes(stated),  # noqa: E731
@@ -212,13 +224,13 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> tupl
         # for FLOPs, or QK^T-only x CFG for attention, is not a second meaning)
         also = [c for c in formula[1:] if not _same_meaning(c.reading, best.reading) and c.value != best.value
                 and c.reading.causes(stated) <= best.reading.causes(stated) + 1]
-        return Tier.CONSISTENT, best, None, tools, also
+        return Judgement(Tier.CONSISTENT, best, tools=tuple(tools), also=tuple(also))
     shortcuts = sorted((c for c in candidates if c.bookkeeping and c.fit(claim)
                         and c.reading.causes(stated) <= MAX_CAUSES), key=simplest)
     for cause in shortcuts:  # the digits match a bookkeeping variant of a count: judged against that count
         base = _count_of(cause, candidates)
         if base is not None:
-            return (Tier.CLOSE if base.relative <= CLOSE_LIMIT else Tier.WRONG), base, cause, [], []
+            return Judgement(Tier.CLOSE if base.relative <= CLOSE_LIMIT else Tier.WRONG, base, cause)
     # a count of the formula first: a counter's output is a reading when the digits match it, else only when no
     # formula count is within 1% (its own bookkeeping, such as a re-parameterised layer, then explains the rest)
     formula = [c for c in counts if not c.tool]
@@ -234,10 +246,10 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> tupl
         if base is not None:
             nearest, cause = base, near_variant
     if nearest.relative <= CLOSE_LIMIT:
-        return Tier.CLOSE, nearest, cause, [], []
+        return Judgement(Tier.CLOSE, nearest, cause)
     if nearest.relative <= WRONG_LIMIT:
-        return Tier.WRONG, nearest, cause, [], []
-    return Tier.UNEXPLAINED, nearest, None, [], []
+        return Judgement(Tier.WRONG, nearest, cause)
+    return Judgement(Tier.UNEXPLAINED, nearest)
 
 
 def _inputs(claim: Claim, measured) -> str:
@@ -269,24 +281,25 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         claim = replace(claim, resolution=claim.resolution or cfg.resolution)
         if claim.frames is None and getattr(cfg, "video", False):
             claim = replace(claim, frames=cfg.frames)
-    latent, pixel, tokens, norms, reference, incomplete = reference_breakdowns(claim, measured)
+    ref = reference_breakdowns(claim, measured)
+    latent, pixel, tokens, norms, reference = ref.latent, ref.pixel, ref.tokens, ref.norms, ref.label
     kinds = latent.by_kind()
-    has_per_sample = kinds.get(Kind.PER_SAMPLE, 0) > 0 and max(tokens.values()) > 1  # T = 1: per token is per sample
+    has_per_sample = kinds.get(Kind.PER_SAMPLE, 0) > 0 and tokens.max() > 1  # T = 1: per token is per sample
     has_attention = kinds.get(Kind.ATTN_SCORE, 0) + kinds.get(Kind.ATTN_VALUE, 0) > 0
     backward = _backward(claim, pixel is not None)
     explanations = [B.explain(r, latent, pixel, tokens, norms, backward)
                     for r in _options(claim, has_per_sample, pixel is not None, has_attention, backward is not None)]
     explanations = [e for e in explanations if e.flops > 0]  # a reading of nothing (no block linears in a ResNet)
-    stated = B.Reading(claim.label_unit, B.Coverage.FULL, False, claim.batch, claim.cfg, claim.steps, claim.training,
-                       claim.space == Space.PIXEL, exact_step=backward is not None)
+    stated = B.Reading(unit=claim.label_unit, coverage=B.Coverage.FULL, batch=claim.batch, cfg=claim.cfg,
+                       steps=claim.steps, training=claim.training, pixel=claim.space == Space.PIXEL,
+                       exact_step=backward is not None)
     values = [Decimal(e.value.numerator) / Decimal(e.value.denominator) for e in explanations]
     candidates = [Candidate(v, abs(claim.value - v), e, attention=has_attention) for e, v in zip(explanations, values)]
-    tool_candidates, notes = ([], ()) if incomplete else _tool_candidates(claim, counters, measured)
+    tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)
     candidates += tool_candidates
-    verdict, best, cause, tools, also = _judge(claim, candidates, stated)
-    if incomplete:  # the truth is only a lower bound: no reading of it can vouch for a number
-        verdict = Tier.INCOMPLETE
-    shown = {id(best), *(id(c) for c in (cause, *tools, *also) if c is not None)}
+    j = _judge(claim, candidates, stated)
+    best, cause = j.best, j.cause
+    shown = {id(best), *(id(c) for c in (cause, *j.tools, *j.also) if c is not None)}
     runners = sorted((c for c in candidates if id(c) not in shown and not c.tool),
                      key=lambda c: (c.distance / c.value if c.value else Decimal("Infinity"), c.reading.causes(stated)))
     seen = {c.value for c in (best, cause) if c is not None}
@@ -294,10 +307,11 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     true = B.explain(stated, latent, pixel, tokens, norms, backward).flops
     if backward is not None:
         reference += " forward + the exact backward on meta"
-    return Verdict(claim, verdict, best, tuple(runners[:4]), true, reference, cause, tuple(tools), tuple(also),
-                   _inputs(claim, measured), notes,
-                   (Space.PIXEL if best.reading.pixel else Space.LATENT) if pixel is not None else None, stated,
-                   tuple(sorted(tool_candidates, key=lambda c: c.relative)))
+    return Verdict(  # an incomplete count is only a lower bound: no reading of it can vouch for a number
+        claim=claim, verdict=Tier.INCOMPLETE if ref.incomplete else j.tier, best=best, runners_up=tuple(runners[:4]),
+        true_flops=true, reference=reference, cause=cause, tools=j.tools, also=j.also, inputs=_inputs(claim, measured),
+        notes=tuple(notes), space=(Space.PIXEL if best.reading.pixel else Space.LATENT) if pixel is not None else None,
+        stated=stated, readings=tuple(sorted(tool_candidates, key=lambda c: c.relative)))
 
 
 __all__ = ["PASSING", "Candidate", "Claim", "ClaimError", "Verdict", "audit", "load_claims", "parse_claim", "parse_resolution"]

@@ -7,13 +7,27 @@ their input comes from the model's own convention or the claim's resolution, fra
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from flopcheck.auditor.claims import Claim, ClaimError
-from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Term, Work
+from flopcheck.types import ATTENTION_KINDS, Breakdown, BySpace, Kind, Term, Work
 
 
-def _pixel_and_latent_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, dict, dict, str, tuple]:
+@dataclass(frozen=True)
+class ClaimReference:
+    """What a claim's readings are built from: the breakdown on the latent (or the only one) and on pixels, the
+    tokens and LayerNorm elements of each, what the truth is in words, and the ops the exact count has no formula
+    for."""
+
+    latent: Breakdown
+    pixel: Breakdown | None
+    tokens: BySpace
+    norms: BySpace
+    label: str  # 'formula', or 'exact count at ...'
+    incomplete: tuple[str, ...] = ()
+
+
+def _pixel_and_latent_breakdowns(claim: Claim) -> ClaimReference:
     from flopcheck.formula import formula_breakdown
     from reference_models import get_config
 
@@ -25,21 +39,21 @@ def _pixel_and_latent_breakdowns(claim: Claim) -> tuple[Breakdown, Breakdown, di
     pixel_cfg = get_config(claim.model, resolution=resolution, space="pixel")
     latent = _part(formula_breakdown(claim.model, latent_cfg, batch=1), claim.part, cfg)
     pixel = _part(formula_breakdown(claim.model, pixel_cfg, batch=1), claim.part, cfg)
-    tokens = {False: latent_cfg.tokens, True: pixel_cfg.tokens}
+    tokens = BySpace(latent_cfg.tokens, pixel_cfg.tokens)
     # LayerNorm outputs: norm1 and norm2 per block and norm_final, T x d each
-    layer_norms = {"model": 2 * cfg.depth + 1, "block": 2}.get(claim.part, 0)
-    norms = {px: layer_norms * t * cfg.hidden_size for px, t in tokens.items()}
-    return latent, pixel, tokens, norms, "formula", ()
+    per_token = {"model": 2 * cfg.depth + 1, "block": 2}.get(claim.part, 0) * cfg.hidden_size
+    return ClaimReference(latent, pixel, tokens, BySpace(per_token * tokens.latent, per_token * tokens.pixel),
+                          "formula")
 
 
-def _latent_breakdowns(claim: Claim) -> tuple[Breakdown, None, dict, dict, str, tuple]:
+def _latent_breakdowns(claim: Claim) -> ClaimReference:
     """A text-conditioned model's formula at the claim's resolution and frames (latents only)."""
     from flopcheck.formula import formula_breakdown
     from reference_models import get_config
 
     cfg = get_config(claim.model, resolution=claim.resolution, frames=claim.frames)
     b = _part(formula_breakdown(claim.model, cfg, batch=1), claim.part, cfg)
-    return b, None, {False: cfg.image_tokens}, {False: 0}, "formula", ()
+    return ClaimReference(b, None, BySpace(cfg.image_tokens), BySpace(0), "formula")
 
 
 def _part(b: Breakdown, part: str, cfg) -> Breakdown:
@@ -54,7 +68,7 @@ def _part(b: Breakdown, part: str, cfg) -> Breakdown:
     if part not in family.parts:
         raise ClaimError(f"part {part!r} does not apply to {b.model}: use {', '.join(family.parts)}")
     b = replace(b, symbols=())  # a part is not a whole model: no whole-model per-layer formula for it
-    if part == "linear":  # seed 001's "linear": the blocks' q/k/v, output and MLP projections
+    if part == "linear":  # the inference arithmetic's "linear": the blocks' q/k/v, output and MLP projections
         return replace(b, terms=tuple(t for t in b.terms if t.kind is Kind.LINEAR and in_blocks(t.path)))
     if part == "attention":
         return replace(b, terms=tuple(t for t in b.terms if t.kind in ATTENTION_KINDS))
@@ -74,7 +88,7 @@ def spec_of(claim: Claim):
                  config=claim.config, inputs=claim.inputs)
 
 
-def _spec_breakdowns(claim: Claim, given=None) -> tuple[Breakdown, None, dict, dict, str, tuple]:
+def _spec_breakdowns(claim: Claim, given=None) -> ClaimReference:
     """A spec's exact count (measured in a child process, or given) as the only breakdown, cut to the claim's
     part."""
     from flopcheck.specs.child import measured
@@ -83,7 +97,7 @@ def _spec_breakdowns(claim: Claim, given=None) -> tuple[Breakdown, None, dict, d
     b = spec_part(m, claim.part)
     reference = f"exact count at {m.inputs}" + (f" ({m.exact.incompleteness()})" if not m.exact.complete else "")
     norms = m.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1] if claim.part == "model" else 0
-    return b, None, {False: 1}, {False: norms}, reference, m.exact.incomplete  # T=1: per-sample is per-sample
+    return ClaimReference(b, None, BySpace(1), BySpace(norms), reference, m.exact.incomplete)  # T=1: per sample
 
 
 def spec_part(m, part: str) -> Breakdown:
@@ -130,10 +144,9 @@ def _one_block(blocks, terms: tuple[Term, ...], model: str) -> tuple[Term, ...]:
     return tuple(replace(t, flops=t.flops // blocks.count, formula=f"({t.formula})/{blocks.count}") for t in inside)
 
 
-def reference_breakdowns(claim: Claim, given=None) -> tuple[Breakdown, Breakdown | None, dict, dict, str,
-                                                                tuple[str, ...]]:
-    """(latent or only breakdown, pixel breakdown or None, tokens and LayerNorm elements by pixel flag,
-    'formula' or 'exact count', the ops with multiply-adds the exact count has no formula for)."""
+def reference_breakdowns(claim: Claim, given=None) -> ClaimReference:
+    """What the claim's readings are built from: a reference model's formula (on the latent and, for a family that
+    runs there too, on pixels), or a spec's (or a given model's) exact count."""
     from flopcheck.specs import is_reference
     from reference_models import family_of, get_config
 

@@ -48,7 +48,7 @@ class CounterSpec:
 COUNTERS: dict[str, CounterSpec] = {}
 
 
-def register(spec: CounterSpec) -> CounterSpec:
+def add_counter(spec: CounterSpec) -> CounterSpec:
     """Add a counter; a name registers once. COUNTERS stays in table order."""
     if spec.name in COUNTERS:
         raise ValueError(f"counter {spec.name!r} is registered twice")
@@ -63,7 +63,7 @@ def counter(name: str, *, library: str, unit: Unit, install: str, convention: st
     """Decorator: the function is the adapter of counter `name` (`options`: CounterSpec's other fields)."""
 
     def wrap(run: Callable) -> Callable:
-        register(CounterSpec(name=name, module=run.__module__, function=run.__name__, library=library, unit=unit,
+        add_counter(CounterSpec(name=name, module=run.__module__, function=run.__name__, library=library, unit=unit,
                              install=install, convention=convention, **options))
         return run
 

@@ -11,7 +11,7 @@ from flopcheck.types import Kind
 
 
 @dataclass(frozen=True)
-class Part:
+class Piece:
     """One counted piece of an op: `suffix` names it under the module path ('qk'), kind None = the layer's."""
 
     flops: int
@@ -20,10 +20,10 @@ class Part:
 
 
 @dataclass(frozen=True)
-class Parts:
+class OpCost:
     """What one op call costs: counted parts, plus uncounted bias-add elements."""
 
-    parts: tuple[Part, ...]
+    parts: tuple[Piece, ...]
     bias_elements: int = 0
 
     @property

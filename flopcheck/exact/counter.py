@@ -22,7 +22,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck.exact import categories
-from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, Parts, adopt
+from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, OpCost, adopt
 from flopcheck.types import ExactCount, Kind, OpRecord, Work
 
 
@@ -183,7 +183,7 @@ class ExactCounter(TorchDispatchMode):
         frame, name = self.frame, str(packet)
         given = {k: v for k, v in kwargs.items() if k != "out"}  # an out= call: its result is `out` all the same
         try:
-            parts: Parts = FORMULAS[packet](*args, out=out, **given)
+            parts: OpCost = FORMULAS[packet](*args, out=out, **given)
         except Exception as err:  # recorded, never silently 0
             self._record_uncounted(frame, f"{name} ({type(err).__name__}: {err})", Work.NO_FORMULA, out)
             return

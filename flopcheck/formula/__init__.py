@@ -8,13 +8,13 @@ from reference_models.families import BLOCK_LISTS, FAMILIES, family_of
 
 
 def in_blocks(path: str) -> bool:
-    """A term of the main transformer blocks (what seed 001's L*(24*T*d^2 + 4*T^2*d) covers)."""
+    """A term of the main transformer blocks (what the per-layer shortcut L*(24*T*d^2 + 4*T^2*d) covers)."""
     return path.startswith(BLOCK_LISTS)
 
 
 def per_layer(n: int, layers: int, t: int, d: int) -> tuple[int, int]:
     """The hand shortcut for a whole model: (N*L*24*T*d^2, N*L*4*T^2*d), block linears and attention, FLOPs.
-    Exact for DiT's blocks; seed 001 applies it to every model over its joint T = I + S at one width."""
+    Exact for DiT's blocks; the inference arithmetic applies it to every model over its joint T = I + S at one width."""
     return n * layers * 24 * t * d * d, n * layers * 4 * t * t * d
 
 

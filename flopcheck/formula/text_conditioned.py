@@ -5,7 +5,7 @@ d width, h MLP width, L blocks (joint / double-stream), Ls single-stream blocks,
 C latent channels, P = p_t*p_h*p_w latent cells per token, C_out output channels, f sinusoid width,
 k text-token width (4096), q pooled-text width, E timestep width (CogVideoX).
 
-Every transformer block is the seed's 24*T*d^2 + 4*T^2*d only where all T tokens go through every
+Every transformer block is the per-layer shortcut's 24*T*d^2 + 4*T^2*d only where all T tokens go through every
 projection: MMDiT, FLUX/HunyuanVideo and CogVideoX (d x 3d qkv, d x d out, 2 x d x 4d MLP). Wan
 sends only the I video tokens through its blocks (the text enters as cross-attention keys and
 values) and its MLP is not 4d wide. Per-sample layers (adaLN, timestep and pooled-text MLPs) are

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
-from flopcheck.types import Count, Evidence, Finding, Reconciliation, Unit
+from flopcheck.types import BySpace, Count, Evidence, Finding, Reconciliation, Unit
 
 if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconciliation needs it
     from flopcheck.reconciler.reference import Reference
@@ -75,7 +75,7 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
 def black_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a total with no detail: the reading (in the count's own unit) that reproduces it."""
     batches = sorted({1, max(1, count.batch // ref.batch)})
-    candidates = [B.explain(r, ref.formula, None, {False: ref.tokens})
+    candidates = [B.explain(r, ref.formula, None, BySpace(ref.tokens))
                   for r in B.readings(units=(count.unit,), batches=batches)]
     _, best = B.rank(float(count.reported), candidates)[0]
     findings = [f for f in best.findings if K.of(f) is not K.MAC_CONVENTION]

@@ -17,7 +17,7 @@ from itertools import product
 
 from flopcheck.errors import InputError
 from flopcheck.reconciler import causes as K
-from flopcheck.types import Attention, Breakdown, Finding, Kind, Unit, Word, scope_words
+from flopcheck.types import Attention, Breakdown, BySpace, Finding, Kind, Unit, Word, scope_words
 
 
 class Coverage(Word):
@@ -128,17 +128,17 @@ def _covered(b: Breakdown, coverage: Coverage, per_token: bool, tokens: int) -> 
     return b.total + sum(f.delta for f in findings), findings
 
 
-def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens: dict[bool, int],
-            norm_elements: dict[bool, int] | None = None, backward: dict[bool, int] | None = None) -> Explanation:
+def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens: BySpace,
+            norm_elements: BySpace | None = None, backward: BySpace | None = None) -> Explanation:
     """The value of one reading, with the findings that build it from the latent reference;
     norm_elements: LayerNorm outputs per forward (latent, pixels), for readings that count norms;
     backward: the exact backward of one sample (latent, pixels), for a training reading with the exact step."""
     base = pixel if reading.pixel else latent
     findings = [K.PIXEL_SPACE.finding(pixel.total - latent.total, "counted on pixels")] if reading.pixel else []
-    flops, cov = _covered(base, reading.coverage, reading.per_sample_per_token, tokens[reading.pixel])
+    flops, cov = _covered(base, reading.coverage, reading.per_sample_per_token, tokens.at(reading.pixel))
     findings += cov
     if reading.norms:
-        norms = reading.norms * reading.unit.flops_per_unit * (norm_elements or {}).get(reading.pixel, 0)
+        norms = reading.norms * reading.unit.flops_per_unit * (norm_elements.at(reading.pixel) if norm_elements else 0)
         findings.append(K.NORM_COUNTED.finding(norms, f"{reading.norms} {reading.unit.value} per LayerNorm element"))
         flops += norms
     rule = reading.training and not reading.exact_step
@@ -150,7 +150,7 @@ def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens
             findings.append(c.finding(flops * (factor - 1), why))
             flops *= factor
     if reading.training and reading.exact_step:  # the whole model's exact backward, once per sample
-        step = backward[reading.pixel] * reading.batch
+        step = backward.at(reading.pixel) * reading.batch
         findings.append(K.TRAINING_STEP.finding(step, "the exact backward, counted on meta"))
         flops += step
     value = Fraction(flops, reading.unit.flops_per_unit)
@@ -170,7 +170,8 @@ def readings(units=(Unit.FLOP, Unit.MAC), batches=(1,), cfgs=(False,), steps=(1,
             continue
         if x and not (t and cov is Coverage.FULL and not pt and not n):
             continue
-        out.append(Reading(u, cov, pt, b, c, s, t, px, n, x))
+        out.append(Reading(unit=u, coverage=cov, per_sample_per_token=pt, batch=b, cfg=c, steps=s, training=t,
+                           pixel=px, norms=n, exact_step=x))
     return out
 
 

@@ -2,7 +2,7 @@
 
 Pixels become latents through the VAE's stride (8 per side; video 4 per frame, 4k+1 frames), the
 text encoder's output is (B, S, its width), and the timestep is one number per sample. The defaults
-are the published pipelines' (the seed's inputs): FLUX and SD3 at 1024x1024, Wan at 832x480 x 81
+are the published pipelines' (the inference arithmetic's inputs): FLUX and SD3 at 1024x1024, Wan at 832x480 x 81
 frames, CogVideoX at 720x480 x 49, HunyuanVideo at 1280x720 x 129, DiT at its sample size.
 """
 from __future__ import annotations

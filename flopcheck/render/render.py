@@ -14,7 +14,7 @@ from html import escape
 
 from flopcheck.fmt import commas
 from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
-from flopcheck.report import svg
+from flopcheck.render import svg
 
 SERIES = {"sdpa": "#1f77b4", "math": "#ff7f0e"}
 

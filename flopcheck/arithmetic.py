@@ -1,9 +1,9 @@
-"""Seed 001's inference arithmetic on the exact count: FLOPs per generation, attention's share, the
+"""The inference arithmetic on the exact count: FLOPs per generation, attention's share, the
 N = 6d crossover, arithmetic intensity against a GPU's ridge point, step time = FLOPs / (MFU x peak),
 and what batching does. All FLOP figures are exact integers in FLOPs (2 per multiply-add).
 
-The seed estimates every block as 24*T*d^2 + 4*T^2*d over the joint sequence T = I + S;
-`per_layer_estimate` does the same for comparison, and `Difference` names what it leaves out.
+The inference arithmetic's per-layer shortcut estimates every block as 24*T*d^2 + 4*T^2*d over the joint sequence
+T = I + S; `per_layer_estimate` does the same for comparison, and `Difference` names what it leaves out.
 """
 from __future__ import annotations
 
@@ -64,8 +64,8 @@ def get_gpu(name: str) -> GPU:
     return table[name.upper()]
 
 
-def seed_mfu(batch: int, mfu: float) -> float:
-    """Seed 001's batching model: MFU(b) = min(0.6, MFU(1) + 0.08 * sqrt(b - 1))."""
+def batched_mfu(batch: int, mfu: float) -> float:
+    """The inference arithmetic's batching model: MFU(b) = min(0.6, MFU(1) + 0.08 * sqrt(b - 1))."""
     return min(0.6, mfu + 0.08 * math.sqrt(batch - 1))
 
 
@@ -81,36 +81,36 @@ class BatchRow:
 
 @dataclass(frozen=True)
 class Difference:
-    """One part of exact minus the seed's estimate, with why."""
+    """One part of exact minus the per-layer shortcut, with why."""
 
     part: str  # 'block linears', 'attention', 'outside the blocks'
-    seed: int
+    shortcut: int  # the per-layer shortcut's FLOPs of this part
     exact: int
     why: str
 
     @property
     def delta(self) -> int:
-        return self.exact - self.seed
+        return self.exact - self.shortcut
 
 
 class Shown:
-    """An estimate as the command line shows it: text or JSON-ready data (flopcheck.report.estimate), exit 0."""
+    """An estimate as the command line shows it: text or JSON-ready data (flopcheck.render.estimate), exit 0."""
 
     exit_code = 0
 
     def to_text(self) -> str:
-        from flopcheck.report.estimate import to_text
+        from flopcheck.render.estimate import to_text
 
         return to_text(self)
 
     def to_data(self) -> dict:
-        from flopcheck.report.estimate import to_dict
+        from flopcheck.render.estimate import to_dict
 
         return to_dict(self)
 
 
 class _Arithmetic(Shown):
-    """Seed 001's arithmetic on one forward's FLOPs (flops_per_forward, kinds()), parameters, scope, GPU and MFU."""
+    """The inference arithmetic on one forward's FLOPs (flops_per_forward, kinds()), parameters, scope, GPU and MFU."""
 
     @property
     def flops_per_step(self) -> int:
@@ -137,7 +137,7 @@ class _Arithmetic(Shown):
 
     @property
     def arithmetic_intensity(self) -> float:
-        """FLOPs of one forward per byte of bf16 weights read (the seed's definition)."""
+        """FLOPs of one forward per byte of bf16 weights read (the inference arithmetic's definition)."""
         return self.flops_per_forward / self.weight_bytes if self.weight_bytes else math.inf
 
     @property
@@ -186,24 +186,24 @@ class Estimate(_Arithmetic):
         return 6 * self.config.hidden_size
 
     def batches(self) -> list[BatchRow]:
-        """Seed 001's batching table: step time, throughput and latency at batch 1, 2, 4, 8."""
+        """The inference arithmetic's batching table: step time, throughput and latency at batch 1, 2, 4, 8."""
         per_sample_step = self.flops_per_step / self.batch
         rows = []
         for b in BATCHES:
-            mfu = seed_mfu(b, self.mfu)
+            mfu = batched_mfu(b, self.mfu)
             step = b * per_sample_step / (mfu * self.gpu.peak)
             rows.append((b, mfu, step, b / step))
         base_step, base_tp = rows[0][2], rows[0][3]
         return [BatchRow(b, m, s, tp, tp / base_tp, s / base_step) for b, m, s, tp in rows]
 
     def per_layer_estimate(self) -> tuple[int, int]:
-        """The seed's L * 24*T*d^2 and L * 4*T^2*d, L = all blocks, T = I + S, at this batch."""
+        """The per-layer shortcut's L * 24*T*d^2 and L * 4*T^2*d, L = all blocks, T = I + S, at this batch."""
         c = self.config
         return per_layer(self.batch, c.depth + getattr(c, "single_depth", 0), c.tokens, c.hidden_size)
 
     def differences(self) -> list[Difference]:
-        """Exact minus the seed's per-layer estimate, in three named parts that sum to the whole."""
-        seed_linear, seed_attn = self.per_layer_estimate()
+        """Exact minus the per-layer shortcut, in three named parts that sum to the whole."""
+        shortcut_linear, shortcut_attn = self.per_layer_estimate()
         blocks = [t for t in self.breakdown.terms if in_blocks(t.path)]
         linear = sum(t.flops for t in blocks if t.kind is Kind.LINEAR)
         attn = sum(t.flops for t in blocks if t.kind in ATTENTION_KINDS)
@@ -214,19 +214,19 @@ class Estimate(_Arithmetic):
         c = self.config
         why_linear = why_linear.format(h=c.mlp_hidden, ratio=c.mlp_hidden / c.hidden_size)
         left_out = dict.fromkeys(t.path.split(".")[0] for t in self.breakdown.terms if t not in blocks)
-        return [Difference("block linears", seed_linear, linear, why_linear),
-                Difference("attention", seed_attn, attn, why_attn),
+        return [Difference("block linears", shortcut_linear, linear, why_linear),
+                Difference("attention", shortcut_attn, attn, why_attn),
                 Difference("outside the per-layer formula", 0, outside,
                            "embeddings, per-sample MLPs and head, and the blocks' per-sample adaLN: "
                            + ", ".join(left_out) + ", and *_mod / adaLN / modulation layers in the blocks")]
 
     @property
-    def seed_flops(self) -> int:
+    def shortcut_flops(self) -> int:
         return sum(self.per_layer_estimate())
 
-    def seed_seconds(self) -> float:
-        """The seed's time for the same generation from its per-layer estimate."""
-        return self.seed_flops * (2 if self.scope.cfg else 1) * self.scope.steps / (self.mfu * self.gpu.peak)
+    def shortcut_seconds(self) -> float:
+        """The per-layer shortcut's time for the same generation from its per-layer estimate."""
+        return self.shortcut_flops * (2 if self.scope.cfg else 1) * self.scope.steps / (self.mfu * self.gpu.peak)
 
 
 def _check_mfu(mfu: float) -> None:

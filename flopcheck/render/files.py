@@ -38,7 +38,7 @@ def previous(out: Path | None) -> set[str]:
         return {_checked(n) for n in manifest.read_text(encoding="utf-8").split()} | {MANIFEST}
     legacy = out / "results.json"
     if entries and legacy.is_file() and not legacy.is_symlink():
-        from flopcheck.report.render import read_results, render
+        from flopcheck.render.render import read_results, render
 
         try:
             return set(render(read_results(legacy)))

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 from flopcheck.fmt import commas, si, table
 
 if TYPE_CHECKING:  # the estimates render themselves through this module: no import back
-    from flopcheck.estimate import Estimate, ExactEstimate, TrainingEstimate
+    from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate
 
 
 def _secs(s: float) -> str:
@@ -44,12 +44,12 @@ def _formula_text(e: Estimate) -> str:
         "",
         *_roofline(e),
         "",
-        "batching (seed 001's model: MFU(b) = min(0.6, MFU + 0.08*sqrt(b-1)); a batch's step does b x the FLOPs)",
+        "batching (the inference arithmetic's model: MFU(b) = min(0.6, MFU + 0.08*sqrt(b-1)); a batch's step does b x the FLOPs)",
         table([[str(r.batch), f"{r.mfu:.0%}", _secs(r.step_seconds), f"{r.throughput:.3g}/s",
                 f"{r.throughput_x:.2f}x", f"{r.latency_x:.2f}x"] for r in e.batches()],
               ["batch", "MFU", "step", "samples' steps", "throughput", "latency"], right={1, 2, 3, 4, 5}),
         "",
-        _seed_text(e),
+        _shortcut_text(e),
         "",
         f"source of {g.name}'s figures: {g.source}",
     ]
@@ -58,20 +58,20 @@ def _formula_text(e: Estimate) -> str:
     return "\n".join(lines)
 
 
-def _seed_text(e: Estimate) -> str:
+def _shortcut_text(e: Estimate) -> str:
     c = e.config
     layers = c.depth + getattr(c, "single_depth", 0)
     diffs = e.differences()
-    rows = [[d.part, commas(d.seed), commas(d.exact), f"{d.delta:+,}"] for d in diffs]
-    rows.append(["total", commas(e.seed_flops), commas(e.flops_per_forward), f"{e.flops_per_forward - e.seed_flops:+,}"])
-    diff_s = e.seconds - e.seed_seconds()
+    rows = [[d.part, commas(d.shortcut), commas(d.exact), f"{d.delta:+,}"] for d in diffs]
+    rows.append(["total", commas(e.shortcut_flops), commas(e.flops_per_forward), f"{e.flops_per_forward - e.shortcut_flops:+,}"])
+    diff_s = e.seconds - e.shortcut_seconds()
     return "\n".join([
-        f"seed 001's estimate: L*(24*T*d^2 + 4*T^2*d) with L = {layers}, T = I + S = {commas(c.tokens)}, "
+        f"the per-layer shortcut: L*(24*T*d^2 + 4*T^2*d) with L = {layers}, T = I + S = {commas(c.tokens)}, "
         f"d = {c.hidden_size} (FLOPs per forward)",
-        table(rows, ["part", "seed", "exact", "exact - seed"], right={1, 2, 3}),
+        table(rows, ["part", "shortcut", "exact", "exact - shortcut"], right={1, 2, 3}),
         *(f"  {d.part}: {d.why}" for d in diffs),
-        f"  generation time: seed {_secs(e.seed_seconds())}, exact {_secs(e.seconds)} ({diff_s:+.3g} s, "
-        f"{e.flops_per_forward / e.seed_flops - 1:+.2%})",
+        f"  generation time: shortcut {_secs(e.shortcut_seconds())}, exact {_secs(e.seconds)} ({diff_s:+.3g} s, "
+        f"{e.flops_per_forward / e.shortcut_flops - 1:+.2%})",
     ])
 
 
@@ -88,8 +88,8 @@ def _formula_dict(e: Estimate) -> dict:
         "gpu": {"name": e.gpu.name, "tflops": e.gpu.tflops, "tbps": e.gpu.tbps, "source": e.gpu.source},
         "mfu": e.mfu, "step_seconds": e.step_seconds, "seconds": e.seconds,
         "batches": [vars(r) for r in e.batches()],
-        "seed_estimate_flops": e.seed_flops, "seed_seconds": e.seed_seconds(),
-        "differences": [{"part": d.part, "seed": d.seed, "exact": d.exact, "delta": d.delta, "why": d.why}
+        "seed_estimate_flops": e.shortcut_flops, "seed_seconds": e.shortcut_seconds(),  # the keys as they were
+        "differences": [{"part": d.part, "seed": d.shortcut, "exact": d.exact, "delta": d.delta, "why": d.why}
                         for d in e.differences()],
         "exact_matches_formula": e.exact_matches,
     }
