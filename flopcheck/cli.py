@@ -1,9 +1,6 @@
-"""The `flopcheck` command: `main(argv) -> exit code`; 0 ok, 1 a disagreement, 2 bad input.
-
-Each command parses its arguments, resolves the model once (a Subject, flopcheck.subject), calls one library
-function and prints one result; the exit code is the result's. With no arguments it runs its built-in default,
-`flopcheck count DiT-XL/2`.
-"""
+"""The `flopcheck` command: `main(argv) -> exit code`; 0 ok, 1 a disagreement, 2 bad input. Each command parses,
+resolves its model once (flopcheck.subject), calls one library function and prints one result, whose exit code it
+returns. With no arguments it runs its built-in default, `flopcheck count DiT-XL/2`."""
 from __future__ import annotations
 
 import argparse
@@ -37,10 +34,10 @@ def _checked(kind, ok, what: str) -> Callable[[str], object]:
 
         try:
             value = kind(text.replace("_", ""))
+            if not (math.isfinite(value) and ok(value)):
+                raise ValueError(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
-        if isinstance(value, float) and not math.isfinite(value) or not ok(value):
-            raise argparse.ArgumentTypeError(f"{what}, got {text!r}")
         return value
 
     return parse
@@ -145,13 +142,9 @@ def _show(result, args: argparse.Namespace) -> int:
 # Commands: name -> (help, add arguments, run)
 
 def _list_models(args: argparse.Namespace) -> int:
-    from reference_models import get_config, list_models
+    from flopcheck.runs import model_list
 
-    names = list_models(args.pattern)
-    if not names:
-        raise UsageError(f"no model matches {args.pattern!r}; try `flopcheck list-models`")
-    for name in names:
-        print(f"{name:12s} {get_config(name).summary()}")
+    print(model_list(args.pattern))
     return 0
 
 
@@ -176,8 +169,9 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _counters_alias(args: argparse.Namespace) -> int:
-    print("flopcheck: `flopcheck counters` is now `flopcheck compare`; running that", file=sys.stderr)
-    return _compare(args)
+    code = _compare(args)  # bad input stays one line: the note comes after a result
+    print("flopcheck: `flopcheck counters` is now `flopcheck compare`", file=sys.stderr)
+    return code
 
 
 def _reconcile_args(p: argparse.ArgumentParser) -> None:
@@ -233,8 +227,7 @@ def _causes_args(p: argparse.ArgumentParser) -> None:
 def _causes(args: argparse.Namespace) -> int:
     from flopcheck.runs import causes
 
-    print(causes(args.measure).to_text(markdown=args.markdown))
-    return 0
+    return print(causes(args.measure).to_text(markdown=args.markdown)) or 0
 
 
 def _estimate(args: argparse.Namespace) -> int:

@@ -11,6 +11,17 @@ from typing import Any
 DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 px, both attention paths
 
 
+def model_list(pattern: str = "*") -> str:
+    """The reference models matching a shell pattern ('DiT-XL/*'), one line each: name and configuration."""
+    from flopcheck.errors import InputError
+    from reference_models import get_config, list_models
+
+    names = list_models(pattern)
+    if not names:
+        raise InputError(f"no model matches {pattern!r}; try `flopcheck list-models`")
+    return "\n".join(f"{name:12s} {get_config(name).summary()}" for name in names)
+
+
 def counter_names(names: list[str] | None) -> list[str]:
     """The counters asked for (default: all registered); an unknown one is bad input before anything runs."""
     from flopcheck.counters import COUNTERS, get_spec
