@@ -9,9 +9,14 @@ text_tokens, attn, input_size) are given in `options={...}`. A model input whose
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.subject import Subject, live, resolve
+
+if TYPE_CHECKING:  # the result types (flopcheck exports them); importing them here would import torch
+    from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate
+    from flopcheck.auditor import Verdict
+    from flopcheck.types import Count, ExactCount, Reconciliation
 
 DEFAULT_TIMEOUT_S = 600.0
 
@@ -34,7 +39,8 @@ def _error(message: str):
     return InputError(message)
 
 
-def count(model: Any, *args: Any, timeout_s: float | None = None, options: dict | None = None, **kwargs: Any):
+def count(model: Any, *args: Any, timeout_s: float | None = None, options: dict | None = None,
+          **kwargs: Any) -> ExactCount:
     """The exact FLOPs (2 per multiply-add) of one forward, model(*args, **kwargs), of any nn.Module or named model.
 
     Args:
@@ -54,7 +60,7 @@ def count(model: Any, *args: Any, timeout_s: float | None = None, options: dict 
 
 
 def compare(model: Any, *args: Any, counters: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-            options: dict | None = None, **kwargs: Any) -> list:
+            options: dict | None = None, **kwargs: Any) -> list[Count]:
     """What each FLOP counter (fvcore, thop, the torch profiler, torch.utils.flop_counter, ...) says about the same
     model and inputs, each in its library's unit.
 
@@ -77,7 +83,7 @@ def compare(model: Any, *args: Any, counters: list[str] | None = None, timeout_s
 
 
 def reconcile(model: Any, *args: Any, counters: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-              options: dict | None = None, **kwargs: Any) -> list:
+              options: dict | None = None, **kwargs: Any) -> list[Reconciliation]:
     """Every counter's number explained against the truth (the hand formula, or flopcheck's exact count), cause by
     cause, to a residual.
 
@@ -102,7 +108,7 @@ def reconcile(model: Any, *args: Any, counters: list[str] | None = None, timeout
 
 
 def audit(claim: str, model: Any = None, *args: Any, counters: list[str] | bool | None = None,
-          timeout_s: float = DEFAULT_TIMEOUT_S, scope: dict | None = None, **kwargs: Any):
+          timeout_s: float = DEFAULT_TIMEOUT_S, scope: dict | None = None, **kwargs: Any) -> Verdict:
     """The verdict on a FLOP figure: what it most likely counted (its unit, attention, scope), and the true value.
 
     Args:
@@ -136,13 +142,15 @@ def audit(claim: str, model: Any = None, *args: Any, counters: list[str] | bool 
     parsed = parse_claim(claim, model=m.text, **scope)
     if counters is False:
         return judge(parsed, measured=m, counters=False)
-    found, notes = readings_of_counts(parsed, subject.counts(counters or None, timeout_s), reference=subject.reference())
+    counts = subject.counts(counters or None, timeout_s)
+    found, notes = readings_of_counts(parsed, counts, reference=subject.reference())
     return judge(parsed, measured=m, counters=(tuple(found), tuple(notes)))
 
 
 def estimate(model: Any, *args: Any, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False,
              training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
-             timeout_s: float | None = None, options: dict | None = None, **kwargs: Any):
+             timeout_s: float | None = None, options: dict | None = None,
+             **kwargs: Any) -> Estimate | ExactEstimate | TrainingEstimate:
     """The inference arithmetic on the exact count: FLOPs (2 per multiply-add) per generation (steps x CFG x the
     forward), attention's share, the roofline, and the time on a GPU at an MFU; with training, steps optimizer steps
     of the exact training step.

@@ -7,6 +7,7 @@ Used by the counters' pool and workers (counters/pool.py, counters/worker.py) an
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -16,7 +17,29 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+
+
+DEFAULT_DEADLINE_S = 600.0  # a count or a build: seconds, unless its code never returns
+_DEADLINE: ContextVar[float] = ContextVar("flopcheck_deadline_s", default=DEFAULT_DEADLINE_S)
+
+
+def deadline_s() -> float:
+    """The seconds a child may take for one count or one build, where the caller gave none: DEFAULT_DEADLINE_S, or
+    what an enclosing `with deadline(...)` set (a verb's timeout_s, the CLI's --timeout)."""
+    return _DEADLINE.get()
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Within the block every child without a deadline of its own gets `seconds` (None: as it was)."""
+    token = _DEADLINE.set(seconds) if seconds else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _DEADLINE.reset(token)
 
 
 def child_env(**extra: str) -> dict:
@@ -143,9 +166,9 @@ def forked(work: Callable[[], dict], timeout_s: float) -> dict:
             traceback.print_exc()
             out = {"error": one_line(err)}
         try:
-            data = json.dumps(out, allow_nan=False).encode()
-        except (TypeError, ValueError) as err:  # NaN, None where a number goes: an answer, not a dead child
-            data = json.dumps({"error": f"its answer is not a number: {one_line(err)}"}).encode()
+            data = json.dumps(out).encode()
+        except (TypeError, ValueError) as err:  # an answer JSON cannot hold: its error, not a dead child
+            data = json.dumps({"error": f"its answer cannot be sent back: {one_line(err)}"}).encode()
         while data:
             data = data[os.write(w, data):]
         os._exit(0)
@@ -164,4 +187,4 @@ def forked(work: Callable[[], dict], timeout_s: float) -> dict:
     return {**json.loads(data), "peak_rss_mb": peak}
 
 
-__all__ = ["Child", "answers", "child_env", "forked", "one_line", "ready"]
+__all__ = ["Child", "answers", "child_env", "deadline", "deadline_s", "forked", "one_line", "ready"]

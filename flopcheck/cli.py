@@ -197,8 +197,10 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
                         "one block (a model with one list of blocks), or DiT's embeddings")
     p.add_argument("--no-counters", action="store_true",
                    help="judge against the formula and exact-count readings only (no counter is run)")
+    p.add_argument("--allow-code", action="store_true", help="--file: run the code its entries name (model: "
+                   "package.module:factory, inputs: module:fn); without it they are refused")
     _flags(p, "resolution", "frames", "steps", "cfg", "training", "batch", "space", "input-shape", "counter",
-           "json", "markdown", "config", "inputs", "text-tokens", steps={"default": None})
+           "json", "markdown", "config", "inputs", "text-tokens", "timeout", steps={"default": None})
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -211,7 +213,7 @@ def _audit(args: argparse.Namespace) -> int:
         args.claim, model=args.model, resolution=args.resolution, frames=args.frames, steps=args.steps,
         cfg=args.cfg or None, training=args.training or None, batch=args.batch, space=args.space, part=args.part,
         input_shape=args.input_shape, config=args.config, inputs=args.inputs)]
-    result = audit(claims, False if args.no_counters else args.counter)
+    result = audit(claims, False if args.no_counters else args.counter, args.allow_code or not args.file, args.timeout)
     code = _show(result, args) if args.json or not args.markdown else print(result.to_markdown()) or result.exit_code
     for line in result.failed:
         print(line, file=sys.stderr)

@@ -152,19 +152,45 @@ class Auditing:
         return to_markdown(self.verdicts)
 
 
-def audit(claims: list, names: list[str] | bool | None = None) -> Auditing:
+def names_code(claim) -> str:
+    """The code a claim would run (its model a package.module:factory, its inputs a module:fn), or ''."""
+    model = claim.model if parse_source(claim.model) == "module" else ""
+    return " and ".join(x for x in (model, claim.inputs or "") if x)
+
+
+def parse_source(text: str) -> str:
+    from flopcheck.specs import ModelSpec
+
+    return ModelSpec(text).source
+
+
+def audit(claims: list, names: list[str] | bool | None = None, allow_code: bool = False,
+          timeout_s: float | None = None) -> Auditing:
     """Each claim judged; `names`: the counters whose output is a reading (None: every installed one, False: none).
     Several claims' counts run in one pool (each model built once); a claim whose model cannot be built or run is
-    one line and the rest go on (a single claim's failure is the run's bad input)."""
-    from flopcheck.auditor import audit as judge
-    from flopcheck.errors import bad_input
+    one line and the rest go on (a single claim's failure is the run's bad input). A claim that names code (a
+    factory, an input builder) runs it only with `allow_code` (a claims file is data someone sent): without, it is
+    refused in one line before anything of it is imported; timeout_s: each build and count of a claim's model."""
+    from flopcheck.children import deadline
 
     names = names if names is False or names is None else counter_names(names)
+    with deadline(timeout_s):  # every build and count of the claims' models: timeout_s each
+        return _audit(claims, names, allow_code)
+
+
+def _audit(claims: list, names, allow_code: bool) -> Auditing:
+    from flopcheck.auditor import audit as judge
+    from flopcheck.errors import InputError, bad_input
+
+    refused = [] if allow_code else [(c, names_code(c)) for c in claims if names_code(c)]
+    if refused and len(claims) == 1:
+        raise InputError(_refusal(*refused[0]))
+    claims = [c for c in claims if all(c is not r for r, _ in refused)]
     if names is not False and len(claims) > 1:
         from flopcheck.auditor.tools import prefetch
 
         prefetch(claims, names)
-    out = Auditing([])
+    out = Auditing([], [f"flopcheck: {_refusal(c, code)}" for c, code in refused])
     for claim in claims:
         try:
             out.verdicts.append(judge(claim, counters=names))
@@ -173,6 +199,11 @@ def audit(claims: list, names: list[str] | bool | None = None) -> Auditing:
                 raise
             out.failed.append(f"flopcheck: claim {claim.id or claim.text!r}: {err}")
     return out
+
+
+def _refusal(claim, code: str) -> str:
+    return (f"claim {claim.id or claim.text!r} names code ({code}), which runs only with your say-so: "
+            f"audit it with --allow-code (allow_code=True in Python) if you trust the file")
 
 
 @dataclass

@@ -116,15 +116,19 @@ def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit:
 def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP", kwargs: dict | None = None) -> None:
     """Assert another tool's number (`reference`, in `unit`) is explained exactly by a reading of
     the exact count of model(*inputs, **kwargs): a known convention and known causes, nothing unexplained."""
-    _checked("reference", reference)
+    _checked("reference", reference, low_open=False)
     stated = _unit(unit)
     count = _count(model, inputs, kwargs)
     if not count.complete:
         raise FlopAssertionError(f"no exact count to reconcile {reference:,} {stated.value}s with: "
                                  + count.incompleteness())
-    if count.total == 0:
+    if count.total == 0:  # no multiply-adds: 0 is the exact count, and any other number is explained by nothing
+        if reference == 0:
+            return
         raise FlopAssertionError(f"{reference:,} {stated.value}s cannot be explained: the model does no "
                                  f"multiply-adds (the exact count is 0 FLOPs)")
+    if reference == 0:
+        raise FlopAssertionError(f"0 {stated.value}s cannot be explained: the exact count is {count.total:,} FLOPs")
     v = _verdict(reference, stated, model, inputs, kwargs)
     named = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best
     if named.unit is not stated or named.distance:

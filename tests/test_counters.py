@@ -163,14 +163,14 @@ def test_results_do_not_depend_on_which_counters_ran_before():
 
 FAKES = {name: CounterSpec(name=name, module=f"fake_counters.{name}", library="pytest", unit=Unit.FLOP, install="-",
                            convention="-")
-         for name in ("hang", "crash", "segfault", "leaky")}
+         for name in ("hang", "crash", "segfault", "leaky", "nan", "none")}
 
 
 @pytest.fixture(scope="module")
 def contained(request):
     specs = {**COUNTERS, **FAKES}
     jobs = [Job("DiT-S/8", 32, "sdpa"), Job("DiT-S/8", 32, "math")]
-    names = ["hang", "crash", "segfault", "leaky", "torch_dispatch"]
+    names = ["hang", "crash", "segfault", "leaky", "nan", "none", "torch_dispatch"]
     return {(c.counter, c.attn): c for c in run_counters(names, jobs, timeout_s=8, paths=(str(request.path.parent),),
                                                          specs=specs)}
 
@@ -184,6 +184,14 @@ def test_a_hanging_counter_is_killed_at_its_timeout(contained):
 def test_a_crash_is_that_counters_one_line_error(contained):
     assert contained[("crash", "sdpa")].error == "RuntimeError: cannot trace this model"
     assert contained[("segfault", "sdpa")].error == "the counting process died (signal SIGSEGV)"
+
+
+def test_a_total_that_is_not_a_number_is_that_counters_error_and_the_later_ones_still_count(contained):
+    # before: NaN or None killed the worker ('cannot convert float NaN to integer'), and every later counter of the
+    # job (torch_dispatch here) came back as "its worker died" with no number
+    assert contained[("nan", "sdpa")].error == "it returned nan, not a number of FLOPs"
+    assert contained[("none", "math")].error == "it returned None, not a number of FLOPs"
+    assert contained[("torch_dispatch", "math")].flops == 715_948_032  # DiT-S/8 at 256 px, explicit attention
 
 
 def test_the_others_report_and_no_patch_leaks(contained):

@@ -314,4 +314,5 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         stated=stated, readings=tuple(sorted(tool_candidates, key=lambda c: c.relative)))
 
 
-__all__ = ["PASSING", "Candidate", "Claim", "ClaimError", "Verdict", "audit", "load_claims", "parse_claim", "parse_resolution"]
+__all__ = ["PASSING", "Candidate", "Claim", "ClaimError", "Judgement", "Verdict", "audit", "load_claims", "parse_claim",
+           "parse_resolution"]

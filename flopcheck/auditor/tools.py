@@ -13,7 +13,6 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 from flopcheck.auditor.claims import Claim
@@ -233,7 +232,6 @@ MAX_UNCERTAIN = 1000  # a carried value is kept when at most 1/1000 of it is car
 def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
     """Each counter's convention as a reading where it cannot run on the claim's model: its count on a stand-in,
     reconciled, each cause carried to the model by the quantity it is made of (reconciler/scaling.py)."""
-    import json
 
     from flopcheck.counters import COUNTERS
     from flopcheck.reconciler import reconcile, reference_for
@@ -244,7 +242,7 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
         return [], [f"counters not run: {why}"]
     # a counter that reads shapes on meta, as the exact count does, has the exact count as its reading already
     executing = [n for n in (names or list(COUNTERS)) if not COUNTERS[n].on_meta]
-    _fill(jobs, executing)
+    fill(jobs, executing)
     factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
     out, notes = [], [f"counters not run on the model: {why}; each one's convention is carried from a stand-in"]
     for job in jobs:
@@ -315,8 +313,8 @@ def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolRea
     out, notes = [], []
     for job in jobs:
         resolved = job.resolved()
-        found, missed = readings_of_counts(claim, [COUNTS.get(count_key(name, resolved)) for name in names or list(COUNTERS)],
-                                           _path_words(job, len(jobs) > 1))
+        counts = [COUNTS.get(count_key(name, resolved)) for name in names or list(COUNTERS)]
+        found, missed = readings_of_counts(claim, counts, _path_words(job, len(jobs) > 1))
         out, notes = out + found, notes + missed
     return out, sorted(set(notes))
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from flopcheck.children import Child, ready
+from flopcheck.children import Child, deadline_s, ready
 from flopcheck.counters import COUNTERS, CounterSpec, get_spec
 from flopcheck.errors import InputError
 from flopcheck.types import Count
@@ -130,9 +130,11 @@ class _Worker(Child):
         self.send(job)
 
 
-def run_jobs(specs: list[CounterSpec], jobs: list[Job], workers: int = 1, timeout_s: float = 600.0,
+def run_jobs(specs: list[CounterSpec], jobs: list[Job], workers: int = 1, timeout_s: float | None = None,
              paths: tuple[str, ...] = (), progress: Callable[[int, int, Count], None] | None = None) -> Run:
-    """Every counter on every job: `workers` model-major workers in parallel, the largest job first."""
+    """Every counter on every job: `workers` model-major workers in parallel, the largest job first; each count has
+    timeout_s (default: children.deadline_s())."""
+    timeout_s = timeout_s or deadline_s()
     resolved = {j: j.resolved() for j in jobs}
     queue = sorted(dict.fromkeys(jobs), key=Job.cost, reverse=True) if len(jobs) > 1 else list(jobs)
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
@@ -192,7 +194,7 @@ def run_jobs(specs: list[CounterSpec], jobs: list[Job], workers: int = 1, timeou
     return Run(counts, stats)
 
 
-def run_counters(names: list[str], jobs: list[Job], timeout_s: float = 600.0, paths: tuple[str, ...] = (),
+def run_counters(names: list[str], jobs: list[Job], timeout_s: float | None = None, paths: tuple[str, ...] = (),
                  specs: dict[str, CounterSpec] | None = None, workers: int = 1) -> list[Count]:
     """Each named counter on every job, counter after counter; unknown names are refused before anything runs."""
     table = specs or COUNTERS

@@ -44,7 +44,8 @@ def _formula_text(e: Estimate) -> str:
         "",
         *_roofline(e),
         "",
-        "batching (the inference arithmetic's model: MFU(b) = min(0.6, MFU + 0.08*sqrt(b-1)); a batch's step does b x the FLOPs)",
+        "batching (the inference arithmetic's model: MFU(b) = min(0.6, MFU + 0.08*sqrt(b-1)); a batch's step does b "
+        "x the FLOPs)",
         table([[str(r.batch), f"{r.mfu:.0%}", _secs(r.step_seconds), f"{r.throughput:.3g}/s",
                 f"{r.throughput_x:.2f}x", f"{r.latency_x:.2f}x"] for r in e.batches()],
               ["batch", "MFU", "step", "samples' steps", "throughput", "latency"], right={1, 2, 3, 4, 5}),

@@ -13,7 +13,6 @@ import sys
 
 from flopcheck.cache import MEASURED
 
-SPEC_TIMEOUT_S = 600.0  # a build and one forward on meta: seconds, unless the code never returns
 _FORWARD = {"training": False, "frozen": [], "checkpointed": [], "optimizer": ""}  # a forward only
 
 
@@ -41,7 +40,7 @@ def main() -> None:
 
 def measure_all(specs: list, timeout_s: float | None = None) -> None:
     """Measure the forwards of several specs in one child (torch and the libraries imported once), keeping each
-    answer for `measured`. Each spec has its own deadline (timeout_s, default SPEC_TIMEOUT_S) from the previous
+    answer for `measured`. Each spec has its own deadline (timeout_s, default children.deadline_s()) from the previous
     answer: the one that overruns it is that timeout's error and the child is stopped; the ones after it, and any a
     child that exits leaves unanswered, are measured alone later, each with its own deadline."""
     from flopcheck.children import Child, answers
@@ -50,7 +49,9 @@ def measure_all(specs: list, timeout_s: float | None = None) -> None:
     todo = {k: s for k, s in todo.items() if k not in MEASURED}
     if len(todo) < 2:
         return
-    limit = timeout_s or SPEC_TIMEOUT_S
+    from flopcheck.children import deadline_s
+
+    limit = timeout_s or deadline_s()
     child = Child("flopcheck.specs.child", (json.dumps({"specs": [s.to_dict() for s in todo.values()],
                                                         "paths": sys.path}),), stdin=False)
     got, why = answers(child, len(todo), limit)
@@ -70,7 +71,7 @@ def _timed_out(spec, timeout_s: float) -> dict:
 def measured(spec, timeout_s: float | None = None, training: bool = False, frozen: tuple[str, ...] = (),
              checkpointed: tuple[str, ...] = (), optimizer: str = ""):
     """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
-    SPEC_TIMEOUT_S); with training, its exact training step too; its failure is a SpecError."""
+    children.deadline_s()); with training, its exact training step too; its failure is a SpecError."""
     from flopcheck.specs import SpecError
     from flopcheck.specs.measure import Measured
 
@@ -78,7 +79,9 @@ def measured(spec, timeout_s: float | None = None, training: bool = False, froze
     step = _FORWARD if step == _FORWARD else step
     key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
     if key not in MEASURED:
-        MEASURED.put(key, _in_child(spec, timeout_s or SPEC_TIMEOUT_S, step))
+        from flopcheck.children import deadline_s
+
+        MEASURED.put(key, _in_child(spec, timeout_s or deadline_s(), step))
     out = MEASURED.get(key)
     if "error" in out:
         raise SpecError(out["error"])

@@ -294,6 +294,10 @@ def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     return Built(model, (torch.empty(shape, device=device),), {}, notes + [note])
 
 
+# configs published under a legacy class name that newer classes load: DiT-XL/2's and PixArt's say Transformer2DModel
+SHARED_CONFIGS = {"Transformer2DModel": ("DiTTransformer2DModel", "PixArtTransformer2DModel")}
+
+
 def _diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     """diffusers.CLASS.from_config(the config file); inputs from the class's input builder (inputs.py)."""
     from flopcheck.specs.inputs import diffusers_inputs
@@ -306,6 +310,11 @@ def _diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
         raise SpecError(f"diffusers has no model class {spec.name!r}: give a class such as FluxTransformer2DModel")
     config = read_config(spec.options.config)
+    named = config.get("_class_name")
+    if isinstance(named, str) and spec.name not in (named, *SHARED_CONFIGS.get(named, ())):  # another class's
+        # config builds a model it never describes
+        raise SpecError(f"--config {spec.options.config} is a {named} config (its _class_name), not a {spec.name} "
+                        f"one: count it as diffusers:{named}")
     try:
         model = construct(lambda: cls.from_config(config), device, notes, spec.text)
     except (TypeError, ValueError) as err:

@@ -1,0 +1,60 @@
+"""Every sentence true, nothing silent: inputs that used to pass unseen, or run what they should not."""
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from conftest import MODELS
+from flopcheck.cli import main
+
+DATA = MODELS.parents[1] / "flopcheck" / "data" / "diffusers"
+
+
+def test_a_config_of_another_class_is_refused_naming_its_class_name(capsys):
+    # before: DiTTransformer2DModel built from FLUX.1-dev's config (3.5B parameters) and counted 4.65 TFLOPs
+    assert main(["count", "diffusers:DiTTransformer2DModel", "--config", str(DATA / "flux1-dev.json")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "_class_name" in err and "diffusers:FluxTransformer2DModel" in err
+
+
+def test_a_claims_file_runs_no_code_without_the_users_say_so(tmp_path, monkeypatch, capsys):
+    marker = tmp_path / "called"
+    monkeypatch.setenv("FLOPCHECK_TEST_MARKER", str(marker))
+    monkeypatch.syspath_prepend(str(MODELS))
+    claims = tmp_path / "claims.yaml"
+    claims.write_text("- {id: mine, model: 'marker:make', claim: 32 MACs}\n"
+                      "- {id: dit, model: DiT-S/8, claim: 0.36 GFLOPs}\n")
+    # before: the factory ran as the file was audited (tempfile:mkdtemp made a folder, os:abort ran)
+    assert main(["audit", "--file", str(claims), "--no-counters"]) == 2
+    out = capsys.readouterr()
+    assert not marker.exists()
+    assert "claim 'mine' names code (marker:make)" in out.err and "--allow-code" in out.err
+    assert '"DiT-S/8 0.36 GFLOPs"' in out.out  # the other claim is still judged
+    # with the say-so the factory runs (its verdict does not matter here: its default input does not fit it)
+    main(["audit", "--file", str(claims), "--no-counters", "--allow-code"])
+    assert marker.read_text() == "called"
+
+
+def test_assert_reconciles_takes_zero_where_zero_is_the_exact_count():
+    from flopcheck.testing import FlopAssertionError, assert_reconciles
+
+    x = torch.zeros(2, 8)
+    assert_reconciles(nn.ReLU(), x, 0)  # no multiply-adds: 0 FLOPs is the exact count (before: refused as <= 0)
+    with pytest.raises(FlopAssertionError, match="cannot be explained: the exact count is 64 FLOPs"):
+        assert_reconciles(nn.Linear(8, 2), x, 0)  # 2 x 2 x 8 x 2 = 64
+    with pytest.raises(Exception, match=">= 0"):
+        assert_reconciles(nn.ReLU(), x, -1)
+
+
+def test_optimizer_without_training_is_refused(capsys):
+    assert main(["count", "DiT-S/8", "--optimizer", "sgd"]) == 2  # before: accepted and ignored
+    assert "--optimizer shapes a training step: add --training" in capsys.readouterr().err
+
+
+def test_every_model_command_takes_a_timeout():
+    from flopcheck.cli import parser
+
+    sub = parser()._subparsers._group_actions[0].choices  # noqa: SLF001  (argparse keeps its subparsers here)
+    for name in ("count", "compare", "reconcile", "estimate", "report"):
+        assert "--timeout" in sub[name]._option_string_actions, name  # noqa: SLF001
