@@ -16,14 +16,14 @@ class FlopcheckFixture:
         return exact_flops(model, inputs)
 
     @staticmethod
-    def assert_close(model, inputs, expected: float, rtol: float = 0.10, unit: str = "FLOP") -> int:
+    def assert_close(model, inputs, expected: float, *, rtol: float = 0.10, unit: str = "FLOP") -> int:
         """flopcheck.testing.assert_flops_close."""
         from flopcheck.testing import assert_flops_close
 
         return assert_flops_close(model, inputs, expected, rtol=rtol, unit=unit)
 
     @staticmethod
-    def assert_reconciles(model, inputs, reference: float, unit: str = "FLOP") -> None:
+    def assert_reconciles(model, inputs, reference: float, *, unit: str = "FLOP") -> None:
         """flopcheck.testing.assert_reconciles."""
         from flopcheck.testing import assert_reconciles
 

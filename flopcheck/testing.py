@@ -93,7 +93,7 @@ def _unit(unit: str | Unit) -> Unit:
         raise InputError(f"unit must be 'FLOP' or 'MAC', got {unit!r}") from None
 
 
-def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit: str | Unit = "FLOP",
+def assert_flops_close(model, inputs, expected: float, *, rtol: float = 0.10, unit: str | Unit = "FLOP",
                        kwargs: dict | None = None) -> int:
     """Assert `expected` (in `unit`: 'FLOP' or 'MAC') is within rtol of the exact count of
     model(*inputs, **kwargs); return the exact FLOPs. The failure message names the convention and causes."""
@@ -113,7 +113,8 @@ def assert_flops_close(model, inputs, expected: float, rtol: float = 0.10, unit:
     raise FlopAssertionError(_message(expected, stated, truth, _verdict(expected, stated, model, inputs, kwargs)))
 
 
-def assert_reconciles(model, inputs, reference: float, unit: str | Unit = "FLOP", kwargs: dict | None = None) -> None:
+def assert_reconciles(model, inputs, reference: float, *, unit: str | Unit = "FLOP", kwargs: dict | None = None
+                      ) -> None:
     """Assert another tool's number (`reference`, in `unit`) is explained exactly by a reading of
     the exact count of model(*inputs, **kwargs): a known convention and known causes, nothing unexplained."""
     _checked("reference", reference, low_open=False)

@@ -252,6 +252,16 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
     return Judgement(Tier.UNEXPLAINED, nearest)
 
 
+def _worded(c: Candidate | None, claim: Claim) -> Candidate | None:
+    """A counter's candidate with its fingerprint in words (what it did on this model, by the reconciler's causes),
+    made here so that rendering the verdict reconciles nothing and builds no model."""
+    if c is None or c.tool is None or c.tool.words:
+        return c
+    from flopcheck.auditor.tools import fingerprint
+
+    return replace(c, tool=replace(c.tool, words=fingerprint(c.tool, claim)))
+
+
 def _inputs(claim: Claim, measured) -> str:
     """The input the readings are for: a spec's as built, a reference model's resolution and latent."""
     from flopcheck.specs import is_reference
@@ -308,8 +318,9 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     if backward is not None:
         reference += " forward + the exact backward on meta"
     return Verdict(  # an incomplete count is only a lower bound: no reading of it can vouch for a number
-        claim=claim, verdict=Tier.INCOMPLETE if ref.incomplete else j.tier, best=best, runners_up=tuple(runners[:4]),
-        true_flops=true, reference=reference, cause=cause, tools=j.tools, also=j.also, inputs=_inputs(claim, measured),
+        claim=claim, verdict=Tier.INCOMPLETE if ref.incomplete else j.tier, best=_worded(best, claim),
+        runners_up=tuple(runners[:4]), true_flops=true, reference=reference, cause=_worded(cause, claim),
+        tools=tuple(_worded(t, claim) for t in j.tools), also=j.also, inputs=_inputs(claim, measured),
         notes=tuple(notes), space=(Space.PIXEL if best.reading.pixel else Space.LATENT) if pixel is not None else None,
         stated=stated, readings=tuple(sorted(tool_candidates, key=lambda c: c.relative)))
 

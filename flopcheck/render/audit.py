@@ -4,7 +4,6 @@ from __future__ import annotations
 from decimal import Decimal
 
 from flopcheck.auditor import Candidate, Verdict
-from flopcheck.auditor.tools import fingerprint
 from flopcheck.fmt import commas, si
 from flopcheck.types import Space, Tier, Unit, scope_words
 
@@ -57,7 +56,7 @@ def sentence(v: Verdict) -> str:
     true = _value(Decimal(v.true_flops) / c.label_unit.flops_per_unit, c.label_unit)
     if v.verdict is Tier.CONSISTENT:
         if best.tool:
-            head = (f"consistent: {claim} is {best.describe()} ({fingerprint(best.tool, c)}) = "
+            head = (f"consistent: {claim} is {best.describe()} ({best.tool.words}) = "
                     f"{_value(best.value, best.unit)} ({best.fit(c)})")
         else:
             head = f"consistent: {claim} is {_named(best)} ({best.fit(c)})"
@@ -96,7 +95,7 @@ def fingerprint_words(v: Verdict) -> str:
     """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
     b = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best  # what the digits most likely counted
     if b.tool:
-        return " · ".join([fingerprint(b.tool, v.claim), v.scope_words, *([_space(v)] if v.space else []), v.inputs,
+        return " · ".join([b.tool.words, v.scope_words, *([_space(v)] if v.space else []), v.inputs,
                            f"tool: {b.tool.tool}"])
     r = b.reading
     norms = f"LayerNorm {r.norms} per element" if r.norms else "norms and elementwise ops not counted"
