@@ -215,10 +215,11 @@ def test_a_custom_operator_is_counted_by_its_formula_or_makes_the_count_incomple
 
 
 def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
-    from flopcheck.reference_count import count_reference
+    from flopcheck.counting import count
     from flopcheck.render.count import to_dict, to_text
+    from flopcheck.subject import resolve
 
-    r = count_reference("DiT-S/8")
+    r = count(resolve("DiT-S/8"))
     complete = to_dict(r)
     assert complete["complete"] is True and complete["incomplete_ops"] == []
     # the same result with an op that had no formula, as the counter records it

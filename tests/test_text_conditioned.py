@@ -6,7 +6,8 @@ import json
 import pytest
 
 from flopcheck.cli import main
-from flopcheck.reference_count import count_reference
+from flopcheck.counting import count
+from flopcheck.subject import resolve
 from flopcheck.types import Kind, Scope
 from reference_models import create_model, get_config
 
@@ -95,7 +96,7 @@ HAND_TOTALS = {
 
 @pytest.mark.parametrize("name", sorted(HAND_TOTALS))
 def test_formula_and_exact_count_equal_the_hand_total(name):
-    r = count_reference(name)
+    r = count(resolve(name))
     assert r.formula.total == HAND_TOTALS[name]
     assert r.exact_total == HAND_TOTALS[name]
     assert r.agrees  # term by term as well
@@ -104,7 +105,7 @@ def test_formula_and_exact_count_equal_the_hand_total(name):
 def test_wan_13b_at_the_seed_exercise_size():
     # 832x480x81: I = 32760, S = 512, d = 1536, h = 8960, L = 30. Attention: 30 x 4*I^2*d = 197,815,468,032,000
     # self + 30 x 4*I*S*d = 3,091,621,478,400 cross. The seed's 200 TFLOP for attention is right to 2 digits.
-    r = count_reference("Wan2.1-1.3B")
+    r = count(resolve("Wan2.1-1.3B"))
     by_kind = r.formula.by_kind()
     assert by_kind[Kind.ATTN_SCORE] + by_kind[Kind.ATTN_VALUE] == 197_815_468_032_000 + 3_091_621_478_400
     assert r.agrees
@@ -118,14 +119,14 @@ def test_wan_13b_at_the_seed_exercise_size():
     ("HunyuanVideo", dict(resolution=(320, 192), frames=5)),
 ])
 def test_exact_count_equals_formula_at_other_inputs_batch_and_cfg(name, overrides):
-    r = count_reference(name, batch=2, scope=Scope(steps=3, cfg=True), **overrides)
+    r = count(resolve(name, batch=2, **overrides), Scope(steps=3, cfg=True))
     assert r.agrees
-    assert r.exact_total == 3 * count_reference(name, batch=4, **overrides).exact_total  # CFG is batch x2
+    assert r.exact_total == 3 * count(resolve(name, batch=4, **overrides)).exact_total  # CFG is batch x2
 
 
 def test_flux_2048_attention_share_near_the_seeds_48_percent():
     # T = 16384 + 512 = 16896 < 6d = 18432: attention / (blocks) = T / (6d + T) = 16896 / 35328 = 47.8%
-    r = count_reference("FLUX.1-dev", resolution=(2048, 2048))
+    r = count(resolve("FLUX.1-dev", resolution=(2048, 2048)))
     kinds = r.formula.by_kind()
     share = (kinds[Kind.ATTN_SCORE] + kinds[Kind.ATTN_VALUE]) / r.formula.total
     assert 0.477 < share < 0.479
