@@ -91,9 +91,18 @@ class Subject:
             return m
         from flopcheck.exact.training import count_training_step, freeze
 
-        freeze(self.model, frozen)
-        step = count_training_step(self.model, self.args, kwargs=self.kwargs, frozen_paths=frozen,
-                                   checkpointed=checkpointed, optimizer=optimizer, model=self.text)
+        if optimizer:
+            raise InputError(f"{self.text} is your own module: its optimizer's step would change its weights; count "
+                             f"the step without one (optimizer='')")
+        kept = {p: (p.requires_grad, p.grad) for p in self.model.parameters()}
+        try:  # the caller's module is left as it was: what it trains, and its gradients
+            freeze(self.model, frozen)
+            step = count_training_step(self.model, self.args, kwargs=self.kwargs, frozen_paths=frozen,
+                                       checkpointed=checkpointed, model=self.text)
+        finally:
+            for p, (flag, grad) in kept.items():
+                p.requires_grad_(flag)
+                p.grad = grad
         return replace(m, training=step)
 
     @property
@@ -105,6 +114,7 @@ class Subject:
 
     @property
     def spec_batch(self) -> int:
+        """The batch the options ask for (1 unless given): a named model's input when the input states none."""
         return self.spec.options.batch if self.spec is not None else 1
 
     def check_executable(self) -> None:

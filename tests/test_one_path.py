@@ -121,3 +121,11 @@ def test_the_old_counters_command_is_an_alias_that_says_so(capsys):
     # DiT-S/8 at 256 px: the formula, 715,948,032 FLOPs (Table 4's 0.358 GMACs x 2, the exact count equal)
     (row,) = json.loads(out.out)
     assert row["counter"] == "flopcheck_exact" and row["flops"] == 715_948_032
+
+
+def test_a_users_module_gets_the_training_estimate_and_is_left_as_it_was():
+    net, x = _linear()
+    # forward 2 x 2 x 4 x 12 = 192; backward: the weight's gradient, another 192 (x needs no gradient): 384
+    e = flopcheck.estimate(net, x, training=True, steps=10)
+    assert (e.flops_per_step, e.flops) == (384, 3_840)
+    assert net.weight.grad is None and net.weight.requires_grad
