@@ -129,3 +129,16 @@ def test_a_users_module_gets_the_training_estimate_and_is_left_as_it_was():
     e = flopcheck.estimate(net, x, training=True, steps=10)
     assert (e.flops_per_step, e.flops) == (384, 3_840)
     assert net.weight.grad is None and net.weight.requires_grad
+
+
+def test_a_modulelist_of_unlike_layers_is_not_read_as_repeated_blocks():
+    from flopcheck.counters import COUNTERS
+
+    sys.path.insert(0, str(MODELS))
+    # net.2: 2 x 4 x 8 x 16 x 2 = 2,048 FLOPs; to_out.0: 2 x 4 x 16 x 8 x 2 = 2,048; 4,096 in all. Before, the three
+    # unlike children of net shared the path net.*, so a counter's Linear was divided by 3 (torchinfo: -2,390 left)
+    results = flopcheck.reconcile("unlike_list:factory")
+    assert [r.counter for r in results] == list(COUNTERS)
+    assert {r.reference_flops for r in results} == {4_096}
+    assert [(r.counter, r.residual) for r in results if r.error is None and r.residual != 0] == []
+    assert sum(r.error is None for r in results) >= 9  # every installed counter but deepspeed's

@@ -67,13 +67,20 @@ def _is_parameter(t: torch.Tensor) -> bool:
     return isinstance(t, nn.Parameter) or isinstance(getattr(t, "_base", None), nn.Parameter)
 
 
+def _repeats(module: nn.Module) -> bool:
+    """A ModuleList of blocks of one class (a transformer's blocks): its children share one normalised path. A list
+    of unlike layers (diffusers' ff.net = [GELU, Dropout, Linear]) keeps each child's own index."""
+    return isinstance(module, nn.ModuleList) and len({type(c) for c in module.children()}) == 1
+
+
 def module_frames(model: nn.Module) -> dict[nn.Module, Frame]:
-    """Every submodule's Frame; children of a ModuleList get '*' in the normalised path."""
+    """Every submodule's Frame; children of a ModuleList of one class get '*' in the normalised path."""
     frames = {model: ROOT}
     for _, module in model.named_modules():
         parent = frames[module]
+        repeats = _repeats(module)
         for name, child in module.named_children():
-            seg = "*" if isinstance(module, nn.ModuleList) else name
+            seg = "*" if repeats else name
             has_weights = next(child.parameters(recurse=False), None) is not None
             is_leaf = next(child.children(), None) is None
             frames[child] = Frame(join(parent.path, name), join(parent.norm_path, seg), has_weights and is_leaf)

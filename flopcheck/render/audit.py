@@ -39,7 +39,7 @@ def _cause_words(v: Verdict) -> str:
     """What explains the distance of a close or wrong claim."""
     c = v.cause
     if c is None:
-        return "within rounding of the inputs" if v.verdict is Tier.CLOSE else ""
+        return "no cause was found for the difference" if v.verdict is Tier.CLOSE else ""
     fit = c.fit(v.claim)
     if fit:
         return f"its digits are {_named(c)} ({fit})"
