@@ -58,3 +58,14 @@ def test_every_model_command_takes_a_timeout():
     sub = parser()._subparsers._group_actions[0].choices  # noqa: SLF001  (argparse keeps its subparsers here)
     for name in ("count", "compare", "reconcile", "estimate", "report"):
         assert "--timeout" in sub[name]._option_string_actions, name  # noqa: SLF001
+
+
+def test_a_close_verdict_with_no_cause_says_so():
+    import flopcheck
+    from flopcheck.render.audit import sentence
+
+    # nn.Linear(4, 12) on (2, 4): 2 x 4 x 12 = 96 MACs; 96.5 is 0.521% over, within 1%: close, and nothing explains
+    # the half MAC (before: "within rounding of the inputs", a cause that was never found)
+    v = flopcheck.audit("96.5 MACs", nn.Linear(4, 12), torch.zeros(2, 4), counters=False)
+    assert sentence(v) == ("close: 96.5 MACs is 0.521% over MACs, every layer counted = 96 MACs; no cause was found "
+                           "for the difference")
