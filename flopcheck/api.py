@@ -24,6 +24,11 @@ DEFAULT_TIMEOUT_S = 600.0
 def _subject(model: Any, args: tuple, kwargs: dict, timeout_s: float | None, options: dict | None = None) -> Subject:
     """The model resolved once: a name takes options, a module its inputs (and `model_kwargs`, named inputs that
     collide with an option's name)."""
+    import math
+
+    if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)
+                                      and timeout_s > 0):
+        raise _error(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
     named = kwargs.pop("model_kwargs", {})
     inputs = {**kwargs, **named}
     if isinstance(model, str):

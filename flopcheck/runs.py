@@ -26,7 +26,7 @@ def counter_names(names: list[str] | None) -> list[str]:
     """The counters asked for (default: all registered); an unknown one is bad input before anything runs."""
     from flopcheck.counters import COUNTERS, get_spec
 
-    return [get_spec(n).name for n in (names or list(COUNTERS))]
+    return [get_spec(n).name for n in ([names] if isinstance(names, str) else names or list(COUNTERS))]
 
 
 def _key(subject) -> tuple:

@@ -86,7 +86,13 @@ class Subject:
             return measured(self.spec, self.timeout_s, training, frozen, checkpointed, optimizer)
         from flopcheck.specs.measure import measure_local
 
-        m = measure_local(self.model, self.args, self.kwargs, self.text)
+        try:
+            m = measure_local(self.model, self.args, self.kwargs, self.text)
+        except Exception as err:  # noqa: BLE001 - the caller's forward on the inputs given: one line, its cause kept
+            from flopcheck.children import one_line
+
+            raise InputError(f"{self.text}(*args, **kwargs) failed on the inputs given ({one_line(err)}): give the "
+                             f"inputs its forward takes, after the model") from err
         if not training:
             return m
         from flopcheck.exact.training import count_training_step, freeze
@@ -172,7 +178,7 @@ class Subject:
         children of this process, the module left as it was."""
         from flopcheck.counters import COUNTERS, get_spec
 
-        chosen = [get_spec(n) for n in (names or list(COUNTERS))]
+        chosen = [get_spec(n) for n in ([names] if isinstance(names, str) else names or list(COUNTERS))]
         if self.source is not Source.LIVE:
             return counts_of([self], [s.name for s in chosen], timeout_s)
         return self._live_counts(chosen, timeout_s)

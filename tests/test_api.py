@@ -161,3 +161,27 @@ def test_the_docstrings_examples_run(module):
     # each example states its arithmetic: nn.Linear(4, 12) on (2, 4) is 2 x 2 x 4 x 12 = 192 FLOPs
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 4 and result.failed == 0
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: flopcheck.count(None), "must be a torch.nn.Module or a name"),
+    (lambda: flopcheck.count("DiT-S/8", options={"bogus": 1}), "unknown option 'bogus'"),
+    (lambda: flopcheck.count("DiT-S/8", torch.zeros(1)), "builds its inputs"),
+    (lambda: flopcheck.count(nn.Linear(4, 12), torch.zeros(2, 5)), "failed on the inputs given (RuntimeError"),
+    (lambda: flopcheck.count(nn.Linear(4, 12)), "failed on the inputs given (TypeError"),
+    (lambda: flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), timeout_s=0), "timeout_s must be a positive"),
+    (lambda: flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), counters=["nope"]), "unknown counter 'nope'"),
+    (lambda: flopcheck.audit("DiT-XL/2 118 GFLOPs", scope={"bogus": 1}), "unknown scope 'bogus'"),
+    (lambda: flopcheck.estimate("DiT-S/8", mfu=2), "MFU must be in (0, 1]"),
+])
+def test_the_verbs_bad_input_is_one_named_error(call, message):
+    from flopcheck.errors import InputError
+
+    with pytest.raises(InputError) as err:
+        call()
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_counters_may_be_one_name():
+    (c,) = flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), counters="torch_dispatch")
+    assert c.flops == 192  # 2 x 2 x 4 x 12

@@ -118,8 +118,17 @@ def parse_value(text: str) -> tuple[Decimal, str, Unit, Decimal]:
     return value, prefix + label, unit, precision
 
 
+SCOPE_KEYS = ("resolution", "frames", "steps", "cfg", "training", "batch", "part", "space", "source", "id",
+              "input_shape", "tolerance", "config", "inputs", "expect", "why")  # a Claim's fields past its number
+
+
 def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
-    """A claim from text: the model name before the number unless `model` is given."""
+    """A claim from text: the model name before the number unless `model` is given; `scope`: what it covers
+    (resolution, frames, steps, cfg, training, batch, space, part) and a named model's input (input_shape, config,
+    inputs)."""
+    unknown = [k for k in scope if k not in SCOPE_KEYS]
+    if unknown:
+        raise ClaimError(f"unknown scope {unknown[0]!r}: give {', '.join(SCOPE_KEYS)}")
     m = _NUMBER.search(text.strip())
     if not m:
         parse_value(text)  # raises with the message

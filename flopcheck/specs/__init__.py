@@ -10,7 +10,7 @@ No torch here: parsing a spec is cheap, building one imports what it needs.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 from flopcheck.errors import InputError
 
@@ -90,6 +90,10 @@ def parse(text: str, **options) -> ModelSpec:
     if not text:
         raise SpecError("the model is empty: give a reference name (DiT-XL/2), timm:NAME, torchvision:NAME, "
                         "diffusers:CLASS --config FILE or package.module:factory")
+    known = [f.name for f in fields(Options)]
+    for name in options:
+        if name not in known:
+            raise SpecError(f"unknown option {name!r} for {text}: give {', '.join(known)}")
     given = {k: v for k, v in options.items() if v is not None}
     shape, batch = given.get("input_shape"), given.get("batch")
     if shape and batch and batch != shape[0]:
