@@ -169,7 +169,8 @@ def _exact_text(r: CountResult) -> str:
         "",
         f"total: {commas(b.total)} FLOPs = {si(b.total)} = {si(b.total, Unit.MAC)}",
         "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in b.by_kind().items()),
-        "exact count (meta): the reference for this model; it has no hand formula, so every term is its ops' own count",
+        f"exact count ({m.exact.device}): the reference for this model; it has no hand formula, so every term is its "
+        f"ops' own count",
         "",
         *_uncounted(m.exact),
     ]
@@ -185,7 +186,8 @@ def _exact_dict(r: CountResult) -> dict:
         "model": m.text, "inputs": m.inputs, "notes": list(m.notes), "batch": batch, "parameters": m.params,
         "blocks": [{"path": x.path, "count": x.count, "type": x.type_name} for x in m.blocks],
         "scope": {"steps": s.steps, "cfg": s.cfg, "training": s.training, "factor": s.factor},
-        "unit": "FLOP", "reference": "exact count", "total_flops": b.total, "total_macs": b.total_macs,
+        "unit": "FLOP", "reference": "exact count", "exact_count_device": m.exact.device, "total_flops": b.total,
+        "total_macs": b.total_macs,
         "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "macs": t.macs, "ops": t.formula}
                   for t in b.terms],
         "by_kind": {k.value: v for k, v in b.by_kind().items()},

@@ -112,42 +112,99 @@ def _rows(count) -> tuple[list, list]:
 def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (),
             checkpointed: tuple[str, ...] = (), optimizer: str = "") -> dict:
     """Build the spec on meta and count one forward (with training: the exact training step, its forward and
-    backward): the JSON the parent reads (Measured.from_dict)."""
+    backward): the JSON the parent reads (Measured.from_dict). A forward that reads a value (`.item()`, which meta
+    tensors have none of) is counted again on real CPU tensors, weights zero, and says so."""
     from dataclasses import replace
 
-    from flopcheck.errors import InputError
     from flopcheck.specs import ModelSpec, SpecError
     from flopcheck.specs.sources import build, one_line
 
     spec = ModelSpec.from_dict(spec_dict)
     built = build(spec, "meta")
-    step = None
-    if frozen:
-        from flopcheck.exact.training import freeze
-
-        try:
-            freeze(built.model, frozen)
-        except InputError as err:
-            raise SpecError(f"{spec.text}: {err}") from None
     try:
-        if training:
-            from flopcheck.exact.training import count_training_step
-
-            step = count_training_step(built.model, built.args, kwargs=built.kwargs, frozen_paths=frozen,
-                                       checkpointed=checkpointed, optimizer=optimizer, model=spec.text, device="meta")
-        m = measure_local(built.model, built.args, built.kwargs, spec.text)
-    except InputError as err:  # the step asked for cannot be counted (nothing trains): not the inputs' fault
-        raise SpecError(f"{spec.text}: {err}") from None
+        m, step = _count_built(spec, built, "meta", training, frozen, checkpointed, optimizer)
+    except SpecError:
+        raise
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
         if _data_dependent(err):
             why = one_line(err)
             raise SpecError(f"model {spec.text!r} has a forward whose shapes depend on its data "
-                            f"({why if len(why) <= 80 else why[:80] + '...'}): how many boxes or elements it keeps depends on the values, so its FLOPs do too "
-                            f"and no count on shapes gives them; count a part with fixed shapes (a factory "
-                            f"returning its backbone)") from None
-        raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta device: "
-                        f"{one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None
+                            f"({why if len(why) <= 80 else why[:80] + '...'}): how many boxes or elements it keeps "
+                            f"depends on the values, so its FLOPs do too and no count on shapes gives them; count a "
+                            f"part with fixed shapes (a factory returning its backbone)") from None
+        if not _reads_a_value(err):
+            raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta "
+                            f"device: {one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None
+        _fits_in_memory(spec, built.model, one_line(err))
+        built = build(spec, "cpu")
+        _real_values(built)
+        try:
+            m, step = _count_built(spec, built, "cpu", training, frozen, checkpointed, optimizer)
+        except SpecError:
+            raise
+        except Exception as real:  # noqa: BLE001 - both failed: one line saying why
+            raise SpecError(f"model {spec.text!r} reads a value, which meta tensors have none of "
+                            f"({one_line(err)}), and on real CPU tensors it failed too: {one_line(real)}") from None
+        built.notes.append(f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
+                           f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)")
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
+
+
+def _count_built(spec, built, device: str, training: bool, frozen: tuple[str, ...], checkpointed: tuple[str, ...],
+                 optimizer: str):
+    """(Measured, the training step or None) of a built spec on `device`; a step that cannot be counted (nothing
+    trains, a pattern that matches nothing) is a SpecError, not the inputs' fault."""
+    from flopcheck.errors import InputError
+    from flopcheck.specs import SpecError
+
+    step = None
+    try:
+        if frozen:
+            from flopcheck.exact.training import freeze
+
+            freeze(built.model, frozen)
+        if training:
+            from flopcheck.exact.training import count_training_step
+
+            step = count_training_step(built.model, built.args, kwargs=built.kwargs, frozen_paths=frozen,
+                                       checkpointed=checkpointed, optimizer=optimizer, model=spec.text, device=device)
+        m = measure_local(built.model, built.args, built.kwargs, spec.text)
+    except InputError as err:
+        raise SpecError(f"{spec.text}: {err}") from None
+    return m, step
+
+
+def _reads_a_value(err: BaseException) -> bool:
+    """The forward asked a meta tensor for a value (`.item()`, a tensor's truth, its data): real tensors have one."""
+    text = str(err)
+    return any(s in text for s in ("cannot be called on meta tensors", "_local_scalar_dense", "data pointer",
+                                   "on meta tensors is not", "meta tensor"))
+
+
+def _fits_in_memory(spec, model, why: str) -> None:
+    """Real tensors hold the weights: refused in one line when their fp32 copy would not fit in half this machine's
+    memory."""
+    import os
+
+    from flopcheck.specs import SpecError
+
+    params = sum(p.numel() for p in model.parameters())
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if 4 * params > memory / 2:
+        raise SpecError(f"model {spec.text!r} reads a value ({why[:100]}), so it counts only on real tensors, and its "
+                        f"{params:,} parameters ({4 * params / 1e9:.0f} GB in fp32) do not fit in half this machine's "
+                        f"memory: count a smaller config of it")
+
+
+def _real_values(built) -> None:
+    """Float inputs set to zero (build leaves torch.empty's leftover memory; NaN can crash an op driven by values);
+    integer and boolean inputs stay as the factory or the source made them."""
+    import torch
+
+    with torch.no_grad():
+        for t in (*built.args, *built.kwargs.values()):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                t.zero_()
 
 
 def _data_dependent(err: BaseException) -> bool:
@@ -166,8 +223,11 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
 
     text, kwargs = name or type(model).__name__, kwargs or {}
     batch = samples(tuple(args), kwargs)
+    import torch
+
+    first = next((t for t in (*model.parameters(), *args, *kwargs.values()) if isinstance(t, torch.Tensor)), None)
     count = count_forward(model, tuple(args), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs,
-                          batch=batch, model=text)
+                          batch=batch, model=text, device=first.device.type if first is not None else "cpu")
     layers, norm = layers_of(model)
     return Measured(text, Built(model, tuple(args), kwargs).describe_inputs(), (),
                     sum(p.numel() for p in model.parameters()), count, layers, norm,
@@ -203,18 +263,21 @@ class Measured:
         return {**training, "spec": {"text": self.text}, "inputs": self.inputs, "notes": list(self.notes),
                 "params": self.params, "counted": counted, "uncounted": uncounted,
                 "layers": {p: asdict(layer) for p, layer in self.layers.items()}, "norm_path": self.norm_path,
-                "leading": self.exact.leading, "blocks": [asdict(b) for b in self.blocks], "batch": self.batch}
+                "leading": self.exact.leading, "blocks": [asdict(b) for b in self.blocks], "batch": self.batch,
+                "device": self.exact.device}
 
     @classmethod
     def from_dict(cls, d: dict) -> Measured:
         """Inverse of to_dict (measure()'s JSON)."""
         from flopcheck.types import ExactCount, OpRecord
 
+        device = d.get("device", "meta")  # where the count ran: meta, or CPU for a forward that reads a value
+
         def records(rows, counted: bool):
             return tuple(OpRecord(p, op, Kind(k) if counted else Work(k), f, el, n) for p, op, k, f, el, n in rows)
 
         def count(rows: list) -> ExactCount:
-            return ExactCount(model=d["spec"]["text"], attn="", device="meta", counted=records(rows[0], True),
+            return ExactCount(model=d["spec"]["text"], attn="", device=device, counted=records(rows[0], True),
                               uncounted=records(rows[1], False))
 
         step = None
@@ -227,7 +290,7 @@ class Measured:
                                  count(t["optimizer"]) if "optimizer" in t else None, t.get("optimizer_name", ""),
                                  t.get("trainable", 0), tuple(tuple(x) for x in t.get("custom", ())))
         text = d["spec"]["text"]
-        exact = ExactCount(model=text, attn="", device="meta", counted=records(d["counted"], True),
+        exact = ExactCount(model=text, attn="", device=device, counted=records(d["counted"], True),
                            uncounted=records(d["uncounted"], False), leading=dict(d.get("leading", {})))
         return cls(text, d["inputs"], tuple(d["notes"]), d["params"], exact,
                    {p: Layer(**v) for p, v in d["layers"].items()}, dict(d["norm_path"]),

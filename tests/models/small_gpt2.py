@@ -1,0 +1,13 @@
+"""transformers' GPT-2 at a small config with an attention mask: its mask code reads a value (.item()), so its
+forward cannot run on meta tensors."""
+import torch
+
+
+def factory():
+    """(model, args, kwargs): 2 layers, d = 64, 2 heads, vocabulary 1,000; input_ids and attention_mask (2, 16)."""
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    config = GPT2Config(n_layer=2, n_embd=64, n_head=2, vocab_size=1000, n_positions=128, use_cache=False)
+    model = GPT2LMHeadModel(config).eval()
+    ids = torch.zeros(2, 16, dtype=torch.long)
+    return model, (), {"input_ids": ids, "attention_mask": torch.ones(2, 16, dtype=torch.long), "return_dict": False}
