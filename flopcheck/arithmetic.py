@@ -271,8 +271,19 @@ class TrainingEstimate(Shown):
 
     @property
     def flops_per_step(self) -> int:
-        """One optimizer step: forward + backward of the whole batch, exact."""
-        return self.step.total
+        """One optimizer step in model FLOPs (forward + backward of the whole batch, exact, no recompute): what
+        MFU is defined on, so what the time is computed from."""
+        return self.step.model_flops
+
+    @property
+    def executed_per_step(self) -> int:
+        """One optimizer step as the hardware runs it: + checkpointing's and the attention kernel's recompute."""
+        return self.step.executed_flops
+
+    @property
+    def hfu(self) -> float:
+        """Hardware FLOPs utilisation at that MFU: MFU x executed / model."""
+        return self.mfu * self.executed_per_step / self.flops_per_step if self.flops_per_step else 0.0
 
     @property
     def flops(self) -> int:
@@ -294,16 +305,24 @@ class TrainingEstimate(Shown):
 
 
 def estimate(subject, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False,
-             training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = ()):
+             training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
+             attn_kernel: str = ""):
     """The estimate of a subject (flopcheck.subject.Subject) on a GPU at an MFU: one generation (steps x CFG x the
     forward; an Estimate beside the per-layer shortcut where the model has a formula, else an ExactEstimate), or
     with training, steps optimizer steps of the exact training step (a TrainingEstimate)."""
+    from flopcheck.counting import with_kernel
+
     _check_mfu(mfu)
     chosen = get_gpu(gpu)
+    if not training:
+        with_kernel(None, attn_kernel)  # a kernel is a training step's: refused without one
     if training:
         if cfg:
             raise InputError("a training step has no CFG: --cfg is for generation")
-        return _training(subject, chosen, mfu, steps, tuple(frozen), tuple(checkpointed))
+        from dataclasses import replace
+
+        e = _training(subject, chosen, mfu, steps, tuple(frozen), tuple(checkpointed))
+        return replace(e, step=with_kernel(e.step, attn_kernel))
     if not subject.formula_family:
         return ExactEstimate(subject.measured(), Scope(steps=steps, cfg=cfg), chosen, mfu)
     from flopcheck.counting import exact_matches

@@ -84,6 +84,8 @@ FLAGS: dict[str, dict] = {
     "checkpoint": dict(**PATTERN, help="with --training: modules under activation checkpointing, recomputed"),
     "optimizer": dict(choices=("adamw", "sgd", "none"), help="with --training: the optimizer whose step is counted "
                                                              "apart (default adamw)"),
+    "attn-kernel": dict(choices=("flash", "efficient", "cudnn", "math"), help="with --training: the attention kernel "
+                        "the executed FLOPs follow (default flash where the attention is fused)"),
     "device": dict(default="meta", help="where the exact count runs (default meta: no compute)"),
     "counter": dict(action="append", help="a counter to run (repeatable; default: all)"),
     "timeout": dict(type=seconds, default=600.0, help="seconds per model and counter (default 600)"),
@@ -95,7 +97,7 @@ FLAGS: dict[str, dict] = {
 }
 MODEL_FLAGS = ("input-size", "resolution", "frames", "attn", "space", "batch", "config", "inputs", "input-shape",
                "text-tokens")
-TRAINING_FLAGS = ("steps", "cfg", "training", "freeze", "checkpoint")
+TRAINING_FLAGS = ("steps", "cfg", "training", "freeze", "checkpoint", "attn-kernel")
 
 
 def _flags(p: argparse.ArgumentParser, *names: str, **changed: dict) -> None:
@@ -155,7 +157,7 @@ def _count(args: argparse.Namespace) -> int:
     check_device(args.device)
     step = training_options(args.training, args.freeze, args.checkpoint, args.optimizer)
     return _show(count(_subject(args), Scope(steps=args.steps, cfg=args.cfg, training=args.training), args.device,
-                       **step), args)
+                       **step, attn_kernel=args.attn_kernel or ""), args)
 
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
@@ -238,7 +240,8 @@ def _estimate(args: argparse.Namespace) -> int:
 
     step = training_options(args.training, args.freeze, args.checkpoint)
     return _show(estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, steps=args.steps, cfg=args.cfg,
-                          training=args.training, frozen=step["frozen"], checkpointed=step["checkpointed"]), args)
+                          training=args.training, frozen=step["frozen"], checkpointed=step["checkpointed"],
+                          attn_kernel=args.attn_kernel or ""), args)
 
 
 def _report_args(p: argparse.ArgumentParser) -> None:

@@ -101,24 +101,41 @@ def training_options(training: bool, freeze=None, checkpoint=None, optimizer: st
 
 
 def count(subject, scope: Scope = Scope(), device: str = "meta", frozen: tuple[str, ...] = (),
-          checkpointed: tuple[str, ...] = (), optimizer: str = "") -> CountResult:
+          checkpointed: tuple[str, ...] = (), optimizer: str = "", attn_kernel: str = "") -> CountResult:
     """The CountResult of a subject (flopcheck.subject.Subject) at a scope: a reference model's formula and exact
     count on `device`; any other model's exact count on meta (a named model's measured in its child process), with
-    the exact training step when the scope is training."""
+    the exact training step when the scope is training (its executed FLOPs following `attn_kernel`: flash,
+    efficient, cudnn or math; default flash where the attention is fused)."""
     if subject.formula_family:
         config = subject.config()
         formula = formula_breakdown(subject.text, config, batch=subject.batch, scope=scope)
         exact = exact_count(subject.text, config, batch=subject.batch, cfg=scope.cfg, device=device)
         step = training_step(subject.text, config, subject.batch, tuple(frozen), tuple(checkpointed),
                              optimizer) if scope.training else None
-        return CountResult(subject.text, config, subject.batch, scope, formula, exact, step)
+        return CountResult(subject.text, config, subject.batch, scope, formula, exact, with_kernel(step, attn_kernel))
     if device != "meta":
         from flopcheck.errors import InputError
 
         raise InputError(f"--device {device}: {subject.text} is counted on meta (its shapes are all a count reads)")
     m = subject.measured(training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed),
                          optimizer=optimizer)
-    return CountResult(m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, m.training, m)
+    return CountResult(m.text, None, m.batch or subject.spec_batch, scope, None, m.exact,
+                       with_kernel(m.training, attn_kernel), m)
+
+
+def with_kernel(step, attn_kernel: str):
+    """The training step (None: no training) with the attention kernel its executed FLOPs follow (none given: its
+    default); a kernel without a training step would be ignored, so it is refused."""
+    from dataclasses import replace
+
+    from flopcheck.errors import InputError
+    from flopcheck.exact.training import ATTN_KERNELS
+
+    if attn_kernel and attn_kernel not in ATTN_KERNELS:
+        raise InputError(f"attention kernel {attn_kernel!r}: use {', '.join(ATTN_KERNELS)}")
+    if attn_kernel and step is None:
+        raise InputError("--attn-kernel sets a training step's executed FLOPs: add --training")
+    return replace(step, attn_kernel=attn_kernel) if step is not None and attn_kernel else step
 
 
 @lru_cache(maxsize=32)

@@ -182,10 +182,13 @@ def test_bad_training_estimates_are_one_line(capsys, argv, needle):
 def test_checkpointed_blocks_run_their_forward_again_in_the_backward(attn, capsys):
     # DiT-S/2 with activation checkpointing on every block: the backward recomputes the blocks' forward once,
     # 12 * (24*T*d^2 + 4*T^2*d) + 12 * 2*d*6d = 12,079,595,520 + 21,233,664 = 12,100,829,184 FLOPs, on top of the
-    # plain step's 36,330,700,800: 48,431,529,984
+    # plain step's 36,330,700,800 (its model FLOPs): 48,431,529,984 counted. Executed, the fused path's flash kernel
+    # also recomputes QK^T in its backward: 12 * 2*T^2*d = 603,979,776 more (the math path: none)
     assert main(["count", "DiT-S/2", "--attn", attn, "--training", "--checkpoint", "blocks.*", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert d["training_flops"] == 48_431_529_984 and d["forward_flops"] == 12_111_347_712
+    assert d["forward_flops"] + d["backward_flops"] == 48_431_529_984 and d["forward_flops"] == 12_111_347_712
+    assert (d["model_flops"], d["checkpoint_recompute_flops"]) == (36_330_700_800, 12_100_829_184)
+    assert d["executed_flops"] == d["training_flops"] == 48_431_529_984 + (603_979_776 if attn == "sdpa" else 0)
     recomputed = {x["path"]: x["backward_flops"] for x in d["differences"] if x["why"].startswith("recomputed")}
     # the recomputed attention is found as attention again: 12 * 2*T^2*d = 603,979,776 each for QK^T and attn@V
     assert recomputed["blocks.*.qk"] == recomputed["blocks.*.av"] == 603_979_776
@@ -225,7 +228,9 @@ def test_the_optimizer_step_is_reported_apart_as_elementwise_work(capsys):
     assert d["trainable_parameters"] == 674_834_720
     assert (opt["name"], opt["multiply_add_flops"], opt["state_elements"]) == ("adamw", 0, 2 * 674_834_720)
     assert opt["elementwise_elements"] // 674_834_720 == 8
-    assert d["training_flops"] == 711_718_502_400  # the optimizer is not in the step
+    assert d["model_flops"] == 711_718_502_400  # the optimizer is not in the step
+    # executed: + the flash kernel's QK^T recompute, 28 x 2 x 256^2 x 1152 = 4,227,858,432
+    assert d["executed_flops"] == d["training_flops"] == 711_718_502_400 + 4_227_858_432
 
 
 def test_the_conv_transpose_loop_is_pytorchs_own_literal():
@@ -387,3 +392,42 @@ def test_attentions_backward_is_split_by_the_node_each_matmul_made():
     fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
     assert fwd[Kind.ATTN_SCORE] == fwd[Kind.ATTN_VALUE] == 4_096
     assert (bwd[Kind.ATTN_VALUE], bwd[Kind.ATTN_SCORE]) == (4_096, 8_192) and Kind.MATMUL not in bwd
+
+
+@pytest.mark.parametrize("attn, kernel, recompute", [
+    # DiT-S/2 at 256 px, batch 1: the flash (or efficient, cuDNN) kernel's backward recomputes QK^T, L x 2 x T^2 x d
+    # = 12 x 2 x 256^2 x 384 = 603,979,776 FLOPs; the math kernel and the explicit-matmul path recompute nothing
+    ("sdpa", None, 603_979_776), ("sdpa", "efficient", 603_979_776), ("sdpa", "math", 0), ("math", None, 0),
+])
+def test_executed_flops_beside_model_flops(attn, kernel, recompute, capsys):
+    argv = ["count", "DiT-S/2", "--attn", attn, "--training", "--json"] + (["--attn-kernel", kernel] if kernel else [])
+    assert main(argv) == 0
+    d = json.loads(capsys.readouterr().out)
+    # model FLOPs: the plain step, 36,330,700,800 (test above); executed: that plus the kernel's recompute
+    assert d["model_flops"] == 36_330_700_800 and d["kernel_recompute_flops"] == recompute
+    assert d["executed_flops"] == d["training_flops"] == 36_330_700_800 + recompute
+    assert d["attn_kernel"] == (kernel or ("flash" if attn == "sdpa" else "math"))
+
+
+def test_estimate_training_times_model_flops_and_gives_hfu(capsys):
+    # DiT-S/2, one step of batch 1 on an H100 (989.4 TFLOPS) at MFU 0.45: 36,330,700,800 / (0.45 x 989.4e12) s;
+    # HFU = 0.45 x 36,934,680,576 / 36,330,700,800 = 0.45748...
+    assert main(["estimate", "DiT-S/2", "--training", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["model_flops_per_step"], d["executed_flops_per_step"]) == (36_330_700_800, 36_934_680_576)
+    assert d["step_seconds"] == pytest.approx(36_330_700_800 / (0.45 * 989.4e12), rel=1e-12)
+    assert d["hfu"] == pytest.approx(0.45 * 36_934_680_576 / 36_330_700_800, rel=1e-12)
+
+
+def test_a_specs_fused_attention_is_seen_for_its_executed_flops(capsys):
+    # timm's vit_tiny_patch16_224 runs F.scaled_dot_product_attention in each of its 12 blocks: T = 197, d = 192,
+    # so flash's backward recomputes 12 x 2 x 197^2 x 192 = 178,831,872 FLOPs over the model's 7,464,296,448 (above)
+    assert main(["count", "timm:vit_tiny_patch16_224", "--training", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["model_flops"], d["kernel_recompute_flops"]) == (7_464_296_448, 178_831_872)
+    assert d["executed_flops"] == 7_464_296_448 + 178_831_872 and d["attn_kernel"] == "flash"
+
+
+def test_an_attention_kernel_without_training_is_refused(capsys):
+    assert main(["count", "DiT-S/2", "--attn-kernel", "math"]) == 2
+    assert "--attn-kernel sets a training step's executed FLOPs: add --training" in capsys.readouterr().err

@@ -10,11 +10,13 @@ formulas (convolution_backward's output mask, the SDPA backward kernels) count w
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, replace
 from typing import Callable, Iterable
 
 import torch
 from torch import nn
+from torch.overrides import TorchFunctionMode
 
 from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _tensors, join, module_frames
 from flopcheck.types import ExactCount, Work
@@ -32,6 +34,8 @@ class TrainingCount:
     optimizer_name: str = ""
     trainable: int = 0  # parameters with a gradient
     custom: tuple = ()  # (path, Function) of backward work a custom autograd.Function's own backward did
+    fused_scores: int = 0  # QK^T FLOPs of the forward's fused attention calls (F.scaled_dot_product_attention)
+    attn_kernel: str = ""  # the kernel those calls run on the device (ATTN_KERNELS); '' for the default
 
     def differences(self) -> list[tuple[str, int, int, str]]:
         """(path, forward, backward, why) of every term whose backward is not 2 x its forward, the 3x rule's
@@ -70,9 +74,60 @@ class TrainingCount:
         return self.forward.total + self.backward.total
 
     @property
+    def checkpoint_recompute(self) -> int:
+        """The forward that activation checkpointing runs again in the backward: the checkpointed modules' own."""
+        fwd = self.forward.by_path()
+        return sum(f for p, f in fwd.items() if any(p == r or p.startswith(r + ".") for r in self.recomputed))
+
+    @property
+    def model_flops(self) -> int:
+        """Forward + backward as autograd asks of the math, no recompute of any kind: what MFU is defined on."""
+        return self.total - self.checkpoint_recompute
+
+    @property
+    def kernel(self) -> str:
+        """The attention kernel the executed FLOPs follow: the one asked for, else flash where the forward's
+        attention is fused (F.scaled_dot_product_attention), else math."""
+        return self.attn_kernel or ("flash" if self.fused_scores else "math")
+
+    @property
+    def kernel_recompute(self) -> int:
+        """What the fused attention kernel's backward computes again: flash, memory-efficient and cuDNN recompute
+        QK^T from the saved statistics (PyTorch's flop counter counts their backward as five matmuls); the math
+        path saves the probabilities and recomputes nothing."""
+        return self.fused_scores if self.kernel in RECOMPUTING_KERNELS else 0
+
+    @property
+    def executed_flops(self) -> int:
+        """What the hardware runs: the model's FLOPs plus checkpointing's and the attention kernel's recompute."""
+        return self.model_flops + self.checkpoint_recompute + self.kernel_recompute
+
+    @property
     def rule_3x(self) -> int:
         """The usual rule: a training step is 3 x the forward (backward = 2 x forward)."""
         return 3 * self.forward.total
+
+
+ATTN_KERNELS = ("flash", "efficient", "cudnn", "math")  # the kernels a fused attention call can run on a device
+RECOMPUTING_KERNELS = ("flash", "efficient", "cudnn")  # their backward recomputes QK^T
+
+
+class _FusedScores(TorchFunctionMode):
+    """Adds up the QK^T FLOPs of every F.scaled_dot_product_attention call it sees: q (..., Tq, E) against
+    k (..., Tk, E) is 2 x prod(q.shape[:-1]) x Tk x E (on meta the call decomposes into plain matmuls, so the
+    fused call is seen here, at the function, before it does)."""
+
+    def __init__(self):
+        super().__init__()
+        self.flops = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is torch.nn.functional.scaled_dot_product_attention:
+            q = args[0] if args else kwargs["query"]
+            k = args[1] if len(args) > 1 else kwargs["key"]
+            self.flops += 2 * math.prod(q.shape[:-1]) * k.shape[-2] * q.shape[-1]
+        return func(*args, **kwargs)
 
 
 class _BackwardFrames:
@@ -289,7 +344,7 @@ def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: st
     frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
                        if any(not p.requires_grad for p in m.parameters(recurse=False)))
     frames = frames or _BackwardFrames(module)
-    with torch.enable_grad(), _ForwardCounter(module, kind_map, frames) as fwd:
+    with torch.enable_grad(), _ForwardCounter(module, kind_map, frames) as fwd, _FusedScores() as fused:
         out = (forward or module)(*inputs, **(kwargs or {}))
     scalar = loss(out)
     if not scalar.requires_grad:
@@ -303,4 +358,4 @@ def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: st
         scalar.backward()
     opt, trainable = _optimizer_step(module, optimizer)
     return TrainingCount(forward, bwd.result(**labels), frozen, optimizer=opt, optimizer_name=optimizer,
-                         trainable=trainable, custom=tuple(sorted(bwd.custom)))
+                         trainable=trainable, custom=tuple(sorted(bwd.custom)), fused_scores=fused.flops)

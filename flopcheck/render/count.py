@@ -71,6 +71,11 @@ def training_lines(t) -> list[str]:
         f"  forward                 {commas(t.forward.total):>24} FLOPs",
         f"  backward                {commas(t.backward.total):>24} FLOPs",
         f"  forward + backward      {commas(t.total):>24} FLOPs = {si(t.total)}",
+        f"  model FLOPs             {commas(t.model_flops):>24} FLOPs  (autograd's forward + backward, no recompute: "
+        f"what MFU is defined on)",
+        f"  executed FLOPs          {commas(t.executed_flops):>24} FLOPs  (+ {commas(t.checkpoint_recompute)} "
+        f"checkpointing's recompute + {commas(t.kernel_recompute)} the {t.kernel} attention kernel's QK^T recompute: "
+        f"what the hardware runs)",
         f"  3 x forward (the rule)  {commas(t.rule_3x):>24} FLOPs",
         f"  exact - rule            {t.total - t.rule_3x:>+24,} FLOPs",
     ]
@@ -91,7 +96,10 @@ def training_lines(t) -> list[str]:
 
 def training_dict(t) -> dict:
     """JSON-ready: the exact step, the rule and the terms that differ."""
-    return {"forward_flops": t.forward.total, "backward_flops": t.backward.total, "training_flops": t.total,
+    return {"forward_flops": t.forward.total, "backward_flops": t.backward.total,
+            "training_flops": t.executed_flops,  # an alias of executed_flops, kept for its readers
+            "model_flops": t.model_flops, "executed_flops": t.executed_flops, "attn_kernel": t.kernel,
+            "checkpoint_recompute_flops": t.checkpoint_recompute, "kernel_recompute_flops": t.kernel_recompute,
             "rule_3x_flops": t.rule_3x, "exact_minus_rule_flops": t.total - t.rule_3x,
             "backward_complete": t.backward.complete, "backward_incomplete_ops": list(t.backward.incomplete),
             "backward_by_kind": {k.value: v for k, v in t.backward.by_kind().items()},

@@ -136,15 +136,17 @@ def _training_text(e: TrainingEstimate) -> str:
         f"{e.name} · {e.inputs} · training: {e.steps:,} steps x batch {e.batch} · {g.name} ({g.tflops:g} TFLOPS "
         f"dense bf16) · MFU {e.mfu:g}",
         "",
-        "FLOPs (exact training step on meta: forward + backward; 1 multiply-add = 2 FLOPs)",
+        "model FLOPs (exact training step on meta: forward + backward, no recompute; 1 multiply-add = 2 FLOPs)",
         f"  per step          {commas(e.flops_per_step):>34}  {si(e.flops_per_step)}  "
         f"(forward {commas(s.forward.total)} + backward {commas(s.backward.total)})",
         f"  whole run         {commas(e.flops):>34}  {si(e.flops)}  ({e.steps:,} steps)",
         f"  by the 3x rule    {commas(e.rule_flops):>34}  {si(e.rule_flops)}  (exact - rule: "
         f"{e.flops - e.rule_flops:+,} FLOPs)",
         "",
-        f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
+        f"time = model FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
         f"  per step {_secs(e.step_seconds)}, whole run {hours:,.1f} GPU-hours ({hours / 24:,.1f} GPU-days)",
+        f"  executed per step {commas(e.executed_per_step)} FLOPs ({s.kernel} attention kernel, checkpointing's "
+        f"recompute): HFU = MFU x executed / model = {e.hfu:.4g}",
         "",
         f"source of {g.name}'s figures: {g.source}",
     ])
@@ -156,7 +158,9 @@ def _training_dict(e: TrainingEstimate) -> dict:
     return {"model": e.name, "inputs": e.inputs, "batch": e.batch, "steps": e.steps, "gpu": e.gpu.name, "mfu": e.mfu,
             "unit": "FLOP", "forward_flops": s.forward.total, "backward_flops": s.backward.total,
             "flops_per_step": e.flops_per_step, "flops": e.flops, "rule_3x_flops": e.rule_flops,
-            "step_seconds": e.step_seconds, "seconds": e.seconds, "gpu_hours": e.seconds / 3600}
+            "step_seconds": e.step_seconds, "seconds": e.seconds, "gpu_hours": e.seconds / 3600,
+            "model_flops_per_step": e.flops_per_step, "executed_flops_per_step": e.executed_per_step,
+            "attn_kernel": s.kernel, "hfu": e.hfu}
 
 
 RENDERERS = {"Estimate": (_formula_text, _formula_dict), "ExactEstimate": (_exact_text, _exact_dict),

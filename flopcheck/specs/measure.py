@@ -258,7 +258,7 @@ class Measured:
         training = {} if t is None else {"training": {
             "forward": _rows(t.forward), "backward": _rows(t.backward), "frozen": sorted(t.frozen),
             "recomputed": sorted(t.recomputed), "trainable": t.trainable, "optimizer_name": t.optimizer_name,
-            "custom": [list(x) for x in t.custom],
+            "custom": [list(x) for x in t.custom], "fused_scores": t.fused_scores,
             **({"optimizer": _rows(t.optimizer)} if t.optimizer is not None else {})}}
         return {**training, "spec": {"text": self.text}, "inputs": self.inputs, "notes": list(self.notes),
                 "params": self.params, "counted": counted, "uncounted": uncounted,
@@ -288,7 +288,8 @@ class Measured:
             step = TrainingCount(count(t["forward"]), count(t["backward"]), frozenset(t["frozen"]),
                                  frozenset(t.get("recomputed", ())),
                                  count(t["optimizer"]) if "optimizer" in t else None, t.get("optimizer_name", ""),
-                                 t.get("trainable", 0), tuple(tuple(x) for x in t.get("custom", ())))
+                                 t.get("trainable", 0), tuple(tuple(x) for x in t.get("custom", ())),
+                                 t.get("fused_scores", 0))
         text = d["spec"]["text"]
         exact = ExactCount(model=text, attn="", device=device, counted=records(d["counted"], True),
                            uncounted=records(d["uncounted"], False), leading=dict(d.get("leading", {})))
