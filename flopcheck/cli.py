@@ -78,21 +78,18 @@ FLAGS: dict[str, dict] = {
     "text-tokens": dict(type=whole, help="diffusers: text-encoder tokens (default: the pipeline's)"),
     "steps": dict(type=whole, default=1, help="sampling steps (forward x S); with --training, optimizer steps"),
     "cfg": dict(action="store_true", help="classifier-free guidance: two forwards per step (batch x2)"),
-    "training": dict(action="store_true", help="one training step: the exact forward + backward on meta beside "
-                                               "the formula x 3 (the rule)"),
+    "training": dict(action="store_true", help="one training step: forward + backward on meta, beside 3 x forward"),
     "freeze": dict(**PATTERN, help="with --training: modules whose weights do not train, by path ('blocks.*')"),
     "checkpoint": dict(**PATTERN, help="with --training: modules under activation checkpointing, recomputed"),
-    "optimizer": dict(choices=("adamw", "sgd", "none"), help="with --training: the optimizer whose step is counted "
-                                                             "apart (default adamw)"),
-    "attn-kernel": dict(choices=("flash", "efficient", "cudnn", "math"), help="with --training: the attention kernel "
-                        "the executed FLOPs follow (default flash where the attention is fused)"),
+    "optimizer": dict(choices=("adamw", "sgd", "none"), help="with --training: the optimizer counted apart (adamw)"),
+    "attn-kernel": dict(choices=("flash", "efficient", "cudnn", "math"), help="with --training: the kernel executed "
+                                                                              "FLOPs follow (flash if fused)"),
     "device": dict(default="meta", help="where the exact count runs (default meta: no compute)"),
     "counter": dict(action="append", help="a counter to run (repeatable; default: all)"),
     "timeout": dict(type=seconds, default=600.0, help="seconds per model and counter (default 600)"),
     "json": dict(action="store_true", help="JSON with full integers"),
     "markdown": dict(action="store_true", help="a Markdown table"),
-    "gpu": dict(default="H100", help="H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, B200, MI300X "
-                                     "(default H100)"),
+    "gpu": dict(default="H100", help="H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, B200, MI300X"),
     "mfu": dict(type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)"),
 }
 MODEL_FLAGS = ("input-size", "resolution", "frames", "attn", "space", "batch", "config", "inputs", "input-shape",
