@@ -220,7 +220,11 @@ class CausesTable:
 
 
 def causes(measure: bool = False) -> CausesTable:
-    """The causes; with measure, every counter reconciled on DiT-S/2 at 256 px on both paths names who does what."""
+    """The causes (a plugin's too); with measure, every counter reconciled on DiT-S/2 at 256 px on both paths names
+    who does what."""
+    from flopcheck import plugins
+
+    plugins.load()  # a plugin's causes are in the table
     if not measure:
         return CausesTable()
     from flopcheck.counters import COUNTERS

@@ -154,10 +154,10 @@ def test_a_claims_file_is_checked_against_its_schema(tmp_path, text, message):
 def test_json_is_strict():
     import json
 
-    from flopcheck.cli import _json
+    from flopcheck.render import to_json
 
     # a non-finite number, which JSON has none of, is null, never Infinity or NaN
-    assert json.loads(_json({"a": float("inf"), "b": [float("nan"), 1.5]})) == {"a": None, "b": [None, 1.5]}
+    assert json.loads(to_json({"a": float("inf"), "b": [float("nan"), 1.5]})) == {"a": None, "b": [None, 1.5]}
     # 1 FLOP against the attention part (4,227,858,432 x 2 FLOPs): every reading is far off, and the output is
     # still strict JSON (a reading of 0 FLOPs, attention left out of the attention, is no reading at all)
     code, out, _ = run(["audit", "DiT-XL/2 1 FLOPs", "--part", "attention", "--json"])
@@ -171,7 +171,7 @@ def test_the_assertions_refuse_numbers_that_are_no_figure(expected, rtol):
     import torch
 
     from flopcheck.errors import InputError
-    from flopcheck.testing import assert_flops_close, assert_reconciles
+    from flopcheck.testing import FlopAssertionError, assert_flops_close, assert_reconciles
 
     model, x = torch.nn.Linear(4, 4), torch.zeros(2, 4)
     with pytest.raises(InputError):
@@ -179,7 +179,8 @@ def test_the_assertions_refuse_numbers_that_are_no_figure(expected, rtol):
     if rtol == 0.1:
         with pytest.raises(InputError):
             assert_reconciles(model, x, expected)
-    with pytest.raises(InputError):
+    # 0 is a figure (the exact count of a model with no multiply-adds), but not this model's: 2 x 2 x 4 x 4 = 64
+    with pytest.raises(FlopAssertionError, match="the exact count is 64 FLOPs"):
         assert_reconciles(model, x, 0)
 
 

@@ -15,7 +15,7 @@ from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import reconcile, reference_for
 from flopcheck.reconciler.causes import CAUSES
 from flopcheck.reconciler.sweep import sweep
-from flopcheck.types import Count, Item, Unit
+from flopcheck.types import BySpace, Count, Item, Unit
 
 REFERENCE = 12_111_347_712
 ATTENTION = 1_207_959_552
@@ -192,7 +192,7 @@ def test_fc404_batch_not_normalised(counter_results):
 def test_fc50x_scope_black_box(reading, total, code, delta):
     ref = reference_for("DiT-S/2", 32, "sdpa")
     options = B.readings(units=(Unit.FLOP,), cfgs=(False, True), steps=(1, 50), trainings=(False, True))
-    explanations = [B.explain(r, ref.formula, None, {False: 256}) for r in options]
+    explanations = [B.explain(r, ref.formula, None, BySpace(256)) for r in options]
     _, best = B.rank(total, explanations)[0]
     assert best.flops == total
     assert {f.code: f.delta for f in best.findings} == {code: delta}
@@ -211,7 +211,7 @@ def test_fc504_pixel_space_black_box():
     pixel = formula_breakdown("DiT-S/2", get_config("DiT-S/2", space="pixel"))
     assert pixel.total == 5_644_062_326_784
     ref = reference_for("DiT-S/2", 32, "sdpa")
-    explanations = [B.explain(r, ref.formula, pixel, {False: 256, True: 16384})
+    explanations = [B.explain(r, ref.formula, pixel, BySpace(256, 16384))
                     for r in B.readings(units=(Unit.FLOP,), pixels=(False, True))]
     _, best = B.rank(pixel.total, explanations)[0]
     assert {f.code: f.delta for f in best.findings} == {"FC504": 5_644_062_326_784 - REFERENCE}
