@@ -33,14 +33,16 @@ def main() -> int:
         count(model, inputs, forward, getattr(model, "flop_kinds", ()))
         return time.perf_counter() - start
 
-    timed(count_forward), timed(count_training_step)  # warm: first calls pay torch's lazy initialisation
-    fwd = statistics.median(timed(count_forward) for _ in range(args.repeats))
-    step = statistics.median(timed(count_training_step) for _ in range(args.repeats))
+    runs = {"fwd": count_forward, "step": count_training_step, "bare_fwd": _bare_forward, "bare_step": _bare_step,
+            "pass_fwd": _passing(_bare_forward), "pass_step": _passing(_bare_step)}
+    for run in runs.values():  # warm: first calls pay torch's lazy initialisation
+        timed(run)
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    for _ in range(args.repeats):  # interleaved, so a slow spell of the machine falls on every measurement alike
+        for k, run in runs.items():
+            times[k].append(timed(run))
+    fwd, step, bare_fwd, bare_step, pass_fwd, pass_step = (statistics.median(times[k]) for k in runs)
     ratio = step / fwd
-    bare_fwd = statistics.median(timed(_bare_forward) for _ in range(args.repeats))
-    bare_step = statistics.median(timed(_bare_step) for _ in range(args.repeats))
-    pass_fwd = statistics.median(timed(_passing(_bare_forward)) for _ in range(args.repeats))
-    pass_step = statistics.median(timed(_passing(_bare_step)) for _ in range(args.repeats))
     floor = step / pass_step
     print(f"{args.model} on meta, median of {args.repeats}: forward {fwd:.3f} s, training step {step:.3f} s")
     print(f"  training count / the dispatch floor  {floor:5.2f}  (<= {GOAL})  {'ok' if floor <= GOAL else 'MISSED'}")

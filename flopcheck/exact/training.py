@@ -16,7 +16,6 @@ from typing import Callable, Iterable
 
 import torch
 from torch import nn
-from torch.overrides import TorchFunctionMode
 
 from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _tensors, join, module_frames
 from flopcheck.types import ExactCount, Work
@@ -112,22 +111,30 @@ ATTN_KERNELS = ("flash", "efficient", "cudnn", "math")  # the kernels a fused at
 RECOMPUTING_KERNELS = ("flash", "efficient", "cudnn")  # their backward recomputes QK^T
 
 
-class _FusedScores(TorchFunctionMode):
-    """Adds up the QK^T FLOPs of every F.scaled_dot_product_attention call it sees: q (..., Tq, E) against
-    k (..., Tk, E) is 2 x prod(q.shape[:-1]) x Tk x E (on meta the call decomposes into plain matmuls, so the
-    fused call is seen here, at the function, before it does)."""
+class _FusedScores:
+    """Within the block, adds up the QK^T FLOPs of every call of F.scaled_dot_product_attention: q (..., Tq, E)
+    against k (..., Tk, E) is 2 x prod(q.shape[:-1]) x Tk x E. On meta the call decomposes into plain matmuls, so
+    it is seen here, at the function, before it does: the function is wrapped for the block (a torch function mode
+    would see it too, but costs a Python call for every op of the forward). A call through a name bound before the
+    block (`from torch.nn.functional import scaled_dot_product_attention`) is not seen."""
 
     def __init__(self):
-        super().__init__()
         self.flops = 0
+        self._original = None
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func is torch.nn.functional.scaled_dot_product_attention:
-            q = args[0] if args else kwargs["query"]
-            k = args[1] if len(args) > 1 else kwargs["key"]
-            self.flops += 2 * math.prod(q.shape[:-1]) * k.shape[-2] * q.shape[-1]
-        return func(*args, **kwargs)
+    def __enter__(self) -> _FusedScores:
+        functional = torch.nn.functional
+        self._original = original = functional.scaled_dot_product_attention
+
+        def counted(query, key, *args, **kwargs):
+            self.flops += 2 * math.prod(query.shape[:-1]) * key.shape[-2] * query.shape[-1]
+            return original(query, key, *args, **kwargs)
+
+        functional.scaled_dot_product_attention = counted
+        return self
+
+    def __exit__(self, *exc) -> None:
+        torch.nn.functional.scaled_dot_product_attention = self._original
 
 
 class _BackwardFrames:
