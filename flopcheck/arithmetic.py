@@ -94,9 +94,19 @@ class Difference:
 
 
 class Shown:
-    """An estimate as the command line shows it: text or JSON-ready data (flopcheck.render.estimate), exit 0."""
+    """An estimate as the command line shows it (text or JSON-ready data, flopcheck.render.estimate; exit 0), and
+    its time: FLOPs / (MFU x peak), for one step (`flops_per_step`) and the whole (`flops`)."""
 
     exit_code = 0
+
+    @property
+    def step_seconds(self) -> float:
+        return self.flops_per_step / (self.mfu * self.gpu.peak)
+
+    @property
+    def seconds(self) -> float:
+        """One generation (or the whole training run): FLOPs / (MFU x peak)."""
+        return self.flops / (self.mfu * self.gpu.peak)
 
     def to_text(self) -> str:
         from flopcheck.render.estimate import to_text
@@ -144,14 +154,6 @@ class _Arithmetic(Shown):
     def bound(self) -> str:
         return "compute" if self.arithmetic_intensity > self.gpu.ridge else "bandwidth"
 
-    @property
-    def step_seconds(self) -> float:
-        return self.flops_per_step / (self.mfu * self.gpu.peak)
-
-    @property
-    def seconds(self) -> float:
-        """One generation: FLOPs / (MFU x peak)."""
-        return self.flops / (self.mfu * self.gpu.peak)
 
 
 @dataclass(frozen=True)
@@ -295,13 +297,6 @@ class TrainingEstimate(Shown):
         """The same run by the rule, 3 x forward."""
         return self.step.rule_3x * self.steps
 
-    @property
-    def seconds(self) -> float:
-        return self.flops / (self.mfu * self.gpu.peak)
-
-    @property
-    def step_seconds(self) -> float:
-        return self.flops_per_step / (self.mfu * self.gpu.peak)
 
 
 def estimate(subject, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False,
