@@ -154,14 +154,10 @@ class Auditing:
 
 def names_code(claim) -> str:
     """The code a claim would run (its model a package.module:factory, its inputs a module:fn), or ''."""
-    model = claim.model if parse_source(claim.model) == "module" else ""
-    return " and ".join(x for x in (model, claim.inputs or "") if x)
-
-
-def parse_source(text: str) -> str:
     from flopcheck.specs import ModelSpec
 
-    return ModelSpec(text).source
+    model = claim.model if ModelSpec(claim.model).source == "module" else ""
+    return " and ".join(x for x in (model, claim.inputs or "") if x)
 
 
 def audit(claims: list, names: list[str] | bool | None = None, allow_code: bool = False,
@@ -182,10 +178,11 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     from flopcheck.auditor import audit as judge
     from flopcheck.errors import InputError, bad_input
 
-    refused = [] if allow_code else [(c, names_code(c)) for c in claims if names_code(c)]
+    code = {id(c): "" if allow_code else names_code(c) for c in claims}
+    refused = [(c, code[id(c)]) for c in claims if code[id(c)]]
     if refused and len(claims) == 1:
         raise InputError(_refusal(*refused[0]))
-    claims = [c for c in claims if all(c is not r for r, _ in refused)]
+    claims = [c for c in claims if not code[id(c)]]
     if names is not False and len(claims) > 1:
         from flopcheck.auditor.tools import prefetch
 
