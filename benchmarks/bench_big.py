@@ -6,6 +6,7 @@ fp32 weights alone (14,288,491,584 x 4 B = 57 GB) exceed the CI machine's 24 GiB
 attention score matrix (40 heads x 75,600^2 x 4 B) is 914 GB. flopcheck counts it on meta tensors.
 Run: python benchmarks/bench_big.py [--repeats 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,8 +44,10 @@ def main() -> int:
         weights, scores = needed_to_execute(name, {"resolution": (w, h), "frames": frames})
         ok = row["wall_s"] <= GOAL_S and row["rss_mb"] / 1024 <= GOAL_GB
         failed += not ok
-        print(f"    [<= {GOAL_S:g} s, <= {GOAL_GB:g} GB] {'ok' if ok else 'MISSED'};  executing it would need "
-              f"{weights:,.1f} GB of fp32 weights and {scores:,.0f} GB per explicit score matrix")
+        print(
+            f"    [<= {GOAL_S:g} s, <= {GOAL_GB:g} GB] {'ok' if ok else 'MISSED'};  executing it would need "
+            f"{weights:,.1f} GB of fp32 weights and {scores:,.0f} GB per explicit score matrix"
+        )
     return 1 if failed else 0
 
 

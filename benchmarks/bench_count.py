@@ -11,6 +11,7 @@ beside it for honesty. Goals (issue #2), against fvcore as it is used:
   count peak RSS                                       <= 1.2 GB
 Run: python benchmarks/bench_count.py [--repeats 3] [--skip-fvcore-128]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -54,7 +55,11 @@ def main() -> int:
     print("whole-process wall time (median) and peak RSS:")
     floor = run('floor: python -c "import torch, timm"', [PY, "-c", "import torch, timm"], args.repeats)
     count32 = run("flopcheck count DiT-XL/2", FLOPCHECK + ["count", "DiT-XL/2"], args.repeats)
-    count128 = run("flopcheck count DiT-XL/2 --input-size 128", FLOPCHECK + ["count", "DiT-XL/2", "--input-size", "128"], args.repeats)
+    count128 = run(
+        "flopcheck count DiT-XL/2 --input-size 128",
+        FLOPCHECK + ["count", "DiT-XL/2", "--input-size", "128"],
+        args.repeats,
+    )
     fv32 = run("fvcore DiT-XL/2 input 32", fv + ["32", "init"], args.repeats)
     fv32_empty = run("fvcore DiT-XL/2 input 32, uninitialised", fv + ["32", "empty"], args.repeats)
     fv128 = None if args.skip_fvcore_128 else run("fvcore DiT-XL/2 input 128 (T=4096)", fv + ["128", "init"], 1)

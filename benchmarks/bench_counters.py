@@ -5,6 +5,7 @@ CPU model (time: the counting call alone; peak RSS: the counting process, model 
 exact count runs on meta tensors, measured the same way in its own process.
 Run: python benchmarks/bench_counters.py [--counter NAME ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,9 @@ print(json.dumps({"first_s": times[0], "time_s": times[1], "flops": total,
 
 def exact(job: Job) -> dict:
     """The exact count of one job in a fresh process: its time and peak RSS."""
-    out = subprocess.run([sys.executable, "-c", EXACT, job.model, str(job.input_size)], check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", EXACT, job.model, str(job.input_size)], check=True, capture_output=True, text=True
+    ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
@@ -50,15 +52,19 @@ def main() -> int:
     counts = run_counters(args.counter or list(COUNTERS), JOBS, timeout_s=900)
     print(f"{'counter':20s} {'model':9s} {'input':>5s} {'time s':>8s} {'x exact':>8s} {'RSS MB':>8s} {'x exact':>8s}")
     for (model, size), ref in reference.items():
-        print(f"{'flopcheck exact':20s} {model:9s} {size:5d} {ref['time_s']:8.2f} {1:8.1f} {ref['peak_rss_mb']:8.0f} "
-              f"{1:8.1f}   (first count in a process: {ref['first_s']:.2f} s)")
+        print(
+            f"{'flopcheck exact':20s} {model:9s} {size:5d} {ref['time_s']:8.2f} {1:8.1f} {ref['peak_rss_mb']:8.0f} "
+            f"{1:8.1f}   (first count in a process: {ref['first_s']:.2f} s)"
+        )
     for c in counts:
         ref = reference[(c.model, c.input_size)]
         if not c.ok:
             print(f"{c.counter:20s} {c.model:9s} {c.input_size:5d}  error: {c.error}")
             continue
-        print(f"{c.counter:20s} {c.model:9s} {c.input_size:5d} {c.time_s:8.2f} {c.time_s / ref['time_s']:8.1f} "
-              f"{c.peak_rss_mb:8.0f} {c.peak_rss_mb / ref['peak_rss_mb']:8.1f}")
+        print(
+            f"{c.counter:20s} {c.model:9s} {c.input_size:5d} {c.time_s:8.2f} {c.time_s / ref['time_s']:8.1f} "
+            f"{c.peak_rss_mb:8.0f} {c.peak_rss_mb / ref['peak_rss_mb']:8.1f}"
+        )
     return 0
 
 

@@ -7,6 +7,7 @@ wall x workers / counting, is printed too. Goals (issue #6), on the 2-core CI ma
   wall x workers / counting calls                  <= 1.3
 Run: python benchmarks/bench_report.py [--out DIR]   (writes the report to a temporary folder)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,11 @@ def main() -> int:
     args = ap.parse_args()
     out = args.out or tempfile.mkdtemp(prefix="flopcheck-report-")
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "flopcheck.cli", "report", "--out", out, "--workers",
-                           str(args.workers)], stderr=subprocess.PIPE, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "flopcheck.cli", "report", "--out", out, "--workers", str(args.workers)],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     wall = time.perf_counter() - start
     if proc.returncode:
         raise SystemExit(f"flopcheck report failed:\n{proc.stderr[-2000:]}")
@@ -42,8 +46,10 @@ def main() -> int:
     print(f"  counting phase           {sweep_s:7d} s   (building models {build_s} s)")
     print(f"  counting calls, summed   {counting_s:7d} s")
     print(f"  wall / counting calls    {sweep_s / counting_s:7.2f}")
-    print(f"  wall x workers / calls   {per_core:7.2f}   [<= {GOAL_OVERHEAD}] "
-          f"{'ok' if per_core <= GOAL_OVERHEAD else 'MISSED'}")
+    print(
+        f"  wall x workers / calls   {per_core:7.2f}   [<= {GOAL_OVERHEAD}] "
+        f"{'ok' if per_core <= GOAL_OVERHEAD else 'MISSED'}"
+    )
     print(f"  peak RSS, largest process {peak:6.0f} MB")
     return 0 if wall <= GOAL_S and per_core <= GOAL_OVERHEAD else 1
 

@@ -8,6 +8,7 @@ A spec is built and counted in a child process (the user's code runs there), so 
 interpreter starts and the library imports twice: the ratios show what that costs.
 Run: python benchmarks/bench_specs.py [--repeats 3]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,16 +27,25 @@ def main() -> int:
     args = ap.parse_args()
     print("whole-process wall time (median) and peak RSS:")
     floor = run('floor: python -c "import torch, timm"', [PY, "-c", "import torch, timm"], args.repeats)
-    vit = run("flopcheck count timm:vit_base_patch16_224", FLOPCHECK + ["count", "timm:vit_base_patch16_224"],
-              args.repeats)
-    floor_d = run('floor: python -c "import torch, diffusers"',
-                  [PY, "-c", "import torch, diffusers; diffusers.FluxTransformer2DModel"], args.repeats)
-    flux = run("flopcheck count diffusers:Flux... --config", FLOPCHECK + [
-        "count", "diffusers:FluxTransformer2DModel", "--config", FLUX], args.repeats)
+    vit = run(
+        "flopcheck count timm:vit_base_patch16_224", FLOPCHECK + ["count", "timm:vit_base_patch16_224"], args.repeats
+    )
+    floor_d = run(
+        'floor: python -c "import torch, diffusers"',
+        [PY, "-c", "import torch, diffusers; diffusers.FluxTransformer2DModel"],
+        args.repeats,
+    )
+    flux = run(
+        "flopcheck count diffusers:Flux... --config",
+        FLOPCHECK + ["count", "diffusers:FluxTransformer2DModel", "--config", FLUX],
+        args.repeats,
+    )
     rec = run("flopcheck reconcile torchvision:resnet50", FLOPCHECK + ["reconcile", "torchvision:resnet50"], 1)
-    checks = [("count timm:vit_base / floor", vit["wall_s"] / floor["wall_s"], 1.2),
-              ("count diffusers FLUX / floor", flux["wall_s"] / floor_d["wall_s"], 1.3),
-              ("reconcile torchvision:resnet50, seconds", rec["wall_s"], 60.0)]
+    checks = [
+        ("count timm:vit_base / floor", vit["wall_s"] / floor["wall_s"], 1.2),
+        ("count diffusers FLUX / floor", flux["wall_s"] / floor_d["wall_s"], 1.3),
+        ("reconcile torchvision:resnet50, seconds", rec["wall_s"], 60.0),
+    ]
     print("\nratios (goal in brackets):")
     failed = 0
     for label, value, goal in checks:

@@ -6,6 +6,7 @@ below torch's own floor (forward + backward on meta with nothing counted is abou
 beside, with torch's meta kernels alone (nothing counted).
 Run: python benchmarks/bench_training.py [--repeats 5]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,14 @@ def main() -> int:
         count(model, inputs, forward, getattr(model, "flop_kinds", ()))
         return time.perf_counter() - start
 
-    runs = {"fwd": count_forward, "step": count_training_step, "bare_fwd": _bare_forward, "bare_step": _bare_step,
-            "pass_fwd": _passing(_bare_forward), "pass_step": _passing(_bare_step)}
+    runs = {
+        "fwd": count_forward,
+        "step": count_training_step,
+        "bare_fwd": _bare_forward,
+        "bare_step": _bare_step,
+        "pass_fwd": _passing(_bare_forward),
+        "pass_step": _passing(_bare_step),
+    }
     for run in runs.values():  # warm: first calls pay torch's lazy initialisation
         timed(run)
     times: dict[str, list[float]] = {k: [] for k in runs}
@@ -47,10 +54,14 @@ def main() -> int:
     print(f"{args.model} on meta, median of {args.repeats}: forward {fwd:.3f} s, training step {step:.3f} s")
     print(f"  training count / the dispatch floor  {floor:5.2f}  (<= {GOAL})  {'ok' if floor <= GOAL else 'MISSED'}")
     print(f"  training step / forward  {ratio:5.2f}  (the old goal, <= 2, below torch's own floor)")
-    print(f"  with no counter at all, torch's meta kernels alone: forward {bare_fwd:.3f} s, forward + backward "
-          f"{bare_step:.3f} s, {bare_step / bare_fwd:.2f}x")
-    print(f"  under a dispatch mode that counts nothing: forward {pass_fwd:.3f} s, forward + backward {pass_step:.3f} s, "
-          f"{pass_step / pass_fwd:.2f}x (the floor of any count that sees the backward op by op)")
+    print(
+        f"  with no counter at all, torch's meta kernels alone: forward {bare_fwd:.3f} s, forward + backward "
+        f"{bare_step:.3f} s, {bare_step / bare_fwd:.2f}x"
+    )
+    print(
+        f"  under a dispatch mode that counts nothing: forward {pass_fwd:.3f} s, forward + backward {pass_step:.3f} s, "
+        f"{pass_step / pass_fwd:.2f}x (the floor of any count that sees the backward op by op)"
+    )
     return 0 if floor <= GOAL else 1
 
 

@@ -6,6 +6,7 @@ initialisation): how fvcore is used in practice. Mode 'empty' allocates it unini
 fastest fvcore can be. Prints fvcore's total, in MACs as fvcore reports.
 Usage: python fvcore_worker.py MODEL INPUT_SIZE init|empty
 """
+
 import sys
 
 import torch

@@ -8,6 +8,7 @@ torch.compile) with fused SDPA. FLOPs come from flopcheck's formula, which the t
 the exact count. The GPU's ceiling is measured too: an 8192^3 bf16 matmul. Writes gpu_mfu.json and
 gpu_mfu.md into --out. Never run by CI.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -117,10 +118,15 @@ def main() -> int:
     gpu = get_gpu(a.gpu)
     rows = []
     ceiling = matmul_ceiling(device, 512 if a.dry else 8192)
-    env = {"torch": torch.__version__, "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
-           "datasheet": gpu.name, "datasheet_tflops": gpu.tflops, "matmul_8192_tflops": ceiling / 1e12}
+    env = {
+        "torch": torch.__version__,
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "datasheet": gpu.name,
+        "datasheet_tflops": gpu.tflops,
+        "matmul_8192_tflops": ceiling / 1e12,
+    }
     print(json.dumps(env), flush=True)
-    for name, overrides, batch, iters in (DRY_CASES if a.dry else CASES):
+    for name, overrides, batch, iters in DRY_CASES if a.dry else CASES:
         try:
             cfg = get_config(name, **overrides)
             b = formula_breakdown(name, cfg, batch=batch)
@@ -128,11 +134,19 @@ def main() -> int:
             model = build(cfg, device)
             times = time_forward(model, inputs(cfg, batch, device), iters, device)
             seconds = statistics.median(times)
-            row = {"model": name, "input": cfg.describe_input(), "batch": batch, "flops": b.total,
-                   "attention_share": sum(kinds.get(k, 0) for k in ATTENTION_KINDS) / b.total,
-                   "seconds": seconds, "times": times, "tflops_per_s": b.total / seconds / 1e12,
-                   "mfu": b.total / seconds / gpu.peak, "of_matmul_ceiling": b.total / seconds / ceiling,
-                   "estimate_seconds_at_0.45": b.total / (0.45 * gpu.peak)}
+            row = {
+                "model": name,
+                "input": cfg.describe_input(),
+                "batch": batch,
+                "flops": b.total,
+                "attention_share": sum(kinds.get(k, 0) for k in ATTENTION_KINDS) / b.total,
+                "seconds": seconds,
+                "times": times,
+                "tflops_per_s": b.total / seconds / 1e12,
+                "mfu": b.total / seconds / gpu.peak,
+                "of_matmul_ceiling": b.total / seconds / ceiling,
+                "estimate_seconds_at_0.45": b.total / (0.45 * gpu.peak),
+            }
             del model
             if device == "cuda":
                 torch.cuda.empty_cache()
@@ -147,18 +161,24 @@ def main() -> int:
 
 
 def markdown(env: dict, rows: list[dict]) -> str:
-    lines = [f"Measured on {env['device']}, torch {env['torch']}, bf16 eager with fused SDPA; peak = "
-             f"{env['datasheet']} datasheet {env['datasheet_tflops']:g} TFLOPS dense bf16; an 8192^3 bf16 "
-             f"matmul ran at {env['matmul_8192_tflops']:.0f} TFLOP/s.", "",
-             "| model | input | batch | FLOPs per forward | attention | measured | TFLOP/s | MFU | "
-             "of matmul ceiling | estimate at MFU 0.45 |", "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Measured on {env['device']}, torch {env['torch']}, bf16 eager with fused SDPA; peak = "
+        f"{env['datasheet']} datasheet {env['datasheet_tflops']:g} TFLOPS dense bf16; an 8192^3 bf16 "
+        f"matmul ran at {env['matmul_8192_tflops']:.0f} TFLOP/s.",
+        "",
+        "| model | input | batch | FLOPs per forward | attention | measured | TFLOP/s | MFU | "
+        "of matmul ceiling | estimate at MFU 0.45 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['model']} | | {r['batch']} | error: {r['error']} | | | | | | |")
             continue
-        lines.append(f"| {r['model']} | {r['input']} | {r['batch']} | {r['flops']:,} | {r['attention_share']:.0%} "
-                     f"| {r['seconds']:.4g} s | {r['tflops_per_s']:.0f} | {r['mfu']:.0%} | "
-                     f"{r['of_matmul_ceiling']:.0%} | {r['estimate_seconds_at_0.45']:.4g} s |")
+        lines.append(
+            f"| {r['model']} | {r['input']} | {r['batch']} | {r['flops']:,} | {r['attention_share']:.0%} "
+            f"| {r['seconds']:.4g} s | {r['tflops_per_s']:.0f} | {r['mfu']:.0%} | "
+            f"{r['of_matmul_ceiling']:.0%} | {r['estimate_seconds_at_0.45']:.4g} s |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -21,11 +21,29 @@ its inputs, or a name ('DiT-XL/2', 'timm:resnet50') whose inputs flopcheck build
 Exact integers in FLOPs inside; MACs and G/T suffixes only at the edge. Importing this package
 imports no torch: the verbs import it when they are called.
 """
+
 from flopcheck.types import Breakdown, Count, ExactCount, Kind, Reconciliation, Scope, Term, Unit
 
 __version__ = "0.1.0"
-__all__ = ["Breakdown", "Count", "ExactCount", "FlopCounter", "Kind", "Reconciliation", "Scope", "Term", "Unit",
-           "Verdict", "__version__", "audit", "compare", "count", "estimate", "reconcile", "report"]
+__all__ = [
+    "Breakdown",
+    "Count",
+    "ExactCount",
+    "FlopCounter",
+    "Kind",
+    "Reconciliation",
+    "Scope",
+    "Term",
+    "Unit",
+    "Verdict",
+    "__version__",
+    "audit",
+    "compare",
+    "count",
+    "estimate",
+    "reconcile",
+    "report",
+]
 _VERBS = ("FlopCounter", "audit", "compare", "count", "estimate", "reconcile", "report")
 
 

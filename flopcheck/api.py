@@ -7,6 +7,7 @@ the same road from there. A named model's input options (resolution=(W, H), fram
 text_tokens, attn, input_size) are given in `options={...}`. A model input whose name is one of a verb's options
 (`counters`, `timeout_s`, `options`, ...) is given in `model_kwargs={...}`.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
@@ -19,15 +20,19 @@ if TYPE_CHECKING:  # the result types (flopcheck exports them); importing them h
     from flopcheck.types import Count, ExactCount, Reconciliation
 
 DEFAULT_TIMEOUT_S = 600.0
+Options = dict[str, Any] | None  # a named model's input options
 
 
-def _subject(model: Any, args: tuple, kwargs: dict, timeout_s: float | None, options: dict | None = None) -> Subject:
+def _subject(
+    model: Any, args: tuple[Any, ...], kwargs: dict[str, Any], timeout_s: float | None, options: Options = None
+) -> Subject:
     """The model resolved once: a name takes options, a module its inputs (and `model_kwargs`, named inputs that
     collide with an option's name)."""
     import math
 
-    if timeout_s is not None and not (isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s)
-                                      and timeout_s > 0):
+    if timeout_s is not None and not (
+        isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and timeout_s > 0
+    ):
         raise _error(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
     named = kwargs.pop("model_kwargs", {})
     inputs = {**kwargs, **named}
@@ -38,14 +43,13 @@ def _subject(model: Any, args: tuple, kwargs: dict, timeout_s: float | None, opt
     return live(model, args, inputs)
 
 
-def _error(message: str):
+def _error(message: str) -> Exception:
     from flopcheck.errors import InputError
 
     return InputError(message)
 
 
-def count(model: Any, *args: Any, timeout_s: float | None = None, options: dict | None = None,
-          **kwargs: Any) -> ExactCount:
+def count(model: Any, *args: Any, timeout_s: float | None = None, options: Options = None, **kwargs: Any) -> ExactCount:
     """The exact FLOPs (2 per multiply-add) of one forward, model(*args, **kwargs), of any nn.Module or named model.
 
     Args:
@@ -64,8 +68,14 @@ def count(model: Any, *args: Any, timeout_s: float | None = None, options: dict 
     return _subject(model, args, kwargs, timeout_s, options).exact()
 
 
-def compare(model: Any, *args: Any, counters: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-            options: dict | None = None, **kwargs: Any) -> list[Count]:
+def compare(
+    model: Any,
+    *args: Any,
+    counters: list[str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    options: Options = None,
+    **kwargs: Any,
+) -> list[Count]:
     """What each FLOP counter (fvcore, thop, the torch profiler, torch.utils.flop_counter, ...) says about the same
     model and inputs, each in its library's unit.
 
@@ -87,8 +97,14 @@ def compare(model: Any, *args: Any, counters: list[str] | None = None, timeout_s
     return _subject(model, args, kwargs, timeout_s, options).counts(counters, timeout_s)
 
 
-def reconcile(model: Any, *args: Any, counters: list[str] | None = None, timeout_s: float = DEFAULT_TIMEOUT_S,
-              options: dict | None = None, **kwargs: Any) -> list[Reconciliation]:
+def reconcile(
+    model: Any,
+    *args: Any,
+    counters: list[str] | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    options: Options = None,
+    **kwargs: Any,
+) -> list[Reconciliation]:
     """Every counter's number explained against the truth (the hand formula, or flopcheck's exact count), cause by
     cause, to a residual.
 
@@ -112,8 +128,15 @@ def reconcile(model: Any, *args: Any, counters: list[str] | None = None, timeout
     return [explain(c, subject.reference()) for c in subject.counts(counters, timeout_s)]
 
 
-def audit(claim: str, model: Any = None, *args: Any, counters: list[str] | bool | None = None,
-          timeout_s: float = DEFAULT_TIMEOUT_S, scope: dict | None = None, **kwargs: Any) -> Verdict:
+def audit(
+    claim: str,
+    model: Any = None,
+    *args: Any,
+    counters: list[str] | bool | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    scope: dict[str, Any] | None = None,
+    **kwargs: Any,
+) -> Verdict:
     """The verdict on a FLOP figure: what it most likely counted (its unit, attention, scope), and the true value.
 
     Args:
@@ -147,15 +170,25 @@ def audit(claim: str, model: Any = None, *args: Any, counters: list[str] | bool 
     parsed = parse_claim(claim, model=m.text, **scope)
     if counters is False:
         return judge(parsed, measured=m, counters=False)
-    counts = subject.counts(counters or None, timeout_s)
+    counts = subject.counts(counters if isinstance(counters, list) and counters else None, timeout_s)
     found, notes = readings_of_counts(parsed, counts, reference=subject.reference())
     return judge(parsed, measured=m, counters=(tuple(found), tuple(notes)))
 
 
-def estimate(model: Any, *args: Any, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False,
-             training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
-             timeout_s: float | None = None, options: dict | None = None,
-             **kwargs: Any) -> Estimate | ExactEstimate | TrainingEstimate:
+def estimate(
+    model: Any,
+    *args: Any,
+    gpu: str = "H100",
+    mfu: float = 0.45,
+    steps: int = 1,
+    cfg: bool = False,
+    training: bool = False,
+    frozen: tuple[str, ...] = (),
+    checkpointed: tuple[str, ...] = (),
+    timeout_s: float | None = None,
+    options: Options = None,
+    **kwargs: Any,
+) -> Estimate | ExactEstimate | TrainingEstimate:
     """The inference arithmetic on the exact count: FLOPs (2 per multiply-add) per generation (steps x CFG x the
     forward), attention's share, the roofline, and the time on a GPU at an MFU; with training, steps optimizer steps
     of the exact training step.
@@ -178,12 +211,26 @@ def estimate(model: Any, *args: Any, gpu: str = "H100", mfu: float = 0.45, steps
     """
     from flopcheck.arithmetic import estimate as arithmetic
 
-    return arithmetic(_subject(model, args, kwargs, timeout_s, options), gpu=gpu, mfu=mfu, steps=steps, cfg=cfg,
-                      training=training, frozen=tuple(frozen), checkpointed=tuple(checkpointed))
+    return arithmetic(
+        _subject(model, args, kwargs, timeout_s, options),
+        gpu=gpu,
+        mfu=mfu,
+        steps=steps,
+        cfg=cfg,
+        training=training,
+        frozen=tuple(frozen),
+        checkpointed=tuple(checkpointed),
+    )
 
 
-def report(models: str = "DiT-*", *, counters: list[str] | None = None, sweeps: tuple | None = None,
-           workers: int = 2, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict:
+def report(
+    models: str = "DiT-*",
+    *,
+    counters: list[str] | None = None,
+    sweeps: tuple[str, ...] | None = None,
+    workers: int = 2,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> dict[str, Any]:
     """The comparison report's results: every counter on every model named (a shell pattern of reference models,
     or a comma list of them and specs), both attention paths, and T-sweeps; render it with
     flopcheck.render.render.render and write it with flopcheck.render.files.write_report.
@@ -211,21 +258,21 @@ class FlopCounter:
         192
     """
 
-    def __init__(self, model=None):
+    def __init__(self, model: Any = None) -> None:
         from flopcheck.exact import ExactCounter
 
         self._counter = ExactCounter(model, getattr(model, "flop_kinds", ()))
-        self._result = None
+        self._result: ExactCount | None = None
 
     def __enter__(self) -> FlopCounter:
         self._counter.__enter__()
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._result = self._counter.result()
         self._counter.__exit__(*exc)
 
-    def result(self):
+    def result(self) -> ExactCount:
         """The ExactCount of what ran inside the block."""
         if self._result is None:
             raise RuntimeError("the count is ready when the `with` block ends")

@@ -5,6 +5,7 @@ and what batching does. All FLOP figures are exact integers in FLOPs (2 per mult
 The inference arithmetic's per-layer shortcut estimates every block as 24*T*d^2 + 4*T^2*d over the joint sequence
 T = I + S; `per_layer_estimate` does the same for comparison, and `Difference` names what it leaves out.
 """
+
 from __future__ import annotations
 
 import math
@@ -155,7 +156,6 @@ class _Arithmetic(Shown):
         return "compute" if self.arithmetic_intensity > self.gpu.ridge else "bandwidth"
 
 
-
 @dataclass(frozen=True)
 class Estimate(_Arithmetic):
     """Everything `flopcheck estimate` prints, from one exact count."""
@@ -216,11 +216,18 @@ class Estimate(_Arithmetic):
         c = self.config
         why_linear = why_linear.format(h=c.mlp_hidden, ratio=c.mlp_hidden / c.hidden_size)
         left_out = dict.fromkeys(t.path.split(".")[0] for t in self.breakdown.terms if t not in blocks)
-        return [Difference("block linears", shortcut_linear, linear, why_linear),
-                Difference("attention", shortcut_attn, attn, why_attn),
-                Difference("outside the per-layer formula", 0, outside,
-                           "embeddings, per-sample MLPs and head, and the blocks' per-sample adaLN: "
-                           + ", ".join(left_out) + ", and *_mod / adaLN / modulation layers in the blocks")]
+        return [
+            Difference("block linears", shortcut_linear, linear, why_linear),
+            Difference("attention", shortcut_attn, attn, why_attn),
+            Difference(
+                "outside the per-layer formula",
+                0,
+                outside,
+                "embeddings, per-sample MLPs and head, and the blocks' per-sample adaLN: "
+                + ", ".join(left_out)
+                + ", and *_mod / adaLN / modulation layers in the blocks",
+            ),
+        ]
 
     @property
     def shortcut_flops(self) -> int:
@@ -298,10 +305,17 @@ class TrainingEstimate(Shown):
         return self.step.rule_3x * self.steps
 
 
-
-def estimate(subject, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg: bool = False,
-             training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
-             attn_kernel: str = ""):
+def estimate(
+    subject,
+    gpu: str = "H100",
+    mfu: float = 0.45,
+    steps: int = 1,
+    cfg: bool = False,
+    training: bool = False,
+    frozen: tuple[str, ...] = (),
+    checkpointed: tuple[str, ...] = (),
+    attn_kernel: str = "",
+) -> Estimate | ExactEstimate | TrainingEstimate:
     """The estimate of a subject (flopcheck.subject.Subject) on a GPU at an MFU: one generation (steps x CFG x the
     forward; an Estimate beside the per-layer shortcut where the model has a formula, else an ExactEstimate), or
     with training, steps optimizer steps of the exact training step (a TrainingEstimate)."""
@@ -330,12 +344,22 @@ def estimate(subject, gpu: str = "H100", mfu: float = 0.45, steps: int = 1, cfg:
     prepared = prepare(config, batch=batch)  # one model on meta: counted, and its parameters summed
     exact = count_prepared(subject.text, config, prepared)
     params = sum(p.numel() for p in prepared[0].parameters())
-    return Estimate(subject.text, config, batch, Scope(steps=steps, cfg=cfg), chosen, mfu, formula,
-                    exact_matches(exact.by_path(), formula), params)
+    return Estimate(
+        subject.text,
+        config,
+        batch,
+        Scope(steps=steps, cfg=cfg),
+        chosen,
+        mfu,
+        formula,
+        exact_matches(exact.by_path(), formula),
+        params,
+    )
 
 
-def _training(subject, gpu: GPU, mfu: float, steps: int, frozen: tuple[str, ...], checkpointed: tuple[str, ...]
-              ) -> TrainingEstimate:
+def _training(
+    subject, gpu: GPU, mfu: float, steps: int, frozen: tuple[str, ...], checkpointed: tuple[str, ...]
+) -> TrainingEstimate:
     """Training compute: its exact step at the subject's batch (on meta), `steps` times."""
     if subject.formula_family:
         from flopcheck.counting import training_step

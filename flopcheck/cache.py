@@ -5,6 +5,7 @@ counting code, the library's version and the job, so a change to any of them mak
 $FLOPCHECK_CACHE (or ~/.cache)/flopcheck-counts, the one folder flopcheck writes there ('off': this process only).
 `MEASURED` holds the specs' measurements (their child processes' answers) for this process.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -32,8 +33,12 @@ class Cache:
     """Values by key in this process; with a folder, also on disk as one JSON file a key, written atomically (a
     damaged file is a miss, and is written again: the folder is flopcheck's own)."""
 
-    def __init__(self, folder: Callable[[], Path | None] | None = None, encode: Callable[[Any], dict] | None = None,
-                 decode: Callable[[dict], Any] | None = None):
+    def __init__(
+        self,
+        folder: Callable[[], Path | None] | None = None,
+        encode: Callable[[Any], dict] | None = None,
+        decode: Callable[[dict], Any] | None = None,
+    ):
         self._memory: dict[str, Any] = {}
         self._folder, self._encode, self._decode = folder, encode, decode
 
@@ -107,8 +112,16 @@ def count_key(counter: str, job: dict) -> str:
     spec = COUNTERS[counter]
     found = importlib.util.find_spec(spec.module)
     source = Path(found.origin).read_bytes() if found and found.origin else b""
-    ident = json.dumps({"counter": counter, "source": hashlib.sha256(source).hexdigest(), "shared": _shared_source(),
-                        "version": version(spec.library), "job": job}, sort_keys=True)
+    ident = json.dumps(
+        {
+            "counter": counter,
+            "source": hashlib.sha256(source).hexdigest(),
+            "shared": _shared_source(),
+            "version": version(spec.library),
+            "job": job,
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(ident.encode()).hexdigest()[:32]
 
 

@@ -5,6 +5,7 @@ error line), never a lost result or a hung parent.
 Used by the counters' pool and workers (counters/pool.py, counters/worker.py) and the specs' builds
 (specs/child.py): each of them says what to run; this module owns the processes, their deadlines and their deaths.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,7 +20,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-
 
 DEFAULT_DEADLINE_S = 600.0  # a count or a build: seconds, unless its code never returns
 _DEADLINE: ContextVar[float] = ContextVar("flopcheck_deadline_s", default=DEFAULT_DEADLINE_S)
@@ -60,9 +60,13 @@ class Child:
 
     def __init__(self, module: str, args: tuple[str, ...] = (), stdin: bool = True, **env: str):
         self.stderr = tempfile.TemporaryFile()
-        self.proc = subprocess.Popen([sys.executable, "-m", module, *args],
-                                     stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=self.stderr, env=child_env(**env))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", module, *args],
+            stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            env=child_env(**env),
+        )
         self._buffer = b""
 
     def fileno(self) -> int:
@@ -170,7 +174,7 @@ def forked(work: Callable[[], dict], timeout_s: float) -> dict:
         except (TypeError, ValueError) as err:  # an answer JSON cannot hold: its error, not a dead child
             data = json.dumps({"error": f"its answer cannot be sent back: {one_line(err)}"}).encode()
         while data:
-            data = data[os.write(w, data):]
+            data = data[os.write(w, data) :]
         os._exit(0)
     os.close(w)
     data = _read_all(r, time.monotonic() + timeout_s)
@@ -180,8 +184,10 @@ def forked(work: Callable[[], dict], timeout_s: float) -> dict:
     _, status, usage = os.wait4(pid, 0)
     peak = usage.ru_maxrss / 1024
     if data is None:
-        return {"error": f"timed out after {timeout_s:g} s: killed (raise the timeout if it is only slow)",
-                "peak_rss_mb": peak}
+        return {
+            "error": f"timed out after {timeout_s:g} s: killed (raise the timeout if it is only slow)",
+            "peak_rss_mb": peak,
+        }
     if not data:
         return {"error": f"the counting process died ({_status(status)})", "peak_rss_mb": peak}
     return {**json.loads(data), "peak_rss_mb": peak}

@@ -1,16 +1,16 @@
 """The `flopcheck` command: `main(argv) -> exit code`; 0 ok, 1 a disagreement, 2 bad input. Each command parses,
 resolves its model once (flopcheck.subject), calls one library function and prints one result, whose exit code it
 returns. With no arguments it runs its built-in default, `flopcheck count DiT-XL/2`."""
+
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 from reference_models.configs import ATTN_PATHS
 
 DEFAULT_MODEL = "DiT-XL/2"
-ATTN_CHOICES = [a.value for a in ATTN_PATHS]
 SPEC_HELP = "a reference model, timm:NAME, torchvision:NAME, diffusers:CLASS (with --config) or package.module:factory"
 
 
@@ -29,6 +29,7 @@ class Parser(argparse.ArgumentParser):
 def _checked(kind, ok, what: str) -> Callable[[str], object]:
     """An argparse type: the text as `kind` (1_000 allowed) when ok(value) and finite, else an error saying what is
     wanted."""
+
     def parse(text: str):
         import math
 
@@ -51,6 +52,7 @@ fraction = _checked(float, lambda v: 0 < v <= 1, "must be a fraction in (0, 1], 
 def _claims_type(name: str) -> Callable[[str], object]:
     """The claims' parser `name` (parse_resolution: '1280x720' -> (1280, 720); parse_shape: '1,3,224,224') as an
     argparse type: bad text names the flag."""
+
     def parse(text: str):
         from flopcheck.auditor import claims
 
@@ -66,10 +68,11 @@ def _claims_type(name: str) -> Callable[[str], object]:
 PATTERN = {"action": "append", "metavar": "PATTERN"}
 FLAGS: dict[str, dict] = {
     "input-size": dict(type=whole, help="DiT: latent side (pixel side with --space pixel); sets T"),
-    "resolution": dict(type=_claims_type("parse_resolution"),
-                       help="pixels: 256 or WxH like 1280x720 (DiT: square, /8 = latent side)"),
+    "resolution": dict(
+        type=_claims_type("parse_resolution"), help="pixels: 256 or WxH like 1280x720 (DiT: square, /8 = latent side)"
+    ),
     "frames": dict(type=whole, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)"),
-    "attn": dict(choices=ATTN_CHOICES, help="attention path (default: the model's, sdpa)"),
+    "attn": dict(choices=[a.value for a in ATTN_PATHS], help="attention path (default: the model's, sdpa)"),
     "space": dict(choices=("latent", "pixel"), help="pixel: 3 channels, no VAE"),
     "batch": dict(type=whole, help="samples per forward (default 1)"),
     "config": dict(help="diffusers:CLASS: a config.json as published with the model (no weights read)"),
@@ -82,8 +85,10 @@ FLAGS: dict[str, dict] = {
     "freeze": dict(**PATTERN, help="with --training: modules whose weights do not train, by path ('blocks.*')"),
     "checkpoint": dict(**PATTERN, help="with --training: modules under activation checkpointing, recomputed"),
     "optimizer": dict(choices=("adamw", "sgd", "none"), help="with --training: the optimizer counted apart (adamw)"),
-    "attn-kernel": dict(choices=("flash", "efficient", "cudnn", "math"), help="with --training: the kernel executed "
-                                                                              "FLOPs follow (flash if fused)"),
+    "attn-kernel": dict(
+        choices=("flash", "efficient", "cudnn", "math"),
+        help="with --training: the kernel executed FLOPs follow (flash if fused)",
+    ),
     "device": dict(default="meta", help="where the exact count runs (default meta: no compute)"),
     "counter": dict(action="append", help="a counter to run (repeatable; default: all)"),
     "timeout": dict(type=seconds, default=600.0, help="seconds per model and counter (default 600)"),
@@ -91,23 +96,37 @@ FLAGS: dict[str, dict] = {
     "markdown": dict(action="store_true", help="a Markdown table"),
     "gpu": dict(default="H100", help="H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, B200, MI300X"),
     "mfu": dict(type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)"),
+    "file": dict(help="a YAML list of claims (see claims/)"),
+    "model": dict(help=SPEC_HELP),
+    "part": dict(choices=("model", "linear", "attention", "embeddings", "block"), help="what the number covers"),
+    "no-counters": dict(action="store_true", help="judge against the formula and exact-count readings only"),
+    "allow-code": dict(action="store_true", help="--file: run the code its entries name (refused without it)"),
+    "measure": dict(action="store_true", help="reconcile every counter on DiT-S/2 and name who does what"),
+    "sweep": dict(action="store_true", help="also count at four sizes and judge from totals alone"),
+    "out": dict(default="reports", help="folder to write (default reports/)"),
+    "models": dict(default="DiT-*", help="a shell pattern of reference models, or a comma list of them and specs"),
+    "sweeps": dict(action="append", dest="sweeps", metavar="MODEL=S1,S2,S3", help="a T-sweep (repeatable)"),
+    "no-sweep": dict(action="store_true", help="no T-sweeps"),
+    "workers": dict(type=whole, default=2, help="models counted in parallel (default 2)"),
+    "from": dict(dest="from_json", metavar="RESULTS_JSON", help="render an existing results.json, counting nothing"),
 }
-MODEL_FLAGS = ("input-size", "resolution", "frames", "attn", "space", "batch", "config", "inputs", "input-shape",
-               "text-tokens")
-TRAINING_FLAGS = ("steps", "cfg", "training", "freeze", "checkpoint", "attn-kernel")
+MODEL_FLAGS = "input-size resolution frames attn space batch config inputs input-shape text-tokens"
+TRAINING_FLAGS = "steps cfg training freeze checkpoint attn-kernel"
 
 
 def _flags(p: argparse.ArgumentParser, *names: str, **changed: dict) -> None:
-    """Add the named flags from FLAGS, with a command's own changes (`attn={'action': 'append'}`)."""
-    for name in names:
-        p.add_argument(f"--{name}", **{**FLAGS[name], **changed.get(name.replace("-", "_"), {})})
+    """Add the named flags from FLAGS (each string a space-separated list), with a command's own changes
+    (`attn={'action': 'append'}`)."""
+    for name in (n for group in names for n in group.split()):
+        flag = "--sweep" if name == "sweeps" else f"--{name}"  # report's --sweep MODEL=..., reconcile's a switch
+        p.add_argument(flag, **{**FLAGS[name], **changed.get(name.replace("-", "_"), {})})
 
 
 def _model(p: argparse.ArgumentParser, default: str | None, *names: str, **changed: dict) -> None:
     """A command on one model: the model, the flags that build its input, and `names`."""
     default_words = default or "DiT-S/2, both attention paths"
     p.add_argument("model", nargs="?", default=default, help=f"{SPEC_HELP} (default {default_words})")
-    _flags(p, *MODEL_FLAGS, *names, **changed)
+    _flags(p, MODEL_FLAGS, *names, **changed)
 
 
 OPTIONS = ("resolution", "frames", "text_tokens", "input_shape", "batch", "config", "inputs", "input_size", "space")
@@ -138,8 +157,6 @@ def _show(result, args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-# Commands: name -> (help, add arguments, run)
-
 def _list_models(args: argparse.Namespace) -> int:
     from flopcheck.runs import model_list
 
@@ -153,12 +170,15 @@ def _count(args: argparse.Namespace) -> int:
 
     check_device(args.device)
     step = training_options(args.training, args.freeze, args.checkpoint, args.optimizer)
-    return _show(count(_subject(args), Scope(steps=args.steps, cfg=args.cfg, training=args.training), args.device,
-                       **step, attn_kernel=args.attn_kernel or ""), args)
+    scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
+    return _show(count(_subject(args), scope, args.device, **step, attn_kernel=args.attn_kernel or ""), args)
+
+
+APPENDED = {"action": "append"}  # compare and reconcile take several attention paths (compare: several sizes)
 
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
-    _model(p, "DiT-S/2", "counter", "timeout", "json", attn={"action": "append"}, input_size={"action": "append"})
+    _model(p, "DiT-S/2", "counter timeout json", attn=APPENDED, input_size=APPENDED)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -173,11 +193,6 @@ def _counters_alias(args: argparse.Namespace) -> int:
     return code
 
 
-def _reconcile_args(p: argparse.ArgumentParser) -> None:
-    _model(p, None, "counter", "timeout", "json", attn={"action": "append"})
-    p.add_argument("--sweep", action="store_true", help="also count at four sizes and judge from totals alone")
-
-
 def _reconcile(args: argparse.Namespace) -> int:
     from flopcheck.runs import DEFAULT_RECONCILE, reconcile
 
@@ -189,17 +204,11 @@ def _reconcile(args: argparse.Namespace) -> int:
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("claim", nargs="?", help="'DiT-XL/2 118.64 GFLOPs', or '4.6 GFLOPs' with --model")
-    p.add_argument("--file", help="a YAML list of claims (see claims/)")
-    p.add_argument("--model", help=SPEC_HELP)
-    p.add_argument("--part", choices=("model", "linear", "attention", "embeddings", "block"),
-                   help="what the number covers: the model (default), the blocks' per-token linears, attention, "
-                        "one block (a model with one list of blocks), or DiT's embeddings")
-    p.add_argument("--no-counters", action="store_true",
-                   help="judge against the formula and exact-count readings only (no counter is run)")
-    p.add_argument("--allow-code", action="store_true", help="--file: run the code its entries name (model: "
-                   "package.module:factory, inputs: module:fn); without it they are refused")
-    _flags(p, "resolution", "frames", "steps", "cfg", "training", "batch", "space", "input-shape", "counter",
-           "json", "markdown", "config", "inputs", "text-tokens", "timeout", steps={"default": None})
+    flags = "file model part no-counters allow-code resolution frames steps cfg training batch space input-shape"
+    _flags(p, flags, "counter json markdown config inputs text-tokens timeout", steps={"default": None})
+
+
+CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs".split()
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -208,21 +217,14 @@ def _audit(args: argparse.Namespace) -> int:
 
     if bool(args.claim) == bool(args.file):
         raise UsageError("give one claim ('DiT-XL/2 118.64 GFLOPs') or --file CLAIMS.yaml")
-    claims = load_claims(args.file) if args.file else [parse_claim(
-        args.claim, model=args.model, resolution=args.resolution, frames=args.frames, steps=args.steps,
-        cfg=args.cfg or None, training=args.training or None, batch=args.batch, space=args.space, part=args.part,
-        input_shape=args.input_shape, config=args.config, inputs=args.inputs)]
+    given = {k: getattr(args, k) for k in CLAIM_OPTIONS}
+    flags = {"cfg": args.cfg or None, "training": args.training or None}
+    claims = load_claims(args.file) if args.file else [parse_claim(args.claim, **given, **flags)]
     result = audit(claims, False if args.no_counters else args.counter, args.allow_code or not args.file, args.timeout)
     code = _show(result, args) if args.json or not args.markdown else print(result.to_markdown()) or result.exit_code
     for line in result.failed:
         print(line, file=sys.stderr)
     return code
-
-
-def _causes_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--measure", action="store_true",
-                   help="reconcile every counter on DiT-S/2 (both attention paths) and name who does what")
-    _flags(p, "markdown")
 
 
 def _causes(args: argparse.Namespace) -> int:
@@ -232,27 +234,13 @@ def _causes(args: argparse.Namespace) -> int:
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from flopcheck.counting import training_options
     from flopcheck.arithmetic import estimate
+    from flopcheck.counting import training_options
 
     step = training_options(args.training, args.freeze, args.checkpoint)
-    return _show(estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, steps=args.steps, cfg=args.cfg,
-                          training=args.training, frozen=step["frozen"], checkpointed=step["checkpointed"],
-                          attn_kernel=args.attn_kernel or ""), args)
-
-
-def _report_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--out", default="reports", help="folder to write (default reports/)")
-    p.add_argument("--models", default="DiT-*",
-                   help="a shell pattern of reference models (default 'DiT-*': all 12 configs), or a comma list of "
-                        "them and specs: timm:vit_small_patch16_224,torchvision:resnet50")
-    p.add_argument("--sweep", action="append", type=sweep, metavar="MODEL=S1,S2,S3",
-                   help="a T-sweep over latent sides (repeatable; default DiT-S/2=16,32,64,128 DiT-XL/2=16,32,64)")
-    p.add_argument("--no-sweep", action="store_true", help="no T-sweeps")
-    p.add_argument("--workers", type=whole, default=2, help="models counted in parallel (default 2)")
-    p.add_argument("--from", dest="from_json", metavar="RESULTS_JSON",
-                   help="render an existing results.json again, counting nothing")
-    _flags(p, "counter", "timeout")
+    run = {"steps": args.steps, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
+    shape = {"frozen": step["frozen"], "checkpointed": step["checkpointed"]}
+    return _show(estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, **run, **shape), args)
 
 
 def sweep(text: str) -> tuple[str, tuple[int, ...]]:
@@ -271,8 +259,8 @@ def _progress(done: int, total: int, count) -> None:
     filled = 30 * done // total
     size = f"@{count.input_size}" if count.input_size is not None else ""  # a spec's input is its own
     label = f"{count.model}{size} {count.attn} {count.counter}"
-    print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total} {label:<48s}", end="\n" if done == total else "",
-          file=sys.stderr, flush=True)
+    bar, end = f"[{'#' * filled}{'.' * (30 - filled)}]", "\n" if done == total else ""
+    print(f"\r{bar} {done}/{total} {label:<48s}", end=end, file=sys.stderr, flush=True)
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -287,32 +275,46 @@ def _report(args: argparse.Namespace) -> int:
     if args.from_json:
         res = read_results(Path(args.from_json))
     else:
-        chosen = plan(args.models, args.counter, () if args.no_sweep else tuple(args.sweep) if args.sweep else None)
+        chosen = plan(args.models, args.counter, () if args.no_sweep else tuple(args.sweeps or ()) or None)
         res, stats = report(chosen, workers=args.workers, timeout_s=args.timeout, progress=_progress)
-        print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s (the counting calls: "
-              f"{stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s)", file=sys.stderr)
+        took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
+        print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)
     files = render(res)
     write_report(out, files)
-    print(f"wrote {len(files)} files to {out}/: index.md, index.html, results.json, results.csv and "
-          f"{len(files) - 4} SVGs, and their list, {MANIFEST}")
+    written = f"index.md, index.html, results.json, results.csv and {len(files) - 4} SVGs, and their list, {MANIFEST}"
+    print(f"wrote {len(files)} files to {out}/: {written}")
     return 0
 
 
-COMMANDS: dict[str, tuple[str, Callable, Callable]] = {
-    "list-models": ("list the reference models",
-                    lambda p: p.add_argument("pattern", nargs="?", default="*", help="shell pattern, e.g. 'DiT-XL/*'"),
-                    _list_models),
-    "count": ("the formula term by term beside the exact count",
-              lambda p: _model(p, DEFAULT_MODEL, *TRAINING_FLAGS, "optimizer", "device", "json", "timeout"), _count),
-    "report": ("the comparison report: every DiT config x every counter x both attention paths, and T-sweeps",
-               _report_args, _report),
-    "estimate": ("FLOPs per generation, attention share, roofline and step time on a GPU (the inference arithmetic)",
-                 lambda p: _model(p, "FLUX.1-dev", *TRAINING_FLAGS, "gpu", "mfu", "json", "timeout"), _estimate),
+COMMANDS: dict[str, tuple[str, Callable, Callable]] = {  # name -> (help, add its arguments, run it)
+    "list-models": (
+        "list the reference models",
+        lambda p: p.add_argument("pattern", nargs="?", default="*", help="shell pattern, e.g. 'DiT-XL/*'"),
+        _list_models,
+    ),
+    "count": (
+        "the formula term by term beside the exact count",
+        lambda p: _model(p, DEFAULT_MODEL, TRAINING_FLAGS, "optimizer device json timeout"),
+        _count,
+    ),
+    "report": (
+        "the comparison report: every counter on every model, and T-sweeps",
+        lambda p: _flags(p, "out models sweeps no-sweep workers from counter timeout", sweeps={"type": sweep}),
+        _report,
+    ),
+    "estimate": (
+        "FLOPs per generation, attention share, roofline and step time on a GPU (the inference arithmetic)",
+        lambda p: _model(p, "FLUX.1-dev", TRAINING_FLAGS, "gpu mfu json timeout"),
+        _estimate,
+    ),
     "compare": ("what every FLOP counter says about the same model and inputs", _compare_args, _compare),
     "counters": ("an alias of compare, its old name", _compare_args, _counters_alias),
-    "reconcile": ("every counter's number explained, cause by cause, to a zero residual", _reconcile_args,
-                  _reconcile),
-    "causes": ("the causes: code, what happened, who does it, the fix", _causes_args, _causes),
+    "reconcile": (
+        "every counter's number explained, cause by cause, to a zero residual",
+        lambda p: _model(p, None, "counter timeout json sweep", attn=APPENDED),
+        _reconcile,
+    ),
+    "causes": ("the causes: what happened, who does it, the fix", lambda p: _flags(p, "measure markdown"), _causes),
     "audit": ("what a published FLOP number counted, and the true value", _audit_args, _audit),
 }
 

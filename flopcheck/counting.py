@@ -1,6 +1,7 @@
 """The count verb: one subject, one scope -> a CountResult: the exact count, beside the hand formula where the
 subject's family has one (a reference model), else the exact count alone is the reference (a spec, a live module).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -96,12 +97,22 @@ def training_options(training: bool, freeze=None, checkpoint=None, optimizer: st
         if value and not training:
             raise InputError(f"--{flag} shapes a training step: add --training")
     chosen = optimizer or "adamw"
-    return {"frozen": tuple(freeze or ()), "checkpointed": tuple(checkpoint or ()),
-            "optimizer": chosen if training and chosen != "none" else ""}
+    return {
+        "frozen": tuple(freeze or ()),
+        "checkpointed": tuple(checkpoint or ()),
+        "optimizer": chosen if training and chosen != "none" else "",
+    }
 
 
-def count(subject, scope: Scope = Scope(), device: str = "meta", frozen: tuple[str, ...] = (),
-          checkpointed: tuple[str, ...] = (), optimizer: str = "", attn_kernel: str = "") -> CountResult:
+def count(
+    subject,
+    scope: Scope = Scope(),
+    device: str = "meta",
+    frozen: tuple[str, ...] = (),
+    checkpointed: tuple[str, ...] = (),
+    optimizer: str = "",
+    attn_kernel: str = "",
+) -> CountResult:
     """The CountResult of a subject (flopcheck.subject.Subject) at a scope: a reference model's formula and exact
     count on `device`; any other model's exact count on meta (a named model's measured in its child process), with
     the exact training step when the scope is training (its executed FLOPs following `attn_kernel`: flash,
@@ -110,17 +121,22 @@ def count(subject, scope: Scope = Scope(), device: str = "meta", frozen: tuple[s
         config = subject.config()
         formula = formula_breakdown(subject.text, config, batch=subject.batch, scope=scope)
         exact = exact_count(subject.text, config, batch=subject.batch, cfg=scope.cfg, device=device)
-        step = training_step(subject.text, config, subject.batch, tuple(frozen), tuple(checkpointed),
-                             optimizer) if scope.training else None
+        step = (
+            training_step(subject.text, config, subject.batch, tuple(frozen), tuple(checkpointed), optimizer)
+            if scope.training
+            else None
+        )
         return CountResult(subject.text, config, subject.batch, scope, formula, exact, with_kernel(step, attn_kernel))
     if device != "meta":
         from flopcheck.errors import InputError
 
         raise InputError(f"--device {device}: {subject.text} is counted on meta (its shapes are all a count reads)")
-    m = subject.measured(training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed),
-                         optimizer=optimizer)
-    return CountResult(m.text, None, m.batch or subject.spec_batch, scope, None, m.exact,
-                       with_kernel(m.training, attn_kernel), m)
+    m = subject.measured(
+        training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed), optimizer=optimizer
+    )
+    return CountResult(
+        m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, with_kernel(m.training, attn_kernel), m
+    )
 
 
 def with_kernel(step, attn_kernel: str):
@@ -139,8 +155,14 @@ def with_kernel(step, attn_kernel: str):
 
 
 @lru_cache(maxsize=32)
-def training_step(name: str, config: Any, batch: int = 1, frozen: tuple[str, ...] = (),
-                  checkpointed: tuple[str, ...] = (), optimizer: str = ""):
+def training_step(
+    name: str,
+    config: Any,
+    batch: int = 1,
+    frozen: tuple[str, ...] = (),
+    checkpointed: tuple[str, ...] = (),
+    optimizer: str = "",
+):
     """The exact training step of a reference model on meta: its forward, a mean loss, its backward, the modules
     matching `frozen` training no weights, those matching `checkpointed` recomputed in the backward (once per
     config: a claims file asks again)."""
@@ -148,6 +170,15 @@ def training_step(name: str, config: Any, batch: int = 1, frozen: tuple[str, ...
     from reference_models import prepare
 
     model, inputs, forward = prepare(config, batch=batch, device="meta")
-    return count_training_step(model, inputs, forward, getattr(model, "flop_kinds", ()), frozen_paths=frozen,
-                               checkpointed=checkpointed, optimizer=optimizer, model=name, attn=config.attn,
-                               device="meta")
+    return count_training_step(
+        model,
+        inputs,
+        forward,
+        getattr(model, "flop_kinds", ()),
+        frozen_paths=frozen,
+        checkpointed=checkpointed,
+        optimizer=optimizer,
+        model=name,
+        attn=config.attn,
+        device="meta",
+    )

@@ -4,9 +4,10 @@ Such an operator reaches the count whole: flopcheck cannot see inside it. One wi
 takes it in the first time it is dispatched); any other is opaque (categories.py). A plugin may register more. This
 module imports nothing, so a counter's forked child looks names up here without importing flopcheck.exact.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 CUSTOM: dict[str, Callable] = {}  # 'namespace::op' -> formula(*args, out=..., **kwargs) -> OpCost
 
@@ -33,7 +34,7 @@ def deform_conv_flop(x, w, offset, mask, bias, *args, out=None, **kwargs):
     bias: (C_out,), always given (zeros when the layer has none)."""
     from math import prod
 
-    from flopcheck.exact.cost import Piece, OpCost
+    from flopcheck.exact.cost import OpCost, Piece
     from flopcheck.types import Kind
 
     return OpCost((Piece(2 * out.numel() * prod(w.shape[1:]), kind=Kind.CONV),), bias_elements=out.numel())

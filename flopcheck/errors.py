@@ -2,6 +2,7 @@
 
 Anything else that escapes is a bug in flopcheck and keeps its traceback.
 """
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """Formatting at the edge: commas, G/T suffixes, the unit always said, aligned tables."""
+
 from __future__ import annotations
 
 from flopcheck.types import Unit

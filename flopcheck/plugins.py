@@ -5,6 +5,7 @@ the modules named in the environment variable FLOPCHECK_PLUGINS (comma-separated
 sys.path), then those a distribution registers under the entry-point group `flopcheck.plugins`. Importing a plugin runs
 its code: name only modules you trust. Worker processes inherit the variable and load the same.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -34,7 +35,9 @@ def load() -> list[str]:
             importlib.import_module(name)
         except (Exception, SystemExit) as err:  # whatever a plugin raises on import (sys.exit too): one line
             first = (str(err).strip().splitlines() or [""])[0]
-            raise InputError(f"plugin {name!r} (named in {ENV} or a {GROUP!r} entry point) failed to import: "
-                             f"{type(err).__name__}: {first}; fix the module or remove it from {ENV}") from None
+            raise InputError(
+                f"plugin {name!r} (named in {ENV} or a {GROUP!r} entry point) failed to import: "
+                f"{type(err).__name__}: {first}; fix the module or remove it from {ENV}"
+            ) from None
         LOADED.append(name)
     return list(LOADED)

@@ -1,5 +1,6 @@
 """The pytest plugin (entry point `pytest11: flopcheck`): a `flopcheck` fixture. Imports nothing
 heavy: torch and the counters load when a test first uses the fixture."""
+
 from __future__ import annotations
 
 import pytest

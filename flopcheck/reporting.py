@@ -5,6 +5,7 @@ stats) that flopcheck.render renders without starting a process or building a mo
 The counting is the counters' pool (flopcheck.counters.pool): model-major workers in parallel, the
 largest job first; every library counter on real CPU tensors, flopcheck's own exact count on meta.
 """
+
 from __future__ import annotations
 
 import platform
@@ -38,8 +39,10 @@ class Plan:
         out: list[Job] = []
         for model in self.models:
             if is_spec(model):
-                out += [Job.of_spec(s, _measured(s.text, s.options.attn or "sdpa").batch)
-                        for s in spec_paths(model, self.attns)]
+                out += [
+                    Job.of_spec(s, _measured(s.text, s.options.attn or "sdpa").batch)
+                    for s in spec_paths(model, self.attns)
+                ]
                 continue
             out += [Job(model, get_config(model).input_size, a) for a in self.attns]
         for model, sizes in self.sweeps:
@@ -91,8 +94,9 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
             continue
         found = [m for m in list_models(item) if family_of(get_config(m)).executes]
         if not found:
-            raise InputError(f"no DiT config matches {item!r}; try 'DiT-*' (or give specs: timm:NAME, "
-                             f"torchvision:NAME)")
+            raise InputError(
+                f"no DiT config matches {item!r}; try 'DiT-*' (or give specs: timm:NAME, torchvision:NAME)"
+            )
         out += found
     if not out:
         raise InputError(f"--models {models!r} names no model: give 'DiT-*' or specs like timm:resnet50")
@@ -102,11 +106,13 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
     return Plan(models=tuple(dict.fromkeys(out)), counters=names, sweeps=tuple(sweeps))
 
 
-def report(chosen: Plan, workers: int = 2, timeout_s: float = 600.0,
-           progress: Callable[[int, int, Count], None] | None = None) -> tuple[dict, dict]:
+def report(
+    chosen: Plan, workers: int = 2, timeout_s: float = 600.0, progress: Callable[[int, int, Count], None] | None = None
+) -> tuple[dict, dict]:
     """Every counter of the plan on every job, in the counters' pool: (the results dict, the run's stats)."""
-    run: Run = run_jobs([COUNTERS[n] for n in chosen.counters], chosen.jobs(), workers=workers, timeout_s=timeout_s,
-                        progress=progress)
+    run: Run = run_jobs(
+        [COUNTERS[n] for n in chosen.counters], chosen.jobs(), workers=workers, timeout_s=timeout_s, progress=progress
+    )
     return results(chosen, run.counts), run.stats
 
 
@@ -138,15 +144,26 @@ def _formula(model: str, size: int | None) -> dict:
     if is_spec(model):  # no hand formula: the exact count is the reference
         m = _measured(model, "sdpa")
         b = m.breakdown()
-        return {"model": model, "input_size": None, "tokens": None, "inputs": m.inputs, "reference": "exact count",
-                "total_flops": b.total, "by_kind": {k.value: v for k, v in b.by_kind().items()},
-                "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "formula": t.formula}
-                          for t in b.terms]}
+        return {
+            "model": model,
+            "input_size": None,
+            "tokens": None,
+            "inputs": m.inputs,
+            "reference": "exact count",
+            "total_flops": b.total,
+            "by_kind": {k.value: v for k, v in b.by_kind().items()},
+            "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "formula": t.formula} for t in b.terms],
+        }
     cfg = get_config(model, input_size=size)
     b = formula_breakdown(model, cfg)
-    return {"model": model, "input_size": size, "tokens": cfg.tokens, "total_flops": b.total,
-            "by_kind": {k.value: v for k, v in b.by_kind().items()},
-            "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "formula": t.formula} for t in b.terms]}
+    return {
+        "model": model,
+        "input_size": size,
+        "tokens": cfg.tokens,
+        "total_flops": b.total,
+        "by_kind": {k.value: v for k, v in b.by_kind().items()},
+        "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "formula": t.formula} for t in b.terms],
+    }
 
 
 def _count_dict(c: Count) -> dict:
@@ -163,15 +180,28 @@ def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
     for model, sizes in plan.sweeps:
         for attn in plan.attns:
             for counter in plan.counters:
-                mine = [c for c in counts if (c.model, c.attn, c.counter) == (model, attn, counter)
-                        and c.input_size in sizes]
+                mine = [
+                    c
+                    for c in counts
+                    if (c.model, c.attn, c.counter) == (model, attn, counter) and c.input_size in sizes
+                ]
                 ok = [c for c in mine if c.ok]
-                entry = {"model": model, "attn": attn, "counter": counter, "unit": COUNTERS[counter].unit.value,
-                         "points": [[c.input_size, c.flops] for c in sorted(ok, key=lambda c: c.input_size)]}
+                entry = {
+                    "model": model,
+                    "attn": attn,
+                    "counter": counter,
+                    "unit": COUNTERS[counter].unit.value,
+                    "points": [[c.input_size, c.flops] for c in sorted(ok, key=lambda c: c.input_size)],
+                }
                 if len(ok) >= 3:
                     s = sweep(ok, model, attn, whites.get((model, min(sizes), attn, counter)))
-                    entry.update(b_ratio=s.verdict.b_ratio, c_ratio=s.verdict.c_ratio, verdict_unit=s.verdict.label,
-                                 verdict_attention=s.verdict.attention, agrees=s.agrees)
+                    entry.update(
+                        b_ratio=s.verdict.b_ratio,
+                        c_ratio=s.verdict.c_ratio,
+                        verdict_unit=s.verdict.label,
+                        verdict_attention=s.verdict.attention,
+                        agrees=s.agrees,
+                    )
                 else:
                     entry.update(error=f"{len(ok)} of {len(mine)} sizes counted; a fit needs 3")
                 out.append(entry)
@@ -194,10 +224,16 @@ def results(plan: Plan, counts: list[Count]) -> dict:
         "report": "flopcheck comparison report",
         "convention": "FLOPs: one multiply-add = 2 FLOPs; MAC counters' numbers are also shown as reported",
         "versions": versions(counts),
-        "plan": {"models": list(plan.models), "counters": list(plan.counters), "attns": list(plan.attns),
-                 "sweeps": {m: list(s) for m, s in plan.sweeps}},
-        "counters": {n: {"library": COUNTERS[n].library, "unit": COUNTERS[n].unit.value,
-                         "convention": COUNTERS[n].convention} for n in plan.counters},
+        "plan": {
+            "models": list(plan.models),
+            "counters": list(plan.counters),
+            "attns": list(plan.attns),
+            "sweeps": {m: list(s) for m, s in plan.sweeps},
+        },
+        "counters": {
+            n: {"library": COUNTERS[n].library, "unit": COUNTERS[n].unit.value, "convention": COUNTERS[n].convention}
+            for n in plan.counters
+        },
         "formulas": [_formula(m, s) for m, s in sizes],
         "counts": [_count_dict(c) for c in counts],
         "reconciliations": recs,

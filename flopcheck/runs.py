@@ -3,6 +3,7 @@
 Each returns a result that knows its exit code (0 ok, 1 a disagreement, 2 a claim that could not be judged) and
 renders itself through flopcheck.render, so the CLI parses, calls one function and prints one result.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -96,8 +97,9 @@ class Reconciling:
         return to_list(self.results, self.sweeps)
 
 
-def reconcile(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0,
-              sweep: bool = False) -> Reconciling:
+def reconcile(
+    subjects: list, names: list[str] | None = None, timeout_s: float = 600.0, sweep: bool = False
+) -> Reconciling:
     """Each named counter on each subject explained, cause by cause; with sweep, a reference model is also counted
     at four latent sides and each counter judged from its totals alone (the T-sweep)."""
     from flopcheck.counters import REQUIRED
@@ -108,8 +110,10 @@ def reconcile(subjects: list, names: list[str] | None = None, timeout_s: float =
 
     first = subjects[0]
     if sweep and not first.formula_family:
-        raise InputError(f"--sweep varies a reference model's latent side; {first.text} has its own input: "
-                         f"reconcile it at --resolution values one by one")
+        raise InputError(
+            f"--sweep varies a reference model's latent side; {first.text} has its own input: "
+            f"reconcile it at --resolution values one by one"
+        )
     for s in subjects:
         s.check_executable()
     main_size = _key(first)[1]  # a bad model or size: exit 2 before anything runs
@@ -119,8 +123,11 @@ def reconcile(subjects: list, names: list[str] | None = None, timeout_s: float =
     refs = {_key(s): s.reference() for s in subjects}
     results = [explain(c, refs[(c.model, c.input_size, c.attn)]) for c in counts if c.input_size == main_size]
     tokens = {s.attn: ", ".join(str(s.with_options(input_size=g).config().tokens) for g in grid) for s in subjects}
-    header = "" if first.formula_family else \
-        f"{first.text} · input {first.measured().inputs} · reference: its exact count\n\n"
+    header = (
+        ""
+        if first.formula_family
+        else f"{first.text} · input {first.measured().inputs} · reference: its exact count\n\n"
+    )
     return Reconciling(results, sweeps_for(results, counts, grid), tokens, header, REQUIRED)
 
 
@@ -160,8 +167,9 @@ def names_code(claim) -> str:
     return " and ".join(x for x in (model, claim.inputs or "") if x)
 
 
-def audit(claims: list, names: list[str] | bool | None = None, allow_code: bool = False,
-          timeout_s: float | None = None) -> Auditing:
+def audit(
+    claims: list, names: list[str] | bool | None = None, allow_code: bool = False, timeout_s: float | None = None
+) -> Auditing:
     """Each claim judged; `names`: the counters whose output is a reading (None: every installed one, False: none).
     Several claims' counts run in one pool (each model built once); a claim whose model cannot be built or run is
     one line and the rest go on (a single claim's failure is the run's bad input). A claim that names code (a
@@ -199,8 +207,10 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
 
 
 def _refusal(claim, code: str) -> str:
-    return (f"claim {claim.id or claim.text!r} names code ({code}), which runs only with your say-so: "
-            f"audit it with --allow-code (allow_code=True in Python) if you trust the file")
+    return (
+        f"claim {claim.id or claim.text!r} names code ({code}), which runs only with your say-so: "
+        f"audit it with --allow-code (allow_code=True in Python) if you trust the file"
+    )
 
 
 @dataclass
@@ -234,5 +244,14 @@ def causes(measure: bool = False) -> CausesTable:
     return CausesTable(who_does_what([explain(c) for c in run_counters(list(COUNTERS), jobs) if c.ok]))
 
 
-__all__ = ["Auditing", "CausesTable", "Comparison", "Reconciling", "audit", "causes", "compare", "counter_names",
-           "reconcile"]
+__all__ = [
+    "Auditing",
+    "CausesTable",
+    "Comparison",
+    "Reconciling",
+    "audit",
+    "causes",
+    "compare",
+    "counter_names",
+    "reconcile",
+]

@@ -7,14 +7,19 @@ reconciled against (the hand formula where the family has one, else the exact co
 in a child process (specs/child.py); a live module is already built in this process, so it is measured here, and
 its counters still run in forked children with a deadline.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.errors import InputError
 from flopcheck.specs import is_reference
+
+if TYPE_CHECKING:
+    from flopcheck.reconciler.reference import Reference
+    from flopcheck.types import ExactCount
 
 
 class Source(str, Enum):
@@ -53,11 +58,19 @@ class Subject:
         from reference_models import get_config
 
         o = self.spec.options
-        fields = {k: v for k, v in (("input_size", o.input_size), ("resolution", o.resolution),
-                                    ("frames", o.frames), ("space", o.space)) if v is not None}
+        fields = {
+            k: v
+            for k, v in (
+                ("input_size", o.input_size),
+                ("resolution", o.resolution),
+                ("frames", o.frames),
+                ("space", o.space),
+            )
+            if v is not None
+        }
         return get_config(self.text, attn=o.attn, **fields)
 
-    def exact(self):
+    def exact(self) -> ExactCount:
         """The exact count of one forward (ExactCount): a reference model's on meta here, any other's measured."""
         if self.source is Source.REFERENCE:
             from flopcheck.exact import exact_count
@@ -65,14 +78,23 @@ class Subject:
             return exact_count(self.text, self.config(), batch=self.batch)
         return self.measured().exact
 
-    def measured(self, training: bool = False, frozen: tuple[str, ...] = (), checkpointed: tuple[str, ...] = (),
-                 optimizer: str = ""):
+    def measured(
+        self,
+        training: bool = False,
+        frozen: tuple[str, ...] = (),
+        checkpointed: tuple[str, ...] = (),
+        optimizer: str = "",
+    ):
         """The exact count with its module structure (specs.measure.Measured), once; a spec's from its child; with
         training, the exact training step too (its frozen and checkpointed modules, its optimizer)."""
         if self.source is Source.REFERENCE:
             raise InputError(f"{self.text} is a reference model: its truth is its formula (reference())")
-        step = {"training": training, "frozen": tuple(frozen), "checkpointed": tuple(checkpointed),
-                "optimizer": optimizer}
+        step = {
+            "training": training,
+            "frozen": tuple(frozen),
+            "checkpointed": tuple(checkpointed),
+            "optimizer": optimizer,
+        }
         if training:
             return self._measure(**step)
         if self._measured is None:
@@ -91,20 +113,30 @@ class Subject:
         except Exception as err:  # noqa: BLE001 - the caller's forward on the inputs given: one line, its cause kept
             from flopcheck.children import one_line
 
-            raise InputError(f"{self.text}(*args, **kwargs) failed on the inputs given ({one_line(err)}): give the "
-                             f"inputs its forward takes, after the model") from err
+            raise InputError(
+                f"{self.text}(*args, **kwargs) failed on the inputs given ({one_line(err)}): give the "
+                f"inputs its forward takes, after the model"
+            ) from err
         if not training:
             return m
         from flopcheck.exact.training import count_training_step, freeze
 
         if optimizer:
-            raise InputError(f"{self.text} is your own module: its optimizer's step would change its weights; count "
-                             f"the step without one (optimizer='')")
+            raise InputError(
+                f"{self.text} is your own module: its optimizer's step would change its weights; count "
+                f"the step without one (optimizer='')"
+            )
         kept = {p: (p.requires_grad, p.grad) for p in self.model.parameters()}
         try:  # the caller's module is left as it was: what it trains, and its gradients
             freeze(self.model, frozen)
-            step = count_training_step(self.model, self.args, kwargs=self.kwargs, frozen_paths=frozen,
-                                       checkpointed=checkpointed, model=self.text)
+            step = count_training_step(
+                self.model,
+                self.args,
+                kwargs=self.kwargs,
+                frozen_paths=frozen,
+                checkpointed=checkpointed,
+                model=self.text,
+            )
         finally:
             for p, (flag, grad) in kept.items():
                 p.requires_grad_(flag)
@@ -138,9 +170,11 @@ class Subject:
         params = self.measured().params
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         if 4 * params > memory / 2:
-            raise InputError(f"counters execute the model on real tensors, and {self.text} has {params:,} parameters "
-                             f"({4 * params / 1e9:.0f} GB in fp32), more than half this machine's memory: use "
-                             f"`flopcheck count {self.text}` (meta, exact)")
+            raise InputError(
+                f"counters execute the model on real tensors, and {self.text} has {params:,} parameters "
+                f"({4 * params / 1e9:.0f} GB in fp32), more than half this machine's memory: use "
+                f"`flopcheck count {self.text}` (meta, exact)"
+            )
 
     def job(self):
         """The counters' job for this subject (counters/pool.py)."""
@@ -153,7 +187,7 @@ class Subject:
             return Job.of_spec(self.spec, self.batch)
         return Job(self.text, None, "sdpa", self.batch)
 
-    def reference(self):
+    def reference(self) -> Reference:
         """The Reference counts of this subject are reconciled against."""
         if self.source is Source.REFERENCE:
             from flopcheck.reconciler.reference import reference_for
@@ -228,8 +262,10 @@ def resolve(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: An
 
         spec = parse(model, **kwargs)
         if args:
-            raise InputError(f"{model} is named, so flopcheck builds its inputs: give options (resolution=, "
-                             f"input_shape=, inputs=), not tensors")
+            raise InputError(
+                f"{model} is named, so flopcheck builds its inputs: give options (resolution=, "
+                f"input_shape=, inputs=), not tensors"
+            )
         return subject_of(spec, timeout_s)
     return live(model, args, kwargs)
 
@@ -237,8 +273,9 @@ def resolve(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: An
 def live(model: Any, args: tuple = (), kwargs: dict | None = None) -> Subject:
     """The Subject of the caller's own nn.Module and its inputs, model(*args, **kwargs) (any names, `timeout_s` too)."""
     if not _is_module(model):
-        raise InputError(f"model must be a torch.nn.Module or a name (DiT-XL/2, timm:NAME, ...), got "
-                         f"{type(model).__name__}")
+        raise InputError(
+            f"model must be a torch.nn.Module or a name (DiT-XL/2, timm:NAME, ...), got {type(model).__name__}"
+        )
     return Subject(type(model).__name__, Source.LIVE, model=model, args=tuple(args), kwargs=dict(kwargs or {}))
 
 

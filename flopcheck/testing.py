@@ -6,6 +6,7 @@
 A failure's message is the reconciliation: which convention (FLOP or MAC) and which causes
 (attention missing, blocks only, ...) turn the true count into the asserted number.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -49,23 +50,31 @@ def _message(value: float, unit: Unit, truth: int, verdict, exact: bool = False)
 
     stated_flops = value * unit.flops_per_unit
     in_flops = f" ({stated_flops:,.0f} FLOPs)" if unit is Unit.MAC else ""
-    lines = [f"expected {value:,.0f} {unit.value}s{in_flops} but the exact count is {commas(truth)} FLOPs "
-             f"({stated_flops / truth:.3f}x)"]
+    lines = [
+        f"expected {value:,.0f} {unit.value}s{in_flops} but the exact count is {commas(truth)} FLOPs "
+        f"({stated_flops / truth:.3f}x)"
+    ]
     v = verdict
     named = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best
     fits = named.fit(v.claim) in ("exact", "rounded") or named.relative < 0.01
     if exact and named.distance:
         residual = value - float(named.value)
-        lines.append(f"no reading explains it exactly; the nearest, {named.describe()}, leaves "
-                     f"{residual:+,.0f} {named.unit.value}s unexplained ({UNEXPLAINED_RESIDUAL.code})")
+        lines.append(
+            f"no reading explains it exactly; the nearest, {named.describe()}, leaves "
+            f"{residual:+,.0f} {named.unit.value}s unexplained ({UNEXPLAINED_RESIDUAL.code})"
+        )
     elif fits:
-        findings = [*named.findings, *(f for f in v.best.findings if f not in named.findings)] if named is not \
-            v.best else list(named.findings)
+        findings = (
+            [*named.findings, *(f for f in v.best.findings if f not in named.findings)]
+            if named is not v.best
+            else list(named.findings)
+        )
         causes = list(dict.fromkeys(f"{f.code} {f.title}" for f in findings)) or ["nothing: a rounding"]
         lines.append(f"the number reads as {named.describe()}: " + ", ".join(causes))
         if named.unit is Unit.MAC and unit is Unit.FLOP:
-            lines.append("it is a MAC figure (one multiply-add = 1) asserted as FLOPs (= 2): pass unit='MAC' "
-                         "or double it")
+            lines.append(
+                "it is a MAC figure (one multiply-add = 1) asserted as FLOPs (= 2): pass unit='MAC' or double it"
+            )
     else:
         lines.append(f"no reading explains it; the nearest is {named.describe()} ({float(named.relative):.1%} away)")
     return "\n".join(lines)
@@ -77,8 +86,12 @@ def _checked(name: str, value, low: float = 0.0, low_open: bool = True) -> float
 
     from flopcheck.errors import InputError
 
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or (
-            value <= low if low_open else value < low):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or (value <= low if low_open else value < low)
+    ):
         bound = f"> {low:g}" if low_open else f">= {low:g}"
         raise InputError(f"{name} must be a finite number {bound}, got {value!r}")
     return value
@@ -93,8 +106,9 @@ def _unit(unit: str | Unit) -> Unit:
         raise InputError(f"unit must be 'FLOP' or 'MAC', got {unit!r}") from None
 
 
-def assert_flops_close(model, inputs, expected: float, *, rtol: float = 0.10, unit: str | Unit = "FLOP",
-                       kwargs: dict | None = None) -> int:
+def assert_flops_close(
+    model, inputs, expected: float, *, rtol: float = 0.10, unit: str | Unit = "FLOP", kwargs: dict | None = None
+) -> int:
     """Assert `expected` (in `unit`: 'FLOP' or 'MAC') is within rtol of the exact count of
     model(*inputs, **kwargs); return the exact FLOPs. The failure message names the convention and causes."""
     _checked("expected", expected, low_open=False)
@@ -102,32 +116,38 @@ def assert_flops_close(model, inputs, expected: float, *, rtol: float = 0.10, un
     stated = _unit(unit)
     count = _count(model, inputs, kwargs)
     if not count.complete:
-        raise FlopAssertionError(f"no exact count to compare {expected:,} {stated.value}s with: "
-                                 + count.incompleteness())
+        raise FlopAssertionError(
+            f"no exact count to compare {expected:,} {stated.value}s with: " + count.incompleteness()
+        )
     truth = count.total
     if abs(expected * stated.flops_per_unit - truth) <= rtol * truth:
         return truth
     if truth == 0:
-        raise FlopAssertionError(f"expected {expected:,} {stated.value}s but the model does no multiply-adds "
-                                 f"(the exact count is 0 FLOPs)")
+        raise FlopAssertionError(
+            f"expected {expected:,} {stated.value}s but the model does no multiply-adds (the exact count is 0 FLOPs)"
+        )
     raise FlopAssertionError(_message(expected, stated, truth, _verdict(expected, stated, model, inputs, kwargs)))
 
 
-def assert_reconciles(model, inputs, reference: float, *, unit: str | Unit = "FLOP", kwargs: dict | None = None
-                      ) -> None:
+def assert_reconciles(
+    model, inputs, reference: float, *, unit: str | Unit = "FLOP", kwargs: dict | None = None
+) -> None:
     """Assert another tool's number (`reference`, in `unit`) is explained exactly by a reading of
     the exact count of model(*inputs, **kwargs): a known convention and known causes, nothing unexplained."""
     _checked("reference", reference, low_open=False)
     stated = _unit(unit)
     count = _count(model, inputs, kwargs)
     if not count.complete:
-        raise FlopAssertionError(f"no exact count to reconcile {reference:,} {stated.value}s with: "
-                                 + count.incompleteness())
+        raise FlopAssertionError(
+            f"no exact count to reconcile {reference:,} {stated.value}s with: " + count.incompleteness()
+        )
     if count.total == 0:  # no multiply-adds: 0 is the exact count, and any other number is explained by nothing
         if reference == 0:
             return
-        raise FlopAssertionError(f"{reference:,} {stated.value}s cannot be explained: the model does no "
-                                 f"multiply-adds (the exact count is 0 FLOPs)")
+        raise FlopAssertionError(
+            f"{reference:,} {stated.value}s cannot be explained: the model does no "
+            f"multiply-adds (the exact count is 0 FLOPs)"
+        )
     if reference == 0:
         raise FlopAssertionError(f"0 {stated.value}s cannot be explained: the exact count is {count.total:,} FLOPs")
     v = _verdict(reference, stated, model, inputs, kwargs)

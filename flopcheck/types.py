@@ -4,11 +4,14 @@ Every number inside flopcheck is an exact integer in FLOPs, where one multiply-a
 MACs (one multiply-add = 1 MAC) and G/T suffixes exist only at the edge (see `flopcheck.fmt`).
 Nothing here imports torch.
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any, cast
 
 
 class Unit(str, Enum):
@@ -42,7 +45,7 @@ class Word(str, Enum):
     """An enum whose members print as their value ('norm', not 'Work.NORM'), as Python 3.11's StrEnum."""
 
     __str__ = str.__str__
-    __format__ = str.__format__
+    __format__ = str.__format__  # type: ignore[assignment]
 
 
 class Work(Word):
@@ -117,7 +120,7 @@ class BySpace:
         """The quantity where a reading ran: on pixels (pixel=True) or on the latent."""
         if pixel and self.pixel is None:
             raise ValueError("this model has no pixel-space forward")
-        return self.pixel if pixel else self.latent
+        return self.pixel if pixel and self.pixel is not None else self.latent
 
     def max(self) -> int:
         return max(self.latent, self.pixel or 0)
@@ -193,11 +196,16 @@ class Scope:
 def scope_words(batch: int = 1, cfg: str | bool = False, steps: int = 1, training: str | bool = False) -> list[str]:
     """The parts of a scope in words, in one order: 'batch 4', 'CFG', '50 steps', 'training'; a str names a
     flag its own way ('CFG x2')."""
+
     def word(flag: str | bool, default: str) -> list[str]:
         return [flag if isinstance(flag, str) else default] if flag else []
 
-    return ([f"batch {batch}"] if batch > 1 else []) + word(cfg, "CFG") + (
-        [f"{steps} steps"] if steps > 1 else []) + word(training, "training")
+    return (
+        ([f"batch {batch}"] if batch > 1 else [])
+        + word(cfg, "CFG")
+        + ([f"{steps} steps"] if steps > 1 else [])
+        + word(training, "training")
+    )
 
 
 @dataclass(frozen=True)
@@ -249,9 +257,9 @@ class Breakdown:
         return replace(self, terms=terms, symbols=symbols, scope=scope)
 
 
-def _sum_by(items, key) -> dict:
+def _sum_by(items: Iterable[Any], key: Callable[[Any], Any]) -> dict[Any, int]:
     """{key(item): sum of item.flops}, in first-seen order."""
-    out: dict = defaultdict(int)
+    out: dict[Any, int] = defaultdict(int)
     for item in items:
         out[key(item)] += item.flops
     return dict(out)
@@ -316,7 +324,7 @@ class Count:
         """A number came back."""
         return self.error is None and self.flops is not None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready, full integers."""
         from dataclasses import asdict
 
@@ -327,13 +335,15 @@ class Count:
         return out
 
     @classmethod
-    def from_dict(cls, d: dict) -> Count:
+    def from_dict(cls, d: dict[str, Any]) -> Count:
         """Inverse of to_dict."""
         d = dict(d)
         d["unit"] = Unit(d["unit"])
         d["detail"] = tuple(Item(**{**i, "where": Mechanism(i.get("where", "op"))}) for i in d.get("detail", ()))
-        d["skipped"] = tuple(Skip(**{**s, "where": Mechanism(s.get("where", "op")),
-                                     "work": Work(s.get("work", "other"))}) for s in d.get("skipped", ()))
+        d["skipped"] = tuple(
+            Skip(**{**s, "where": Mechanism(s.get("where", "op")), "work": Work(s.get("work", "other"))})
+            for s in d.get("skipped", ())
+        )
         return cls(**d)
 
 
@@ -407,7 +417,7 @@ class ExactCount:
     device: str
     counted: tuple[OpRecord, ...]
     uncounted: tuple[OpRecord, ...]
-    leading: dict = field(default_factory=dict, compare=False)  # exact path -> its output's first dim (rows)
+    leading: dict[str, int] = field(default_factory=dict, compare=False)  # exact path -> its output's first dim (rows)
 
     @property
     def total(self) -> int:
@@ -433,17 +443,19 @@ class ExactCount:
         said = [f"the count has no formula for {', '.join(known)}, which did multiply-adds"] if known else []
         if custom:
             names = ", ".join(custom)
-            said.append(f"{names} {'is a custom operator' if len(custom) == 1 else 'are custom operators'} flopcheck "
-                        f"cannot see inside, so any multiply-adds in it are not counted (give it a formula: "
-                        f"flopcheck.exact.ops.register_custom('{custom[0].replace('.', '::', 1)}') in a module named "
-                        f"in FLOPCHECK_PLUGINS)")
+            said.append(
+                f"{names} {'is a custom operator' if len(custom) == 1 else 'are custom operators'} flopcheck "
+                f"cannot see inside, so any multiply-adds in it are not counted (give it a formula: "
+                f"flopcheck.exact.ops.register_custom('{custom[0].replace('.', '::', 1)}') in a module named "
+                f"in FLOPCHECK_PLUGINS)"
+            )
         return f"INCOMPLETE: {'; '.join(said)}; the total is a lower bound"
 
     def by_kind(self) -> dict[Kind, int]:
         """FLOPs per kind of term."""
         out: dict[Kind, int] = defaultdict(int)
         for r in self.counted:
-            out[r.kind] += r.flops
+            out[cast(Kind, r.kind)] += r.flops
         return dict(out)
 
     def by_path(self) -> dict[str, int]:
@@ -455,9 +467,10 @@ class ExactCount:
 
     def terms(self) -> tuple[Term, ...]:
         """The count as Terms, one per path, the ops that made it as the formula text."""
-        kinds, ops = {}, defaultdict(set)
+        kinds: dict[str, Kind] = {}
+        ops: dict[str, set[str]] = defaultdict(set)
         for r in self.counted:
-            kinds[r.path] = r.kind
+            kinds[r.path] = cast(Kind, r.kind)
             ops[r.path].add(r.op)
         return tuple(Term(p, kinds[p], f, "+".join(sorted(ops[p]))) for p, f in self.by_path().items())
 
@@ -465,6 +478,6 @@ class ExactCount:
         """category -> (calls, elements written) of the ops not counted."""
         out: dict[Work, list[int]] = defaultdict(lambda: [0, 0])
         for r in self.uncounted:
-            out[r.kind][0] += r.calls
-            out[r.kind][1] += r.elements
+            out[cast(Work, r.kind)][0] += r.calls
+            out[cast(Work, r.kind)][1] += r.elements
         return {k: (v[0], v[1]) for k, v in out.items()}

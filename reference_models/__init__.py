@@ -4,11 +4,25 @@ of seed 001 (SD3-medium, FLUX.1-dev, Wan 2.1 1.3B and 14B, CogVideoX-5B, Hunyuan
 `create_model(name, device='meta', **overrides)` and `list_models(pattern)`, as in timm.
 Importing this package imports no torch.
 """
+
 from reference_models.configs import ATTN_PATHS, Attn, ConfigError, DiTConfig, LatentTransformerConfig, pixel_space
 from reference_models.families import FAMILIES, Family, family_of
 from reference_models.registry import UnknownModelError, build, create_model, get_config, list_models, prepare
 
 __all__ = [
-    "ATTN_PATHS", "Attn", "ConfigError", "DiTConfig", "FAMILIES", "Family", "LatentTransformerConfig",
-    "UnknownModelError", "build", "create_model", "family_of", "get_config", "list_models", "pixel_space", "prepare",
+    "ATTN_PATHS",
+    "Attn",
+    "ConfigError",
+    "DiTConfig",
+    "FAMILIES",
+    "Family",
+    "LatentTransformerConfig",
+    "UnknownModelError",
+    "build",
+    "create_model",
+    "family_of",
+    "get_config",
+    "list_models",
+    "pixel_space",
+    "prepare",
 ]

@@ -7,6 +7,7 @@ The timestep MLP reads a sinusoid as wide as the model (d) and narrows it to E. 
 and the public CogVideoX-5B config (42 blocks, 48 heads of 64, d 3072, patch 2, VAE (4, 8, 8),
 226 T5 tokens); the code is flopcheck's own. Meta only.
 """
+
 from __future__ import annotations
 
 import torch
@@ -131,8 +132,9 @@ class CogVideoXTransformer(nn.Module):
         d, e, p = config.hidden_size, config.timestep_width, config.patch[1]
         self.patch_embed = PatchEmbed(config)
         self.time_embedding = MLPEmbedder(d, e, e)  # sinusoid of width d -> E -> E
-        self.transformer_blocks = nn.ModuleList(CogBlock(d, config.num_heads, config.mlp_hidden, e)
-                                                for _ in range(config.depth))
+        self.transformer_blocks = nn.ModuleList(
+            CogBlock(d, config.num_heads, config.mlp_hidden, e) for _ in range(config.depth)
+        )
         self.norm_final = layer_norm(d, affine=True, eps=1e-5)
         self.norm_out = AdaLayerNorm(e, d)
         self.proj_out = nn.Linear(d, p * p * config.out_channels)
@@ -153,6 +155,8 @@ def make_inputs(config: LatentTransformerConfig, batch: int) -> tuple:
     """(latents (N, F', C, H', W'), T5 tokens (N, S, 4096), t (N,)) on meta."""
     t, h, w = config.grid
     p = config.patch[1]
-    return (torch.empty(batch, t, config.in_channels, h * p, w * p, device="meta"),
-            torch.empty(batch, config.text_tokens, config.text_dim, device="meta"),
-            torch.empty(batch, device="meta"))
+    return (
+        torch.empty(batch, t, config.in_channels, h * p, w * p, device="meta"),
+        torch.empty(batch, config.text_tokens, config.text_dim, device="meta"),
+        torch.empty(batch, device="meta"),
+    )

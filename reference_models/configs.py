@@ -1,4 +1,5 @@
 """Model configs as plain dataclasses (no torch): the formula reads these, the builders build them."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -45,8 +46,10 @@ class DiTConfig:
         if self.attn not in ATTN_PATHS:
             raise ConfigError(f"attn must be one of {[a.value for a in ATTN_PATHS]}, got {self.attn!r}")
         if self.input_size < self.patch_size:
-            raise ConfigError(f"input_size {self.input_size} is smaller than one patch ({self.patch_size}): "
-                              f"give a positive multiple of {self.patch_size}, like 32")
+            raise ConfigError(
+                f"input_size {self.input_size} is smaller than one patch ({self.patch_size}): "
+                f"give a positive multiple of {self.patch_size}, like 32"
+            )
         if self.input_size % self.patch_size:
             raise ConfigError(
                 f"input_size {self.input_size} is not divisible by patch_size {self.patch_size}: "
@@ -99,8 +102,10 @@ class DiTConfig:
             return {"input_size": width}
         step = VAE_FACTOR * self.patch_size
         if width % step:
-            raise ConfigError(f"resolution {width} is not a multiple of {VAE_FACTOR} (VAE) x {self.patch_size} "
-                              f"(patch) = {step}: try {width // step * step or step}")
+            raise ConfigError(
+                f"resolution {width} is not a multiple of {VAE_FACTOR} (VAE) x {self.patch_size} "
+                f"(patch) = {step}: try {width // step * step or step}"
+            )
         return {"input_size": width // VAE_FACTOR}
 
     def on_pixels(self, image_size: int | None = None) -> DiTConfig:
@@ -113,8 +118,10 @@ class DiTConfig:
 
     def summary(self) -> str:
         """One line for `list-models`."""
-        return (f"L={self.depth:<3d} d={self.hidden_size:<5d} heads={self.num_heads:<3d} p={self.patch_size} "
-                f"input={self.input_size} T={self.tokens}")
+        return (
+            f"L={self.depth:<3d} d={self.hidden_size:<5d} heads={self.num_heads:<3d} p={self.patch_size} "
+            f"input={self.input_size} T={self.tokens}"
+        )
 
 
 def pixel_space(cfg: DiTConfig, image_size: int | None = None) -> DiTConfig:
@@ -173,21 +180,28 @@ class LatentTransformerConfig:
         _, sh, sw = (s * p for s, p in zip(self.vae_stride, self.patch))  # pixels per token along h, w
         for side, name, step in ((self.width, "width", sw), (self.height, "height", sh)):
             if side <= 0 or side % step:
-                raise ConfigError(f"{name} {side} is not a positive multiple of {step} (VAE x patch): "
-                                 f"try {max(step, side // step * step)}")
+                raise ConfigError(
+                    f"{name} {side} is not a positive multiple of {step} (VAE x patch): "
+                    f"try {max(step, side // step * step)}"
+                )
         if not self.video and self.frames != 1:
             raise ConfigError(f"frames apply to video models; this is an image model (frames={self.frames})")
         if self.video and (self.frames < 1 or (self.frames - 1) % self.vae_stride[0]):
             k = max(0, (self.frames - 1) // self.vae_stride[0])
-            raise ConfigError(f"frames {self.frames} must be {self.vae_stride[0]}k+1 for a {self.vae_stride[0]}x "
-                             f"temporal VAE: try {self.vae_stride[0] * k + 1}")
+            raise ConfigError(
+                f"frames {self.frames} must be {self.vae_stride[0]}k+1 for a {self.vae_stride[0]}x "
+                f"temporal VAE: try {self.vae_stride[0] * k + 1}"
+            )
 
     @property
     def grid(self) -> tuple[int, int, int]:
         """Tokens along (t, h, w): latent frames / p_t, H / 8 / p_h, W / 8 / p_w."""
         latent_frames = (self.frames - 1) // self.vae_stride[0] + 1 if self.video else 1
-        return (latent_frames // self.patch[0], self.height // self.vae_stride[1] // self.patch[1],
-                self.width // self.vae_stride[2] // self.patch[2])
+        return (
+            latent_frames // self.patch[0],
+            self.height // self.vae_stride[1] // self.patch[1],
+            self.width // self.vae_stride[2] // self.patch[2],
+        )
 
     @property
     def image_tokens(self) -> int:
@@ -234,8 +248,10 @@ class LatentTransformerConfig:
     def summary(self) -> str:
         """One line for `list-models`."""
         depth = f"{self.depth}+{self.single_depth}" if self.single_depth else str(self.depth)
-        return (f"L={depth:<5s} d={self.hidden_size:<5d} heads={self.num_heads:<3d} {self.describe_input()}, "
-                f"I={self.image_tokens} S={self.text_tokens}")
+        return (
+            f"L={depth:<5s} d={self.hidden_size:<5d} heads={self.num_heads:<3d} {self.describe_input()}, "
+            f"I={self.image_tokens} S={self.text_tokens}"
+        )
 
     def describe_input(self) -> str:
         """'1024x1024 px -> 64x64 tokens' or '1280x720 px x 81 frames -> 21x45x80 tokens'."""

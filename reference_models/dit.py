@@ -5,6 +5,7 @@ adaLN_modulation, final_layer), same parameter counts, same ops, built on timm's
 Attention and Mlp. Written for flopcheck from the paper's description; the attention path
 (fused SDPA or explicit matmuls) comes from the config, set on every Attention module.
 """
+
 from __future__ import annotations
 
 import math

@@ -9,6 +9,7 @@ packed 2x2 into 64 channels, 512 T5 tokens, guidance-distilled. HunyuanVideo: 20
 d = 3072, 3D patches (1, 2, 2) of a 4x/8x/8x causal VAE, 256 LLaVA tokens through a 2-block token
 refiner. Facts from the papers and the public configs; the code is flopcheck's own. Meta only.
 """
+
 from __future__ import annotations
 
 import torch
@@ -65,7 +66,7 @@ class DoubleStreamBlock(nn.Module):
         qt, kt, vt = self.txt_attn.project(modulate(self.txt_norm1(txt), t_shift, t_scale))  # (N, H, S, D/H)
         q, k, v = (torch.cat(pair, dim=2) for pair in ((qt, qi), (kt, ki), (vt, vi)))  # (N, H, T, D/H)
         out = merge_heads(attention(apply_rope(q, *rope), apply_rope(k, *rope), v))  # (N, T, D)
-        txt_out, img_out = out[:, : txt.shape[1]], out[:, txt.shape[1]:]  # (N, S, D), (N, I, D)
+        txt_out, img_out = out[:, : txt.shape[1]], out[:, txt.shape[1] :]  # (N, S, D), (N, I, D)
         img = img + i_gate.unsqueeze(1) * self.img_attn.proj(img_out)  # (N, I, D)
         img = img + i_gate2.unsqueeze(1) * self.img_mlp(modulate(self.img_norm2(img), i_shift2, i_scale2))
         txt = txt + t_gate.unsqueeze(1) * self.txt_attn.proj(txt_out)  # (N, S, D)
@@ -125,8 +126,9 @@ class TokenRefiner(nn.Module):
         self.input_embedder = nn.Linear(config.text_dim, d)
         self.t_embedder = TimestepMLP(config.freq_dim, d)
         self.c_embedder = MLPEmbedder(config.text_dim, d)
-        self.blocks = nn.ModuleList(RefinerBlock(d, config.num_heads, config.mlp_hidden)
-                                    for _ in range(config.refiner_depth))
+        self.blocks = nn.ModuleList(
+            RefinerBlock(d, config.num_heads, config.mlp_hidden) for _ in range(config.refiner_depth)
+        )
 
     def forward(self, txt: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         c = self.t_embedder(t) + self.c_embedder(txt.mean(dim=1))  # (N, D)
@@ -181,9 +183,14 @@ class DualStreamDiT(nn.Module):
 
     flop_kinds = (
         ("img_in.*", "conv"),  # the patch embedding, a Linear on packed patches in FLUX
-        ("time_in.*", "per_sample"), ("vector_in.*", "per_sample"), ("guidance_in.*", "per_sample"),
-        ("txt_in.t_embedder.*", "per_sample"), ("txt_in.c_embedder.*", "per_sample"),
-        ("*.adaLN_modulation.*", "per_sample"), ("*_mod.*", "per_sample"), ("*.modulation.*", "per_sample"),
+        ("time_in.*", "per_sample"),
+        ("vector_in.*", "per_sample"),
+        ("guidance_in.*", "per_sample"),
+        ("txt_in.t_embedder.*", "per_sample"),
+        ("txt_in.c_embedder.*", "per_sample"),
+        ("*.adaLN_modulation.*", "per_sample"),
+        ("*_mod.*", "per_sample"),
+        ("*.modulation.*", "per_sample"),
         ("final_layer.linear", "head"),
     )
 
@@ -196,14 +203,17 @@ class DualStreamDiT(nn.Module):
         self.guidance_in = TimestepMLP(config.freq_dim, d) if config.guidance_embed else None
         self.vector_in = MLPEmbedder(config.pooled_dim, d)
         self.txt_in = TokenRefiner(config) if config.refiner_depth else nn.Linear(config.text_dim, d)
-        self.double_blocks = nn.ModuleList(DoubleStreamBlock(d, config.num_heads, config.mlp_hidden)
-                                           for _ in range(config.depth))
-        self.single_blocks = nn.ModuleList(SingleStreamBlock(d, config.num_heads, config.mlp_hidden)
-                                           for _ in range(config.single_depth))
+        self.double_blocks = nn.ModuleList(
+            DoubleStreamBlock(d, config.num_heads, config.mlp_hidden) for _ in range(config.depth)
+        )
+        self.single_blocks = nn.ModuleList(
+            SingleStreamBlock(d, config.num_heads, config.mlp_hidden) for _ in range(config.single_depth)
+        )
         self.final_layer = FinalLayer(d, config.patch_volume * config.out_channels)
 
-    def forward(self, x: torch.Tensor, txt: torch.Tensor, pooled: torch.Tensor, t: torch.Tensor,
-                guidance: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, txt: torch.Tensor, pooled: torch.Tensor, t: torch.Tensor, guidance: torch.Tensor
+    ) -> torch.Tensor:
         cfg = self.config
         img = self.img_in(x)  # (N, I, D)
         vec = self.time_in(t) + self.vector_in(pooled)  # (N, D)
@@ -216,7 +226,7 @@ class DualStreamDiT(nn.Module):
         x = torch.cat([txt, img], dim=1)  # (N, T, D)
         for block in self.single_blocks:
             x = block(x, vec, rope)  # (N, T, D)
-        return self.final_layer(x[:, cfg.text_tokens:], vec)  # (N, I, p^3*C_out)
+        return self.final_layer(x[:, cfg.text_tokens :], vec)  # (N, I, p^3*C_out)
 
 
 def make_inputs(config: LatentTransformerConfig, batch: int) -> tuple:
@@ -225,7 +235,10 @@ def make_inputs(config: LatentTransformerConfig, batch: int) -> tuple:
     pt, ph, pw = config.patch
     spatial = (h * ph, w * pw)
     latents = (batch, config.in_channels, t * pt, *spatial) if config.video else (batch, config.in_channels, *spatial)
-    return (torch.empty(latents, device="meta"),
-            torch.empty(batch, config.text_tokens, config.text_dim, device="meta"),
-            torch.empty(batch, config.pooled_dim, device="meta"),
-            torch.empty(batch, device="meta"), torch.empty(batch, device="meta"))
+    return (
+        torch.empty(latents, device="meta"),
+        torch.empty(batch, config.text_tokens, config.text_dim, device="meta"),
+        torch.empty(batch, config.pooled_dim, device="meta"),
+        torch.empty(batch, device="meta"),
+        torch.empty(batch, device="meta"),
+    )

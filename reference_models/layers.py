@@ -3,6 +3,7 @@
 FLOPs are counted on the Linear and Conv layers and on attention; everything else here is
 elementwise (RoPE, modulate, gates) and is recorded by the exact count without a FLOP value.
 """
+
 from __future__ import annotations
 
 import math
@@ -108,8 +109,13 @@ def rope_axes(head_dim: int) -> tuple[int, int, int]:
     return head_dim - 2 * side, side, side
 
 
-def rope_tables(grid: tuple[int, int, int], head_dim: int, lead: int = 0, theta: float = 10000.0,
-                device: torch.device | str = "meta") -> tuple[torch.Tensor, torch.Tensor]:
+def rope_tables(
+    grid: tuple[int, int, int],
+    head_dim: int,
+    lead: int = 0,
+    theta: float = 10000.0,
+    device: torch.device | str = "meta",
+) -> tuple[torch.Tensor, torch.Tensor]:
     """cos, sin (lead + t*h*w, head_dim): per-axis angles pos * theta^(-2i/axis); `lead` text rows at angle 0."""
     halves = []
     for axis, (size, dim) in enumerate(zip(grid, rope_axes(head_dim))):

@@ -8,6 +8,7 @@ no text output projection, no text MLP). Facts from the paper and the public SD3
 (24 blocks, d = 1536, 24 heads, patch 2, 16 latent channels, T5 4096-wide tokens, pooled CLIP 2048);
 the code is flopcheck's own. Built on the meta device only.
 """
+
 from __future__ import annotations
 
 import torch
@@ -111,7 +112,8 @@ class MMDiT(nn.Module):
         self.context_embedder = nn.Linear(config.text_dim, d)
         self.time_text_embed = TimeTextEmbed(config.freq_dim, config.pooled_dim, d)
         self.transformer_blocks = nn.ModuleList(
-            JointBlock(d, config.num_heads, config.mlp_hidden, context_pre_only=i == L - 1) for i in range(L))
+            JointBlock(d, config.num_heads, config.mlp_hidden, context_pre_only=i == L - 1) for i in range(L)
+        )
         self.norm_out = Modulation(d, d, 2)
         self.ln_out = layer_norm(d)
         self.proj_out = nn.Linear(d, p * p * config.out_channels)
@@ -121,7 +123,7 @@ class MMDiT(nn.Module):
         p, c_out = self.config.patch[1], self.config.out_channels
         h, w = height // p, width // p
         top, left = (POS_EMBED_MAX - h) // 2, (POS_EMBED_MAX - w) // 2
-        pos = self.pos_embed[:, top:top + h, left:left + w].reshape(1, h * w, -1)  # (1, I, D), centre crop
+        pos = self.pos_embed[:, top : top + h, left : left + w].reshape(1, h * w, -1)  # (1, I, D), centre crop
         x = self.patch_embed(x).flatten(2).transpose(1, 2) + pos  # (N, I, D)
         c = self.context_embedder(context)  # (N, S, D)
         vec = self.time_text_embed(t, pooled)  # (N, D)
@@ -137,7 +139,9 @@ def make_inputs(config: LatentTransformerConfig, batch: int) -> tuple:
     """(latents, text tokens, pooled text, t) on meta, batch N."""
     _, h, w = config.grid
     p = config.patch[1]
-    return (torch.empty(batch, config.in_channels, h * p, w * p, device="meta"),
-            torch.empty(batch, config.text_tokens, config.text_dim, device="meta"),
-            torch.empty(batch, config.pooled_dim, device="meta"),
-            torch.empty(batch, device="meta"))
+    return (
+        torch.empty(batch, config.in_channels, h * p, w * p, device="meta"),
+        torch.empty(batch, config.text_tokens, config.text_dim, device="meta"),
+        torch.empty(batch, config.pooled_dim, device="meta"),
+        torch.empty(batch, device="meta"),
+    )

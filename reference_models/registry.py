@@ -2,6 +2,7 @@
 
 Importing this module imports no torch; `create_model` imports the family's builder on demand.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -83,28 +84,107 @@ def create_model(name: str, device: str = "meta", **overrides: Any):
 _DIT_SIZES = {"S": (12, 384, 6), "B": (12, 768, 12), "L": (24, 1024, 16), "XL": (28, 1152, 16)}
 for _size, (_depth, _width, _heads) in _DIT_SIZES.items():
     for _patch in (2, 4, 8):
-        register(f"DiT-{_size}/{_patch}", DiTConfig(depth=_depth, hidden_size=_width, num_heads=_heads, patch_size=_patch))
+        register(
+            f"DiT-{_size}/{_patch}", DiTConfig(depth=_depth, hidden_size=_width, num_heads=_heads, patch_size=_patch)
+        )
 
 
 # The models of seed 001 at their published dimensions, each with the input the seed uses by default.
 # Sources: SD3 paper (Esser et al. 2024) and the SD3-medium config; FLUX.1-dev config (flux repo);
 # Wan 2.1 configs (t2v_14B, t2v_1_3B); CogVideoX-5B config; HunyuanVideo paper and config.
 _VIDEO = dict(video=True, vae_stride=(4, 8, 8))
-register("SD3-medium", LatentTransformerConfig(
-    family="mmdit", hidden_size=1536, num_heads=24, mlp_hidden=4 * 1536, depth=24, text_tokens=77 + 256,
-    width=1024, height=1024, pooled_dim=2048))
-register("FLUX.1-dev", LatentTransformerConfig(
-    family="flux", hidden_size=3072, num_heads=24, mlp_hidden=4 * 3072, depth=19, single_depth=38, text_tokens=512,
-    width=1024, height=1024, pooled_dim=768, guidance_embed=True))
-register("Wan2.1-1.3B", LatentTransformerConfig(
-    family="wan", hidden_size=1536, num_heads=12, mlp_hidden=8960, depth=30, text_tokens=512,
-    width=832, height=480, frames=81, **_VIDEO))
-register("Wan2.1-14B", LatentTransformerConfig(
-    family="wan", hidden_size=5120, num_heads=40, mlp_hidden=13824, depth=40, text_tokens=512,
-    width=1280, height=720, frames=81, **_VIDEO))
-register("CogVideoX-5B", LatentTransformerConfig(
-    family="cogvideox", hidden_size=3072, num_heads=48, mlp_hidden=4 * 3072, depth=42, text_tokens=226,
-    width=720, height=480, frames=49, time_embed_dim=512, **_VIDEO))
-register("HunyuanVideo", LatentTransformerConfig(
-    family="flux", hidden_size=3072, num_heads=24, mlp_hidden=4 * 3072, depth=20, single_depth=40, text_tokens=256,
-    width=1280, height=720, frames=129, pooled_dim=768, guidance_embed=True, refiner_depth=2, **_VIDEO))
+register(
+    "SD3-medium",
+    LatentTransformerConfig(
+        family="mmdit",
+        hidden_size=1536,
+        num_heads=24,
+        mlp_hidden=4 * 1536,
+        depth=24,
+        text_tokens=77 + 256,
+        width=1024,
+        height=1024,
+        pooled_dim=2048,
+    ),
+)
+register(
+    "FLUX.1-dev",
+    LatentTransformerConfig(
+        family="flux",
+        hidden_size=3072,
+        num_heads=24,
+        mlp_hidden=4 * 3072,
+        depth=19,
+        single_depth=38,
+        text_tokens=512,
+        width=1024,
+        height=1024,
+        pooled_dim=768,
+        guidance_embed=True,
+    ),
+)
+register(
+    "Wan2.1-1.3B",
+    LatentTransformerConfig(
+        family="wan",
+        hidden_size=1536,
+        num_heads=12,
+        mlp_hidden=8960,
+        depth=30,
+        text_tokens=512,
+        width=832,
+        height=480,
+        frames=81,
+        **_VIDEO,
+    ),
+)
+register(
+    "Wan2.1-14B",
+    LatentTransformerConfig(
+        family="wan",
+        hidden_size=5120,
+        num_heads=40,
+        mlp_hidden=13824,
+        depth=40,
+        text_tokens=512,
+        width=1280,
+        height=720,
+        frames=81,
+        **_VIDEO,
+    ),
+)
+register(
+    "CogVideoX-5B",
+    LatentTransformerConfig(
+        family="cogvideox",
+        hidden_size=3072,
+        num_heads=48,
+        mlp_hidden=4 * 3072,
+        depth=42,
+        text_tokens=226,
+        width=720,
+        height=480,
+        frames=49,
+        time_embed_dim=512,
+        **_VIDEO,
+    ),
+)
+register(
+    "HunyuanVideo",
+    LatentTransformerConfig(
+        family="flux",
+        hidden_size=3072,
+        num_heads=24,
+        mlp_hidden=4 * 3072,
+        depth=20,
+        single_depth=40,
+        text_tokens=256,
+        width=1280,
+        height=720,
+        frames=129,
+        pooled_dim=768,
+        guidance_embed=True,
+        refiner_depth=2,
+        **_VIDEO,
+    ),
+)

@@ -3,6 +3,7 @@
 They exist on the meta device only: no weights are ever allocated (Wan2.1-14B would need 57 GB in
 fp32), so only flopcheck's exact count, which reads shapes, can count them.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -22,8 +23,10 @@ def _check_meta(config: LatentTransformerConfig, device) -> None:
     with torch.device("meta"):
         params = sum(p.numel() for p in family_of(config).load("model")(config).parameters())
     if params > STAND_IN_PARAMS:
-        raise ConfigError(f"{config.family} models are built on the meta device only (no weights), not on "
-                          f"{device}: count them on meta")
+        raise ConfigError(
+            f"{config.family} models are built on the meta device only (no weights), not on "
+            f"{device}: count them on meta"
+        )
 
 
 def build_latent_transformer(config: LatentTransformerConfig, device: str = "meta") -> torch.nn.Module:
@@ -41,8 +44,9 @@ def _materialised(t: torch.Tensor, device) -> torch.Tensor:
     return torch.rand(t.shape, device=device) if t.dtype.is_floating_point else torch.zeros(t.shape, dtype=t.dtype)
 
 
-def prepare_latent_transformer(config: LatentTransformerConfig, batch: int = 1, device: str = "meta",
-                               cfg: bool = False) -> tuple:
+def prepare_latent_transformer(
+    config: LatentTransformerConfig, batch: int = 1, device: str = "meta", cfg: bool = False
+) -> tuple:
     """(model, inputs, forward) for one counted forward; CFG runs the conditional and unconditional rows as batch 2N."""
     model = build_latent_transformer(config, device)
     module = family_of(config).model.partition(":")[0]  # the model's module makes its inputs

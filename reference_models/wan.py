@@ -9,6 +9,7 @@ cross-attention 4*I*S*d. Facts from the paper and the public configs (14B: d 512
 40 blocks; 1.3B: d 1536, 12 heads, 30 blocks; patch (1, 2, 2), VAE (4, 8, 8)); the code is
 flopcheck's own. Meta only.
 """
+
 from __future__ import annotations
 
 import torch
@@ -87,7 +88,8 @@ class WanModel(nn.Module):
 
     flop_kinds = (
         ("patch_embedding", "conv"),
-        ("time_embedding.*", "per_sample"), ("time_projection.*", "per_sample"),
+        ("time_embedding.*", "per_sample"),
+        ("time_projection.*", "per_sample"),
         ("head.head", "head"),
     )
 
@@ -96,8 +98,7 @@ class WanModel(nn.Module):
         self.config = config
         d = config.hidden_size
         self.patch_embedding = nn.Conv3d(config.in_channels, d, kernel_size=config.patch, stride=config.patch)
-        self.text_embedding = nn.Sequential(nn.Linear(config.text_dim, d), nn.GELU(approximate="tanh"),
-                                            nn.Linear(d, d))
+        self.text_embedding = nn.Sequential(nn.Linear(config.text_dim, d), nn.GELU(approximate="tanh"), nn.Linear(d, d))
         self.time_embedding = nn.Sequential(nn.Linear(config.freq_dim, d), nn.SiLU(), nn.Linear(d, d))
         self.time_projection = nn.Sequential(nn.SiLU(), nn.Linear(d, 6 * d))
         self.blocks = nn.ModuleList(WanBlock(d, config.num_heads, config.mlp_hidden) for _ in range(config.depth))
@@ -119,6 +120,8 @@ def make_inputs(config: LatentTransformerConfig, batch: int) -> tuple:
     """(latents (N, C, F', H', W'), text tokens (N, S, 4096), t (N,)) on meta."""
     t, h, w = config.grid
     pt, ph, pw = config.patch
-    return (torch.empty(batch, config.in_channels, t * pt, h * ph, w * pw, device="meta"),
-            torch.empty(batch, config.text_tokens, config.text_dim, device="meta"),
-            torch.empty(batch, device="meta"))
+    return (
+        torch.empty(batch, config.in_channels, t * pt, h * ph, w * pw, device="meta"),
+        torch.empty(batch, config.text_tokens, config.text_dim, device="meta"),
+        torch.empty(batch, device="meta"),
+    )

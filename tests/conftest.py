@@ -1,5 +1,6 @@
 """Shared helpers: the 12 DiT configs of the paper's Table 4, and one run of every counter that
 the counter and reconciler tests share (counters are slow: torch and a library per process)."""
+
 import os
 import tempfile
 from pathlib import Path
@@ -36,8 +37,12 @@ def counter_results():
     from flopcheck.counters.pool import Job, run_counters
 
     jobs = _jobs(SMALL) + _jobs(["DiT-S/2"], (64,)) + [Job.stand_in("DiT-S/2", a, **S2_T4096) for a in ("sdpa", "math")]
-    return _seeded({(c.counter, c.model, c.input_size, c.attn): c
-                    for c in run_counters(list(COUNTERS), jobs, timeout_s=600, workers=WORKERS)})
+    return _seeded(
+        {
+            (c.counter, c.model, c.input_size, c.attn): c
+            for c in run_counters(list(COUNTERS), jobs, timeout_s=600, workers=WORKERS)
+        }
+    )
 
 
 @pytest.fixture(scope="session")
@@ -46,8 +51,12 @@ def large_counter_results():
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import run_counters
 
-    return _seeded({(c.counter, c.model, c.input_size, c.attn): c
-                    for c in run_counters(list(COUNTERS), _jobs(LARGE), timeout_s=900, workers=WORKERS)})
+    return _seeded(
+        {
+            (c.counter, c.model, c.input_size, c.attn): c
+            for c in run_counters(list(COUNTERS), _jobs(LARGE), timeout_s=900, workers=WORKERS)
+        }
+    )
 
 
 def _seeded(counts: dict) -> dict:

@@ -1,4 +1,5 @@
 """The front door: `import flopcheck` is free of torch, and its verbs give exact numbers."""
+
 from __future__ import annotations
 
 import subprocess
@@ -43,7 +44,7 @@ def test_flop_counter_counts_a_block_of_code():
 def test_flop_counter_is_ready_only_after_the_block():
     counter = flopcheck.FlopCounter()
     with pytest.raises(RuntimeError, match="when the `with` block ends"):
-        counter.total
+        _ = counter.total
 
 
 def test_audit_verb():
@@ -85,15 +86,22 @@ def test_compare_and_reconcile_take_args_and_kwargs():
     net, args, kwargs = _Scaled.build()
     # fc on 3 rows: 3 * 8 * 4 = 96 multiply-adds = 192 FLOPs; ptflops adds one per bias element, 3 * 4 = 12, and
     # divides by the batch it saw, 3: (96 + 12) / 3 = 36 per sample
-    counts = flopcheck.compare(net, *args, counters=["fvcore_jit", "thop_hooks", "torch_dispatch", "ptflops_pytorch"],
-                               **kwargs)
-    assert [(c.counter, c.reported) for c in counts] == [("fvcore_jit", 96), ("thop_hooks", 96),
-                                                         ("torch_dispatch", 192), ("ptflops_pytorch", 36)]
+    counts = flopcheck.compare(
+        net, *args, counters=["fvcore_jit", "thop_hooks", "torch_dispatch", "ptflops_pytorch"], **kwargs
+    )
+    assert [(c.counter, c.reported) for c in counts] == [
+        ("fvcore_jit", 96),
+        ("thop_hooks", 96),
+        ("torch_dispatch", 192),
+        ("ptflops_pytorch", 36),
+    ]
     assert counts[-1].samples_divided == 3
     assert "forward" not in vars(net)  # the keyword inputs were bound for the counters' calls, then unbound
     results = flopcheck.reconcile(net, *args, counters=["fvcore_jit", "ptflops_pytorch"], **kwargs)
-    assert [(r.counter, r.residual, r.reference) for r in results] == [("fvcore_jit", 0, "exact count"),
-                                                                        ("ptflops_pytorch", 0, "exact count")]
+    assert [(r.counter, r.residual, r.reference) for r in results] == [
+        ("fvcore_jit", 0, "exact count"),
+        ("ptflops_pytorch", 0, "exact count"),
+    ]
 
 
 def test_audit_takes_your_own_module_and_its_inputs():
@@ -145,8 +153,11 @@ def test_a_plugin_that_calls_sys_exit_is_one_line_exit_2():
     from pathlib import Path
 
     code = "import sys; from flopcheck.cli import main; sys.exit(main(['compare', 'DiT-S/8']))"
-    env = {**__import__("os").environ, "FLOPCHECK_PLUGINS": "plugin_exits",
-           "PYTHONPATH": str(Path(__file__).parent / "plugins")}
+    env = {
+        **__import__("os").environ,
+        "FLOPCHECK_PLUGINS": "plugin_exits",
+        "PYTHONPATH": str(Path(__file__).parent / "plugins"),
+    }
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
     # before: the loader caught Exception, not SystemExit, so the run ended with exit 0 and printed nothing
     assert out.returncode == 2 and out.stderr.count("\n") == 1
@@ -163,17 +174,20 @@ def test_the_docstrings_examples_run(module):
     assert result.attempted >= 4 and result.failed == 0
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: flopcheck.count(None), "must be a torch.nn.Module or a name"),
-    (lambda: flopcheck.count("DiT-S/8", options={"bogus": 1}), "unknown option 'bogus'"),
-    (lambda: flopcheck.count("DiT-S/8", torch.zeros(1)), "builds its inputs"),
-    (lambda: flopcheck.count(nn.Linear(4, 12), torch.zeros(2, 5)), "failed on the inputs given (RuntimeError"),
-    (lambda: flopcheck.count(nn.Linear(4, 12)), "failed on the inputs given (TypeError"),
-    (lambda: flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), timeout_s=0), "timeout_s must be a positive"),
-    (lambda: flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), counters=["nope"]), "unknown counter 'nope'"),
-    (lambda: flopcheck.audit("DiT-XL/2 118 GFLOPs", scope={"bogus": 1}), "unknown scope 'bogus'"),
-    (lambda: flopcheck.estimate("DiT-S/8", mfu=2), "MFU must be in (0, 1]"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: flopcheck.count(None), "must be a torch.nn.Module or a name"),
+        (lambda: flopcheck.count("DiT-S/8", options={"bogus": 1}), "unknown option 'bogus'"),
+        (lambda: flopcheck.count("DiT-S/8", torch.zeros(1)), "builds its inputs"),
+        (lambda: flopcheck.count(nn.Linear(4, 12), torch.zeros(2, 5)), "failed on the inputs given (RuntimeError"),
+        (lambda: flopcheck.count(nn.Linear(4, 12)), "failed on the inputs given (TypeError"),
+        (lambda: flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), timeout_s=0), "timeout_s must be a positive"),
+        (lambda: flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), counters=["nope"]), "unknown counter 'nope'"),
+        (lambda: flopcheck.audit("DiT-XL/2 118 GFLOPs", scope={"bogus": 1}), "unknown scope 'bogus'"),
+        (lambda: flopcheck.estimate("DiT-S/8", mfu=2), "MFU must be in (0, 1]"),
+    ],
+)
 def test_the_verbs_bad_input_is_one_named_error(call, message):
     from flopcheck.errors import InputError
 

@@ -1,4 +1,5 @@
 """Auditing published claims: every claim in claims/ gets a pinned verdict; bad input is exit 2."""
+
 import json
 from decimal import Decimal
 
@@ -123,7 +124,6 @@ def test_true_values_for_what_the_claims_describe(seed):
     assert seed["seed004-embeddings"].true_flops == 28_311_552
 
 
-
 @pytest.fixture(scope="module")
 def seed001():
     return verdicts("claims/seed_inference_arithmetic.yaml")
@@ -135,22 +135,31 @@ def seed001():
 SEED001 = {
     # SD3 1024^2: linear 24*24*4429*1536^2 - 18*333*1536^2 (last block) = 6.009 T; attention 24*4*4429^2*1536
     # = 2.892 T; the whole forward 8,904,337,539,072 -> 8.9; x2 CFG 17.81 -> 17.8
-    "seed001-sd3-linear": ("consistent", "full"), "seed001-sd3-attention": ("consistent", "full"),
-    "seed001-sd3-step": ("consistent", "full"), "seed001-sd3-forward": ("consistent", "full"),
+    "seed001-sd3-linear": ("consistent", "full"),
+    "seed001-sd3-attention": ("consistent", "full"),
+    "seed001-sd3-step": ("consistent", "full"),
+    "seed001-sd3-forward": ("consistent", "full"),
     # FLUX: 57 blocks of exactly 24*T*d^2 + 4*T^2*d; the forward 74,384,653,418,496 -> 74.4
-    "seed001-flux-linear": ("consistent", "full"), "seed001-flux-attention": ("consistent", "full"),
+    "seed001-flux-linear": ("consistent", "full"),
+    "seed001-flux-attention": ("consistent", "full"),
     "seed001-flux-step": ("consistent", "full"),
-    "seed001-flux2048-linear": ("consistent", "full"), "seed001-flux2048-attention": ("consistent", "full"),
+    "seed001-flux2048-linear": ("consistent", "full"),
+    "seed001-flux2048-attention": ("consistent", "full"),
     "seed001-flux2048-step": ("consistent", "full"),
-    "seed001-cog-linear": ("consistent", "full"), "seed001-cog-attention": ("consistent", "full"),
-    "seed001-cog-step": ("consistent", "full"), "seed001-cog-forward": ("consistent", "full"),
+    "seed001-cog-linear": ("consistent", "full"),
+    "seed001-cog-attention": ("consistent", "full"),
+    "seed001-cog-step": ("consistent", "full"),
+    "seed001-cog-forward": ("consistent", "full"),
     # Wan2.1-14B: block linears 40*(12*I*d^2 + 4*S*d^2 + 4*I*d*13824) = 1,809,556,963,328,000, not 1915.4 T;
     # attention 40*4*(I^2 + I*S)*d = 4,713,731,850,240,000, 0.68% under 4745.7 T: close
-    "seed001-wan-linear": ("wrong", "full"), "seed001-wan-attention": ("close", "full"),
+    "seed001-wan-linear": ("wrong", "full"),
+    "seed001-wan-attention": ("close", "full"),
     # the forward and the CFG step are the per-layer formula exactly: 40*(24*76112*5120^2 + 4*76112^2*5120)
     # = 6,661,076,733,132,800 -> 6661.1, but the model does 6,523,436,592,005,120: 2.1% less, wrong
-    "seed001-wan-forward": ("wrong", "full"), "seed001-wan-step": ("wrong", "full"),
-    "seed001-hunyuan-linear": ("consistent", "full"), "seed001-hunyuan-attention": ("consistent", "full"),
+    "seed001-wan-forward": ("wrong", "full"),
+    "seed001-wan-step": ("wrong", "full"),
+    "seed001-hunyuan-linear": ("consistent", "full"),
+    "seed001-hunyuan-attention": ("consistent", "full"),
     # 60*(24*119056*3072^2 + 4*119056^2*3072) = 12,068,367,724,707,840 -> 12068.4; the model adds its
     # token refiner, embedders and adaLN: 12,068,592,207,003,648 -> 12068.6: 0.002% over the claim, close
     "seed001-hunyuan-step": ("close", "full"),
@@ -191,6 +200,7 @@ def test_seed001_audit_text_names_the_per_layer_formula(capsys):
     out = capsys.readouterr().out
     assert "blocks only (24Td^2 + 4T^2d)" in out and "FC208" in out and "6,523,436,592,005,120" in out
 
+
 def test_a_number_right_in_flops_is_consistent_as_flops():
     v = audit(parse_claim("DiT-XL/2 237.24 GFLOPs"))
     assert (v.verdict, v.best.reading.unit.value, v.attention) == ("consistent", "FLOP", "counted")
@@ -218,8 +228,19 @@ def test_audit_json_fields(capsys):
     code = main(["audit", "DiT-XL/4 57.7 GFLOPs", "--json", "--no-counters"])
     (d,) = json.loads(capsys.readouterr().out)
     assert code == 0  # close: 0.67% under the forward, likely the blocks-only formula with its inputs rounded
-    assert {"verdict", "unit", "attention", "scope", "claimed_flops", "true_flops", "candidates", "sentence",
-            "fingerprint", "cause", "tools"} <= set(d)
+    assert {
+        "verdict",
+        "unit",
+        "attention",
+        "scope",
+        "claimed_flops",
+        "true_flops",
+        "candidates",
+        "sentence",
+        "fingerprint",
+        "cause",
+        "tools",
+    } <= set(d)
     assert d["verdict"] == "close" and d["claimed_flops"] == 57_700_000_000 and d["true_flops"] == 58_087_342_080
     # the cause: 28 * (24*64*1152^2 + 4*64^2*1152) = 57,604,571,136 FLOPs, the blocks-only formula
     assert d["cause"] == "FLOPs, blocks only (24Td^2 + 4T^2d)" and d["reading_flops"] == 58_087_342_080
@@ -231,19 +252,22 @@ def test_audit_file_exit_code(capsys):
     capsys.readouterr()
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["audit", "DiT-XL/2 118.64 Gbananas"], "unknown unit"),
-    (["audit", "DiT-XL/2 lots"], "cannot read a number"),
-    (["audit", "DiT-XXL/2 118 GFLOPs"], "unknown model 'DiT-XXL/2'"),
-    (["audit", "DiT-XL/2 0 GFLOPs"], "must be positive"),
-    (["audit", "DiT-XL/2 -5 GFLOPs"], "must be positive"),
-    (["audit", "DiT-XL/2 118 GFLOPs", "--resolution", "260"], "not a multiple of 8 (VAE) x 2 (patch) = 16"),
-    (["audit", "DiT-XL/2 118 GFLOPs", "--resolution", "640x480"], "square"),
-    (["audit", "3 GFLOPs", "--model", "no_such_pkg.models:make"], "cannot import 'no_such_pkg.models:make'"),
-    (["audit", "3 GFLOPs", "--model", "timm:no_such_model_xyz"], "timm has no model 'no_such_model_xyz'"),
-    (["audit", "--file", "claims/missing.yaml"], "No such file"),
-    (["audit"], "give one claim"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["audit", "DiT-XL/2 118.64 Gbananas"], "unknown unit"),
+        (["audit", "DiT-XL/2 lots"], "cannot read a number"),
+        (["audit", "DiT-XXL/2 118 GFLOPs"], "unknown model 'DiT-XXL/2'"),
+        (["audit", "DiT-XL/2 0 GFLOPs"], "must be positive"),
+        (["audit", "DiT-XL/2 -5 GFLOPs"], "must be positive"),
+        (["audit", "DiT-XL/2 118 GFLOPs", "--resolution", "260"], "not a multiple of 8 (VAE) x 2 (patch) = 16"),
+        (["audit", "DiT-XL/2 118 GFLOPs", "--resolution", "640x480"], "square"),
+        (["audit", "3 GFLOPs", "--model", "no_such_pkg.models:make"], "cannot import 'no_such_pkg.models:make'"),
+        (["audit", "3 GFLOPs", "--model", "timm:no_such_model_xyz"], "timm has no model 'no_such_model_xyz'"),
+        (["audit", "--file", "claims/missing.yaml"], "No such file"),
+        (["audit"], "give one claim"),
+    ],
+)
 def test_bad_input_one_line_exit_2(capsys, argv, needle):
     code = main(argv)
     err = capsys.readouterr().err
@@ -273,12 +297,15 @@ def test_a_bare_macs_label_is_macs_not_mega_acs():
     assert parse_value("96 MMACs")[:3] == (Decimal(96_000_000), "MMACs", Unit.MAC)
 
 
-@pytest.mark.parametrize("claim, reading", [
-    # DiT-XL/2's exact step 711,718,502,400 FLOPs (test_training.py) and the rule's 3 x 237,242,843,136 =
-    # 711,728,529,408: 711.72 G is the exact step, 711.73 G the rule; each is named as what it is
-    ("DiT-XL/2 711.72 GFLOPs", "training step, exact backward"),
-    ("DiT-XL/2 711.73 GFLOPs", "training x3"),
-])
+@pytest.mark.parametrize(
+    "claim, reading",
+    [
+        # DiT-XL/2's exact step 711,718,502,400 FLOPs (test_training.py) and the rule's 3 x 237,242,843,136 =
+        # 711,728,529,408: 711.72 G is the exact step, 711.73 G the rule; each is named as what it is
+        ("DiT-XL/2 711.72 GFLOPs", "training step, exact backward"),
+        ("DiT-XL/2 711.73 GFLOPs", "training x3"),
+    ],
+)
 def test_a_training_claim_is_judged_against_the_exact_step_with_the_rule_still_a_reading(claim, reading):
     v = audit(parse_claim(claim, training=True))
     assert v.verdict == "consistent" and v.true_flops == 711_718_502_400

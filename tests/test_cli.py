@@ -1,4 +1,5 @@
 """The command line: `main(argv) -> exit code`, called directly."""
+
 import json
 
 import pytest
@@ -22,8 +23,13 @@ def test_count_json_dit_xl2(capsys):
     assert data["total_macs"] == 118_621_421_568
     assert (data["model"], data["tokens"], data["attn"]) == ("DiT-XL/2", 256, "sdpa")
     terms = {t["path"]: t for t in data["terms"]}
-    assert terms["blocks.*.attn.av"] == {"path": "blocks.*.attn.av", "kind": "attn_value", "flops": 4_227_858_432,
-                                         "macs": 2_113_929_216, "formula": "L*2*N*T^2*d"}
+    assert terms["blocks.*.attn.av"] == {
+        "path": "blocks.*.attn.av",
+        "kind": "attn_value",
+        "flops": 4_227_858_432,
+        "macs": 2_113_929_216,
+        "formula": "L*2*N*T^2*d",
+    }
     assert sum(t["flops"] for t in data["terms"]) == data["total_flops"]
 
 
@@ -56,12 +62,15 @@ def test_unknown_model_is_one_line_and_exit_2(capsys):
     assert err.count("\n") == 1 and "DiT-XL/2" in err and "unknown model" in err
 
 
-@pytest.mark.parametrize("argv,needle", [
-    (["count", "DiT-S/8", "--input-size", "36"], "not divisible"),
-    (["count", "DiT-S/2", "--training", "--steps", "50"], "training"),
-    (["count", "DiT-S/2", "--batch", "0"], "--batch"),
-    (["list-models", "ViT*"], "no model matches"),
-])
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["count", "DiT-S/8", "--input-size", "36"], "not divisible"),
+        (["count", "DiT-S/2", "--training", "--steps", "50"], "training"),
+        (["count", "DiT-S/2", "--batch", "0"], "--batch"),
+        (["list-models", "ViT*"], "no model matches"),
+    ],
+)
 def test_bad_input_exit_2(capsys, argv, needle):
     code, _, err = run(capsys, *argv)
     assert code == 2 and needle in err and err.count("\n") == 1

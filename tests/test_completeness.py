@@ -2,6 +2,7 @@
 reaches has a formula (PyTorch's fused fast paths, RNN kernels, bilinear, distances, outer products, scaled and
 quantized matmuls, out= calls), the same model counts the same on CPU and on meta, and an op with multiply-adds and
 no formula makes the count incomplete in every place a number is given."""
+
 from __future__ import annotations
 
 import pytest
@@ -91,8 +92,11 @@ def test_fast_paths_are_the_kernels_counted_on_cpu():
         with torch.no_grad(), ExactCounter() as c:
             fn("cpu")
         ops[fn.__name__] = {r.op for r in c.result().counted}
-    assert ops == {"mha": {"aten._native_multi_head_attention"},
-                   "encoder_layer": {"aten._transformer_encoder_layer_fwd"}, "lstm": {"aten.mkldnn_rnn_layer"}}
+    assert ops == {
+        "mha": {"aten._native_multi_head_attention"},
+        "encoder_layer": {"aten._transformer_encoder_layer_fwd"},
+        "lstm": {"aten.mkldnn_rnn_layer"},
+    }
 
 
 def test_scaled_fp8_matmul():
@@ -242,7 +246,8 @@ def test_an_audit_against_an_incomplete_count_gives_no_verdict(tmp_path, monkeyp
         "class M(nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.proj = nn.Linear(224, 224)\n\n"
         "    def forward(self, x):\n        return torch.linalg.inv(self.proj(x))\n\n"
-        "def build():\n    return M()\n")
+        "def build():\n    return M()\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     # the Linear on (1, 3, 224, 224): 2*3*224*224*224 = 67,436,544 FLOPs, which "67.4 MFLOPs" would match; but the
     # inverse after it is uncounted, so no reading of a lower bound can vouch for the claim
@@ -313,7 +318,11 @@ def test_convolution_backward_counts_the_gradients_asked_for():
 
     x, w, grad = torch.zeros(1, 3, 8, 8), torch.zeros(4, 3, 3, 3), torch.zeros(1, 4, 6, 6)
     # forward 2 * 144 outputs * 27 = 7,776 per gradient: input and weight 15,552; weight only 7,776
-    assert conv_backward_flop(grad, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, True]).flops \
+    assert (
+        conv_backward_flop(grad, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, True]).flops
         == 15_552
-    assert conv_backward_flop(grad, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False, True, True]).flops \
+    )
+    assert (
+        conv_backward_flop(grad, x, w, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False, True, True]).flops
         == 7_776
+    )

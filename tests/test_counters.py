@@ -15,6 +15,7 @@ input 32 -> T = 256, Td = 98,304; input 64 -> T = 1,024, Td = 393,216:
   EINSUM     unpatchify's permutation touches 32T elements; numpy's einsum_path prints its cost,
              32T + 1, to 4 digits ('8.193e+03' | '3.277e+04'), which parses back as 8,193 | 32,770
 """
+
 import pytest
 
 from flopcheck.counters import COUNTERS, REQUIRED, CounterSpec
@@ -25,27 +26,37 @@ from flopcheck.types import Unit
 PINNED = {
     # flopcheck's own count on the real model equals the formula: 12,111,347,712 at T=256
     # (test_formula_dit) and 62,873,960,448 at T=1024 (test_cli), whichever attention path ran
-    ("flopcheck_exact", 32, "sdpa"): 12_111_347_712, ("flopcheck_exact", 32, "math"): 12_111_347_712,
-    ("flopcheck_exact", 64, "sdpa"): 62_873_960_448, ("flopcheck_exact", 64, "math"): 62_873_960_448,
+    ("flopcheck_exact", 32, "sdpa"): 12_111_347_712,
+    ("flopcheck_exact", 32, "math"): 12_111_347_712,
+    ("flopcheck_exact", 64, "sdpa"): 62_873_960_448,
+    ("flopcheck_exact", 64, "math"): 62_873_960_448,
     # fvcore (MAC) = LIN + CONV + 4*LN (4 per element, no affine) + floor(EINSUM / 2) [+ ATTN with math]
     #   T=256:  5,450,121,216 + 1,572,864 + 9,830,400 + 4,096 = 5,461,528,576; + 603,979,776 = 6,065,508,352
     #   T=1024: 21,767,012,352 + 6,291,456 + 39,321,600 + 16,385 = 21,812,641,793; + 9,663,676,416 = 31,476,318,209
-    ("fvcore_jit", 32, "sdpa"): 5_461_528_576, ("fvcore_jit", 32, "math"): 6_065_508_352,
-    ("fvcore_jit", 64, "sdpa"): 21_812_641_793, ("fvcore_jit", 64, "math"): 31_476_318_209,
+    ("fvcore_jit", 32, "sdpa"): 5_461_528_576,
+    ("fvcore_jit", 32, "math"): 6_065_508_352,
+    ("fvcore_jit", 64, "sdpa"): 21_812_641_793,
+    ("fvcore_jit", 64, "math"): 31_476_318_209,
     # thop (MAC) = LIN + CONV + 2*LN; attention lives in timm's Attention.forward, which has no thop rule
     #   T=256: 5,451,694,080 + 4,915,200 = 5,456,609,280; T=1024: 21,773,303,808 + 19,660,800 = 21,792,964,608
-    ("thop_hooks", 32, "sdpa"): 5_456_609_280, ("thop_hooks", 32, "math"): 5_456_609_280,
-    ("thop_hooks", 64, "sdpa"): 21_792_964_608, ("thop_hooks", 64, "math"): 21_792_964_608,
+    ("thop_hooks", 32, "sdpa"): 5_456_609_280,
+    ("thop_hooks", 32, "math"): 5_456_609_280,
+    ("thop_hooks", 64, "sdpa"): 21_792_964_608,
+    ("thop_hooks", 64, "math"): 21_792_964_608,
     # torch.profiler (FLOP) = 2*(LIN + CONV) + ADD + MUL [+ 2*ATTN + 12*Td for q*scale with math], one FLOP per
     # element of the first operand: ADD = 76 adds = 50*Td + 9,984, MUL = 51 muls = 25*Td + 9,345
     #   T=256:  10,903,388,160 + 4,925,184 + 2,466,945 = 10,910,780,289; + 1,207,959,552 + 1,179,648 = 12,119,919,489
     #   T=1024: 43,546,607,616 + 19,670,784 + 9,839,745 = 43,576,118,145; + 19,327,352,832 + 4,718,592 = 62,908,189,569
-    ("torch_profiler", 32, "sdpa"): 10_910_780_289, ("torch_profiler", 32, "math"): 12_119_919_489,
-    ("torch_profiler", 64, "sdpa"): 43_576_118_145, ("torch_profiler", 64, "math"): 62_908_189_569,
+    ("torch_profiler", 32, "sdpa"): 10_910_780_289,
+    ("torch_profiler", 32, "math"): 12_119_919_489,
+    ("torch_profiler", 64, "sdpa"): 43_576_118_145,
+    ("torch_profiler", 64, "math"): 62_908_189_569,
     # FlopCounterMode (FLOP) = 2*(LIN + CONV) [+ 2*ATTN with math]; CPU SDPA's flash kernel has no formula
     #   T=256: 10,903,388,160 | 12,111,347,712; T=1024: 43,546,607,616 | 62,873,960,448 (= the exact count)
-    ("torch_dispatch", 32, "sdpa"): 10_903_388_160, ("torch_dispatch", 32, "math"): 12_111_347_712,
-    ("torch_dispatch", 64, "sdpa"): 43_546_607_616, ("torch_dispatch", 64, "math"): 62_873_960_448,
+    ("torch_dispatch", 32, "sdpa"): 10_903_388_160,
+    ("torch_dispatch", 32, "math"): 12_111_347_712,
+    ("torch_dispatch", 64, "sdpa"): 43_546_607_616,
+    ("torch_dispatch", 64, "math"): 62_873_960_448,
     # ptflops pytorch (MAC): its timm-Attention hook counts 12*(Td + 6*(2*T^2*64 + T^2)) and, being a hooked
     # module, stops accumulate_flops from reaching qkv and proj (12*4*T*d^2 lost); Linear hooks add biases;
     # GELU is counted twice (module hook and patched F.gelu); LayerNorm 1 per element; F.silu 14*d.
@@ -54,32 +65,42 @@ PINNED = {
     #           = 4,267,566,848
     #   T=1024: 14,519,255,040 + 23,654,912 + 6,291,456 + 393,216 + 9,743,892,480 + 9,830,400 + 37,748,736 + 5,376
     #           = 24,341,071,616
-    ("ptflops_pytorch", 32, "sdpa"): 4_267_566_848, ("ptflops_pytorch", 32, "math"): 4_267_566_848,
-    ("ptflops_pytorch", 64, "sdpa"): 24_341_071_616, ("ptflops_pytorch", 64, "math"): 24_341_071_616,
+    ("ptflops_pytorch", 32, "sdpa"): 4_267_566_848,
+    ("ptflops_pytorch", 32, "math"): 4_267_566_848,
+    ("ptflops_pytorch", 64, "sdpa"): 24_341_071_616,
+    ("ptflops_pytorch", 64, "math"): 24_341_071_616,
     # ptflops aten (MAC) = LIN + CONV + BIAS_LIN + BIAS_CONV [+ ATTN with math: bmm]
     #   T=256:  5,451,694,080 + 10,654,208 + 98,304 = 5,462,446,592; + 603,979,776 = 6,066,426,368
     #   T=1024: 21,773,303,808 + 42,529,280 + 393,216 = 21,816,226,304; + 9,663,676,416 = 31,479,902,720
-    ("ptflops_aten", 32, "sdpa"): 5_462_446_592, ("ptflops_aten", 32, "math"): 6_066_426_368,
-    ("ptflops_aten", 64, "sdpa"): 21_816_226_304, ("ptflops_aten", 64, "math"): 31_479_902_720,
+    ("ptflops_aten", 32, "sdpa"): 5_462_446_592,
+    ("ptflops_aten", 32, "math"): 6_066_426_368,
+    ("ptflops_aten", 64, "sdpa"): 21_816_226_304,
+    ("ptflops_aten", 64, "math"): 31_479_902_720,
     # torchprofile (MAC) = LIN + CONV + ATTN (it has an SDPA handler) + MUL_OUT + 32T [+ 12*Td with math],
     # MUL_OUT = output elements of aten::mul = 49*Td + 256
     #   T=256:  5,451,694,080 + 603,979,776 + 4,817,152 + 8,192 = 6,060,499,200; + 1,179,648 = 6,061,678,848
     #   T=1024: 21,773,303,808 + 9,663,676,416 + 19,267,840 + 32,768 = 31,456,280,832; + 4,718,592 = 31,460,999,424
-    ("torchprofile_jit", 32, "sdpa"): 6_060_499_200, ("torchprofile_jit", 32, "math"): 6_061_678_848,
-    ("torchprofile_jit", 64, "sdpa"): 31_456_280_832, ("torchprofile_jit", 64, "math"): 31_460_999_424,
+    ("torchprofile_jit", 32, "sdpa"): 6_060_499_200,
+    ("torchprofile_jit", 32, "math"): 6_061_678_848,
+    ("torchprofile_jit", 64, "sdpa"): 31_456_280_832,
+    ("torchprofile_jit", 64, "math"): 31_460_999_424,
     # torchinfo (MAC) = batch * (Linear weights + biases) + (conv weights + bias) * T + label table
     #   Linear parameters: 32,963,360 - 6,528 (conv) - 98,304 (pos_embed) - 384,384 (table) = 32,474,144
     #   T=256: 32,474,144 + 6,528*256 + 384,384 = 34,529,696; T=1024: 32,474,144 + 6,684,672 + 384,384 = 39,543,200
-    ("torchinfo_summary", 32, "sdpa"): 34_529_696, ("torchinfo_summary", 32, "math"): 34_529_696,
-    ("torchinfo_summary", 64, "sdpa"): 39_543_200, ("torchinfo_summary", 64, "math"): 39_543_200,
+    ("torchinfo_summary", 32, "sdpa"): 34_529_696,
+    ("torchinfo_summary", 32, "math"): 34_529_696,
+    ("torchinfo_summary", 64, "sdpa"): 39_543_200,
+    ("torchinfo_summary", 64, "math"): 39_543_200,
 }
 # calflops (FLOP) = 2*LIN + 2*CONV + BIAS_CONV + 4*LN + GELU + 14*d (silu) + EINSUM; no patch for '@' or SDPA
 #   T=256:  10,900,242,432 + 3,145,728 + 98,304 + 9,830,400 + 4,718,592 + 5,376 + 8,193 = 10,918,049,025
 #   T=1024: 43,534,024,704 + 12,582,912 + 393,216 + 39,321,600 + 18,874,368 + 5,376 + 32,770 = 43,605,234,946
 # DeepSpeed (FLOP) = calflops' sum + 2*ATTN (it patches both SDPA and '@'): 12,126,008,577 | 62,932,587,778
 OPTIONAL_PINNED = {
-    ("calflops_hooks", 32): 10_918_049_025, ("calflops_hooks", 64): 43_605_234_946,
-    ("deepspeed_profiler", 32): 12_126_008_577, ("deepspeed_profiler", 64): 62_932_587_778,
+    ("calflops_hooks", 32): 10_918_049_025,
+    ("calflops_hooks", 64): 43_605_234_946,
+    ("deepspeed_profiler", 32): 12_126_008_577,
+    ("deepspeed_profiler", 64): 62_932_587_778,
 }
 
 
@@ -112,9 +133,17 @@ def test_optional_counters_pinned_or_named_unavailable(counts, key, attn):
 def test_units_are_the_libraries_own(counts):
     units = {name: counts[(name, 32, "sdpa")].unit for name in COUNTERS}
     assert units == {
-        "flopcheck_exact": Unit.FLOP, "fvcore_jit": Unit.MAC, "thop_hooks": Unit.MAC, "torch_profiler": Unit.FLOP, "torch_dispatch": Unit.FLOP,
-        "ptflops_pytorch": Unit.MAC, "ptflops_aten": Unit.MAC, "torchprofile_jit": Unit.MAC,
-        "torchinfo_summary": Unit.MAC, "calflops_hooks": Unit.FLOP, "deepspeed_profiler": Unit.FLOP,
+        "flopcheck_exact": Unit.FLOP,
+        "fvcore_jit": Unit.MAC,
+        "thop_hooks": Unit.MAC,
+        "torch_profiler": Unit.FLOP,
+        "torch_dispatch": Unit.FLOP,
+        "ptflops_pytorch": Unit.MAC,
+        "ptflops_aten": Unit.MAC,
+        "torchprofile_jit": Unit.MAC,
+        "torchinfo_summary": Unit.MAC,
+        "calflops_hooks": Unit.FLOP,
+        "deepspeed_profiler": Unit.FLOP,
     }
 
 
@@ -161,9 +190,12 @@ def test_results_do_not_depend_on_which_counters_ran_before():
     assert sorted(map(key, forward)) == sorted(map(key, backward))
 
 
-FAKES = {name: CounterSpec(name=name, module=f"fake_counters.{name}", library="pytest", unit=Unit.FLOP, install="-",
-                           convention="-")
-         for name in ("hang", "crash", "segfault", "leaky", "nan", "none")}
+FAKES = {
+    name: CounterSpec(
+        name=name, module=f"fake_counters.{name}", library="pytest", unit=Unit.FLOP, install="-", convention="-"
+    )
+    for name in ("hang", "crash", "segfault", "leaky", "nan", "none")
+}
 
 
 @pytest.fixture(scope="module")
@@ -171,8 +203,10 @@ def contained(request):
     specs = {**COUNTERS, **FAKES}
     jobs = [Job("DiT-S/8", 32, "sdpa"), Job("DiT-S/8", 32, "math")]
     names = ["hang", "crash", "segfault", "leaky", "nan", "none", "torch_dispatch"]
-    return {(c.counter, c.attn): c for c in run_counters(names, jobs, timeout_s=8, paths=(str(request.path.parent),),
-                                                         specs=specs)}
+    return {
+        (c.counter, c.attn): c
+        for c in run_counters(names, jobs, timeout_s=8, paths=(str(request.path.parent),), specs=specs)
+    }
 
 
 def test_a_hanging_counter_is_killed_at_its_timeout(contained):
@@ -201,9 +235,15 @@ def test_the_others_report_and_no_patch_leaks(contained):
 
 
 def test_a_missing_library_is_named_with_its_fix():
-    spec = CounterSpec(name="ghost", module="flopcheck.counters.fvcore_jit", library="ghostlib",
-                       import_name="ghostlib_not_installed", unit=Unit.MAC, install="pip install 'flopcheck[ghost]'",
-                       convention="-")
+    spec = CounterSpec(
+        name="ghost",
+        module="flopcheck.counters.fvcore_jit",
+        library="ghostlib",
+        import_name="ghostlib_not_installed",
+        unit=Unit.MAC,
+        install="pip install 'flopcheck[ghost]'",
+        convention="-",
+    )
     (c,) = run_counters(["ghost"], [Job("DiT-S/8")], specs={"ghost": spec})
     assert c.error == "unavailable: pip install 'flopcheck[ghost]'" and c.flops is None
 

@@ -2,6 +2,7 @@
 published configs (flopcheck/data/diffusers/, each with its source URL), counted exactly on meta, equal to
 flopcheck's reference models to the FLOP, at the seed's input and at a small one. Needs the diffusers extra
 (CI installs it)."""
+
 from __future__ import annotations
 
 import json
@@ -32,8 +33,13 @@ def _both(cls: str, config: str, ref: str, resolution=None, frames=None) -> tupl
     """(diffusers' exact count, flopcheck's formula) at one input: the reference's own when none is given."""
     cfg = get_config(ref, **{k: v for k, v in (("resolution", resolution), ("frames", frames)) if v})
     video = getattr(cfg, "video", False)
-    spec = parse(f"diffusers:{cls}", config=str(DATA / config), resolution=cfg.resolution,
-                 frames=cfg.frames if video else None, text_tokens=cfg.text_tokens)
+    spec = parse(
+        f"diffusers:{cls}",
+        config=str(DATA / config),
+        resolution=cfg.resolution,
+        frames=cfg.frames if video else None,
+        text_tokens=cfg.text_tokens,
+    )
     m = measured(spec)
     assert m.exact.complete, m.exact.incompleteness()
     return m.exact.total, formula_breakdown(ref, cfg).total
@@ -64,8 +70,13 @@ def test_diffusers_dit_differs_from_the_paper_by_its_per_block_timestep_mlp(reso
     # first block's again for the final layer): 28 + 1 timestep MLPs where the paper's DiT has 1. One MLP is
     # Linear(256 -> 1152) + Linear(1152 -> 1152) per sample: 2 * (256*1152 + 1152*1152) = 3,244,032 FLOPs;
     # 28 more of them: 28 * 3,244,032 = 90,832,896 FLOPs, whatever the input size (it is per sample)
-    m = measured(parse("diffusers:DiTTransformer2DModel", config=str(DATA / "dit-xl-2-256.json"),
-                       resolution=(resolution, resolution)))
+    m = measured(
+        parse(
+            "diffusers:DiTTransformer2DModel",
+            config=str(DATA / "dit-xl-2-256.json"),
+            resolution=(resolution, resolution),
+        )
+    )
     paper = formula_breakdown("DiT-XL/2", get_config("DiT-XL/2", input_size=size)).total
     assert m.exact.total - paper == 90_832_896
 
@@ -81,7 +92,20 @@ def test_the_block_linears_found_by_structure_equal_the_references_at_256_px(cap
 
     assert main(["audit", "FLUX.1-dev 1 GFLOPs", "--part", "linear", "--resolution", "256", "--json"]) in (0, 1)
     (ours,) = json.loads(capsys.readouterr().out)
-    assert main(["audit", "1 GFLOPs", "--model", "diffusers:FluxTransformer2DModel", "--config",
-                 str(DATA / "flux1-dev.json"), "--part", "linear", "--resolution", "256", "--json"]) in (0, 1)
+    assert main(
+        [
+            "audit",
+            "1 GFLOPs",
+            "--model",
+            "diffusers:FluxTransformer2DModel",
+            "--config",
+            str(DATA / "flux1-dev.json"),
+            "--part",
+            "linear",
+            "--resolution",
+            "256",
+            "--json",
+        ]
+    ) in (0, 1)
     (theirs,) = json.loads(capsys.readouterr().out)
     assert ours["true_flops"] == theirs["true_flops"] == 9_914_932_002_816

@@ -1,13 +1,14 @@
 """`flopcheck estimate`: seed 001's arithmetic on the exact count, pinned by hand and against the seed's figures."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from flopcheck.cli import main
 from flopcheck.api import estimate
 from flopcheck.arithmetic import get_gpu
+from flopcheck.cli import main
 
 FLUX_FORWARD = 74_384_653_418_496  # tests/test_text_conditioned.py derives it by hand
 H100_PEAK = 989.4e12  # NVIDIA H100 SXM datasheet, dense BF16
@@ -84,8 +85,24 @@ def test_gpu_table_has_sources():
 
 
 def test_estimate_cli_json_has_the_required_keys(capsys):
-    assert main(["estimate", "FLUX.1-dev", "--resolution", "1024", "--steps", "28", "--gpu", "H100",
-                 "--mfu", "0.45", "--json"]) == 0
+    assert (
+        main(
+            [
+                "estimate",
+                "FLUX.1-dev",
+                "--resolution",
+                "1024",
+                "--steps",
+                "28",
+                "--gpu",
+                "H100",
+                "--mfu",
+                "0.45",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert {"flops", "attention_share", "arithmetic_intensity", "bound", "seconds"} <= set(out)
     assert out["flops"] == 2_082_770_295_717_888 and out["bound"] == "compute"
@@ -98,13 +115,16 @@ def test_estimate_cli_text_names_the_shortcuts_difference(capsys):
     assert "outside the per-layer formula" in out and "+22,663,397,376" in out
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["estimate", "FLUX.1-dev", "--gpu", "V100"], "unknown GPU 'V100'"),
-    (["estimate", "FLUX.1-dev", "--mfu", "45"], "argument --mfu: must be a fraction in (0, 1]"),
-    (["estimate", "FLUX.1-dev", "--steps", "0"], "argument --steps: must be a whole number >= 1"),
-    (["estimate", "Wan2.1-14B", "--frames", "80"], "must be 4k+1"),
-    (["estimate", "FLUX-2"], "unknown model 'FLUX-2'"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["estimate", "FLUX.1-dev", "--gpu", "V100"], "unknown GPU 'V100'"),
+        (["estimate", "FLUX.1-dev", "--mfu", "45"], "argument --mfu: must be a fraction in (0, 1]"),
+        (["estimate", "FLUX.1-dev", "--steps", "0"], "argument --steps: must be a whole number >= 1"),
+        (["estimate", "Wan2.1-14B", "--frames", "80"], "must be 4k+1"),
+        (["estimate", "FLUX-2"], "unknown model 'FLUX-2'"),
+    ],
+)
 def test_estimate_bad_input_is_one_line_exit_2(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
@@ -133,16 +153,26 @@ def test_flux_on_an_rtx_4090_matches_the_seeds_28_seconds():
 
 # Seed 001's second table: FLOPs of one forward per byte of bf16 weights, from its per-layer formula
 # over its rounded parameter counts (SD3 2.0B, FLUX 11.9B, CogVideoX 5.0B, Wan 14.0B, Hunyuan 12.7B).
-SEED_INTENSITY = {"SD3-medium": (2.0, 2228), "FLUX.1-dev": (11.9, 3124), "CogVideoX-5B": (5.0, 33218),
-                  "Wan2.1-14B": (14.0, 237896), "HunyuanVideo": (12.7, 475133)}
+SEED_INTENSITY = {
+    "SD3-medium": (2.0, 2228),
+    "FLUX.1-dev": (11.9, 3124),
+    "CogVideoX-5B": (5.0, 33218),
+    "Wan2.1-14B": (14.0, 237896),
+    "HunyuanVideo": (12.7, 475133),
+}
 # The hand totals of tests/test_text_conditioned.py over the published parameter counts x 2 bytes:
 #   SD3-medium   8,904,337,539,072 / (2,028,328,000 x 2)          = 2,195
 #   FLUX.1-dev   74,384,653,418,496 / (11,901,408,320 x 2)        = 3,125
 #   CogVideoX-5B 332,197,712,101,376 / (5,570,283,072 x 2)        = 29,819 (the seed's 5.0B makes 33,218: 11% high)
 #   Wan2.1-14B   6,523,436,592,005,120 / (14,288,491,584 x 2)     = 228,276
 #   HunyuanVideo 12,068,592,207,003,648 / (12,821,012,544 x 2)    = 470,657
-EXACT_INTENSITY = {"SD3-medium": 2195, "FLUX.1-dev": 3125, "CogVideoX-5B": 29819, "Wan2.1-14B": 228276,
-                   "HunyuanVideo": 470657}
+EXACT_INTENSITY = {
+    "SD3-medium": 2195,
+    "FLUX.1-dev": 3125,
+    "CogVideoX-5B": 29819,
+    "Wan2.1-14B": 228276,
+    "HunyuanVideo": 470657,
+}
 
 
 @pytest.mark.parametrize("name", sorted(SEED_INTENSITY))

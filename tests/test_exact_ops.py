@@ -1,4 +1,5 @@
 """Op formulas and the bookkeeping of the exact count, on tensors small enough to count by hand."""
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -55,7 +56,8 @@ def test_conv_patch_embed():
 
 
 def test_transposed_conv():
-    # conv-transpose 3 -> 5, kernel 2 on (1, 3, 4, 4): each of 16 * 3 inputs times 5 * 2 * 2 weights: 2 * 48 * 20 = 1,920
+    # conv-transpose 3 -> 5, kernel 2 on (1, 3, 4, 4): each of 16 * 3 inputs times 5 * 2 * 2 weights:
+    # 2 * 48 * 20 = 1,920
     deconv = nn.ConvTranspose2d(3, 5, 2, device="meta")
     assert count_forward(deconv, (T(1, 3, 4, 4),)).total == 1920
 

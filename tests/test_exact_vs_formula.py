@@ -1,4 +1,5 @@
 """The exact count equals the hand formula, in total, per kind and per term, on every config."""
+
 import pytest
 from conftest import DIT_NAMES
 from hypothesis import given, settings

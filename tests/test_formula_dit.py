@@ -1,4 +1,5 @@
 """The hand-derived DiT formula: DiT-XL/2 to the FLOP, the paper's Table 4, scopes, MACs."""
+
 import pytest
 from conftest import DIT_NAMES
 
@@ -31,8 +32,12 @@ def test_dit_xl2_terms_by_kind():
     # linear: 28 * 24 * T * d^2 = 28 * 8,153,726,976 = 228,304,355,328
     # per sample: 28 * 12 * d^2 + 2*f*d + 2*d^2 + 4*d^2 = 445,906,944 + 589,824 + 2,654,208 + 5,308,416 = 454,459,392
     assert xl2().by_kind() == {
-        Kind.CONV: 9_437_184, Kind.PER_SAMPLE: 454_459_392, Kind.LINEAR: 228_304_355_328,
-        Kind.ATTN_SCORE: 4_227_858_432, Kind.ATTN_VALUE: 4_227_858_432, Kind.HEAD: 18_874_368,
+        Kind.CONV: 9_437_184,
+        Kind.PER_SAMPLE: 454_459_392,
+        Kind.LINEAR: 228_304_355_328,
+        Kind.ATTN_SCORE: 4_227_858_432,
+        Kind.ATTN_VALUE: 4_227_858_432,
+        Kind.HEAD: 18_874_368,
     }
 
 
@@ -47,10 +52,18 @@ def test_terms_carry_paths_and_formulas():
 # DiT paper (Peebles & Xie 2023), Table 4, "Gflops" column: forward GMACs at 256x256 with attention counted.
 # Its rounding is 0.01 G; we allow 0.02 G, the table's own precision plus fvcore-era bookkeeping.
 TABLE4_GMACS = {
-    "DiT-S/8": 0.36, "DiT-S/4": 1.41, "DiT-S/2": 6.06,
-    "DiT-B/8": 1.42, "DiT-B/4": 5.56, "DiT-B/2": 23.01,
-    "DiT-L/8": 5.01, "DiT-L/4": 19.70, "DiT-L/2": 80.71,
-    "DiT-XL/8": 7.39, "DiT-XL/4": 29.05, "DiT-XL/2": 118.64,
+    "DiT-S/8": 0.36,
+    "DiT-S/4": 1.41,
+    "DiT-S/2": 6.06,
+    "DiT-B/8": 1.42,
+    "DiT-B/4": 5.56,
+    "DiT-B/2": 23.01,
+    "DiT-L/8": 5.01,
+    "DiT-L/4": 19.70,
+    "DiT-L/2": 80.71,
+    "DiT-XL/8": 7.39,
+    "DiT-XL/4": 29.05,
+    "DiT-XL/2": 118.64,
 }
 
 

@@ -1,5 +1,6 @@
 """Bad input, as a hostile user types it: every command line and every claim string gives exit 0, 1 or 2,
 never a traceback, and on exit 2 exactly one line on stderr. Plus each class of bad input by hand."""
+
 from __future__ import annotations
 
 import contextlib
@@ -15,16 +16,90 @@ import flopcheck.reporting  # noqa: F401  (imported before run_jobs is patched, 
 from flopcheck.cli import main
 
 MODELS = ["DiT-S/8", "DiT-XL/2", "DiT-Q/2", "dit-s/8", "FLUX.1-dev", "", "timm:nope", "os:getcwd"]
-VALUES = ["0", "-8", "-5", "nan", "inf", "1e400", "32", "256", "512", "1280x720", "640x480", "abc", "", "sdpa",
-          "math", "pixel", "moon", "latent", "81", "80", "1,-3,224,224", "1,3,224,224", "0.45", "45", "H100", "V100",
-          "meta", "bogus", "cuda", "DiT-S/8=16,32,64", "DiT-S/8=16", "fvcore_jit", "nope", "block", "linear", "out",
-          "118,64 GFLOPs", "4.6 GMACs", "2"]
-FLAGS = ["--input-size", "--resolution", "--frames", "--attn", "--space", "--batch", "--steps", "--cfg", "--training",
-         "--device", "--json", "--counter", "--timeout", "--sweep", "--no-sweep", "--workers", "--out", "--from",
-         "--models", "--gpu", "--mfu", "--part", "--model", "--input-shape", "--file", "--measure", "--markdown",
-         "--bogus"]
-COMMANDS = ["count", "audit", "estimate", "list-models", "causes", "compare", "counters", "reconcile", "report", "bogus",
-            "--json"]
+VALUES = [
+    "0",
+    "-8",
+    "-5",
+    "nan",
+    "inf",
+    "1e400",
+    "32",
+    "256",
+    "512",
+    "1280x720",
+    "640x480",
+    "abc",
+    "",
+    "sdpa",
+    "math",
+    "pixel",
+    "moon",
+    "latent",
+    "81",
+    "80",
+    "1,-3,224,224",
+    "1,3,224,224",
+    "0.45",
+    "45",
+    "H100",
+    "V100",
+    "meta",
+    "bogus",
+    "cuda",
+    "DiT-S/8=16,32,64",
+    "DiT-S/8=16",
+    "fvcore_jit",
+    "nope",
+    "block",
+    "linear",
+    "out",
+    "118,64 GFLOPs",
+    "4.6 GMACs",
+    "2",
+]
+FLAGS = [
+    "--input-size",
+    "--resolution",
+    "--frames",
+    "--attn",
+    "--space",
+    "--batch",
+    "--steps",
+    "--cfg",
+    "--training",
+    "--device",
+    "--json",
+    "--counter",
+    "--timeout",
+    "--sweep",
+    "--no-sweep",
+    "--workers",
+    "--out",
+    "--from",
+    "--models",
+    "--gpu",
+    "--mfu",
+    "--part",
+    "--model",
+    "--input-shape",
+    "--file",
+    "--measure",
+    "--markdown",
+    "--bogus",
+]
+COMMANDS = [
+    "count",
+    "audit",
+    "estimate",
+    "list-models",
+    "causes",
+    "compare",
+    "counters",
+    "reconcile",
+    "report",
+    "bogus",
+    "--json",
+]
 
 
 def run(argv: list[str]) -> tuple[int, str, str]:
@@ -39,8 +114,10 @@ def no_counting(specs, jobs, **kwargs):
     """Stands in for the counters' pool: every count an error at once, so no library runs in this test."""
     from flopcheck.counters.pool import Run, error_count
 
-    return Run([error_count(s, j.resolved(), "not run in this test") for j in jobs for s in specs], {
-        "wall_s": 0.0, "counting_s": 0.0, "build_s": 0.0, "counts": 0})
+    return Run(
+        [error_count(s, j.resolved(), "not run in this test") for j in jobs for s in specs],
+        {"wall_s": 0.0, "counting_s": 0.0, "build_s": 0.0, "counts": 0},
+    )
 
 
 def check(code: int, err: str) -> None:
@@ -66,56 +143,78 @@ def command_lines(draw) -> list[str]:
 @given(argv=command_lines())
 def test_any_command_line_is_one_of_three_exits(argv, tmp_path_factory, monkeypatch):
     monkeypatch.chdir(tmp_path_factory.getbasetemp())  # a report writes here, never into the checkout
-    with mock.patch("flopcheck.counters.pool.run_jobs", no_counting), \
-            mock.patch("flopcheck.reporting.run_jobs", no_counting):
+    with (
+        mock.patch("flopcheck.counters.pool.run_jobs", no_counting),
+        mock.patch("flopcheck.reporting.run_jobs", no_counting),
+    ):
         check(*run(argv)[::2])
 
 
 @settings(max_examples=200, deadline=None)
-@given(claim=st.one_of(
-    st.text(max_size=30),
-    st.builds(lambda m, n, p, u: f"{m} {n} {p}{u}", st.sampled_from(MODELS),
-              st.one_of(st.floats(allow_nan=True, allow_infinity=True).map(str), st.sampled_from(
-                  ["118,64", "1,186.4", "1,18", "-3", "0", "1e400", "0.0", "118.64", "1e-400", "١٢٣"])),
-              st.sampled_from(["", "G", "T", "k", "Q"]), st.sampled_from(["FLOPs", "MACs", "flops", "bananas", ""]))))
+@given(
+    claim=st.one_of(
+        st.text(max_size=30),
+        st.builds(
+            lambda m, n, p, u: f"{m} {n} {p}{u}",
+            st.sampled_from(MODELS),
+            st.one_of(
+                st.floats(allow_nan=True, allow_infinity=True).map(str),
+                st.sampled_from(["118,64", "1,186.4", "1,18", "-3", "0", "1e400", "0.0", "118.64", "1e-400", "١٢٣"]),
+            ),
+            st.sampled_from(["", "G", "T", "k", "Q"]),
+            st.sampled_from(["FLOPs", "MACs", "flops", "bananas", ""]),
+        ),
+    )
+)
 def test_any_claim_string_is_one_of_three_exits(claim):
     check(*run(["audit", claim])[::2])
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["count", "--input-size", "0"], "argument --input-size: must be a whole number >= 1, got '0'"),
-    (["count", "--input-size", "-8"], "argument --input-size: must be a whole number >= 1, got '-8'"),
-    (["count", "--batch", "0"], "argument --batch: must be a whole number >= 1"),
-    (["count", "--steps", "0"], "argument --steps: must be a whole number >= 1"),
-    (["compare", "--timeout", "0"], "argument --timeout: must be a positive number of seconds"),
-    (["compare", "--timeout", "-5"], "argument --timeout: must be a positive number of seconds"),
-    (["compare", "--timeout", "nan"], "argument --timeout: must be a positive number of seconds"),
-    (["count", "--attn", "fused"], "argument --attn: invalid choice: 'fused' (choose from 'sdpa', 'math')"),
-    (["count", "--input-size", "64", "--resolution", "512"], "--input-size and --resolution both set the input"),
-    (["count", "--device", "bogus"], "--device 'bogus' is not a torch device"),
-    (["count", "--device", "cuda"], "this machine has no cuda"),
-    (["count", "DiT-XL/2", "--frames", "81"], "DiT-XL/2 has no setting frames"),
-    (["audit", "DiT-XL/2 118,64 GFLOPs"], "a comma groups thousands"),
-    (["audit", "DiT-XL/2 1e400 GFLOPs"], "is more than 10^30"),
-    (["audit", "DiT-XL/2 -118 GFLOPs"], "must be positive"),
-    (["audit", "DiT-XL/2 118.64 GFLOPs", "--steps", "5", "--training"], "a training step has no sampling steps"),
-    (["audit", "DiT-XL/2 118.64 GFLOPs", "--cfg", "--training"], "a training step has no sampling steps"),
-    (["audit", "DiT-XL/2 118.64 GFLOPs", "--model", "DiT-S/2"], "the claim names 'DiT-XL/2' and the model given"),
-    (["audit", "4.6 GMACs", "--model", "os:getcwd"], "gave a str, not a torch.nn.Module"),
-    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--part", "embeddings"],
-     "applies to the reference models"),
-    (["audit", "4.6 GMACs", "--model", "torchvision:resnet18", "--part", "attention"], "computes no attention"),
-    (["audit", "4.6 GMACs", "--model", "timm:resnet18", "--part", "block"], "block' is ambiguous"),
-    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "1,-3,224,224"],
-     "every dimension must be >= 1"),
-    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "100000,3,224,224000"],
-     "more than 2^40"),
-    (["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "1,3,7"],
-     "failed on its inputs (x (1, 3, 7) float32)"),
-    (["estimate", "--mfu", "45"], "argument --mfu: must be a fraction in (0, 1]"),
-    (["report", "--out", ""], "--out is empty"),
-    (["--json"], "unrecognized arguments: --json"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["count", "--input-size", "0"], "argument --input-size: must be a whole number >= 1, got '0'"),
+        (["count", "--input-size", "-8"], "argument --input-size: must be a whole number >= 1, got '-8'"),
+        (["count", "--batch", "0"], "argument --batch: must be a whole number >= 1"),
+        (["count", "--steps", "0"], "argument --steps: must be a whole number >= 1"),
+        (["compare", "--timeout", "0"], "argument --timeout: must be a positive number of seconds"),
+        (["compare", "--timeout", "-5"], "argument --timeout: must be a positive number of seconds"),
+        (["compare", "--timeout", "nan"], "argument --timeout: must be a positive number of seconds"),
+        (["count", "--attn", "fused"], "argument --attn: invalid choice: 'fused' (choose from 'sdpa', 'math')"),
+        (["count", "--input-size", "64", "--resolution", "512"], "--input-size and --resolution both set the input"),
+        (["count", "--device", "bogus"], "--device 'bogus' is not a torch device"),
+        (["count", "--device", "cuda"], "this machine has no cuda"),
+        (["count", "DiT-XL/2", "--frames", "81"], "DiT-XL/2 has no setting frames"),
+        (["audit", "DiT-XL/2 118,64 GFLOPs"], "a comma groups thousands"),
+        (["audit", "DiT-XL/2 1e400 GFLOPs"], "is more than 10^30"),
+        (["audit", "DiT-XL/2 -118 GFLOPs"], "must be positive"),
+        (["audit", "DiT-XL/2 118.64 GFLOPs", "--steps", "5", "--training"], "a training step has no sampling steps"),
+        (["audit", "DiT-XL/2 118.64 GFLOPs", "--cfg", "--training"], "a training step has no sampling steps"),
+        (["audit", "DiT-XL/2 118.64 GFLOPs", "--model", "DiT-S/2"], "the claim names 'DiT-XL/2' and the model given"),
+        (["audit", "4.6 GMACs", "--model", "os:getcwd"], "gave a str, not a torch.nn.Module"),
+        (
+            ["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--part", "embeddings"],
+            "applies to the reference models",
+        ),
+        (["audit", "4.6 GMACs", "--model", "torchvision:resnet18", "--part", "attention"], "computes no attention"),
+        (["audit", "4.6 GMACs", "--model", "timm:resnet18", "--part", "block"], "block' is ambiguous"),
+        (
+            ["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "1,-3,224,224"],
+            "every dimension must be >= 1",
+        ),
+        (
+            ["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "100000,3,224,224000"],
+            "more than 2^40",
+        ),
+        (
+            ["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--input-shape", "1,3,7"],
+            "failed on its inputs (x (1, 3, 7) float32)",
+        ),
+        (["estimate", "--mfu", "45"], "argument --mfu: must be a fraction in (0, 1]"),
+        (["report", "--out", ""], "--out is empty"),
+        (["--json"], "unrecognized arguments: --json"),
+    ],
+)
 def test_each_class_of_bad_input_is_one_line_exit_2(argv, message):
     code, _, err = run(argv)
     assert code == 2 and err.count("\n") == 1 and message in err, err
@@ -124,26 +223,34 @@ def test_each_class_of_bad_input_is_one_line_exit_2(argv, message):
 def test_a_forward_that_raises_is_one_line(tmp_path, monkeypatch):
     (tmp_path / "raising_model.py").write_text(
         "import torch\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
-        "        raise RuntimeError('my forward is broken')\n\ndef build():\n    return M()\n")
+        "        raise RuntimeError('my forward is broken')\n\ndef build():\n    return M()\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, _, err = run(["audit", "4.6 GMACs", "--model", "raising_model:build"])
     assert code == 2 and err.count("\n") == 1 and "RuntimeError: my forward is broken" in err
 
 
-@pytest.mark.parametrize("text, message", [
-    ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, resolutoin: 512}\n",
-     ":1: unknown key 'resolutoin': did you mean 'resolution'?"),
-    ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, steps: 0}\n", ":1: steps must be a whole number >= 1, got 0"),
-    ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, batch: -4}\n", ":1: batch must be a whole number >= 1, got -4"),
-    ('- {model: DiT-XL/2, claim: 118.64 GFLOPs, cfg: "no"}\n', ":1: cfg must be true or false, got 'no'"),
-    ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, space: moon}\n", ":1: space must be latent or pixel, got 'moon'"),
-    ("- {id: a, model: DiT-XL/2, claim: 118.64 GFLOPs}\n- {id: a, model: DiT-XL/2, claim: 118 GFLOPs}\n",
-     ":2: id 'a' is given twice (first on line 1)"),
-    ("", ": no claims"),
-    ("- {model: DiT-XL/2, claim: [118.64\n", "not valid YAML"),
-    ("- {model: DiT-XL/2}\n", ":1: the entry has no 'claim'"),
-    ("model: DiT-XL/2\nclaim: 118.64 GFLOPs\n", ":1: a claims file is a list"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            "- {model: DiT-XL/2, claim: 118.64 GFLOPs, resolutoin: 512}\n",
+            ":1: unknown key 'resolutoin': did you mean 'resolution'?",
+        ),
+        ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, steps: 0}\n", ":1: steps must be a whole number >= 1, got 0"),
+        ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, batch: -4}\n", ":1: batch must be a whole number >= 1, got -4"),
+        ('- {model: DiT-XL/2, claim: 118.64 GFLOPs, cfg: "no"}\n', ":1: cfg must be true or false, got 'no'"),
+        ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, space: moon}\n", ":1: space must be latent or pixel, got 'moon'"),
+        (
+            "- {id: a, model: DiT-XL/2, claim: 118.64 GFLOPs}\n- {id: a, model: DiT-XL/2, claim: 118 GFLOPs}\n",
+            ":2: id 'a' is given twice (first on line 1)",
+        ),
+        ("", ": no claims"),
+        ("- {model: DiT-XL/2, claim: [118.64\n", "not valid YAML"),
+        ("- {model: DiT-XL/2}\n", ":1: the entry has no 'claim'"),
+        ("model: DiT-XL/2\nclaim: 118.64 GFLOPs\n", ":1: a claims file is a list"),
+    ],
+)
 def test_a_claims_file_is_checked_against_its_schema(tmp_path, text, message):
     path = tmp_path / "claims.yaml"
     path.write_text(text)
@@ -165,8 +272,9 @@ def test_json_is_strict():
     assert code == 1 and data[0]["verdict"] == "unexplained" and data[0]["candidates"][0]["relative_error"] > 0.99
 
 
-@pytest.mark.parametrize("expected, rtol", [(float("nan"), 0.1), (float("inf"), 0.1), (-5.0, 0.1), (1e9, -0.1),
-                                            (1e9, float("nan"))])
+@pytest.mark.parametrize(
+    "expected, rtol", [(float("nan"), 0.1), (float("inf"), 0.1), (-5.0, 0.1), (1e9, -0.1), (1e9, float("nan"))]
+)
 def test_the_assertions_refuse_numbers_that_are_no_figure(expected, rtol):
     import torch
 
@@ -269,12 +377,15 @@ MISBEHAVING = {
 }
 
 
-@pytest.mark.parametrize("name, message", [
-    ("exits", "raised SystemExit: 3"),
-    ("dies", "ended its process (exit code 9) before it was counted"),
-    ("reads_stdin", "failed on its inputs (input (1, 3, 224, 224) float32)"),  # stdin closed: it reads nothing
-    ("never_returns", "was not counted within 20 s and was stopped"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("exits", "raised SystemExit: 3"),
+        ("dies", "ended its process (exit code 9) before it was counted"),
+        ("reads_stdin", "failed on its inputs (input (1, 3, 224, 224) float32)"),  # stdin closed: it reads nothing
+        ("never_returns", "was not counted within 20 s and was stopped"),
+    ],
+)
 def test_a_spec_that_exits_dies_reads_stdin_or_hangs_is_one_line(tmp_path, monkeypatch, name, message):
     (tmp_path / f"spec_{name}.py").write_text(MISBEHAVING[name])
     monkeypatch.syspath_prepend(str(tmp_path))
@@ -289,12 +400,16 @@ def test_a_claims_file_of_specs_gives_each_its_own_deadline(tmp_path, monkeypatc
     (tmp_path / "spec_good.py").write_text("import torch\n\ndef build():\n    return torch.nn.Linear(8, 4)\n")
     for name in ("never_returns", "dies"):
         (tmp_path / f"spec_{name}.py").write_text(MISBEHAVING[name])
-    (tmp_path / "c.yaml").write_text("".join(
-        f"- {{id: {n}, model: 'spec_{n}:build', input_shape: '1,8', claim: 32 MACs}}\n"
-        for n in ("good", "never_returns", "dies")))
+    (tmp_path / "c.yaml").write_text(
+        "".join(
+            f"- {{id: {n}, model: 'spec_{n}:build', input_shape: '1,8', claim: 32 MACs}}\n"
+            for n in ("good", "never_returns", "dies")
+        )
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    code, out, err = run(["audit", "--file", str(tmp_path / "c.yaml"), "--counter", "torch_dispatch", "--allow-code",
-                          "--timeout", "15"])
+    code, out, err = run(
+        ["audit", "--file", str(tmp_path / "c.yaml"), "--counter", "torch_dispatch", "--allow-code", "--timeout", "15"]
+    )
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 2, err
     assert "'never_returns'" in lines[0] and "was not counted within 15 s and was stopped" in lines[0]

@@ -1,4 +1,5 @@
 """The package's import graph, lazy imports counted (TYPE_CHECKING ones aside), has no cycle."""
+
 from __future__ import annotations
 
 import ast
@@ -83,8 +84,21 @@ def test_no_import_cycles():
 
 def test_rendering_starts_no_process_and_builds_no_model():
     files = {_module(p): p for p in ROOT.rglob("*.py")}
-    builders = {"flopcheck.children", "flopcheck.subject", "flopcheck.specs.child", "flopcheck.specs.sources",
-                "flopcheck.counters.pool", "flopcheck.counters.worker", "flopcheck.auditor.tools", "flopcheck.exact",
-                "flopcheck.exact.counter", "flopcheck.reconciler.reference", "flopcheck.reporting", "flopcheck.runs"}
-    found = {m: sorted(_imports(p, set(files)) & builders) for m, p in files.items() if m.startswith("flopcheck.render")}
+    builders = {
+        "flopcheck.children",
+        "flopcheck.subject",
+        "flopcheck.specs.child",
+        "flopcheck.specs.sources",
+        "flopcheck.counters.pool",
+        "flopcheck.counters.worker",
+        "flopcheck.auditor.tools",
+        "flopcheck.exact",
+        "flopcheck.exact.counter",
+        "flopcheck.reconciler.reference",
+        "flopcheck.reporting",
+        "flopcheck.runs",
+    }
+    found = {
+        m: sorted(_imports(p, set(files)) & builders) for m, p in files.items() if m.startswith("flopcheck.render")
+    }
     assert {m: b for m, b in found.items() if b} == {}

@@ -1,14 +1,15 @@
 """One model, one path: a user's module, a spec and a reference name take the same road through every verb."""
+
 from __future__ import annotations
 
 import sys
 
 import pytest
 import torch
+from conftest import MODELS
 from torch import nn
 
 import flopcheck
-from conftest import MODELS
 
 
 def _linear():

@@ -4,6 +4,7 @@ apply; every counter closed to a zero residual on every config; the T-sweep; the
 DiT-S/2 at input 32 (T = 256, d = 384, L = 12), in FLOPs (derivations in test_counters.py):
   reference 12,111,347,712; attention 12 * 4 * T^2 * d = 1,207,959,552 (QK^T and attn@V 603,979,776 each)
 """
+
 import json
 from dataclasses import replace
 
@@ -138,8 +139,9 @@ def test_fc202_attn_v_missing_and_fc205_qk_missing(counter_results):
 
 def test_fc402_linear_double_counted(counter_results):
     exact = counter_results[("torch_dispatch", "DiT-S/2", 32, "math")]
-    doubled = tuple(replace(i, reported=2 * i.reported, flops=2 * i.flops) if i.name == "aten.addmm" else i
-                    for i in exact.detail)
+    doubled = tuple(
+        replace(i, reported=2 * i.reported, flops=2 * i.flops) if i.name == "aten.addmm" else i for i in exact.detail
+    )
     total = sum(i.flops for i in doubled)
     r = reconcile(replace(exact, counter="patched_twice", detail=doubled, reported=total, flops=total))
     # every linear matmul once more: 2 * LIN = 10,900,242,432 FLOPs (LIN as in test_counters.py)
@@ -147,8 +149,18 @@ def test_fc402_linear_double_counted(counter_results):
 
 
 def _total_only(value: float, unit: Unit = Unit.FLOP, batch: int = 1) -> Count:
-    return Count(counter="a_total", library="-", version="-", unit=unit, model="DiT-S/2", input_size=32, attn="sdpa",
-                 batch=batch, reported=value, flops=round(value * unit.flops_per_unit))
+    return Count(
+        counter="a_total",
+        library="-",
+        version="-",
+        unit=unit,
+        model="DiT-S/2",
+        input_size=32,
+        attn="sdpa",
+        batch=batch,
+        reported=value,
+        flops=round(value * unit.flops_per_unit),
+    )
 
 
 def test_fc203_vit_shortcut_black_box():
@@ -178,17 +190,22 @@ def test_fc401_per_sample_counted_per_token_black_box():
 def test_fc404_batch_not_normalised(counter_results):
     # FlopCounterMode's math-path count is exact; over a batch of 2 it is twice the per-sample reference
     exact = counter_results[("torch_dispatch", "DiT-S/2", 32, "math")]
-    r = reconcile(replace(exact, batch=2, detail=(), reported=2 * REFERENCE, flops=2 * REFERENCE),
-                  reference_for("DiT-S/2", 32, "math", batch=1))
+    r = reconcile(
+        replace(exact, batch=2, detail=(), reported=2 * REFERENCE, flops=2 * REFERENCE),
+        reference_for("DiT-S/2", 32, "math", batch=1),
+    )
     assert deltas(r) == {"FC404": REFERENCE} and r.closed
 
 
-@pytest.mark.parametrize("reading,total,code,delta", [
-    # CFG: 2 forwards, +12,111,347,712; 50 steps: +49 forwards = +593,456,037,888; training: +2 forwards
-    (dict(cfg=True), 2 * REFERENCE, "FC501", REFERENCE),
-    (dict(steps=50), 50 * REFERENCE, "FC502", 49 * REFERENCE),
-    (dict(training=True), 3 * REFERENCE, "FC503", 2 * REFERENCE),
-])
+@pytest.mark.parametrize(
+    "reading,total,code,delta",
+    [
+        # CFG: 2 forwards, +12,111,347,712; 50 steps: +49 forwards = +593,456,037,888; training: +2 forwards
+        (dict(cfg=True), 2 * REFERENCE, "FC501", REFERENCE),
+        (dict(steps=50), 50 * REFERENCE, "FC502", 49 * REFERENCE),
+        (dict(training=True), 3 * REFERENCE, "FC503", 2 * REFERENCE),
+    ],
+)
 def test_fc50x_scope_black_box(reading, total, code, delta):
     ref = reference_for("DiT-S/2", 32, "sdpa")
     options = B.readings(units=(Unit.FLOP,), cfgs=(False, True), steps=(1, 50), trainings=(False, True))
@@ -211,8 +228,10 @@ def test_fc504_pixel_space_black_box():
     pixel = formula_breakdown("DiT-S/2", get_config("DiT-S/2", space="pixel"))
     assert pixel.total == 5_644_062_326_784
     ref = reference_for("DiT-S/2", 32, "sdpa")
-    explanations = [B.explain(r, ref.formula, pixel, BySpace(256, 16384))
-                    for r in B.readings(units=(Unit.FLOP,), pixels=(False, True))]
+    explanations = [
+        B.explain(r, ref.formula, pixel, BySpace(256, 16384))
+        for r in B.readings(units=(Unit.FLOP,), pixels=(False, True))
+    ]
     _, best = B.rank(pixel.total, explanations)[0]
     assert {f.code: f.delta for f in best.findings} == {"FC504": 5_644_062_326_784 - REFERENCE}
 
@@ -288,8 +307,11 @@ def sweeps(s2):
     names = ["fvcore_jit", "torch_dispatch", "ptflops_pytorch"]
     sizes = (8, 16, 24, 32)  # T = 16, 64, 144, 256
     counts = run_counters(names, [Job("DiT-S/2", s, a) for s in sizes for a in ("sdpa", "math")], timeout_s=300)
-    return {(n, a): sweep([c for c in counts if (c.counter, c.attn) == (n, a)], "DiT-S/2", a, s2[(n, a)])
-            for n in names for a in ("sdpa", "math")}
+    return {
+        (n, a): sweep([c for c in counts if (c.counter, c.attn) == (n, a)], "DiT-S/2", a, s2[(n, a)])
+        for n in names
+        for a in ("sdpa", "math")
+    }
 
 
 def test_sweep_names_unit_and_attention_from_totals(sweeps):
@@ -314,15 +336,21 @@ def test_sweep_agrees_with_the_white_box(sweeps):
 
 
 def test_reconcile_command_json(capsys):
-    code = main(["reconcile", "DiT-S/8", "--counter", "torch_dispatch", "--counter", "fvcore_jit", "--attn", "sdpa",
-                 "--json"])
+    code = main(
+        ["reconcile", "DiT-S/8", "--counter", "torch_dispatch", "--counter", "fvcore_jit", "--attn", "sdpa", "--json"]
+    )
     data = json.loads(capsys.readouterr().out)
     assert code == 0
     by = {d["counter"]: d for d in data}
     # DiT-S/8: T = 16; attention 12 * 4 * 16^2 * 384 = 4,718,592 FLOPs, fused on CPU, uncounted
-    assert by["torch_dispatch"]["findings"] == [{"code": "FC201", "title": "fused-attention-uncounted",
-                                                 "delta_flops": -4_718_592, "evidence": by["torch_dispatch"]
-                                                 ["findings"][0]["evidence"]}]
+    assert by["torch_dispatch"]["findings"] == [
+        {
+            "code": "FC201",
+            "title": "fused-attention-uncounted",
+            "delta_flops": -4_718_592,
+            "evidence": by["torch_dispatch"]["findings"][0]["evidence"],
+        }
+    ]
     assert by["torch_dispatch"]["residual_flops"] == 0 and by["torch_dispatch"]["closed"] is True
     assert by["fvcore_jit"]["unit"] == "MAC" and by["fvcore_jit"]["findings"][-1]["code"] == "FC101"
 
@@ -338,8 +366,13 @@ def test_reconcile_exits_1_when_unexplained(capsys, monkeypatch, request):
     from flopcheck.counters import COUNTERS, CounterSpec
 
     monkeypatch.setenv("PYTHONPATH", str(request.path.parent))
-    monkeypatch.setitem(COUNTERS, "bogus", CounterSpec(name="bogus", module="fake_counters.bogus", library="pytest",
-                                                       unit=Unit.FLOP, install="-", convention="-"))
+    monkeypatch.setitem(
+        COUNTERS,
+        "bogus",
+        CounterSpec(
+            name="bogus", module="fake_counters.bogus", library="pytest", unit=Unit.FLOP, install="-", convention="-"
+        ),
+    )
     assert main(["reconcile", "DiT-S/8", "--counter", "bogus"]) == 1
     assert "UNEXPLAINED" in capsys.readouterr().out
 

@@ -1,4 +1,5 @@
 """The reference DiTs: parameter counts, module paths, shapes, attention path, CFG, pixel space."""
+
 import pytest
 import torch
 
@@ -15,10 +16,18 @@ from reference_models.dit import build_dit, initialize_weights, make_inputs
 #   = 6,528 + 98,304 + 246,528 + 384,384 + 31,919,616 + 308,000 = 32,963,360
 # The /2 figures are those the paper's code prints (issue #2); the others follow from the same sum.
 PARAMS = {
-    "DiT-S/2": 32_963_360, "DiT-S/4": 32_945_024, "DiT-S/8": 33_148_160,
-    "DiT-B/2": 130_512_416, "DiT-B/4": 130_475_648, "DiT-B/8": 130_881_536,
-    "DiT-L/2": 458_102_816, "DiT-L/4": 458_053_760, "DiT-L/8": 458_594_816,
-    "DiT-XL/2": 675_129_632, "DiT-XL/4": 675_074_432, "DiT-XL/8": 675_683_072,
+    "DiT-S/2": 32_963_360,
+    "DiT-S/4": 32_945_024,
+    "DiT-S/8": 33_148_160,
+    "DiT-B/2": 130_512_416,
+    "DiT-B/4": 130_475_648,
+    "DiT-B/8": 130_881_536,
+    "DiT-L/2": 458_102_816,
+    "DiT-L/4": 458_053_760,
+    "DiT-L/8": 458_594_816,
+    "DiT-XL/2": 675_129_632,
+    "DiT-XL/4": 675_074_432,
+    "DiT-XL/8": 675_683_072,
 }
 
 
@@ -49,9 +58,19 @@ def test_unknown_model_names_the_closest():
 
 def test_module_paths_match_the_paper():
     names = dict(create_model("DiT-S/8").named_modules())
-    for path in ("x_embedder.proj", "t_embedder.mlp.0", "t_embedder.mlp.2", "y_embedder.embedding_table",
-                 "blocks.11.attn.qkv", "blocks.11.attn.proj", "blocks.11.mlp.fc1", "blocks.11.mlp.fc2",
-                 "blocks.0.adaLN_modulation.1", "final_layer.linear", "final_layer.adaLN_modulation.1"):
+    for path in (
+        "x_embedder.proj",
+        "t_embedder.mlp.0",
+        "t_embedder.mlp.2",
+        "y_embedder.embedding_table",
+        "blocks.11.attn.qkv",
+        "blocks.11.attn.proj",
+        "blocks.11.mlp.fc1",
+        "blocks.11.mlp.fc2",
+        "blocks.0.adaLN_modulation.1",
+        "final_layer.linear",
+        "final_layer.adaLN_modulation.1",
+    ):
         assert path in names, path
     assert "blocks.12.attn" not in names
 

@@ -1,11 +1,12 @@
 """Every sentence true, nothing silent: inputs that used to pass unseen, or run what they should not."""
+
 from __future__ import annotations
 
 import pytest
 import torch
+from conftest import MODELS
 from torch import nn
 
-from conftest import MODELS
 from flopcheck.cli import main
 
 DATA = MODELS.parents[1] / "flopcheck" / "data" / "diffusers"
@@ -23,8 +24,9 @@ def test_a_claims_file_runs_no_code_without_the_users_say_so(tmp_path, monkeypat
     monkeypatch.setenv("FLOPCHECK_TEST_MARKER", str(marker))
     monkeypatch.syspath_prepend(str(MODELS))
     claims = tmp_path / "claims.yaml"
-    claims.write_text("- {id: mine, model: 'marker:make', claim: 32 MACs}\n"
-                      "- {id: dit, model: DiT-S/8, claim: 0.36 GFLOPs}\n")
+    claims.write_text(
+        "- {id: mine, model: 'marker:make', claim: 32 MACs}\n- {id: dit, model: DiT-S/8, claim: 0.36 GFLOPs}\n"
+    )
     # before: the factory ran as the file was audited (tempfile:mkdtemp made a folder, os:abort ran)
     assert main(["audit", "--file", str(claims), "--no-counters"]) == 2
     out = capsys.readouterr()
@@ -67,8 +69,9 @@ def test_a_close_verdict_with_no_cause_says_so():
     # nn.Linear(4, 12) on (2, 4): 2 x 4 x 12 = 96 MACs; 96.5 is 0.521% over, within 1%: close, and nothing explains
     # the half MAC (before: "within rounding of the inputs", a cause that was never found)
     v = flopcheck.audit("96.5 MACs", nn.Linear(4, 12), torch.zeros(2, 4), counters=False)
-    assert sentence(v) == ("close: 96.5 MACs is 0.521% over MACs, every layer counted = 96 MACs; no cause was found "
-                           "for the difference")
+    assert sentence(v) == (
+        "close: 96.5 MACs is 0.521% over MACs, every layer counted = 96 MACs; no cause was found for the difference"
+    )
 
 
 def test_a_model_that_reads_a_value_is_counted_on_real_tensors_and_says_so(monkeypatch, capsys):

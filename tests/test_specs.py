@@ -1,5 +1,6 @@
 """Any model in every command: timm, torchvision, diffusers and the user's own code, built and counted in a child
 process, inputs by each source's own convention, every counter reconciled against the exact count."""
+
 from __future__ import annotations
 
 import json
@@ -46,11 +47,17 @@ def test_count_text_states_the_input_and_how_it_was_built(capsys):
     assert "total: 14,509,514,752 FLOPs" in out
 
 
-@pytest.mark.parametrize("name, side", [
-    # torchvision's weights' transforms (crop_size), not 224 for everything
-    ("inception_v3", 299), ("efficientnet_b3", 300), ("efficientnet_v2_s", 384), ("swin_v2_t", 256),
-    ("resnet50", 224),
-])
+@pytest.mark.parametrize(
+    "name, side",
+    [
+        # torchvision's weights' transforms (crop_size), not 224 for everything
+        ("inception_v3", 299),
+        ("efficientnet_b3", 300),
+        ("efficientnet_v2_s", 384),
+        ("swin_v2_t", 256),
+        ("resnet50", 224),
+    ],
+)
 def test_torchvision_input_is_its_weights_crop(name, side):
     m = measured(parse(f"torchvision:{name}"))
     assert m.inputs == f"x (1, 3, {side}, {side}) float32"
@@ -87,7 +94,8 @@ def test_a_factory_may_return_model_args_and_kwargs(tmp_path, monkeypatch, capsy
         "class Scaled(torch.nn.Module):\n"
         "    def __init__(self):\n        super().__init__()\n        self.fc = torch.nn.Linear(8, 4)\n\n"
         "    def forward(self, x, *, scale):\n        return self.fc(x) * scale\n\n"
-        "def build():\n    return Scaled(), (torch.empty(3, 8),), {'scale': torch.ones(1)}\n")
+        "def build():\n    return Scaled(), (torch.empty(3, 8),), {'scale': torch.ones(1)}\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, _ = run(["count", "kw_model:build", "--json"], capsys)
     d = json.loads(out)
@@ -96,24 +104,48 @@ def test_a_factory_may_return_model_args_and_kwargs(tmp_path, monkeypatch, capsy
     assert d["batch"] == 3
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["count", "timm:no_such_net"], "timm has no model 'no_such_net'"),
-    (["count", "torchvision:nope"], "torchvision has no model 'nope'"),
-    (["count", "diffusers:FluxTransformer2DModel"], "needs its config: add --config FILE"),
-    (["count", "diffusers:NoSuchModel", "--config", str(DATA / "flux1-dev.json")], "diffusers has no model class"),
-    (["count", "diffusers:FluxTransformer2DModel", "--config", "/no/such/config.json"], "No such file"),
-    (["count", "diffusers:FluxTransformer2DModel", "--config", str(DATA / "flux1-dev.json"), "--resolution", "1000"],
-     "width 1000 is not a multiple of 16"),
-    (["count", "diffusers:WanTransformer3DModel", "--config", str(DATA / "wan2.1-t2v-1.3b.json"), "--frames", "80"],
-     "frames 80 must be 4k+1"),
-    (["count", "timm:resnet18", "--config", "x.json"], "--config applies to diffusers:CLASS specs"),
-    (["count", "timm:resnet18", "--space", "pixel"], "--space applies to the reference DiT models"),
-    (["count", "DiT-S/2", "--input-shape", "1,3,224,224"], "--input-shape builds a spec's input"),
-    (["count", "torchvision:resnet18", "--attn", "math"], "can switch attention paths for reference models and timm"),
-    (["count", ":build"], "write PREFIX:NAME"),
-    (["count", "timm:"], "write PREFIX:NAME"),
-    (["reconcile", "timm:resnet18", "--sweep"], "--sweep varies a reference model's latent side"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["count", "timm:no_such_net"], "timm has no model 'no_such_net'"),
+        (["count", "torchvision:nope"], "torchvision has no model 'nope'"),
+        (["count", "diffusers:FluxTransformer2DModel"], "needs its config: add --config FILE"),
+        (["count", "diffusers:NoSuchModel", "--config", str(DATA / "flux1-dev.json")], "diffusers has no model class"),
+        (["count", "diffusers:FluxTransformer2DModel", "--config", "/no/such/config.json"], "No such file"),
+        (
+            [
+                "count",
+                "diffusers:FluxTransformer2DModel",
+                "--config",
+                str(DATA / "flux1-dev.json"),
+                "--resolution",
+                "1000",
+            ],
+            "width 1000 is not a multiple of 16",
+        ),
+        (
+            [
+                "count",
+                "diffusers:WanTransformer3DModel",
+                "--config",
+                str(DATA / "wan2.1-t2v-1.3b.json"),
+                "--frames",
+                "80",
+            ],
+            "frames 80 must be 4k+1",
+        ),
+        (["count", "timm:resnet18", "--config", "x.json"], "--config applies to diffusers:CLASS specs"),
+        (["count", "timm:resnet18", "--space", "pixel"], "--space applies to the reference DiT models"),
+        (["count", "DiT-S/2", "--input-shape", "1,3,224,224"], "--input-shape builds a spec's input"),
+        (
+            ["count", "torchvision:resnet18", "--attn", "math"],
+            "can switch attention paths for reference models and timm",
+        ),
+        (["count", ":build"], "write PREFIX:NAME"),
+        (["count", "timm:"], "write PREFIX:NAME"),
+        (["reconcile", "timm:resnet18", "--sweep"], "--sweep varies a reference model's latent side"),
+    ],
+)
 def test_bad_specs_are_one_line_exit_2(capsys, argv, needle):
     code, _, err = run(argv, capsys)
     assert code == 2 and needle in err and err.count("\n") == 1, err
@@ -136,9 +168,16 @@ def test_parse_refuses_unknown_reference_names_with_the_spec_forms():
 # ---------------------------------------------------------------------------------------------
 
 CLOSING = [  # ten families: ViT, Swin, ConvNeXt, EfficientNet, MobileNet, ResNet, RegNet; timm and torchvision
-    "timm:vit_tiny_patch16_224", "timm:swin_tiny_patch4_window7_224", "timm:convnext_atto", "timm:efficientnet_b0",
-    "timm:mobilenetv3_small_100", "timm:resnet18", "torchvision:mobilenet_v3_small", "torchvision:regnet_y_400mf",
-    "torchvision:swin_t", "torchvision:efficientnet_b0",
+    "timm:vit_tiny_patch16_224",
+    "timm:swin_tiny_patch4_window7_224",
+    "timm:convnext_atto",
+    "timm:efficientnet_b0",
+    "timm:mobilenetv3_small_100",
+    "timm:resnet18",
+    "torchvision:mobilenet_v3_small",
+    "torchvision:regnet_y_400mf",
+    "torchvision:swin_t",
+    "torchvision:efficientnet_b0",
 ]
 
 
@@ -148,8 +187,9 @@ def test_every_counter_closes_to_zero_on_timm_and_torchvision_models(capsys, spe
     results = json.loads(out)
     ran = [r for r in results if r["error"] is None]
     assert code == 0 and len(ran) >= 9, [(r["counter"], r["error"]) for r in results]
-    assert all(r["residual_flops"] == 0 and r["reference"] == "exact count" for r in ran), \
-        [(r["counter"], r["residual_flops"]) for r in ran if r["residual_flops"]]
+    assert all(r["residual_flops"] == 0 and r["reference"] == "exact count" for r in ran), [
+        (r["counter"], r["residual_flops"]) for r in ran if r["residual_flops"]
+    ]
 
 
 def test_hook_counters_miss_a_layer_subclass_and_functional_linears_by_name(capsys):
@@ -176,8 +216,20 @@ def test_a_counter_that_skips_torchvisions_deformable_conv_is_explained(monkeypa
     # and torch.utils.flop_counter have no formula for it: FC211 -55,296 and nothing left (before: the exact count
     # missed it too, and said complete)
     monkeypatch.syspath_prepend(str(MODELS))
-    code, out, _ = run(["reconcile", "deform_spec:Deform", "--input-shape", "2,4,8,8", "--counter", "fvcore_jit",
-                        "--counter", "torch_dispatch", "--json"], capsys)
+    code, out, _ = run(
+        [
+            "reconcile",
+            "deform_spec:Deform",
+            "--input-shape",
+            "2,4,8,8",
+            "--counter",
+            "fvcore_jit",
+            "--counter",
+            "torch_dispatch",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0
     for r in json.loads(out):
         assert (r["reference_flops"], r["counter_flops"], r["residual_flops"]) == (221_184, 165_888, 0), r["counter"]
@@ -199,8 +251,9 @@ def test_a_counters_worker_runs_a_spec_on_zeros_not_on_empty_memory(monkeypatch)
 
     monkeypatch.setattr(torch, "empty", worst_memory)
     spec = parse("deform_spec:Deform", input_shape=(2, 4, 8, 8))
-    model, (x,) = build_zeroed({"model": spec.text, "input_size": None, "attn": "sdpa", "batch": 2,
-                                "spec": spec.to_dict()})
+    model, (x,) = build_zeroed(
+        {"model": spec.text, "input_size": None, "attn": "sdpa", "batch": 2, "spec": spec.to_dict()}
+    )
     assert x.shape == (2, 4, 8, 8) and not x.isnan().any() and not model(x).isnan().any()
 
 
@@ -212,19 +265,24 @@ def test_counters_header_names_the_input_and_the_exact_count(capsys):
     assert "3,628,146,688" in row
 
 
-def test_a_spec_that_fails_to_build_in_the_worker_is_every_counters_error_not_a_traceback(tmp_path, monkeypatch,
-                                                                                          capsys):
+def test_a_spec_that_fails_to_build_in_the_worker_is_every_counters_error_not_a_traceback(
+    tmp_path, monkeypatch, capsys
+):
     # the meta build works (the child counts it), the CPU build for the counters raises: each count says so
     (tmp_path / "cpu_fails.py").write_text(
         "import torch\n\ndef build():\n"
         "    if torch.empty(0).device.type != 'meta':\n        raise RuntimeError('no CPU for me')\n"
-        "    return torch.nn.Linear(224, 2)\n")
+        "    return torch.nn.Linear(224, 2)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    code, out, _ = run(["compare", "cpu_fails:build", "--counter", "torch_dispatch", "--counter", "thop_hooks",
-                        "--json"], capsys)
+    code, out, _ = run(
+        ["compare", "cpu_fails:build", "--counter", "torch_dispatch", "--counter", "thop_hooks", "--json"], capsys
+    )
     counts = json.loads(out)
-    assert code == 0 and [c["error"] for c in counts] == ["cannot build model 'cpu_fails:build': RuntimeError: "
-                                                          "no CPU for me"] * 2
+    assert (
+        code == 0
+        and [c["error"] for c in counts] == ["cannot build model 'cpu_fails:build': RuntimeError: no CPU for me"] * 2
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -233,9 +291,18 @@ def test_a_spec_that_fails_to_build_in_the_worker_is_every_counters_error_not_a_
 
 # torchvision's weights' meta["_ops"] (its docs' GFLOPS column; its script counts multiply-accumulates), typed as
 # printed: each must audit as consistent MACs at the weights' own crop, within the printed digits
-TORCHVISION_OPS = {"resnet18": "1.814", "resnet50": "4.089", "mobilenet_v3_small": "0.057", "efficientnet_b0": "0.386",
-                   "efficientnet_b3": "1.827", "inception_v3": "5.713", "swin_t": "4.491", "vit_b_16": "17.564",
-                   "convnext_tiny": "4.456", "regnet_y_400mf": "0.402"}
+TORCHVISION_OPS = {
+    "resnet18": "1.814",
+    "resnet50": "4.089",
+    "mobilenet_v3_small": "0.057",
+    "efficientnet_b0": "0.386",
+    "efficientnet_b3": "1.827",
+    "inception_v3": "5.713",
+    "swin_t": "4.491",
+    "vit_b_16": "17.564",
+    "convnext_tiny": "4.456",
+    "regnet_y_400mf": "0.402",
+}
 
 
 @pytest.mark.parametrize("name", sorted(TORCHVISION_OPS))
@@ -259,16 +326,32 @@ def test_a_torchvision_video_model_counts_a_16_frame_clip_as_published(capsys, n
     assert abs(d["total_macs"] / 1e9 - ops) <= 0.0005  # the published figure, to its printed 3 decimals
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["torchvision:resnet18", "--frames", "16"], "--frames applies to video models; torchvision:resnet18 takes images"),
-    (["timm:resnet18", "--frames", "16"], "--frames does not apply to timm:resnet18: its input comes from"),
-    (["timm:resnet18", "--text-tokens", "77"], "--text-tokens does not apply to timm:resnet18"),
-    (["timm:resnet18", "--resolution", "256", "--input-shape", "1,3,224,224"],
-     "--input-shape and --resolution each give timm:resnet18's whole input: give one"),
-    (["diffusers:DiTTransformer2DModel", "--config", str(DATA / "dit-xl-2-256.json"), "--input-shape", "1,4,32,32"],
-     "--input-shape does not apply to diffusers:DiTTransformer2DModel"),
-    (["torch.nn:Identity", "--resolution", "512"], "--resolution does not apply to torch.nn:Identity"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (
+            ["torchvision:resnet18", "--frames", "16"],
+            "--frames applies to video models; torchvision:resnet18 takes images",
+        ),
+        (["timm:resnet18", "--frames", "16"], "--frames does not apply to timm:resnet18: its input comes from"),
+        (["timm:resnet18", "--text-tokens", "77"], "--text-tokens does not apply to timm:resnet18"),
+        (
+            ["timm:resnet18", "--resolution", "256", "--input-shape", "1,3,224,224"],
+            "--input-shape and --resolution each give timm:resnet18's whole input: give one",
+        ),
+        (
+            [
+                "diffusers:DiTTransformer2DModel",
+                "--config",
+                str(DATA / "dit-xl-2-256.json"),
+                "--input-shape",
+                "1,4,32,32",
+            ],
+            "--input-shape does not apply to diffusers:DiTTransformer2DModel",
+        ),
+        (["torch.nn:Identity", "--resolution", "512"], "--resolution does not apply to torch.nn:Identity"),
+    ],
+)
 def test_an_input_option_the_model_would_ignore_is_one_line(capsys, argv, needle):
     # each of these was ignored without a word: the count was of another input than the one asked for
     code, _, err = run(["count", *argv], capsys)
@@ -278,8 +361,9 @@ def test_an_input_option_the_model_would_ignore_is_one_line(capsys, argv, needle
 def test_inputs_from_a_function_work_for_a_timm_model_too(tmp_path, monkeypatch, capsys):
     # --inputs was read for package.module:factory specs only; a timm model took its pretrained_cfg input unseen.
     # vit_tiny_patch16_224 at batch 2: 2 x 2,507,366,400 FLOPs (by hand in test_training) = 5,014,732,800
-    (tmp_path / "two_images.py").write_text("import torch\n\n\ndef inputs(model):\n"
-                                            "    return (torch.empty(2, 3, 224, 224),)\n")
+    (tmp_path / "two_images.py").write_text(
+        "import torch\n\n\ndef inputs(model):\n    return (torch.empty(2, 3, 224, 224),)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, _ = run(["count", "timm:vit_tiny_patch16_224", "--inputs", "two_images:inputs", "--json"], capsys)
     d = json.loads(out)
@@ -287,8 +371,9 @@ def test_inputs_from_a_function_work_for_a_timm_model_too(tmp_path, monkeypatch,
 
 
 def test_a_factory_with_its_own_inputs_refuses_an_input_shape(tmp_path, monkeypatch, capsys):
-    (tmp_path / "own_in.py").write_text("import torch\n\n\ndef build():\n"
-                                        "    return torch.nn.Linear(8, 4), (torch.empty(3, 8),)\n")
+    (tmp_path / "own_in.py").write_text(
+        "import torch\n\n\ndef build():\n    return torch.nn.Linear(8, 4), (torch.empty(3, 8),)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, _, err = run(["count", "own_in:build", "--input-shape", "5,8"], capsys)
     assert code == 2 and "returns its own inputs, so --input-shape would be ignored" in err
@@ -298,8 +383,11 @@ def test_a_factory_with_its_own_inputs_refuses_an_input_shape(tmp_path, monkeypa
 # makes. Segmentation, at the side their transforms resize to, 520: the weights build the auxiliary classifier
 # (aux_loss=True), which runs in eval too and is in the figure (deeplabv3_resnet50 without it: 168.731 G); lraspp
 # has none. vit_h_14's default weights (SWAG, end to end) build it for 518 x 518 images; the builder's default is 224
-TORCHVISION_WEIGHTS_BUILD = {"deeplabv3_resnet50": (178.722, 520), "lraspp_mobilenet_v3_large": (2.086, 520),
-                             "vit_h_14": (1016.717, 518)}
+TORCHVISION_WEIGHTS_BUILD = {
+    "deeplabv3_resnet50": (178.722, 520),
+    "lraspp_mobilenet_v3_large": (2.086, 520),
+    "vit_h_14": (1016.717, 518),
+}
 
 
 @pytest.mark.parametrize("name", sorted(TORCHVISION_WEIGHTS_BUILD))
@@ -314,12 +402,15 @@ def test_a_torchvision_model_is_counted_as_its_weights_build_it(capsys, name):
     assert abs(d["total_macs"] / 1e9 - ops) <= 0.0005  # the published figure, to its printed 3 decimals
 
 
-@pytest.mark.parametrize("name, needle", [
-    # RAFT's forward takes image1 and image2: one --input-shape cannot give them
-    ("raft_small", "it takes 2 inputs (image1, image2): give them (--inputs module:fn)"),
-    # a detection model's NMS keeps a number of boxes that depends on the values: an input shape cannot help
-    ("fasterrcnn_resnet50_fpn", "is a detection model: how many boxes its NMS keeps depends on the image's values"),
-])
+@pytest.mark.parametrize(
+    "name, needle",
+    [
+        # RAFT's forward takes image1 and image2: one --input-shape cannot give them
+        ("raft_small", "it takes 2 inputs (image1, image2): give them (--inputs module:fn)"),
+        # a detection model's NMS keeps a number of boxes that depends on the values: an input shape cannot help
+        ("fasterrcnn_resnet50_fpn", "is a detection model: how many boxes its NMS keeps depends on the image's values"),
+    ],
+)
 def test_a_model_with_no_stated_size_says_what_it_needs(capsys, name, needle):
     # before, both were asked for an --input-shape, which could not work
     code, _, err = run(["count", f"torchvision:{name}"], capsys)
@@ -332,7 +423,8 @@ def test_a_forward_whose_shapes_depend_on_its_data_is_named_as_such(tmp_path, mo
     (tmp_path / "masked.py").write_text(
         "import torch\n\n\nclass Keep(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
         "        self.fc = torch.nn.Linear(1, 4)\n\n    def forward(self, x):\n"
-        "        return self.fc(x[x > 0].unsqueeze(-1))\n")
+        "        return self.fc(x[x > 0].unsqueeze(-1))\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, _, err = run(["count", "masked:Keep", "--input-shape", "8"], capsys)
     assert code == 2 and "has a forward whose shapes depend on its data" in err and "give its inputs" not in err
@@ -342,16 +434,19 @@ def test_a_forward_whose_shapes_depend_on_its_data_is_named_as_such(tmp_path, mo
 def test_part_block_is_one_block_found_from_the_module_tree(capsys):
     # vit_small_patch16_224 (d=384, T=197, MLP 1536): one block is 24*T*d^2 + 4*T^2*d
     # = 24*197*384^2 + 4*197^2*384 = 697,171,968 + 59,610,624 = 756,782,592 FLOPs = 378,391,296 MACs
-    code, out, _ = run(["audit", "378.39 MMACs", "--model", "timm:vit_small_patch16_224", "--part", "block", "--json"],
-                       capsys)
+    code, out, _ = run(
+        ["audit", "378.39 MMACs", "--model", "timm:vit_small_patch16_224", "--part", "block", "--json"], capsys
+    )
     (d,) = json.loads(out)
     assert code == 0 and d["verdict"] == "consistent" and d["true_flops"] == 756_782_592
 
 
 def test_a_batch_audit_goes_on_past_a_model_that_fails(tmp_path, capsys):
     claims = tmp_path / "claims.yaml"
-    claims.write_text("- {id: bad, model: 'timm:no_such_net', claim: 1 GFLOPs}\n"
-                      "- {id: good, model: 'torchvision:resnet18', claim: 1.814 GMACs}\n")
+    claims.write_text(
+        "- {id: bad, model: 'timm:no_such_net', claim: 1 GFLOPs}\n"
+        "- {id: good, model: 'torchvision:resnet18', claim: 1.814 GMACs}\n"
+    )
     code, out, err = run(["audit", "--file", str(claims), "--json"], capsys)
     (d,) = json.loads(out)
     assert code == 2 and d["verdict"] == "consistent" and "claim 'bad': timm has no model" in err
@@ -365,8 +460,22 @@ def test_a_batch_audit_goes_on_past_a_model_that_fails(tmp_path, capsys):
 
 def test_report_on_specs_reconciles_every_counter_against_the_exact_count(tmp_path, capsys):
     out_dir = tmp_path / "rep"
-    code, out, _ = run(["report", "--models", "timm:vit_tiny_patch16_224,torchvision:resnet18", "--out", str(out_dir),
-                        "--counter", "flopcheck_exact", "--counter", "fvcore_jit", "--counter", "thop_hooks"], capsys)
+    code, out, _ = run(
+        [
+            "report",
+            "--models",
+            "timm:vit_tiny_patch16_224,torchvision:resnet18",
+            "--out",
+            str(out_dir),
+            "--counter",
+            "flopcheck_exact",
+            "--counter",
+            "fvcore_jit",
+            "--counter",
+            "thop_hooks",
+        ],
+        capsys,
+    )
     assert code == 0 and "wrote 7 files" in out
     md = (out_dir / "index.md").read_text()
     # resnet18 by hand (test_count_timm_resnet18_is_the_hand_count): 3,628,146,688 FLOPs
@@ -440,7 +549,8 @@ def test_inputs_from_a_function_of_the_model(tmp_path, monkeypatch, capsys):
         "    def __init__(self):\n        super().__init__()\n        self.a = torch.nn.Linear(6, 5)\n\n"
         "    def forward(self, x, y):\n        return self.a(x) @ y\n\n"
         "def build():\n    return Two()\n\n"
-        "def inputs(model):\n    return (torch.empty(2, 7, 6), torch.empty(2, 5, 3)), {}\n")
+        "def inputs(model):\n    return (torch.empty(2, 7, 6), torch.empty(2, 5, 3)), {}\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, out, _ = run(["count", "two_in:build", "--inputs", "two_in:inputs", "--json"], capsys)
     d = json.loads(out)
@@ -451,8 +561,9 @@ def test_inputs_from_a_function_of_the_model(tmp_path, monkeypatch, capsys):
 def test_counters_refuse_a_model_too_big_for_real_tensors_here(capsys):
     # FLUX.1-dev's transformer: 11,901,408,320 parameters = 48 GB in fp32, more than half of any CI machine here
     pytest.importorskip("diffusers")
-    code, _, err = run(["compare", "diffusers:FluxTransformer2DModel", "--config", str(DATA / "flux1-dev.json")],
-                       capsys)
+    code, _, err = run(
+        ["compare", "diffusers:FluxTransformer2DModel", "--config", str(DATA / "flux1-dev.json")], capsys
+    )
     assert code == 2 and "has 11,901,408,320 parameters" in err and "use `flopcheck count" in err
 
 
@@ -463,7 +574,8 @@ def test_a_claims_file_reads_a_config_from_its_own_folder(tmp_path, capsys):
 
     shutil.copy(DATA / "dit-xl-2-256.json", tmp_path / "config.json")
     (tmp_path / "claims.yaml").write_text(
-        "- {id: dit, model: 'diffusers:DiTTransformer2DModel', config: config.json, claim: 118.67 GMACs}\n")
+        "- {id: dit, model: 'diffusers:DiTTransformer2DModel', config: config.json, claim: 118.67 GMACs}\n"
+    )
     code, out, _ = run(["audit", "--file", str(tmp_path / "claims.yaml"), "--json", "--no-counters"], capsys)
     (d,) = json.loads(out)
     assert code == 0 and d["verdict"] == "consistent" and d["true_flops"] == 237_333_676_032
@@ -474,16 +586,21 @@ def test_estimate_a_spec_from_its_exact_count(capsys):
     # 11,689,512 parameters (torchvision's docs, resnet18 num_params)
     code, out, _ = run(["estimate", "timm:resnet18", "--steps", "28", "--cfg", "--json"], capsys)
     d = json.loads(out)
-    assert code == 0 and (d["flops_per_forward"], d["flops"], d["params"]) == (3_628_146_688, 203_176_214_528,
-                                                                                11_689_512)
+    assert code == 0 and (d["flops_per_forward"], d["flops"], d["params"]) == (
+        3_628_146_688,
+        203_176_214_528,
+        11_689_512,
+    )
     assert d["inputs"] == "x (1, 3, 224, 224) float32" and d["reference"] == "exact count"
 
 
 def test_an_inputs_function_that_fails_is_named_not_the_model(tmp_path, monkeypatch, capsys):
     # inputs() written without the model argument flopcheck passes: the error names --inputs and the signature; before,
     # it read "cannot build model", and the model was fine
-    (tmp_path / "no_arg.py").write_text("import torch\n\n\ndef build():\n    return torch.nn.Linear(8, 4)\n\n\n"
-                                        "def inputs():\n    return (torch.empty(2, 8),)\n")
+    (tmp_path / "no_arg.py").write_text(
+        "import torch\n\n\ndef build():\n    return torch.nn.Linear(8, 4)\n\n\n"
+        "def inputs():\n    return (torch.empty(2, 8),)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     code, _, err = run(["count", "no_arg:build", "--inputs", "no_arg:inputs"], capsys)
     assert code == 2 and err.count("\n") == 1
@@ -504,13 +621,18 @@ def test_a_timm_pretrained_tag_sets_the_input_and_head(capsys):
     assert code == 0 and json.loads(out)["total_flops"] == 2_515_370_112
 
 
-@pytest.mark.parametrize("model, needle", [
-    ("timm:convnext_base.fb_in22k_ft_in1k_38", "has no pretrained tag 'fb_in22k_ft_in1k_38'; close: "
-                                               "convnext_base.fb_in22k_ft_in1k_384"),
-    ("timm:convnex_base", "timm has no model 'convnex_base'; close: convnext_base"),
-    ("timm:hf-hub:timm/convnext_base", "write the model's timm name"),
-    ("timm:.", "timm has no model '.'; list them with timm.list_models()"),  # not every model listed as close
-])
+@pytest.mark.parametrize(
+    "model, needle",
+    [
+        (
+            "timm:convnext_base.fb_in22k_ft_in1k_38",
+            "has no pretrained tag 'fb_in22k_ft_in1k_38'; close: convnext_base.fb_in22k_ft_in1k_384",
+        ),
+        ("timm:convnex_base", "timm has no model 'convnex_base'; close: convnext_base"),
+        ("timm:hf-hub:timm/convnext_base", "write the model's timm name"),
+        ("timm:.", "timm has no model '.'; list them with timm.list_models()"),  # not every model listed as close
+    ],
+)
 def test_a_misspelled_timm_name_or_tag_is_one_line_with_the_close_ones(capsys, model, needle):
     code, _, err = run(["count", model], capsys)
     assert code == 2 and needle in err and err.count("\n") == 1

@@ -1,4 +1,5 @@
 """The helpers people put in their own tests, and the pytest plugin, run through pytester."""
+
 import sys
 
 import pytest

@@ -1,4 +1,5 @@
 """Seed 001's models: published parameter counts, token counts, hand-derived totals, formula == exact count."""
+
 from __future__ import annotations
 
 import json
@@ -111,13 +112,16 @@ def test_wan_13b_at_the_seed_exercise_size():
     assert r.agrees
 
 
-@pytest.mark.parametrize("name, overrides", [
-    ("SD3-medium", dict(resolution=(512, 768))),
-    ("FLUX.1-dev", dict(resolution=(2048, 2048))),
-    ("Wan2.1-1.3B", dict(resolution=(1280, 720), frames=17)),
-    ("CogVideoX-5B", dict(frames=9)),
-    ("HunyuanVideo", dict(resolution=(320, 192), frames=5)),
-])
+@pytest.mark.parametrize(
+    "name, overrides",
+    [
+        ("SD3-medium", dict(resolution=(512, 768))),
+        ("FLUX.1-dev", dict(resolution=(2048, 2048))),
+        ("Wan2.1-1.3B", dict(resolution=(1280, 720), frames=17)),
+        ("CogVideoX-5B", dict(frames=9)),
+        ("HunyuanVideo", dict(resolution=(320, 192), frames=5)),
+    ],
+)
 def test_exact_count_equals_formula_at_other_inputs_batch_and_cfg(name, overrides):
     r = count(resolve(name, batch=2, **overrides), Scope(steps=3, cfg=True))
     assert r.agrees
@@ -132,14 +136,17 @@ def test_flux_2048_attention_share_near_the_seeds_48_percent():
     assert 0.477 < share < 0.479
 
 
-@pytest.mark.parametrize("name, overrides, message", [
-    ("FLUX.1-dev", dict(resolution=(1000, 1000)), "not a positive multiple of 16"),
-    ("Wan2.1-14B", dict(frames=80), r"must be 4k\+1"),
-    ("FLUX.1-dev", dict(frames=5), "apply to video models"),
-    ("Wan2.1-14B", dict(input_size=64), r"set the resolution \(WxH\)"),
-    ("Wan2.1-14B", dict(space="pixel"), "pixel space applies to DiT"),
-    ("DiT-XL/2", dict(resolution=(512, 256)), "is square"),
-])
+@pytest.mark.parametrize(
+    "name, overrides, message",
+    [
+        ("FLUX.1-dev", dict(resolution=(1000, 1000)), "not a positive multiple of 16"),
+        ("Wan2.1-14B", dict(frames=80), r"must be 4k\+1"),
+        ("FLUX.1-dev", dict(frames=5), "apply to video models"),
+        ("Wan2.1-14B", dict(input_size=64), r"set the resolution \(WxH\)"),
+        ("Wan2.1-14B", dict(space="pixel"), "pixel space applies to DiT"),
+        ("DiT-XL/2", dict(resolution=(512, 256)), "is square"),
+    ],
+)
 def test_bad_inputs_name_the_fix(name, overrides, message):
     with pytest.raises(ValueError, match=message):
         get_config(name, **overrides)

@@ -1,4 +1,5 @@
 """The exact training step on meta: forward and backward counted separately, per path and kind, beside the 3x rule."""
+
 from __future__ import annotations
 
 import json
@@ -9,8 +10,8 @@ from conftest import MODELS
 from torch import nn
 
 from flopcheck.cli import main
-from flopcheck.exact.training import count_training_step
 from flopcheck.counting import training_step
+from flopcheck.exact.training import count_training_step
 from flopcheck.types import Kind
 from reference_models import get_config
 
@@ -28,8 +29,10 @@ def test_dit_s2_step_is_three_forwards_less_the_two_layers_whose_input_needs_no_
     assert step.forward.total == 12_111_347_712
     assert step.backward.total == 24_219_353_088
     assert step.total == 36_330_700_800 and step.rule_3x - step.total == 3_342_336
-    assert [(p, f, b) for p, f, b, _ in step.differences()] == [("x_embedder.proj", 3_145_728, 3_145_728),
-                                                                ("t_embedder.mlp.0", 196_608, 196_608)]
+    assert [(p, f, b) for p, f, b, _ in step.differences()] == [
+        ("x_embedder.proj", 3_145_728, 3_145_728),
+        ("t_embedder.mlp.0", 196_608, 196_608),
+    ]
     # attention's backward is two matmuls per forward matmul, on either path: 2 x (QK^T + attn@V)
     fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
     assert bwd[Kind.ATTN_SCORE] == 2 * fwd[Kind.ATTN_SCORE] == 2 * 603_979_776
@@ -49,8 +52,11 @@ def test_dit_xl2_step(attn):
 def test_count_training_json_has_the_step_and_the_rule(capsys):
     assert main(["count", "DiT-S/2", "--training", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    assert (d["forward_flops"], d["backward_flops"], d["rule_3x_flops"]) == (12_111_347_712, 24_219_353_088,
-                                                                              36_334_043_136)
+    assert (d["forward_flops"], d["backward_flops"], d["rule_3x_flops"]) == (
+        12_111_347_712,
+        24_219_353_088,
+        36_334_043_136,
+    )
     assert [x["path"] for x in d["differences"]] == ["x_embedder.proj", "t_embedder.mlp.0"]
     assert d["differences"][0]["why"].startswith("weight gradient only")
 
@@ -83,7 +89,9 @@ def test_frozen_parameters_get_no_weight_gradient():
     # computes its weight gradient only, 384
     assert first_frozen.backward.total == 384
     assert [(p, b, why[:20]) for p, _, b, why in first_frozen.differences()] == [
-        ("0", 0, "no gradient: its wei"), ("1", 384, "weight gradient only")]
+        ("0", 0, "no gradient: its wei"),
+        ("1", 384, "weight gradient only"),
+    ]
     last_frozen = count_training_step(_two_layers(1), (x,))
     # layer 1 frozen: its input gradient only, 384; layer 0 its weight gradient, 768
     assert last_frozen.backward.total == 384 + 768
@@ -112,8 +120,9 @@ def test_freeze_leaves_weights_untrained_and_counts_what_remains(capsys):
     assert main(["count", "DiT-S/2", "--training", "--freeze", "blocks.*", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["backward_flops"] == 13_326_483_456
-    assert {x["path"]: x["why"] for x in d["differences"]}["blocks.*.attn.qkv"] == \
-        "input gradient only: its weights are frozen"
+    assert {x["path"]: x["why"] for x in d["differences"]}[
+        "blocks.*.attn.qkv"
+    ] == "input gradient only: its weights are frozen"
 
 
 def test_a_spec_trains_exactly_too(capsys):
@@ -124,16 +133,22 @@ def test_a_spec_trains_exactly_too(capsys):
     assert d["rule_3x_flops"] == 10_884_440_064
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["count", "DiT-S/2", "--training", "--freeze", "blcoks.*"], "freeze pattern 'blcoks.*' matches no module"),
-    (["count", "DiT-S/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
-    (["count", "DiT-S/2", "--checkpoint", "blocks.*"], "--checkpoint shapes a training step: add --training"),
-    (["count", "DiT-S/8", "--optimizer", "sgd"], "--optimizer shapes a training step: add --training"),
-    (["count", "DiT-S/2", "--training", "--checkpoint", "block.*"], "checkpoint pattern 'block.*' matches no module"),
-    (["count", "timm:resnet18", "--training", "--freeze", "nope"], "freeze pattern 'nope' matches no module"),
-    (["count", "DiT-S/2", "--training", "--freeze", "*"], "the loss on this output needs no gradient"),
-    (["count", "torchvision:resnet18", "--training", "--freeze", "*"], "the loss on this output needs no gradient"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["count", "DiT-S/2", "--training", "--freeze", "blcoks.*"], "freeze pattern 'blcoks.*' matches no module"),
+        (["count", "DiT-S/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
+        (["count", "DiT-S/2", "--checkpoint", "blocks.*"], "--checkpoint shapes a training step: add --training"),
+        (["count", "DiT-S/8", "--optimizer", "sgd"], "--optimizer shapes a training step: add --training"),
+        (
+            ["count", "DiT-S/2", "--training", "--checkpoint", "block.*"],
+            "checkpoint pattern 'block.*' matches no module",
+        ),
+        (["count", "timm:resnet18", "--training", "--freeze", "nope"], "freeze pattern 'nope' matches no module"),
+        (["count", "DiT-S/2", "--training", "--freeze", "*"], "the loss on this output needs no gradient"),
+        (["count", "torchvision:resnet18", "--training", "--freeze", "*"], "the loss on this output needs no gradient"),
+    ],
+)
 def test_bad_freeze_is_one_line(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -145,8 +160,10 @@ def test_estimate_training_compute_is_steps_times_the_exact_step(capsys):
     # one sample is 711,718,502,400 FLOPs (above), so a step of 256 is 182,199,936,614,400 (counted at batch 256,
     # on meta) and the run 1,500,000 x that = 273,299,904,921,600,000,000; the rule, 3 x 237,242,843,136 x 3.84e8,
     # = 273,303,755,292,672,000,000. On an A100 (312 TFLOPS bf16) at MFU 0.45: 2.733e20 / 140.4e12 s = 540.7 h
-    assert main(["estimate", "DiT-XL/2", "--training", "--steps", "1500000", "--batch", "256", "--gpu", "A100",
-                 "--json"]) == 0
+    assert (
+        main(["estimate", "DiT-XL/2", "--training", "--steps", "1500000", "--batch", "256", "--gpu", "A100", "--json"])
+        == 0
+    )
     d = json.loads(capsys.readouterr().out)
     assert d["flops_per_step"] == 182_199_936_614_400 and d["flops"] == 273_299_904_921_600_000_000
     assert d["rule_3x_flops"] == 273_303_755_292_672_000_000
@@ -165,13 +182,21 @@ def test_estimate_training_takes_any_spec(capsys):
     assert d["rule_3x_flops"] == 150_441_984_000 and d["inputs"] == "x (2, 3, 224, 224) float32"
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["estimate", "DiT-XL/2", "--training", "--cfg"], "a training step has no CFG"),
-    (["estimate", "timm:resnet18", "--training", "--freeze", "fc.nope"], "freeze pattern 'fc.nope' matches no module"),
-    (["estimate", "timm:resnet18", "--training", "--batch", "2", "--input-shape", "4,3,224,224"],
-     "--batch 2 and --input-shape 4,3,224,224 disagree"),
-    (["estimate", "DiT-XL/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["estimate", "DiT-XL/2", "--training", "--cfg"], "a training step has no CFG"),
+        (
+            ["estimate", "timm:resnet18", "--training", "--freeze", "fc.nope"],
+            "freeze pattern 'fc.nope' matches no module",
+        ),
+        (
+            ["estimate", "timm:resnet18", "--training", "--batch", "2", "--input-shape", "4,3,224,224"],
+            "--batch 2 and --input-shape 4,3,224,224 disagree",
+        ),
+        (["estimate", "DiT-XL/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
+    ],
+)
 def test_bad_training_estimates_are_one_line(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -195,11 +220,16 @@ def test_checkpointed_blocks_run_their_forward_again_in_the_backward(attn, capsy
     assert sum(recomputed.values()) == 12_100_829_184
 
 
-@pytest.mark.parametrize("name", ["_scaled_dot_product_flash_attention_for_cpu_backward",
-                                  "_scaled_dot_product_efficient_attention_backward",
-                                  "_scaled_dot_product_flash_attention_backward",
-                                  "_scaled_dot_product_cudnn_attention_backward",
-                                  "_scaled_dot_product_fused_attention_overrideable_backward"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "_scaled_dot_product_flash_attention_for_cpu_backward",
+        "_scaled_dot_product_efficient_attention_backward",
+        "_scaled_dot_product_flash_attention_backward",
+        "_scaled_dot_product_cudnn_attention_backward",
+        "_scaled_dot_product_fused_attention_overrideable_backward",
+    ],
+)
 def test_every_sdpa_kernels_backward_is_its_four_matmuls(name):
     from flopcheck.exact.ops import FORMULAS
 
@@ -257,8 +287,9 @@ def test_an_lstms_backward_counts_each_gradient_it_needs():
     assert (step.forward.total, step.backward.total) == (30_720, 47_104) and step.backward.complete
 
 
-@pytest.mark.parametrize("claim, reading", [("10.65 GFLOPs", "training step, exact backward"),
-                                            ("10.88 GFLOPs", "training x3")])
+@pytest.mark.parametrize(
+    "claim, reading", [("10.65 GFLOPs", "training step, exact backward"), ("10.88 GFLOPs", "training x3")]
+)
 def test_a_training_claim_on_a_spec_is_judged_against_its_exact_step(capsys, claim, reading):
     # torchvision's resnet18: exact step 10,648,412,160 (10.65 G); the rule 3 x 3,628,146,688 = 10,884,440,064 (10.88 G)
     assert main(["audit", claim, "--model", "torchvision:resnet18", "--training", "--json"]) == 0
@@ -291,8 +322,10 @@ def test_each_backward_op_belongs_to_the_module_whose_forward_made_its_node():
     step = count_training_step(model, (torch.empty(1, 3, 224, 224, device="meta"),))
     relu = {r.path: (r.elements, r.calls) for r in step.backward.uncounted if r.op == "aten.threshold_backward"}
     per_block = {"layer1": 200_704, "layer2": 100_352, "layer3": 50_176, "layer4": 25_088}
-    assert relu == {"relu": (802_816, 1), **{f"{layer}.{i}.relu": (2 * n, 2) for layer, n in per_block.items()
-                                             for i in (0, 1)}}
+    assert relu == {
+        "relu": (802_816, 1),
+        **{f"{layer}.{i}.relu": (2 * n, 2) for layer, n in per_block.items() for i in (0, 1)},
+    }
 
 
 def test_a_blocks_own_code_keeps_its_backward():
@@ -306,10 +339,12 @@ def test_a_blocks_own_code_keeps_its_backward():
 def test_a_model_whose_output_has_no_gradient_is_one_line(tmp_path, monkeypatch, capsys):
     # argmax returns integers: no loss on them has a gradient, so no backward exists; before, the message blamed the
     # inputs ("give its inputs"), which are fine
-    (tmp_path / "picks.py").write_text("import torch\nfrom torch import nn\n\n\nclass Picks(nn.Module):\n"
-                                       "    def __init__(self):\n        super().__init__()\n"
-                                       "        self.fc = nn.Linear(8, 4)\n\n"
-                                       "    def forward(self, x):\n        return self.fc(x).argmax(-1)\n")
+    (tmp_path / "picks.py").write_text(
+        "import torch\nfrom torch import nn\n\n\nclass Picks(nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(8, 4)\n\n"
+        "    def forward(self, x):\n        return self.fc(x).argmax(-1)\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     assert main(["count", "picks:Picks", "--input-shape", "2,8", "--training"]) == 2
     err = capsys.readouterr().err
@@ -349,8 +384,10 @@ def test_a_custom_functions_backward_is_counted_as_it_runs_and_named():
     step = count_training_step(_Projector().to("meta"), (torch.empty(2, 8, device="meta"),))
     assert (step.forward.total, step.backward.total) == (128, 256)
     whys = {why for _, _, _, why in step.differences()}
-    assert whys == {"a custom autograd.Function's backward (_Project): its own code, not torch's derivatives, "
-                    "decides which gradients it computes"}
+    assert whys == {
+        "a custom autograd.Function's backward (_Project): its own code, not torch's derivatives, "
+        "decides which gradients it computes"
+    }
 
 
 def test_a_custom_operators_backward_without_a_formula_is_named_not_called_frozen(monkeypatch, capsys):
@@ -364,12 +401,19 @@ def test_a_custom_operators_backward_without_a_formula_is_named_not_called_froze
     step = count_training_step(Deform().to("meta"), (torch.empty(2, 4, 8, 8, device="meta"),))
     assert step.backward.incomplete == ("torchvision._deform_conv2d_backward",)
     whys = {path: (f, b, why) for path, f, b, why in step.differences()}
-    assert whys["dcn"] == (55_296, 0, "its backward ran torchvision._deform_conv2d_backward, which has no formula: "
-                                      "not counted (the step is INCOMPLETE)")
+    assert whys["dcn"] == (
+        55_296,
+        0,
+        "its backward ran torchvision._deform_conv2d_backward, which has no formula: "
+        "not counted (the step is INCOMPLETE)",
+    )
     # and the count says so under its headline, not only below the step's numbers
     assert main(["count", "deform_spec:Deform", "--input-shape", "2,4,8,8", "--training"]) == 0
-    assert capsys.readouterr().out.splitlines()[2].startswith(
-        "INCOMPLETE (the backward): torchvision._deform_conv2d_backward is a custom operator")
+    assert (
+        capsys.readouterr()
+        .out.splitlines()[2]
+        .startswith("INCOMPLETE (the backward): torchvision._deform_conv2d_backward is a custom operator")
+    )
 
 
 class _StopValues(nn.Module):
@@ -394,11 +438,17 @@ def test_attentions_backward_is_split_by_the_node_each_matmul_made():
     assert (bwd[Kind.ATTN_VALUE], bwd[Kind.ATTN_SCORE]) == (4_096, 8_192) and Kind.MATMUL not in bwd
 
 
-@pytest.mark.parametrize("attn, kernel, recompute", [
-    # DiT-S/2 at 256 px, batch 1: the flash (or efficient, cuDNN) kernel's backward recomputes QK^T, L x 2 x T^2 x d
-    # = 12 x 2 x 256^2 x 384 = 603,979,776 FLOPs; the math kernel and the explicit-matmul path recompute nothing
-    ("sdpa", None, 603_979_776), ("sdpa", "efficient", 603_979_776), ("sdpa", "math", 0), ("math", None, 0),
-])
+@pytest.mark.parametrize(
+    "attn, kernel, recompute",
+    [
+        # DiT-S/2 at 256 px, batch 1: the flash (or efficient, cuDNN) kernel's backward recomputes QK^T, L x 2 x T^2 x d
+        # = 12 x 2 x 256^2 x 384 = 603,979,776 FLOPs; the math kernel and the explicit-matmul path recompute nothing
+        ("sdpa", None, 603_979_776),
+        ("sdpa", "efficient", 603_979_776),
+        ("sdpa", "math", 0),
+        ("math", None, 0),
+    ],
+)
 def test_executed_flops_beside_model_flops(attn, kernel, recompute, capsys):
     argv = ["count", "DiT-S/2", "--attn", attn, "--training", "--json"] + (["--attn-kernel", kernel] if kernel else [])
     assert main(argv) == 0

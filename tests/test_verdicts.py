@@ -1,4 +1,5 @@
 """Verdict tiers, counters as readings, and every committed claim pinned by its YAML `expect`."""
+
 import glob
 import json
 from decimal import Decimal
@@ -49,15 +50,34 @@ def test_timm_infer_gmacs_is_fvcore(timm_table, key):
     assert v.verdict == claim.expect == "consistent"
     if key == "timm-fastvit_t8":  # 0.69: the exact count rounded; fvcore's 0.70 counts the train-time branches
         return
-    assert "fvcore_jit" in {t.tool.count.counter for t in v.tools} | ({v.best.tool.count.counter} if v.best.tool
-                                                                       else set())
+    assert "fvcore_jit" in {t.tool.count.counter for t in v.tools} | (
+        {v.best.tool.count.counter} if v.best.tool else set()
+    )
 
 
 def test_timm_table_spans_families():
     names = [c.model for c in load_claims(TIMM)]
     assert len(names) >= 20
-    families = {"resnet", "densenet", "efficientnet", "mobilenet", "regnet", "convnext", "vit", "deit", "swin",
-                "mixer", "levit", "cait", "beit", "pvt", "coat", "maxvit", "inception", "vgg"}
+    families = {
+        "resnet",
+        "densenet",
+        "efficientnet",
+        "mobilenet",
+        "regnet",
+        "convnext",
+        "vit",
+        "deit",
+        "swin",
+        "mixer",
+        "levit",
+        "cait",
+        "beit",
+        "pvt",
+        "coat",
+        "maxvit",
+        "inception",
+        "vgg",
+    }
     assert len({f for f in families if any(f in n for n in names)}) >= 15
 
 
@@ -79,16 +99,26 @@ def test_vit_small_figure_by_the_cli_with_no_other_flag(capsys):
 # fvcore on math is that in MACs, 118,621,421,568, + LayerNorm at 4 MACs per element (no affine) 57 * 256 * 1152 *
 # 4 = 67,239,936 + the unpatchify einsum's 4,096: 118,688,665,600 (the issue's "118.69 G").
 PRINTED = [
-    ("flopcheck_exact", "sdpa", "237,242,843,136 FLOPs"), ("flopcheck_exact", "math", "237,242,843,136 FLOPs"),
-    ("fvcore_jit", "sdpa", "114,460,807,168 MACs"), ("fvcore_jit", "math", "118,688,665,600 MACs"),
-    ("thop_hooks", "sdpa", "114,427,183,104 MACs"), ("thop_hooks", "math", "114,427,183,104 MACs"),
-    ("torch_profiler", "sdpa", "228,837,687,681 FLOPs"), ("torch_profiler", "math", "237,301,662,081 FLOPs"),
-    ("torch_dispatch", "sdpa", "228,787,126,272 FLOPs"), ("torch_dispatch", "math", "237,242,843,136 FLOPs"),
-    ("ptflops_pytorch", "sdpa", "80,733,007,104 MACs"), ("ptflops_pytorch", "math", "80,733,007,104 MACs"),
-    ("ptflops_aten", "sdpa", "114,468,382,208 MACs"), ("ptflops_aten", "math", "118,696,240,640 MACs"),
-    ("torchprofile_jit", "sdpa", "118,654,755,072 MACs"), ("torchprofile_jit", "math", "118,663,012,608 MACs"),
-    ("torchinfo_summary", "sdpa", "679,828,640 MACs"), ("torchinfo_summary", "math", "679,828,640 MACs"),
-    ("calflops_hooks", "sdpa", "228,887,734,017 FLOPs"), ("calflops_hooks", "math", "228,887,734,017 FLOPs"),
+    ("flopcheck_exact", "sdpa", "237,242,843,136 FLOPs"),
+    ("flopcheck_exact", "math", "237,242,843,136 FLOPs"),
+    ("fvcore_jit", "sdpa", "114,460,807,168 MACs"),
+    ("fvcore_jit", "math", "118,688,665,600 MACs"),
+    ("thop_hooks", "sdpa", "114,427,183,104 MACs"),
+    ("thop_hooks", "math", "114,427,183,104 MACs"),
+    ("torch_profiler", "sdpa", "228,837,687,681 FLOPs"),
+    ("torch_profiler", "math", "237,301,662,081 FLOPs"),
+    ("torch_dispatch", "sdpa", "228,787,126,272 FLOPs"),
+    ("torch_dispatch", "math", "237,242,843,136 FLOPs"),
+    ("ptflops_pytorch", "sdpa", "80,733,007,104 MACs"),
+    ("ptflops_pytorch", "math", "80,733,007,104 MACs"),
+    ("ptflops_aten", "sdpa", "114,468,382,208 MACs"),
+    ("ptflops_aten", "math", "118,696,240,640 MACs"),
+    ("torchprofile_jit", "sdpa", "118,654,755,072 MACs"),
+    ("torchprofile_jit", "math", "118,663,012,608 MACs"),
+    ("torchinfo_summary", "sdpa", "679,828,640 MACs"),
+    ("torchinfo_summary", "math", "679,828,640 MACs"),
+    ("calflops_hooks", "sdpa", "228,887,734,017 FLOPs"),
+    ("calflops_hooks", "math", "228,887,734,017 FLOPs"),
 ]
 
 
@@ -126,21 +156,26 @@ def test_two_meanings_of_the_same_digits_are_both_said():
 
     v = audit(parse_claim("DiT-S/8 0.36 GMACs"), counters=False)
     assert v.verdict == "consistent" and v.best.flops == 715_948_032
-    assert [(a.reading.coverage, a.flops) for a in v.also] == [("qk-only", 713_588_736),
-                                                               ("attention-missing", 711_229_440)]
+    assert [(a.reading.coverage, a.flops) for a in v.also] == [
+        ("qk-only", 713_588_736),
+        ("attention-missing", 711_229_440),
+    ]
     assert "ambiguous" in sentence(v) and "the first is simpler" in sentence(v)
 
 
-@pytest.mark.parametrize("claim, verdict, code", [
-    # DiT-XL/2, 237,242,843,136 FLOPs: 237 G rounds it; 236 G is 0.52% under, the blocks-only 236.76 G truncated:
-    # close; 230 G is 0.53% over the count without attention (237.24 - 28 * 4 * 256^2 * 1152 = 228.79 G): close;
-    # 245 G is 3.27% over: wrong; 150 G is beyond 10% of every reading (MACs 118.62, FLOPs 237.24)
-    ("DiT-XL/2 237 GFLOPs", "consistent", 0),
-    ("DiT-XL/2 236 GFLOPs", "close", 0),
-    ("DiT-XL/2 230 GFLOPs", "close", 0),
-    ("DiT-XL/2 245 GFLOPs", "wrong", 1),
-    ("DiT-XL/2 150 GFLOPs", "unexplained", 1),
-])
+@pytest.mark.parametrize(
+    "claim, verdict, code",
+    [
+        # DiT-XL/2, 237,242,843,136 FLOPs: 237 G rounds it; 236 G is 0.52% under, the blocks-only 236.76 G truncated:
+        # close; 230 G is 0.53% over the count without attention (237.24 - 28 * 4 * 256^2 * 1152 = 228.79 G): close;
+        # 245 G is 3.27% over: wrong; 150 G is beyond 10% of every reading (MACs 118.62, FLOPs 237.24)
+        ("DiT-XL/2 237 GFLOPs", "consistent", 0),
+        ("DiT-XL/2 236 GFLOPs", "close", 0),
+        ("DiT-XL/2 230 GFLOPs", "close", 0),
+        ("DiT-XL/2 245 GFLOPs", "wrong", 1),
+        ("DiT-XL/2 150 GFLOPs", "unexplained", 1),
+    ],
+)
 def test_tiers_and_exit_codes(capsys, claim, verdict, code):
     assert main(["audit", claim, "--no-counters", "--json"]) == code
     (d,) = json.loads(capsys.readouterr().out)
@@ -157,7 +192,6 @@ def test_wrong_gives_the_right_value():
 
 def test_counts_are_cached_in_flopchecks_own_folder_only(tmp_path, monkeypatch):
     from flopcheck.auditor import tools
-
     from flopcheck.cache import COUNTS
 
     monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
@@ -177,18 +211,27 @@ def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):
     # that lack it and fvcore on the one that lacks it: 3 counts, not 2 counters x 3 jobs = 6. (Before, one job's
     # lack was every job's: a claims file with one new model recounted every counter on every model in it.)
     from flopcheck.auditor import tools
+    from flopcheck.cache import COUNTS
     from flopcheck.counters import pool
     from flopcheck.counters.pool import Job
     from flopcheck.types import Count, Unit
-
-    from flopcheck.cache import COUNTS
 
     monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
     jobs = [Job("DiT-S/8", 32, "sdpa"), Job("DiT-S/4", 32, "sdpa"), Job("DiT-S/2", 32, "sdpa")]
 
     def count(counter, job):
-        return Count(counter=counter, library="x", version="1", unit=Unit.FLOP, model=job.model, input_size=32,
-                     attn="sdpa", batch=1, reported=1.0, flops=1)
+        return Count(
+            counter=counter,
+            library="x",
+            version="1",
+            unit=Unit.FLOP,
+            model=job.model,
+            input_size=32,
+            attn="sdpa",
+            batch=1,
+            reported=1.0,
+            flops=1,
+        )
 
     ran = []
 
@@ -209,6 +252,7 @@ def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):
 # ---------------------------------------------------------------------------------------------
 # Where a counter cannot run, its convention is the reading: carried from its count on a stand-in
 # ---------------------------------------------------------------------------------------------
+
 
 def _carried(text, names=None, **fields):
     from dataclasses import replace
@@ -258,8 +302,7 @@ def test_a_figure_equal_to_fvcores_convention_on_a_meta_only_model_is_attributed
     # (the final norm) = 216,355 rows of 1536: 1,329,285,120 MACs. Total 3,007,246,583,808 MACs
     v = audit(parse_claim("SD3-medium 3.0072 TMACs"))
     assert v.verdict == "consistent" and v.best.tool.count.counter == "fvcore_jit"
-    assert v.best.tool.count.reported == 4_452_168_769_536 - 1_446_251_470_848 + 4 * 216_355 * 1536 \
-        == 3_007_246_583_808
+    assert v.best.tool.count.reported == 4_452_168_769_536 - 1_446_251_470_848 + 4 * 216_355 * 1536 == 3_007_246_583_808
     assert v.best.tool.stand_in.startswith("SD3-medium {") and "meta only" in v.best.tool.not_run
     assert main(["audit", "SD3-medium 3.0072 TMACs", "--counter", "fvcore_jit"]) == 0
     out = capsys.readouterr().out
@@ -292,8 +335,10 @@ def test_audit_as_a_markdown_table(tmp_path, capsys):
     assert main(["audit", "--file", str(tmp_path / "c.yaml"), "--markdown", "--no-counters"]) == 1
     rows = capsys.readouterr().out.strip().splitlines()
     assert rows[0].startswith("| claim | as written | verdict |") and len(rows) == 3
-    assert rows[2] == ("| xl8 | 14.3 GFLOPs | wrong | FLOPs, attention counted | FLOPs, blocks only (24Td^2 + 4T^2d) | "
-                       "3.279% | 14,784,823,296 FLOPs |")
+    assert rows[2] == (
+        "| xl8 | 14.3 GFLOPs | wrong | FLOPs, attention counted | FLOPs, blocks only (24Td^2 + 4T^2d) | "
+        "3.279% | 14,784,823,296 FLOPs |"
+    )
 
 
 def test_torch_profiler_counts_no_conv3d_and_the_reconciler_names_it():
@@ -305,8 +350,18 @@ def test_torch_profiler_counts_no_conv3d_and_the_reconciler_names_it():
     from flopcheck.counters.pool import Job, run_counters
     from flopcheck.reconciler import reconcile, reference_for
 
-    job = Job.stand_in("Wan2.1-14B", depth=2, hidden_size=64, num_heads=2, mlp_hidden=173, text_tokens=8,
-                       text_dim=32, width=64, height=64, frames=5)
+    job = Job.stand_in(
+        "Wan2.1-14B",
+        depth=2,
+        hidden_size=64,
+        num_heads=2,
+        mlp_hidden=173,
+        text_tokens=8,
+        text_dim=32,
+        width=64,
+        height=64,
+        frames=5,
+    )
     (count,) = run_counters(["torch_profiler"], [job])
     ref = reference_for("Wan2.1-14B", None, "sdpa", 1, tuple(sorted(json.loads(job.overrides).items())))
     r = reconcile(count, ref)

@@ -13,6 +13,7 @@ The verdict is in tiers:
 - `unexplained`: no reading within 10%; `incomplete`: the exact count has ops without a formula.
 Exit 0 for consistent and close: a rounding or a bookkeeping difference is not an error.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
@@ -116,8 +117,9 @@ class Verdict:
         """The scope of the best reading (a counter's: the claim's stated one), 'one forward' when plain."""
         r = self.best.reading if not self.best.tool else None
         c = self.claim
-        words = scope_words(r.batch, r.cfg, r.steps, r.training) if r else scope_words(c.batch, c.cfg, c.steps,
-                                                                                         c.training)
+        words = (
+            scope_words(r.batch, r.cfg, r.steps, r.training) if r else scope_words(c.batch, c.cfg, c.steps, c.training)
+        )
         return " x ".join(words) or "one forward"
 
     @property
@@ -149,16 +151,19 @@ def _backward(claim: Claim, has_pixel: bool) -> BySpace | None:
     latent = training_step(claim.model, get_config(claim.model, **fields)).backward.total
     if not has_pixel:
         return BySpace(latent)
-    return BySpace(latent, training_step(claim.model, get_config(claim.model, space=Space.PIXEL.value,
-                                                                 **fields)).backward.total)
+    return BySpace(
+        latent, training_step(claim.model, get_config(claim.model, space=Space.PIXEL.value, **fields)).backward.total
+    )
 
 
-def _options(claim: Claim, has_per_sample: bool, has_pixel: bool, has_attention: bool = True,
-             exact_step: bool = False) -> list[B.Reading]:
+def _options(
+    claim: Claim, has_per_sample: bool, has_pixel: bool, has_attention: bool = True, exact_step: bool = False
+) -> list[B.Reading]:
     """Readings of this claim: its stated scope fixed, what it leaves unsaid explored (attention left out only
     where the model has attention)."""
     every = B.readings(
-        batches=(claim.batch,), steps=(claim.steps,),
+        batches=(claim.batch,),
+        steps=(claim.steps,),
         cfgs=(True,) if claim.cfg else (False, True),
         trainings=(True,) if claim.training else (False, True),
         pixels=(True,) if claim.space == Space.PIXEL else (False, True) if has_pixel else (False,),
@@ -192,8 +197,9 @@ def _same_meaning(a: B.Reading, b: B.Reading) -> bool:
 
 def _count_of(c: Candidate, candidates: list[Candidate]) -> Candidate | None:
     """The count a bookkeeping reading is a variant of: the same unit and scope, attention counted, no norms."""
-    plain = replace(c.reading, norms=0, coverage=B.Coverage.FULL if c.reading.coverage in SHORTCUTS
-                    else c.reading.coverage)
+    plain = replace(
+        c.reading, norms=0, coverage=B.Coverage.FULL if c.reading.coverage in SHORTCUTS else c.reading.coverage
+    )
     return next((x for x in candidates if x.explanation and x.reading == plain), None)
 
 
@@ -213,8 +219,15 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
     """The claim's tier against its readings, by the reading's category and its relative distance."""
     counts = [c for c in candidates if not c.bookkeeping and (c.tool or c.reading.causes(stated) <= MAX_CAUSES)]
     counts = counts or [c for c in candidates if not c.bookkeeping]
-    simplest = lambda c: (c.tool is not None, c.reading.causes(stated),  # noqa: E731
-                          c.tool is not None and c.tool.path == "fused attention", c.distance)
+
+    def simplest(c: Candidate) -> tuple:
+        return (
+            c.tool is not None,
+            c.reading.causes(stated),
+            c.tool is not None and c.tool.path == "fused attention",
+            c.distance,
+        )
+
     fitting = sorted((c for c in counts if c.fit(claim)), key=simplest)
     if fitting:
         formula = [c for c in fitting if not c.tool]
@@ -222,11 +235,18 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
         tools = [c for c in fitting if c.tool]
         # another meaning of the same digits, as simple or nearly: said (an alias that is always equal, MACs x CFG
         # for FLOPs, or QK^T-only x CFG for attention, is not a second meaning)
-        also = [c for c in formula[1:] if not _same_meaning(c.reading, best.reading) and c.value != best.value
-                and c.reading.causes(stated) <= best.reading.causes(stated) + 1]
+        also = [
+            c
+            for c in formula[1:]
+            if not _same_meaning(c.reading, best.reading)
+            and c.value != best.value
+            and c.reading.causes(stated) <= best.reading.causes(stated) + 1
+        ]
         return Judgement(Tier.CONSISTENT, best, tools=tuple(tools), also=tuple(also))
-    shortcuts = sorted((c for c in candidates if c.bookkeeping and c.fit(claim)
-                        and c.reading.causes(stated) <= MAX_CAUSES), key=simplest)
+    shortcuts = sorted(
+        (c for c in candidates if c.bookkeeping and c.fit(claim) and c.reading.causes(stated) <= MAX_CAUSES),
+        key=simplest,
+    )
     for cause in shortcuts:  # the digits match a bookkeeping variant of a count: judged against that count
         base = _count_of(cause, candidates)
         if base is not None:
@@ -238,8 +258,11 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
     tool = min((c for c in counts if c.tool), key=lambda c: c.relative, default=None)
     if nearest.relative > CLOSE_LIMIT and tool is not None and tool.relative <= CLOSE_LIMIT:
         nearest = tool
-    near_variant = min((c for c in candidates if c.bookkeeping and c.reading.causes(stated) <= MAX_CAUSES),
-                       key=lambda c: c.relative, default=None)
+    near_variant = min(
+        (c for c in candidates if c.bookkeeping and c.reading.causes(stated) <= MAX_CAUSES),
+        key=lambda c: c.relative,
+        default=None,
+    )
     cause = None
     if near_variant is not None and near_variant.relative < nearest.relative:  # likely that variant, inputs rounded
         base = _count_of(near_variant, candidates)
@@ -276,8 +299,9 @@ def _inputs(claim: Claim, measured) -> str:
     cfg = get_config(claim.model, **fields)
     w, h = cfg.resolution if isinstance(cfg.resolution, tuple) else (cfg.resolution, cfg.resolution)
     frames = f" x {cfg.frames} frames" if getattr(cfg, "video", False) else ""
-    return f"{w}x{h} px{frames}" + (f", latent {cfg.input_size}x{cfg.input_size}"
-                                     if isinstance(getattr(cfg, "input_size", None), int) else "")
+    return f"{w}x{h} px{frames}" + (
+        f", latent {cfg.input_size}x{cfg.input_size}" if isinstance(getattr(cfg, "input_size", None), int) else ""
+    )
 
 
 def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None) -> Verdict:
@@ -297,12 +321,21 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     has_per_sample = kinds.get(Kind.PER_SAMPLE, 0) > 0 and tokens.max() > 1  # T = 1: per token is per sample
     has_attention = kinds.get(Kind.ATTN_SCORE, 0) + kinds.get(Kind.ATTN_VALUE, 0) > 0
     backward = _backward(claim, pixel is not None)
-    explanations = [B.explain(r, latent, pixel, tokens, norms, backward)
-                    for r in _options(claim, has_per_sample, pixel is not None, has_attention, backward is not None)]
+    explanations = [
+        B.explain(r, latent, pixel, tokens, norms, backward)
+        for r in _options(claim, has_per_sample, pixel is not None, has_attention, backward is not None)
+    ]
     explanations = [e for e in explanations if e.flops > 0]  # a reading of nothing (no block linears in a ResNet)
-    stated = B.Reading(unit=claim.label_unit, coverage=B.Coverage.FULL, batch=claim.batch, cfg=claim.cfg,
-                       steps=claim.steps, training=claim.training, pixel=claim.space == Space.PIXEL,
-                       exact_step=backward is not None)
+    stated = B.Reading(
+        unit=claim.label_unit,
+        coverage=B.Coverage.FULL,
+        batch=claim.batch,
+        cfg=claim.cfg,
+        steps=claim.steps,
+        training=claim.training,
+        pixel=claim.space == Space.PIXEL,
+        exact_step=backward is not None,
+    )
     values = [Decimal(e.value.numerator) / Decimal(e.value.denominator) for e in explanations]
     candidates = [Candidate(v, abs(claim.value - v), e, attention=has_attention) for e, v in zip(explanations, values)]
     tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)
@@ -310,20 +343,42 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     j = _judge(claim, candidates, stated)
     best, cause = j.best, j.cause
     shown = {id(best), *(id(c) for c in (cause, *j.tools, *j.also) if c is not None)}
-    runners = sorted((c for c in candidates if id(c) not in shown and not c.tool),
-                     key=lambda c: (c.distance / c.value if c.value else Decimal("Infinity"), c.reading.causes(stated)))
+    runners = sorted(
+        (c for c in candidates if id(c) not in shown and not c.tool),
+        key=lambda c: (c.distance / c.value if c.value else Decimal("Infinity"), c.reading.causes(stated)),
+    )
     seen = {c.value for c in (best, cause) if c is not None}
     runners = [c for c in runners if c.value not in seen and not seen.add(c.value)]  # an alias (MACs x CFG) once
     true = B.explain(stated, latent, pixel, tokens, norms, backward).flops
     if backward is not None:
         reference += " forward + the exact backward on meta"
     return Verdict(  # an incomplete count is only a lower bound: no reading of it can vouch for a number
-        claim=claim, verdict=Tier.INCOMPLETE if ref.incomplete else j.tier, best=_worded(best, claim),
-        runners_up=tuple(runners[:4]), true_flops=true, reference=reference, cause=_worded(cause, claim),
-        tools=tuple(_worded(t, claim) for t in j.tools), also=j.also, inputs=_inputs(claim, measured),
-        notes=tuple(notes), space=(Space.PIXEL if best.reading.pixel else Space.LATENT) if pixel is not None else None,
-        stated=stated, readings=tuple(sorted(tool_candidates, key=lambda c: c.relative)))
+        claim=claim,
+        verdict=Tier.INCOMPLETE if ref.incomplete else j.tier,
+        best=_worded(best, claim),
+        runners_up=tuple(runners[:4]),
+        true_flops=true,
+        reference=reference,
+        cause=_worded(cause, claim),
+        tools=tuple(_worded(t, claim) for t in j.tools),
+        also=j.also,
+        inputs=_inputs(claim, measured),
+        notes=tuple(notes),
+        space=(Space.PIXEL if best.reading.pixel else Space.LATENT) if pixel is not None else None,
+        stated=stated,
+        readings=tuple(sorted(tool_candidates, key=lambda c: c.relative)),
+    )
 
 
-__all__ = ["PASSING", "Candidate", "Claim", "ClaimError", "Judgement", "Verdict", "audit", "load_claims", "parse_claim",
-           "parse_resolution"]
+__all__ = [
+    "PASSING",
+    "Candidate",
+    "Claim",
+    "ClaimError",
+    "Judgement",
+    "Verdict",
+    "audit",
+    "load_claims",
+    "parse_claim",
+    "parse_resolution",
+]

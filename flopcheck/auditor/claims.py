@@ -1,4 +1,5 @@
 """Claims: a published FLOP figure as data, parsed from text like 'DiT-XL/2 118.64 GFLOPs'."""
+
 from __future__ import annotations
 
 import os
@@ -11,10 +12,19 @@ from flopcheck.types import Space, Tier, Unit
 
 PREFIXES = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 # unit labels as people write them -> the unit the label names
-LABELS = {"flop": Unit.FLOP, "flops": Unit.FLOP, "mac": Unit.MAC, "macs": Unit.MAC, "madd": Unit.MAC,
-          "madds": Unit.MAC, "mult-adds": Unit.MAC, "multiply-adds": Unit.MAC}
+LABELS = {
+    "flop": Unit.FLOP,
+    "flops": Unit.FLOP,
+    "mac": Unit.MAC,
+    "macs": Unit.MAC,
+    "madd": Unit.MAC,
+    "madds": Unit.MAC,
+    "mult-adds": Unit.MAC,
+    "multiply-adds": Unit.MAC,
+}
 _NUMBER = re.compile(
-    r"(?:^|\s)(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<prefix>[kKMGTPE]?)(?P<label>[A-Za-z-]*s?)\s*$")
+    r"(?:^|\s)(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*(?P<prefix>[kKMGTPE]?)(?P<label>[A-Za-z-]*s?)\s*$"
+)
 
 
 VERDICTS = tuple(t.value for t in Tier)
@@ -62,15 +72,17 @@ class Claim:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ClaimError(f"{name} must be a whole number >= 1, got {value!r}")
-        if self.frames is not None and (isinstance(self.frames, bool) or not isinstance(self.frames, int)
-                                        or self.frames < 1):
+        if self.frames is not None and (
+            isinstance(self.frames, bool) or not isinstance(self.frames, int) or self.frames < 1
+        ):
             raise ClaimError(f"frames must be a whole number >= 1, got {self.frames!r}")
         for name in ("cfg", "training"):
             if not isinstance(getattr(self, name), bool):
                 raise ClaimError(f"{name} must be true or false, got {getattr(self, name)!r}")
         if self.training and (self.steps > 1 or self.cfg):
-            raise ClaimError("a training step has no sampling steps or CFG: a claim covers either training or "
-                             "generation")
+            raise ClaimError(
+                "a training step has no sampling steps or CFG: a claim covers either training or generation"
+            )
         if self.part not in PARTS:
             raise ClaimError(f"part must be one of {', '.join(PARTS)}, got {self.part!r}")
         if self.expect is not None and self.expect not in VERDICTS:
@@ -99,12 +111,13 @@ def parse_value(text: str) -> tuple[Decimal, str, Unit, Decimal]:
         prefix, label = "", prefix + label
     unit = LABELS.get(label.lower())
     if unit is None:
-        raise ClaimError(f"unknown unit {prefix + label!r} in {text!r}: use FLOPs or MACs "
-                         f"with a K/M/G/T/P prefix")
+        raise ClaimError(f"unknown unit {prefix + label!r} in {text!r}: use FLOPs or MACs with a K/M/G/T/P prefix")
     num = m.group("num")
     if "," in num and not _GROUPED.fullmatch(num.lstrip("-")):
-        raise ClaimError(f"cannot read {num!r} in {text!r}: a comma groups thousands (1,234,567); write decimals "
-                         f"with a point, like 118.64")
+        raise ClaimError(
+            f"cannot read {num!r} in {text!r}: a comma groups thousands (1,234,567); write decimals "
+            f"with a point, like 118.64"
+        )
     num = num.replace(",", "")
     if num.startswith("-") or float(num) == 0:
         raise ClaimError(f"a FLOP count must be positive, got {text.strip()!r}")
@@ -118,8 +131,24 @@ def parse_value(text: str) -> tuple[Decimal, str, Unit, Decimal]:
     return value, prefix + label, unit, precision
 
 
-SCOPE_KEYS = ("resolution", "frames", "steps", "cfg", "training", "batch", "part", "space", "source", "id",
-              "input_shape", "tolerance", "config", "inputs", "expect", "why")  # a Claim's fields past its number
+SCOPE_KEYS = (
+    "resolution",
+    "frames",
+    "steps",
+    "cfg",
+    "training",
+    "batch",
+    "part",
+    "space",
+    "source",
+    "id",
+    "input_shape",
+    "tolerance",
+    "config",
+    "inputs",
+    "expect",
+    "why",
+)  # a Claim's fields past its number
 
 
 def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
@@ -138,7 +167,7 @@ def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
     chosen = model or named
     if not chosen:
         raise ClaimError(f"no model in {text!r}: write 'DiT-XL/2 118.64 GFLOPs' or name the model separately")
-    value, label, unit, precision = parse_value(text.strip()[m.start("num"):])
+    value, label, unit, precision = parse_value(text.strip()[m.start("num") :])
     claim = Claim(text=text.strip(), model=chosen, value=value, label=label, label_unit=unit, precision=precision)
     return replace(claim, **{k: v for k, v in scope.items() if v is not None})
 
@@ -177,12 +206,46 @@ def parse_resolution(text: str | int | None) -> tuple[int, int] | None:
     return sides
 
 
-KEYS = ("id", "model", "claim", "resolution", "frames", "steps", "cfg", "training", "batch", "part", "space",
-        "source", "tolerance", "config", "inputs", "input_shape", "expect", "why")
-_TYPES = {"id": str, "model": str, "claim": (str, int, float), "resolution": (str, int), "frames": int, "steps": int,
-          "cfg": bool, "training": bool, "batch": int, "part": str, "space": str, "source": str,
-          "tolerance": (str, int, float), "config": str, "inputs": str, "input_shape": str, "expect": str,
-          "why": str}
+KEYS = (
+    "id",
+    "model",
+    "claim",
+    "resolution",
+    "frames",
+    "steps",
+    "cfg",
+    "training",
+    "batch",
+    "part",
+    "space",
+    "source",
+    "tolerance",
+    "config",
+    "inputs",
+    "input_shape",
+    "expect",
+    "why",
+)
+_TYPES = {
+    "id": str,
+    "model": str,
+    "claim": (str, int, float),
+    "resolution": (str, int),
+    "frames": int,
+    "steps": int,
+    "cfg": bool,
+    "training": bool,
+    "batch": int,
+    "part": str,
+    "space": str,
+    "source": str,
+    "tolerance": (str, int, float),
+    "config": str,
+    "inputs": str,
+    "input_shape": str,
+    "expect": str,
+    "why": str,
+}
 
 
 def load_claims(path: str) -> list[Claim]:
@@ -206,8 +269,7 @@ def load_claims(path: str) -> list[Claim]:
     finally:
         loader.dispose()
     if not data:
-        raise ClaimError(f"{path}: no claims; write a list of entries like "
-                         f"- {{model: DiT-XL/2, claim: 118.64 GFLOPs}}")
+        raise ClaimError(f"{path}: no claims; write a list of entries like - {{model: DiT-XL/2, claim: 118.64 GFLOPs}}")
     if not isinstance(root, yaml.SequenceNode):
         raise ClaimError(f"{path}:{root.start_mark.line + 1}: a claims file is a list, one claim per entry (- ...)")
     claims, ids = [], {}
@@ -227,8 +289,9 @@ def _entry(path: str, line: int, node, entry) -> Claim:
     import yaml
 
     if not isinstance(node, yaml.MappingNode) or not isinstance(entry, dict):
-        raise ClaimError(f"{path}:{line}: an entry is a mapping with model and claim, like "
-                         f"{{model: DiT-XL/2, claim: 118.64 GFLOPs}}")
+        raise ClaimError(
+            f"{path}:{line}: an entry is a mapping with model and claim, like {{model: DiT-XL/2, claim: 118.64 GFLOPs}}"
+        )
     seen: dict[str, int] = {}
     for key_node, _ in node.value:
         key, at = str(key_node.value), key_node.start_mark.line + 1
@@ -245,8 +308,23 @@ def _entry(path: str, line: int, node, entry) -> Claim:
         if key not in entry:
             raise ClaimError(f"{path}:{line}: the entry has no {key!r} (e.g. model: DiT-XL/2, claim: 118.64 GFLOPs)")
     try:
-        scope = {k: entry.get(k) for k in ("steps", "cfg", "training", "batch", "part", "source", "id", "frames",
-                                           "space", "inputs", "expect", "why")}
+        scope = {
+            k: entry.get(k)
+            for k in (
+                "steps",
+                "cfg",
+                "training",
+                "batch",
+                "part",
+                "source",
+                "id",
+                "frames",
+                "space",
+                "inputs",
+                "expect",
+                "why",
+            )
+        }
         scope["resolution"] = parse_resolution(entry.get("resolution"))
         scope["input_shape"] = parse_shape(entry.get("input_shape"))
         if entry.get("config") is not None:  # a config path is read from the claims file's own folder

@@ -5,6 +5,7 @@ Specs (flopcheck.specs): a reference model name ('DiT-XL/2'), 'timm:NAME', 'torc
 are built and counted exactly on meta in a child process (their code runs there, with a deadline);
 their input comes from the model's own convention or the claim's resolution, frames or input shape.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -42,8 +43,9 @@ def _pixel_and_latent_breakdowns(claim: Claim) -> ClaimReference:
     tokens = BySpace(latent_cfg.tokens, pixel_cfg.tokens)
     # LayerNorm outputs: norm1 and norm2 per block and norm_final, T x d each
     per_token = {"model": 2 * cfg.depth + 1, "block": 2}.get(claim.part, 0) * cfg.hidden_size
-    return ClaimReference(latent, pixel, tokens, BySpace(per_token * tokens.latent, per_token * tokens.pixel),
-                          "formula")
+    return ClaimReference(
+        latent, pixel, tokens, BySpace(per_token * tokens.latent, per_token * tokens.pixel), "formula"
+    )
 
 
 def _latent_breakdowns(claim: Claim) -> ClaimReference:
@@ -75,8 +77,14 @@ def _part(b: Breakdown, part: str, cfg) -> Breakdown:
     if part == "embeddings":
         return replace(b, terms=tuple(t for t in b.terms if t.path in family.embeddings))
     if part == "block":
-        return replace(b, terms=tuple(replace(t, flops=t.flops // cfg.depth, formula=f"({t.formula})/L")
-                                      for t in b.terms if t.path.startswith(family.blocks[0] + ".")))
+        return replace(
+            b,
+            terms=tuple(
+                replace(t, flops=t.flops // cfg.depth, formula=f"({t.formula})/L")
+                for t in b.terms
+                if t.path.startswith(family.blocks[0] + ".")
+            ),
+        )
     raise ClaimError(f"unknown part {part!r}: use model, linear, attention, embeddings or block")
 
 
@@ -84,8 +92,14 @@ def spec_of(claim: Claim):
     """The model spec a claim names, with the input it states (resolution, frames, input shape, config)."""
     from flopcheck.specs import parse
 
-    return parse(claim.model, resolution=claim.resolution, frames=claim.frames, input_shape=claim.input_shape,
-                 config=claim.config, inputs=claim.inputs)
+    return parse(
+        claim.model,
+        resolution=claim.resolution,
+        frames=claim.frames,
+        input_shape=claim.input_shape,
+        config=claim.config,
+        inputs=claim.inputs,
+    )
 
 
 def _spec_breakdowns(claim: Claim, given=None) -> ClaimReference:
@@ -108,22 +122,30 @@ def spec_part(m, part: str) -> Breakdown:
     if part == "model":
         return b
     if part == "embeddings":
-        raise ClaimError(f"part 'embeddings' applies to the reference models; {m.text} has no hand formula to "
-                         f"name its embedding terms: claim the model, linear, attention or block")
+        raise ClaimError(
+            f"part 'embeddings' applies to the reference models; {m.text} has no hand formula to "
+            f"name its embedding terms: claim the model, linear, attention or block"
+        )
     if part in ("linear", "block") and not m.blocks:
-        raise ClaimError(f"part {part!r}: {m.text} has no repeated blocks (no list of two or more modules of one "
-                         f"class): claim the whole model")
+        raise ClaimError(
+            f"part {part!r}: {m.text} has no repeated blocks (no list of two or more modules of one "
+            f"class): claim the whole model"
+        )
     if part == "linear":
         return replace(b, terms=tuple(t for t in b.terms if t.kind is Kind.LINEAR and m.in_blocks(t.path)))
     if part == "attention":
         terms = tuple(t for t in b.terms if t.kind in ATTENTION_KINDS)
         if not terms:
-            raise ClaimError(f"part 'attention': {m.text} computes no attention (no QK^T or attn@V in its exact "
-                             f"count): claim the model, or its linears")
+            raise ClaimError(
+                f"part 'attention': {m.text} computes no attention (no QK^T or attn@V in its exact "
+                f"count): claim the model, or its linears"
+            )
         return replace(b, terms=terms)
     if len(m.blocks) > 1:
-        raise ClaimError(f"part 'block' is ambiguous for {m.text}: it has {len(m.blocks)} block lists ({blocks}); "
-                         f"claim the model, linear or attention")
+        raise ClaimError(
+            f"part 'block' is ambiguous for {m.text}: it has {len(m.blocks)} block lists ({blocks}); "
+            f"claim the model, linear or attention"
+        )
     return replace(b, terms=_one_block(m.blocks[0], b.terms, m.text))
 
 
@@ -133,11 +155,13 @@ def _one_block(blocks, terms: tuple[Term, ...], model: str) -> tuple[Term, ...]:
     inside = [t for t in terms if t.path.startswith(blocks.path + ".")]
     per_index: dict[str, int] = {}
     for t in inside:
-        index = t.path[len(blocks.path) + 1:].split(".")[0]
+        index = t.path[len(blocks.path) + 1 :].split(".")[0]
         per_index[index] = per_index.get(index, 0) + t.flops
     if "*" not in per_index and len(set(per_index.values())) > 1:
-        raise ClaimError(f"part 'block': the {blocks.count} blocks of {model}'s {blocks.path} differ in FLOPs "
-                         f"({min(per_index.values()):,} to {max(per_index.values()):,}): claim the model")
+        raise ClaimError(
+            f"part 'block': the {blocks.count} blocks of {model}'s {blocks.path} differ in FLOPs "
+            f"({min(per_index.values()):,} to {max(per_index.values()):,}): claim the model"
+        )
     if "*" not in per_index:  # one block's terms, named as the first block
         first = next(iter(per_index))
         return tuple(t for t in inside if t.path.startswith(f"{blocks.path}.{first}."))

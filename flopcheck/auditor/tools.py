@@ -7,6 +7,7 @@ model has a switch (the reference models' `attn`, timm's fused-attention switch)
 cached on disk, keyed by the counter's adapter source, its library's version and the job, so a claims
 file audits fast the second time; `FLOPCHECK_CACHE` names the folder ('off': no disk cache).
 """
+
 from __future__ import annotations
 
 import json
@@ -18,6 +19,7 @@ from typing import Any
 from flopcheck.auditor.claims import Claim
 from flopcheck.cache import COUNTS, FINGERPRINTS, count_key
 from flopcheck.types import Count, Unit
+
 
 @dataclass(frozen=True)
 class ToolReading:
@@ -55,8 +57,10 @@ class ToolReading:
         where = f" on {self.path}" if self.path else ""
         scope = f" x {self.factor}" if self.factor > 1 else ""
         if self.stand_in:
-            return (f"what {self.tool} would report{where}{scope} by its convention, carried from its count on the "
-                    f"stand-in {self.stand_in} ({self.not_run})")
+            return (
+                f"what {self.tool} would report{where}{scope} by its convention, carried from its count on the "
+                f"stand-in {self.stand_in} ({self.not_run})"
+            )
         return f"what {self.tool} reports{where}{scope}"
 
 
@@ -76,8 +80,10 @@ def jobs_of(claim: Claim, named: bool = False) -> tuple[list, str]:
     if jobs and not named:
         flops = _forward_flops(claim)
         if flops > REAL_TENSOR_LIMIT:
-            return [], (f"one forward is {flops / 1e9:,.0f} GFLOPs, which most counters execute on real tensors on "
-                        f"the CPU: name them to run them (--counter NAME)")
+            return [], (
+                f"one forward is {flops / 1e9:,.0f} GFLOPs, which most counters execute on real tensors on "
+                f"the CPU: name them to run them (--counter NAME)"
+            )
     return jobs, why
 
 
@@ -186,10 +192,16 @@ def _small_text_model(cfg) -> list[tuple[str, dict]]:
     (its MLP ratio kept), 8 text tokens of width 32, a 4 x 4 token grid (2 latent frames for video); fused
     attention, its only path."""
     d = 64
-    fields = {"depth": 2, "hidden_size": d, "num_heads": 2, "mlp_hidden": round(d * cfg.mlp_hidden / cfg.hidden_size),
-              "text_tokens": 8, "text_dim": 32,
-              "width": cfg.vae_stride[2] * cfg.patch[2] * STAND_IN_SIDE,
-              "height": cfg.vae_stride[1] * cfg.patch[1] * STAND_IN_SIDE}
+    fields = {
+        "depth": 2,
+        "hidden_size": d,
+        "num_heads": 2,
+        "mlp_hidden": round(d * cfg.mlp_hidden / cfg.hidden_size),
+        "text_tokens": 8,
+        "text_dim": 32,
+        "width": cfg.vae_stride[2] * cfg.patch[2] * STAND_IN_SIDE,
+        "height": cfg.vae_stride[1] * cfg.patch[1] * STAND_IN_SIDE,
+    }
     optional = {"single_depth": 1, "refiner_depth": 1, "pooled_dim": 16, "time_embed_dim": 32}
     fields.update({k: v for k, v in optional.items() if getattr(cfg, k)})
     if cfg.video:
@@ -209,8 +221,9 @@ def stand_ins(claim: Claim) -> list:
     if claim.part != "model" or claim.space == "pixel" or not is_reference(claim.model):
         return []
     cfg = get_config(claim.model)
-    return [Job.stand_in(claim.model, attn, **fields)
-            for attn, fields in STAND_INS.get(cfg.family, _small_text_model)(cfg)]
+    return [
+        Job.stand_in(claim.model, attn, **fields) for attn, fields in STAND_INS.get(cfg.family, _small_text_model)(cfg)
+    ]
 
 
 def _model_reference(claim: Claim, attn: str):
@@ -247,8 +260,9 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
     out, notes = [], [f"counters not run on the model: {why}; each one's convention is carried from a stand-in"]
     for job in jobs:
         resolved = job.resolved()
-        small = reference_for(job.model, resolved["input_size"], job.attn, 1,
-                              tuple(sorted(json.loads(job.overrides).items())))
+        small = reference_for(
+            job.model, resolved["input_size"], job.attn, 1, tuple(sorted(json.loads(job.overrides).items()))
+        )
         model = _model_reference(claim, job.attn)
         for name in executing:
             c = COUNTS.get(count_key(name, resolved))
@@ -259,16 +273,40 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
             got = carried(rec, small, model)
             if got.flops is None or got.uncertain * MAX_UNCERTAIN > abs(got.flops):
                 where = f" ({_path_words(job, True)})" if len(jobs) > 1 else ""
-                notes.append(f"{name}{where}: not carried to the model: " + (got.why or (
-                    f"{got.uncertain:,} FLOPs of it are carried at a mixed rate (elementwise or per-parameter work, "
-                    f"whose mix of ops changes with size), over 1/{MAX_UNCERTAIN} of the {got.flops:,} carried")))
+                notes.append(
+                    f"{name}{where}: not carried to the model: "
+                    + (
+                        got.why
+                        or (
+                            f"{got.uncertain:,} FLOPs of it are carried at a mixed rate "
+                            "(elementwise or per-parameter work, "
+                            f"whose mix of ops changes with size), over 1/{MAX_UNCERTAIN} of the {got.flops:,} carried"
+                        )
+                    )
+                )
                 continue
-            count = replace(c, model=claim.model, input_size=None,
-                            reported=got.flops / c.unit.flops_per_unit, flops=got.flops, detail=(), skipped=(),
-                            time_s=None, peak_rss_mb=None)
-            out.append(ToolReading(count, factor, _path_words(job, len(jobs) > 1), stand_in=job.label,
-                                   not_run=_short(why), uncertain=got.uncertain,
-                                   words=_fingerprint_words(c, small, rec)))
+            count = replace(
+                c,
+                model=claim.model,
+                input_size=None,
+                reported=got.flops / c.unit.flops_per_unit,
+                flops=got.flops,
+                detail=(),
+                skipped=(),
+                time_s=None,
+                peak_rss_mb=None,
+            )
+            out.append(
+                ToolReading(
+                    count,
+                    factor,
+                    _path_words(job, len(jobs) > 1),
+                    stand_in=job.label,
+                    not_run=_short(why),
+                    uncertain=got.uncertain,
+                    words=_fingerprint_words(c, small, rec),
+                )
+            )
     return out, sorted(set(notes))
 
 
@@ -280,8 +318,8 @@ def _short(why: str) -> str:
 def _measure_specs(claims: list[Claim]) -> None:
     """The exact counts of the claims' specs (and of their explicit-attention twins), in as few children as can be."""
     from flopcheck.auditor.models import spec_of
-    from flopcheck.specs.child import measure_all
     from flopcheck.specs import is_reference
+    from flopcheck.specs.child import measure_all
 
     specs = []
     for claim in claims:
@@ -319,8 +357,9 @@ def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolRea
     return out, sorted(set(notes))
 
 
-def readings_of_counts(claim: Claim, counts: list, path: str = "", reference: Any = None
-                       ) -> tuple[list[ToolReading], list[str]]:
+def readings_of_counts(
+    claim: Claim, counts: list, path: str = "", reference: Any = None
+) -> tuple[list[ToolReading], list[str]]:
     """Counts made on the claim's model as its readings at the claim's stated scope (batch x CFG x steps x 3 for
     training), and one line per count that gave none; `reference`: what each is reconciled against."""
     factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
@@ -341,8 +380,16 @@ def fingerprint(t: ToolReading, claim: Claim) -> str:
 
     if t.words:
         return t.words
-    key = count_key(t.count.counter, {"model": t.count.model, "attn": t.count.attn, "input": t.count.input_size,
-                                 "claim": claim.model, "resolution": claim.resolution})
+    key = count_key(
+        t.count.counter,
+        {
+            "model": t.count.model,
+            "attn": t.count.attn,
+            "input": t.count.input_size,
+            "claim": claim.model,
+            "resolution": claim.resolution,
+        },
+    )
     if key in FINGERPRINTS:
         return FINGERPRINTS.get(key)
     try:
@@ -360,8 +407,12 @@ def _fingerprint_words(count: Count, ref, r) -> str:
     from flopcheck.types import ATTENTION_KINDS
 
     findings = [f for f in r.findings if K.of(f) is not K.MAC_CONVENTION and f.delta]
-    attention = [] if any(K.of(f).attention is not None or K.of(f) is K.QK_MISSING for f in findings) \
-        or not any(k in ATTENTION_KINDS for k in ref.formula.by_kind()) else ["attention counted"]
+    attention = (
+        []
+        if any(K.of(f).attention is not None or K.of(f) is K.QK_MISSING for f in findings)
+        or not any(k in ATTENTION_KINDS for k in ref.formula.by_kind())
+        else ["attention counted"]
+    )
     words = [count.unit.value + "s", *attention] + [_words(f, count.unit, ref) for f in findings]
     if r.residual:
         words.append(f"{r.residual:+,} FLOPs unexplained")

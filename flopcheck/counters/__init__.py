@@ -7,6 +7,7 @@ Importing this package imports every counter module here (they import no torch a
 library until `run`), then the plugin modules (flopcheck.plugins): a counter from elsewhere is one file.
 The worker pool (pool.py, worker.py) runs them, each count in its own forked process.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -40,9 +41,16 @@ class CounterSpec:
 
     def payload(self) -> dict:
         """What a worker process needs to load and run it, JSON-ready."""
-        return {"name": self.name, "module": self.module, "function": self.function, "library": self.library,
-                "import_name": self.import_name or self.library, "unit": self.unit.value, "install": self.install,
-                "on_meta": self.on_meta}
+        return {
+            "name": self.name,
+            "module": self.module,
+            "function": self.function,
+            "library": self.library,
+            "import_name": self.import_name or self.library,
+            "unit": self.unit.value,
+            "install": self.install,
+            "on_meta": self.on_meta,
+        }
 
 
 COUNTERS: dict[str, CounterSpec] = {}
@@ -63,8 +71,18 @@ def counter(name: str, *, library: str, unit: Unit, install: str, convention: st
     """Decorator: the function is the adapter of counter `name` (`options`: CounterSpec's other fields)."""
 
     def wrap(run: Callable) -> Callable:
-        add_counter(CounterSpec(name=name, module=run.__module__, function=run.__name__, library=library, unit=unit,
-                             install=install, convention=convention, **options))
+        add_counter(
+            CounterSpec(
+                name=name,
+                module=run.__module__,
+                function=run.__name__,
+                library=library,
+                unit=unit,
+                install=install,
+                convention=convention,
+                **options,
+            )
+        )
         return run
 
     return wrap
@@ -85,4 +103,3 @@ from flopcheck import plugins  # noqa: E402  (after the built-ins: a plugin may 
 
 plugins.load()
 REQUIRED = tuple(n for n, s in COUNTERS.items() if s.required)  # the card's: a number or a named error, always
-

@@ -1,4 +1,5 @@
 """What an adapter returns, and the helpers adapters share to rebuild what a library skipped."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -8,8 +9,19 @@ from dataclasses import dataclass, field
 from flopcheck.types import Item, Mechanism, Skip, Unit, Work
 
 # module types that only hold other modules, or compute nothing in eval: never worth listing as skipped
-CONTAINERS = frozenset({"Sequential", "ModuleList", "ModuleDict", "Identity", "Dropout", "Dropout1d", "Dropout2d",
-                        "Dropout3d", "AlphaDropout"})
+CONTAINERS = frozenset(
+    {
+        "Sequential",
+        "ModuleList",
+        "ModuleDict",
+        "Identity",
+        "Dropout",
+        "Dropout1d",
+        "Dropout2d",
+        "Dropout3d",
+        "AlphaDropout",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -29,14 +41,31 @@ class Detail:
     unit: Unit
     items: list[Item] = field(default_factory=list)
 
-    def add(self, name: str, reported: float, calls: int = 0, where: Mechanism = Mechanism.OP, type: str = "",
-            in_total: bool = True) -> None:
+    def add(
+        self,
+        name: str,
+        reported: float,
+        calls: int = 0,
+        where: Mechanism = Mechanism.OP,
+        type: str = "",
+        in_total: bool = True,
+    ) -> None:
         flops = int(round(float(reported) * self.unit.flops_per_unit))
         self.items.append(Item(name, float(reported), flops, calls, where, type, in_total))
 
 
-CONVOLUTIONS = frozenset({"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-                          "_convolution", "convolution"})  # the names a convolution reaches a profiler by
+CONVOLUTIONS = frozenset(
+    {
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "_convolution",
+        "convolution",
+    }
+)  # the names a convolution reaches a profiler by
 
 
 def op_category(name: str) -> Work:
@@ -95,8 +124,11 @@ def skipped_ops(calls: dict[str, int], reason: str) -> tuple[Skip, ...]:
 def unhooked_module_types(model, hooked: set, reason: str) -> tuple[Skip, ...]:
     """Module types with no rule in a hook-based counter: what their own forward computes is lost."""
     counts = Counter(type(m) for m in model.modules())
-    return tuple(Skip(t.__name__, n, reason, Mechanism.MODULE, own_forward=True) for t, n in counts.items()
-                 if t not in hooked and t.__name__ not in CONTAINERS)
+    return tuple(
+        Skip(t.__name__, n, reason, Mechanism.MODULE, own_forward=True)
+        for t, n in counts.items()
+        if t not in hooked and t.__name__ not in CONTAINERS
+    )
 
 
 def keyword_inputs(model, inputs: tuple) -> dict:

@@ -5,6 +5,7 @@ Detail: every patched call, by functional name, logged from calflops' own module
 Skipped: the aten ops that ran outside any patched functional (rebuilt by an op recorder that
 notes which ops ran inside a logged call), e.g. '@' and fused attention when it patches neither.
 """
+
 from __future__ import annotations
 
 from flopcheck.counters import counter
@@ -12,15 +13,21 @@ from flopcheck.counters.base import Measurement, read_deepspeed_style, run_logge
 from flopcheck.types import Unit
 
 
-@counter('calflops_hooks', library='calflops', unit=Unit.FLOP, order=9,
-         install="pip install 'flopcheck[calflops]'",
-         convention='calflops.calculate_flops returns (flops, macs, params); flops = 2 x macs',
-         reader=read_deepspeed_style)
+@counter(
+    "calflops_hooks",
+    library="calflops",
+    unit=Unit.FLOP,
+    order=9,
+    install="pip install 'flopcheck[calflops]'",
+    convention="calflops.calculate_flops returns (flops, macs, params); flops = 2 x macs",
+    reader=read_deepspeed_style,
+)
 def run(model, inputs) -> Measurement:
     from calflops import calculate_flops, calculate_pipline
 
     def call():
-        return calculate_flops(model, args=list(inputs), print_results=False, print_detailed=False,
-                               output_as_string=False)[0]
+        return calculate_flops(
+            model, args=list(inputs), print_results=False, print_detailed=False, output_as_string=False
+        )[0]
 
     return run_logged(calculate_pipline, call, "no calflops patch covers it: counted 0")

@@ -4,6 +4,7 @@ per module. It returns (flops, macs, params); the FLOPs figure is reported.
 Detail: every patched call, by functional name, logged from DeepSpeed's own module stack.
 Skipped: the aten ops that ran outside any patched functional (rebuilt by an op recorder).
 """
+
 from __future__ import annotations
 
 from flopcheck.counters import counter
@@ -11,10 +12,15 @@ from flopcheck.counters.base import Measurement, read_deepspeed_style, run_logge
 from flopcheck.types import Unit
 
 
-@counter('deepspeed_profiler', library='deepspeed', unit=Unit.FLOP, order=10,
-         install='pip install --no-build-isolation deepspeed',
-         convention='deepspeed get_model_profile returns (flops, macs, params); flops = 2 x macs',
-         reader=read_deepspeed_style)
+@counter(
+    "deepspeed_profiler",
+    library="deepspeed",
+    unit=Unit.FLOP,
+    order=10,
+    install="pip install --no-build-isolation deepspeed",
+    convention="deepspeed get_model_profile returns (flops, macs, params); flops = 2 x macs",
+    reader=read_deepspeed_style,
+)
 def run(model, inputs) -> Measurement:
     from deepspeed.profiling.flops_profiler import get_model_profile, profiler
 

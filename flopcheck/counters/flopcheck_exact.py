@@ -4,6 +4,7 @@ Detail: FLOPs per module path (ModuleList indices as '*'), attention split into 
 each item's kind in its `type`. Skipped: nothing is skipped in silence; the ops it has no formula
 for (norms, elementwise, bias adds, ...) are listed with the elements they wrote.
 """
+
 from __future__ import annotations
 
 from flopcheck.counters import counter
@@ -12,11 +13,17 @@ from flopcheck.reconciler.classify import by_kind
 from flopcheck.types import Mechanism, Skip, Unit, Work
 
 
-@counter('flopcheck_exact', library='flopcheck', unit=Unit.FLOP, order=0,
-         install='pip install flopcheck',
-         convention='flopcheck: FLOPs, 2 per multiply-add, every matmul-class op and SDPA kernel; the reference, '
-                    'run as a counter',
-         on_meta=True, reader=by_kind)
+@counter(
+    "flopcheck_exact",
+    library="flopcheck",
+    unit=Unit.FLOP,
+    order=0,
+    install="pip install flopcheck",
+    convention="flopcheck: FLOPs, 2 per multiply-add, every matmul-class op and SDPA kernel; the reference, "
+    "run as a counter",
+    on_meta=True,
+    reader=by_kind,
+)
 def run(model, inputs) -> Measurement:
     from flopcheck.exact import count_forward
 
@@ -24,8 +31,11 @@ def run(model, inputs) -> Measurement:
     detail = Detail(Unit.FLOP)
     for term in count.terms():
         detail.add(term.path, term.flops, where=Mechanism.MODULE, type=term.kind.value)
-    skipped = tuple(Skip(category.value, calls, f"no multiply-adds: {elements:,} elements written, counted 0",
-                         Mechanism.OP, category)
-                    for category, (calls, elements) in sorted(count.uncounted_by_category().items())
-                    if category not in (Work.VIEW, Work.CREATION))
+    skipped = tuple(
+        Skip(
+            category.value, calls, f"no multiply-adds: {elements:,} elements written, counted 0", Mechanism.OP, category
+        )
+        for category, (calls, elements) in sorted(count.uncounted_by_category().items())
+        if category not in (Work.VIEW, Work.CREATION)
+    )
     return Measurement(count.total, tuple(detail.items), skipped)

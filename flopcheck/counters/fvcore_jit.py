@@ -3,6 +3,7 @@
 Detail: fvcore's own by_operator() (its op classes: linear, matmul, conv, layer_norm, einsum, ...).
 Skipped: its unsupported_ops(), the ops it traced and had no handle for, each counted 0.
 """
+
 from __future__ import annotations
 
 from flopcheck.counters import counter
@@ -11,10 +12,16 @@ from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
 
 
-@counter('fvcore_jit', library='fvcore', unit=Unit.MAC, order=1,
-         install='pip install fvcore',
-         convention="fvcore docs: 'we count one fused multiply-add as one flop'",
-         required=True, reader=by_op_name)
+@counter(
+    "fvcore_jit",
+    library="fvcore",
+    unit=Unit.MAC,
+    order=1,
+    install="pip install fvcore",
+    convention="fvcore docs: 'we count one fused multiply-add as one flop'",
+    required=True,
+    reader=by_op_name,
+)
 def run(model, inputs) -> Measurement:
     from fvcore.nn import FlopCountAnalysis
 

@@ -5,6 +5,7 @@ Jobs (model, input size, attention path, batch) go to `workers` processes (worke
 parallel, each on cores / workers threads, the largest job first, the next to whichever is free.
 A missing package, a crash, a hang or a dead worker becomes that count's error; the rest go on.
 """
+
 from __future__ import annotations
 
 import json
@@ -34,9 +35,11 @@ def check_executable(model: str) -> None:
     """Counters execute the model on real tensors: a model that exists on meta only is refused, naming the fix."""
     gb = meta_only_gb(model)
     if gb is not None:
-        raise InputError(f"counters execute the model on real tensors, and {model} exists on meta only "
-                         f"({gb:.0f} GB of fp32 weights): use `flopcheck count {model}` or "
-                         f"`flopcheck estimate {model}`")
+        raise InputError(
+            f"counters execute the model on real tensors, and {model} exists on meta only "
+            f"({gb:.0f} GB of fp32 weights): use `flopcheck count {model}` or "
+            f"`flopcheck estimate {model}`"
+        )
 
 
 @dataclass(frozen=True)
@@ -56,8 +59,13 @@ class Job:
     def of_spec(cls, spec, batch: int | None = None) -> Job:
         """The job of a ModelSpec (not a reference name): its options carry its input, and its counts carry the
         batch read from that input (a factory's own inputs have theirs; default: the options' batch)."""
-        return cls(spec.text, None, spec.options.attn or "sdpa", batch or spec.options.batch,
-                   json.dumps(spec.to_dict(), sort_keys=True))
+        return cls(
+            spec.text,
+            None,
+            spec.options.attn or "sdpa",
+            batch or spec.options.batch,
+            json.dumps(spec.to_dict(), sort_keys=True),
+        )
 
     @classmethod
     def stand_in(cls, model: str, attn: str = "sdpa", **overrides) -> Job:
@@ -82,14 +90,25 @@ class Job:
     def resolved(self) -> dict:
         """As the worker takes it, input_size filled in from the model's config (a spec: its options)."""
         if self.spec:
-            return {"model": self.model, "input_size": None, "attn": self.attn, "batch": self.batch,
-                    "spec": json.loads(self.spec)}
+            return {
+                "model": self.model,
+                "input_size": None,
+                "attn": self.attn,
+                "batch": self.batch,
+                "spec": json.loads(self.spec),
+            }
         if not self.overrides:
             check_executable(self.model)
         cfg = self.config()
-        out = {"model": self.label, "input_size": getattr(cfg, "input_size", None), "attn": cfg.attn,
-               "batch": self.batch}
-        return {**out, "build": {"name": self.model, "overrides": json.loads(self.overrides)}} if self.overrides else out
+        out = {
+            "model": self.label,
+            "input_size": getattr(cfg, "input_size", None),
+            "attn": cfg.attn,
+            "batch": self.batch,
+        }
+        return (
+            {**out, "build": {"name": self.model, "overrides": json.loads(self.overrides)}} if self.overrides else out
+        )
 
     def cost(self) -> float:
         """Its expected cost: its FLOPs, explicit attention a little dearer (a spec: unknown, 1)."""
@@ -103,8 +122,17 @@ class Job:
 
 def error_count(spec: CounterSpec, job: dict, message: str) -> Count:
     """A count that came back as an error: the one-line message in place of a number."""
-    return Count(counter=spec.name, library=spec.library, version="unknown", unit=spec.unit, model=job["model"],
-                 input_size=job["input_size"], attn=job["attn"], batch=job["batch"], error=message)
+    return Count(
+        counter=spec.name,
+        library=spec.library,
+        version="unknown",
+        unit=spec.unit,
+        model=job["model"],
+        input_size=job["input_size"],
+        attn=job["attn"],
+        batch=job["batch"],
+        error=message,
+    )
 
 
 @dataclass
@@ -130,16 +158,21 @@ class _Worker(Child):
         self.send(job)
 
 
-def run_jobs(specs: list[CounterSpec], jobs: list[Job], workers: int = 1, timeout_s: float | None = None,
-             paths: tuple[str, ...] = (), progress: Callable[[int, int, Count], None] | None = None) -> Run:
+def run_jobs(
+    specs: list[CounterSpec],
+    jobs: list[Job],
+    workers: int = 1,
+    timeout_s: float | None = None,
+    paths: tuple[str, ...] = (),
+    progress: Callable[[int, int, Count], None] | None = None,
+) -> Run:
     """Every counter on every job: `workers` model-major workers in parallel, the largest job first; each count has
     timeout_s (default: children.deadline_s())."""
     timeout_s = timeout_s or deadline_s()
     resolved = {j: j.resolved() for j in jobs}
     queue = sorted(dict.fromkeys(jobs), key=Job.cost, reverse=True) if len(jobs) > 1 else list(jobs)
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
-    header = {"specs": [s.payload() for s in specs], "timeout_s": timeout_s, "threads": threads,
-              "paths": list(paths)}
+    header = {"specs": [s.payload() for s in specs], "timeout_s": timeout_s, "threads": threads, "paths": list(paths)}
     job_deadline = IMPORT_SLACK_S + timeout_s * len(specs)
     got: dict[tuple, Count] = {}
     total = len(resolved) * len(specs)
@@ -186,16 +219,32 @@ def run_jobs(specs: list[CounterSpec], jobs: list[Job], workers: int = 1, timeou
                 w.kill()
                 lose(w.job, "its worker ran past its deadline and was killed")
                 w.job, w.deadline = None, float("inf")
-    counts = [got.get((r["model"], r["input_size"], r["attn"], r["batch"], s.name)) or error_count(s, r, "no result")
-              for r in resolved.values() for s in specs]
+    counts = [
+        got.get((r["model"], r["input_size"], r["attn"], r["batch"], s.name)) or error_count(s, r, "no result")
+        for r in resolved.values()
+        for s in specs
+    ]
     own = sum(c.time_s or 0.0 for c in counts)
-    stats = {"wall_s": time.perf_counter() - start, "counting_s": own, "build_s": build_s, "workers": workers,
-             "threads": threads, "counts": len(counts), "peak_rss_mb": max((c.peak_rss_mb or 0.0) for c in counts)}
+    stats = {
+        "wall_s": time.perf_counter() - start,
+        "counting_s": own,
+        "build_s": build_s,
+        "workers": workers,
+        "threads": threads,
+        "counts": len(counts),
+        "peak_rss_mb": max((c.peak_rss_mb or 0.0) for c in counts),
+    }
     return Run(counts, stats)
 
 
-def run_counters(names: list[str], jobs: list[Job], timeout_s: float | None = None, paths: tuple[str, ...] = (),
-                 specs: dict[str, CounterSpec] | None = None, workers: int = 1) -> list[Count]:
+def run_counters(
+    names: list[str],
+    jobs: list[Job],
+    timeout_s: float | None = None,
+    paths: tuple[str, ...] = (),
+    specs: dict[str, CounterSpec] | None = None,
+    workers: int = 1,
+) -> list[Count]:
     """Each named counter on every job, counter after counter; unknown names are refused before anything runs."""
     table = specs or COUNTERS
     chosen = [table[n] if n in table else get_spec(n) for n in names]

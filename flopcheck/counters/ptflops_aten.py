@@ -4,6 +4,7 @@ Detail: the global per-op counts of ptflops' own mode, captured from its run. Sk
 that ran outside its formula list (it treats them as zero-ops), recorded by an op recorder
 running beside it. Its addmm and convolution formulas include the bias adds.
 """
+
 from __future__ import annotations
 
 from flopcheck.counters import counter
@@ -23,10 +24,15 @@ def read(count: Count, ref) -> list[Part]:
     return parts
 
 
-@counter('ptflops_aten', library='ptflops', unit=Unit.MAC, order=6,
-         install='pip install ptflops',
-         convention="ptflops get_model_complexity_info(backend='aten'): MACs",
-         reader=read)
+@counter(
+    "ptflops_aten",
+    library="ptflops",
+    unit=Unit.MAC,
+    order=6,
+    install="pip install ptflops",
+    convention="ptflops get_model_complexity_info(backend='aten'): MACs",
+    reader=read,
+)
 def run(model, inputs) -> Measurement:
     from ptflops import aten_engine, get_model_complexity_info
     from ptflops.aten_ops import ATEN_OPS_MAPPING
@@ -43,8 +49,14 @@ def run(model, inputs) -> Measurement:
     try:
         with recording_ops() as seen:
             macs, _params = get_model_complexity_info(
-                model, (1,), input_constructor=lambda _: keyword_inputs(model, inputs), as_strings=False,
-                backend="aten", print_per_layer_stat=False, verbose=False)
+                model,
+                (1,),
+                input_constructor=lambda _: keyword_inputs(model, inputs),
+                as_strings=False,
+                backend="aten",
+                print_per_layer_stat=False,
+                verbose=False,
+            )
     finally:
         aten_engine.FlopCounterMode = original
     if macs is None:

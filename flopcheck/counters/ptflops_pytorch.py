@@ -5,6 +5,7 @@ accumulate_flops reached it: it stops at the first hooked module, so the childre
 container are computed and then left out), and every patched functional call by name.
 Skipped: module types with no hook (their own forward's ops count 0 unless a patched functional runs).
 """
+
 from __future__ import annotations
 
 from collections import defaultdict
@@ -51,14 +52,16 @@ def read(count: Count, ref) -> list[Part]:
         work = layer_work(i)
         if not i.in_total:  # computed, then dropped by accumulate_flops
             if work is Work.LINEAR:
-                parts.append(Part(-ref.per_instance(i.name), i.name, cause=K.HOOKED_CONTAINER_DROPS_CHILDREN,
-                                  counted=False))
+                parts.append(
+                    Part(-ref.per_instance(i.name), i.name, cause=K.HOOKED_CONTAINER_DROPS_CHILDREN, counted=False)
+                )
             continue
         if ref.per_instance(i.name, ("qk", "av")):  # the module computes attention in its own forward
             parts += _attention_rule(i, ref)
         elif work in (Work.LINEAR, Work.CONV):
-            parts += split(i.name, i.flops, [(work, ref.per_instance(i.name)),
-                                             (Work.BIAS, 2 * ref.bias_elements(path=i.name))])
+            parts += split(
+                i.name, i.flops, [(work, ref.per_instance(i.name)), (Work.BIAS, 2 * ref.bias_elements(path=i.name))]
+            )
         else:
             parts += split(i.name, i.flops, [(work, i.flops)])
     return parts
@@ -88,10 +91,15 @@ def _batch(model, inputs: tuple):
     return inputs[0] if len(inputs) == 1 else keyword_inputs(model, inputs)
 
 
-@counter('ptflops_pytorch', library='ptflops', unit=Unit.MAC, order=5,
-         install='pip install ptflops',
-         convention="ptflops get_model_complexity_info(backend='pytorch'): MACs ('Computational complexity: ... GMac')",
-         reader=read)
+@counter(
+    "ptflops_pytorch",
+    library="ptflops",
+    unit=Unit.MAC,
+    order=5,
+    install="pip install ptflops",
+    convention="ptflops get_model_complexity_info(backend='pytorch'): MACs ('Computational complexity: ... GMac')",
+    reader=read,
+)
 def run(model, inputs) -> Measurement:
     from ptflops import get_model_complexity_info, pytorch_engine, pytorch_ops
 
@@ -108,15 +116,24 @@ def run(model, inputs) -> Measurement:
                 hooked.append(path)
                 modules.append((path, m.__flops__ / batch, reached))
 
-    saved = (pytorch_engine.print_model_with_flops, dict(pytorch_ops.FUNCTIONAL_MAPPING),
-             dict(pytorch_ops.TENSOR_OPS_MAPPING))
+    saved = (
+        pytorch_engine.print_model_with_flops,
+        dict(pytorch_ops.FUNCTIONAL_MAPPING),
+        dict(pytorch_ops.TENSOR_OPS_MAPPING),
+    )
     pytorch_engine.print_model_with_flops = capture
     pytorch_ops.FUNCTIONAL_MAPPING.update(_named_handlers(saved[1], functional_calls))
     pytorch_ops.TENSOR_OPS_MAPPING.update(_named_handlers(saved[2], functional_calls))
     try:
         macs, _params = get_model_complexity_info(
-            model, (1,), input_constructor=lambda _: _batch(model, inputs), as_strings=False,
-            backend="pytorch", print_per_layer_stat=True, verbose=False)
+            model,
+            (1,),
+            input_constructor=lambda _: _batch(model, inputs),
+            as_strings=False,
+            backend="pytorch",
+            print_per_layer_stat=True,
+            verbose=False,
+        )
     finally:
         pytorch_engine.print_model_with_flops = saved[0]
         pytorch_ops.FUNCTIONAL_MAPPING.update(saved[1])
@@ -135,7 +152,9 @@ def run(model, inputs) -> Measurement:
     for name, (flops, n) in by_name.items():
         detail.add(name, flops, calls=n, where=Mechanism.FUNCTIONAL)
     hooked_types = set(pytorch_ops.MODULES_MAPPING)
-    skipped = unhooked_module_types(model, hooked_types,
-                                    "no ptflops hook for this module type: its own forward() counts 0 "
-                                    "except patched functionals")
+    skipped = unhooked_module_types(
+        model,
+        hooked_types,
+        "no ptflops hook for this module type: its own forward() counts 0 except patched functionals",
+    )
     return Measurement(macs, tuple(detail.items), skipped, samples_divided=divided[0])

@@ -4,6 +4,7 @@ Detail: the per-module ops thop returns with ret_layer_info=True (modules with a
 Skipped: every module type with no rule, whose own forward's ops thop counts as 0 in silence:
 for DiT that is timm's Attention (QK^T and attn@V), the adaLN modulation and residual arithmetic.
 """
+
 from __future__ import annotations
 
 from flopcheck.counters import counter
@@ -33,10 +34,16 @@ def _walk(tree: dict, prefix: str = ""):
             yield path, ops
 
 
-@counter('thop_hooks', library='thop', unit=Unit.MAC, order=2,
-         install='pip install thop',
-         convention="thop.profile returns MACs (its README: 'macs, params = profile(...)')",
-         required=True, reader=read)
+@counter(
+    "thop_hooks",
+    library="thop",
+    unit=Unit.MAC,
+    order=2,
+    install="pip install thop",
+    convention="thop.profile returns MACs (its README: 'macs, params = profile(...)')",
+    required=True,
+    reader=read,
+)
 def run(model, inputs) -> Measurement:
     import thop
     from thop.profile import register_hooks
@@ -47,6 +54,7 @@ def run(model, inputs) -> Measurement:
     for path, ops in _walk(tree):
         if ops and types.get(path) not in CONTAINERS:
             detail.add(path, ops, where=Mechanism.MODULE, type=types.get(path, ""))
-    skipped = unhooked_module_types(model, set(register_hooks),
-                                    "no thop rule for this module type: its own forward() is counted 0")
+    skipped = unhooked_module_types(
+        model, set(register_hooks), "no thop rule for this module type: its own forward() is counted 0"
+    )
     return Measurement(total, tuple(detail.items), skipped)

@@ -5,6 +5,7 @@ which it counts as 0 with no record; rebuilt by flopcheck's own op recorder runn
 On CPU, fused SDPA runs aten._scaled_dot_product_flash_attention_for_cpu, which torch 2.14's
 registry lacks: the attention disappears.
 """
+
 from __future__ import annotations
 
 from flopcheck.counters import counter
@@ -13,10 +14,16 @@ from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
 
 
-@counter('torch_dispatch', library='torch', unit=Unit.FLOP, order=4,
-         install='pip install torch',
-         convention='torch.utils.flop_counter.FlopCounterMode: FLOPs, 2 per multiply-add',
-         required=True, reader=by_op_name)
+@counter(
+    "torch_dispatch",
+    library="torch",
+    unit=Unit.FLOP,
+    order=4,
+    install="pip install torch",
+    convention="torch.utils.flop_counter.FlopCounterMode: FLOPs, 2 per multiply-add",
+    required=True,
+    reader=by_op_name,
+)
 def run(model, inputs) -> Measurement:
     from torch.utils.flop_counter import FlopCounterMode, flop_registry
 

@@ -4,6 +4,7 @@ Reported: the sum of `flops` over key_averages(), as people read it. Detail: tho
 Skipped: ops whose whole subtree of events carries no FLOPs (outside the profiler's list), named
 at the outermost such op: on CPU, fused SDPA (scaled_dot_product_attention) is one of them.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -38,10 +39,16 @@ def _uncounted_roots(events) -> Counter:
     return found
 
 
-@counter('torch_profiler', library='torch', unit=Unit.FLOP, order=3,
-         install='pip install torch',
-         convention='torch.profiler with_flops=True: FLOPs, 2 per multiply-add, for a fixed list of ops',
-         required=True, reader=by_op_name)
+@counter(
+    "torch_profiler",
+    library="torch",
+    unit=Unit.FLOP,
+    order=3,
+    install="pip install torch",
+    convention="torch.profiler with_flops=True: FLOPs, 2 per multiply-add, for a fixed list of ops",
+    required=True,
+    reader=by_op_name,
+)
 def run(model, inputs) -> Measurement:
     from torch.profiler import ProfilerActivity, profile
 

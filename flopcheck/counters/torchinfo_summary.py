@@ -5,6 +5,7 @@ params x batch, so a per-token Linear is counted once per sample, not once per t
 Detail: every leaf layer with mult-adds. Skipped: leaf layers without weights, and module types
 whose own forward computes (attention's matmuls, modulation), which it never sees.
 """
+
 from __future__ import annotations
 
 from collections import Counter
@@ -26,13 +27,19 @@ def read(count: Count, ref) -> list[Part]:
         work = layer_work(i)
         weights, bias = ref.weights(i.name)
         if work is Work.CONV:
-            parts += split(i.name, i.flops, [(Work.CONV, ref.per_instance(i.name)),
-                                             (Work.BIAS, 2 * ref.bias_elements(path=i.name))])
+            parts += split(
+                i.name,
+                i.flops,
+                [(Work.CONV, ref.per_instance(i.name)), (Work.BIAS, 2 * ref.bias_elements(path=i.name))],
+            )
         elif work is Work.LINEAR:
             n, exact = ref.leading(i.name), ref.per_instance(i.name)
             per_sample = 2 * n * weights - exact  # weights x batch, in place of the per-token work
-            parts += split(i.name, i.flops, [(Work.LINEAR, exact), (K.PER_TOKEN_COUNTED_PER_SAMPLE, per_sample),
-                                             (Work.BIAS, 2 * n * bias)])
+            parts += split(
+                i.name,
+                i.flops,
+                [(Work.LINEAR, exact), (K.PER_TOKEN_COUNTED_PER_SAMPLE, per_sample), (Work.BIAS, 2 * n * bias)],
+            )
         else:
             parts += split(i.name, i.flops, [(work, i.flops)])
     return parts
@@ -46,10 +53,15 @@ def _path(layer) -> str:
     return ".".join(reversed(parts))
 
 
-@counter('torchinfo_summary', library='torchinfo', unit=Unit.MAC, order=8,
-         install='pip install torchinfo',
-         convention="torchinfo summary: 'Total mult-adds'",
-         reader=read)
+@counter(
+    "torchinfo_summary",
+    library="torchinfo",
+    unit=Unit.MAC,
+    order=8,
+    install="pip install torchinfo",
+    convention="torchinfo summary: 'Total mult-adds'",
+    reader=read,
+)
 def run(model, inputs) -> Measurement:
     from torchinfo import summary
 
@@ -66,7 +78,9 @@ def run(model, inputs) -> Measurement:
             own_forward[layer.class_name] += 1
     skipped = tuple(
         [Skip(t, n, "leaf layer without weights: counted 0", Mechanism.MODULE) for t, n in sorted(no_weights.items())]
-        + [Skip(t, n, "not a leaf: what its own forward() computes is not counted", Mechanism.MODULE, own_forward=True)
-           for t, n in sorted(own_forward.items())]
+        + [
+            Skip(t, n, "not a leaf: what its own forward() computes is not counted", Mechanism.MODULE, own_forward=True)
+            for t, n in sorted(own_forward.items())
+        ]
     )
     return Measurement(stats.total_mult_adds, tuple(detail.items), skipped)

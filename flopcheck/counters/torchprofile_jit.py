@@ -3,6 +3,7 @@
 Detail: its per-node MACs (reduction=None), summed per operator. Skipped: ops it warned it has no
 handler for, and ops it recognises as zero MACs although they compute (add, softmax, gelu, ...).
 """
+
 from __future__ import annotations
 
 import warnings
@@ -14,10 +15,15 @@ from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
 
 
-@counter('torchprofile_jit', library='torchprofile', unit=Unit.MAC, order=7,
-         install='pip install torchprofile',
-         convention='torchprofile.profile_macs: multiply-accumulate operations',
-         reader=by_op_name)
+@counter(
+    "torchprofile_jit",
+    library="torchprofile",
+    unit=Unit.MAC,
+    order=7,
+    install="pip install torchprofile",
+    convention="torchprofile.profile_macs: multiply-accumulate operations",
+    reader=by_op_name,
+)
 def run(model, inputs) -> Measurement:
     import torchprofile.profile as tp
     from torchprofile.handlers import HANDLER_MAP
@@ -45,8 +51,10 @@ def run(model, inputs) -> Measurement:
     for op, (macs, n) in by_op.items():
         detail.add(op, macs, calls=n)
     unhandled = Counter(n.operator for n in graphs[-1].nodes if n.operator not in HANDLER_MAP)
-    zeroed = Counter(n.operator for n in graphs[-1].nodes
-                     if n.operator in HANDLER_MAP and HANDLER_MAP[n.operator] is None)
-    skipped = (skipped_ops(dict(unhandled), "no torchprofile handler: skipped")
-               + skipped_ops(dict(zeroed), "torchprofile counts it as 0 MACs"))
+    zeroed = Counter(
+        n.operator for n in graphs[-1].nodes if n.operator in HANDLER_MAP and HANDLER_MAP[n.operator] is None
+    )
+    skipped = skipped_ops(dict(unhandled), "no torchprofile handler: skipped") + skipped_ops(
+        dict(zeroed), "torchprofile counts it as 0 MACs"
+    )
     return Measurement(sum(per_node.values()), tuple(detail.items), skipped)

@@ -9,13 +9,14 @@ model's construction is paid once per model, not once per counter. A counter tha
 (`on_meta`) counts a model built on meta. The parent runs on one thread, never a parallel region, so
 forking stays safe; each child counts on the header's threads.
 """
+
 from __future__ import annotations
 
 import importlib
-import math
 import importlib.metadata
 import importlib.util
 import json
+import math
 import os
 import sys
 import time
@@ -72,8 +73,13 @@ def timed_run(run, model, inputs) -> dict:
         start = time.perf_counter()
         m = run(model, inputs)
         elapsed = time.perf_counter() - start
-    return {"reported": m.reported, "detail": [asdict(i) for i in m.detail],
-            "skipped": [asdict(s) for s in m.skipped], "time_s": elapsed, "samples_divided": m.samples_divided}
+    return {
+        "reported": m.reported,
+        "detail": [asdict(i) for i in m.detail],
+        "skipped": [asdict(s) for s in m.skipped],
+        "time_s": elapsed,
+        "samples_divided": m.samples_divided,
+    }
 
 
 def load_adapter(spec: dict):
@@ -85,6 +91,7 @@ def load_adapter(spec: dict):
         run = getattr(importlib.import_module(spec["module"]), spec["function"])
         importlib.import_module(spec["import_name"])
         import reference_models.dit  # noqa: F401  (torch and timm, once)
+
         return run, None
     except Exception as err:
         return None, f"import failed: {one_line(err)}"
@@ -98,17 +105,34 @@ def to_count(base: dict, out: dict) -> Count:
         out = {**out, "error": f"it returned {reported!r}, not a number of {base['unit'].value}s"}
     if "error" in out:
         return Count(**base, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
-    return Count.from_dict({**base, "unit": base["unit"].value, "reported": out["reported"],
-                            "flops": int(round(float(out["reported"]) * base["unit"].flops_per_unit)),
-                            "detail": out["detail"], "skipped": out["skipped"], "time_s": out["time_s"],
-                            "peak_rss_mb": out["peak_rss_mb"], "samples_divided": out.get("samples_divided", 1)})
+    return Count.from_dict(
+        {
+            **base,
+            "unit": base["unit"].value,
+            "reported": out["reported"],
+            "flops": int(round(float(out["reported"]) * base["unit"].flops_per_unit)),
+            "detail": out["detail"],
+            "skipped": out["skipped"],
+            "time_s": out["time_s"],
+            "peak_rss_mb": out["peak_rss_mb"],
+            "samples_divided": out.get("samples_divided", 1),
+        }
+    )
 
 
 def _base(spec: dict, job: dict) -> dict:
     """The fields every count of this counter on this job has, whatever it says."""
-    return dict(counter=spec["name"], library=spec["library"], version=version(spec["library"]),
-                unit=Unit(spec["unit"]), model=job["model"], input_size=job["input_size"], attn=job["attn"],
-                batch=job["batch"], device="meta" if spec.get("on_meta") else "cpu")
+    return dict(
+        counter=spec["name"],
+        library=spec["library"],
+        version=version(spec["library"]),
+        unit=Unit(spec["unit"]),
+        model=job["model"],
+        input_size=job["input_size"],
+        attn=job["attn"],
+        batch=job["batch"],
+        device="meta" if spec.get("on_meta") else "cpu",
+    )
 
 
 def count_one(spec: dict, loaded: tuple, job: dict, built: tuple, timeout_s: float, threads: int = 1) -> Count:
@@ -152,8 +176,11 @@ def main() -> int:
             built, failed = (), str(err) if type(err).__name__ == "SpecError" else one_line(err)
         build_s = time.perf_counter() - start
         for spec, adapter in zip(specs, loaded):
-            count = count_one(spec, adapter, job, built, header["timeout_s"], header.get("threads", 1)) \
-                if failed is None else to_count(_base(spec, job), {"error": failed})
+            count = (
+                count_one(spec, adapter, job, built, header["timeout_s"], header.get("threads", 1))
+                if failed is None
+                else to_count(_base(spec, job), {"error": failed})
+            )
             results.write(json.dumps({**count.to_dict(), "build_s": build_s}) + "\n")
             results.flush()
             build_s = 0.0  # the build is reported once per model

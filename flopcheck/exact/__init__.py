@@ -1,4 +1,5 @@
 """flopcheck's exact count: every op of a forward, attributed to a module path and a kind of term."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -3,6 +3,7 @@
 Imports only the vocabulary, so a formula outside exact/ (custom_ops.py, a plugin's) returns these without importing
 the counter.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -7,13 +7,15 @@ matmuls through data flow (a matmul whose output reaches a softmax is QK^T; a ma
 softmax is attn@V). Ops without a formula are recorded by category with the elements they wrote.
 Runs on meta tensors: shapes are all it reads.
 """
+
 from __future__ import annotations
 
 import fnmatch
 from collections import defaultdict
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from math import prod
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import torch
 from torch import nn
@@ -117,8 +119,9 @@ class ExactCounter(TorchDispatchMode):
 
     supports_higher_order_operators = True  # flex_attention reaches the mode as one higher-order op
 
-    def __init__(self, model: nn.Module | None = None, kind_map: Iterable[tuple[str, str]] = (),
-                 batch: int | None = None):
+    def __init__(
+        self, model: nn.Module | None = None, kind_map: Iterable[tuple[str, str]] = (), batch: int | None = None
+    ):
         super().__init__()
         self.model = model
         self.kind_map = tuple((pattern, Kind(kind)) for pattern, kind in kind_map)
@@ -131,7 +134,7 @@ class ExactCounter(TorchDispatchMode):
         self._leading: dict[str, int] = {}  # exact path -> its module's output's first dimension (first call)
 
     # -- module tracking ------------------------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self) -> ExactCounter:
         _load_plugins()  # a plugin may give a custom operator its formula
         self._flex = _eager_flex_attention(True)
         if self.model is not None:
@@ -140,7 +143,7 @@ class ExactCounter(TorchDispatchMode):
                 self._hooks.append(module.register_forward_hook(lambda m, a, o, f=frame: self._pop(f, o, a)))
         return super().__enter__()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         _eager_flex_attention(self._flex)
         for hook in self._hooks:
             hook.remove()
@@ -151,7 +154,9 @@ class ExactCounter(TorchDispatchMode):
     def _push(self, frame: Frame, args=()) -> None:
         self._stack.append(frame)
 
-    def _pop(self, frame: Frame, out, args=()) -> None:  # returns None: a forward hook's result would replace the output
+    def _pop(
+        self, frame: Frame, out, args=()
+    ) -> None:  # returns None: a forward hook's result would replace the output
         self._stack.pop()
         if isinstance(out, torch.Tensor) and out.dim() > 0:
             self._leading.setdefault(frame.path, int(out.shape[0]))
@@ -201,15 +206,22 @@ class ExactCounter(TorchDispatchMode):
             self._free_matmul(name, frame, parts.flops, args, out)
             return
         for part in parts.parts:
-            kind = part.kind if packet in ATTENTION_OPS else (self._mapped_kind(frame) or part.kind or
-                                                              self._layer_kind(out))
+            kind = (
+                part.kind
+                if packet in ATTENTION_OPS
+                else (self._mapped_kind(frame) or part.kind or self._layer_kind(out))
+            )
             self._events.append(_Event(name, frame, kind, part.suffix, part.flops))
 
     def _layer_kind(self, out) -> Kind:
         """A layer's matmul: per-sample when the batch is known and it wrote one row per sample (an adaLN
         modulation, a timestep MLP, a classifier), else per-token linear."""
-        if self.batch is not None and isinstance(out, torch.Tensor) and out.dim() >= 1 and \
-                prod(out.shape[:-1]) == self.batch:
+        if (
+            self.batch is not None
+            and isinstance(out, torch.Tensor)
+            and out.dim() >= 1
+            and prod(out.shape[:-1]) == self.batch
+        ):
             return Kind.PER_SAMPLE
         return Kind.LINEAR
 
@@ -277,13 +289,20 @@ class ExactCounter(TorchDispatchMode):
             entry[1] += 1
         counted = tuple(OpRecord(p, op, k, f, 0, n) for (p, op, k), (f, n) in summed.items())
         uncounted = tuple(OpRecord(p, op, c, 0, el, n) for (p, op, c), (n, el) in self._uncounted.items())
-        return ExactCount(model=model, attn=attn, device=device, counted=counted, uncounted=uncounted,
-                          leading=dict(self._leading))
+        return ExactCount(
+            model=model, attn=attn, device=device, counted=counted, uncounted=uncounted, leading=dict(self._leading)
+        )
 
 
-def count_forward(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,
-                  kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None, batch: int | None = None,
-                  **labels: str) -> ExactCount:
+def count_forward(
+    module: nn.Module,
+    inputs: tuple = (),
+    forward: Callable | None = None,
+    kind_map: Iterable[tuple[str, str]] = (),
+    kwargs: dict | None = None,
+    batch: int | None = None,
+    **labels: str,
+) -> ExactCount:
     """Run `forward(*inputs, **kwargs)` (default: the module) once under the counter; labels name the result;
     `batch`: samples in the inputs, so a layer writing one row per sample counts as per-sample."""
     with torch.no_grad(), ExactCounter(module, kind_map, batch) as counter:

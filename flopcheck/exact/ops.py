@@ -5,15 +5,16 @@ formula serving several ops. A formula returns `OpCost`: the counted parts (atte
 QK^T and attn@V) and the elements of any bias add it did not count. Ops with no formula here are
 not silently 0: the counter records them by category with the elements they touched.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import prod
-from typing import Callable
 
 import torch
 
 from flopcheck.custom_ops import CUSTOM, register_custom  # noqa: F401  (register_custom: the plugins' door)
-from flopcheck.exact.cost import Piece, OpCost
+from flopcheck.exact.cost import OpCost, Piece
 from flopcheck.types import Kind
 
 aten = torch.ops.aten
@@ -159,8 +160,9 @@ def einsum_flop(equation, operands, *args, out=None, **kwargs) -> OpCost:
 
 
 @op_formula("convolution", "_convolution", "convolution_overrideable")
-def conv_flop(x, w, bias=None, stride=None, padding=None, dilation=None, transposed=False, *args, out=None,
-              **kwargs) -> OpCost:
+def conv_flop(
+    x, w, bias=None, stride=None, padding=None, dilation=None, transposed=False, *args, out=None, **kwargs
+) -> OpCost:
     """Each output (input, if transposed) element is a (C_in/groups * prod(kernel))-long dot product.
 
     w: (C_out, C_in/groups, *kernel), or (C_in, C_out/groups, *kernel) transposed.
@@ -168,7 +170,9 @@ def conv_flop(x, w, bias=None, stride=None, padding=None, dilation=None, transpo
     """
     per_point = prod(_shape(w)[1:])
     points = _numel(x) if transposed else _numel(out)
-    return OpCost((Piece(2 * points * per_point, kind=Kind.CONV),), bias_elements=_numel(out) if bias is not None else 0)
+    return OpCost(
+        (Piece(2 * points * per_point, kind=Kind.CONV),), bias_elements=_numel(out) if bias is not None else 0
+    )
 
 
 @op_formula("cudnn_convolution")
@@ -199,10 +203,9 @@ def _attention(b: int, h: int, tq: int, tk: int, e: int, ev: int) -> OpCost:
 
     Masks (causal or not) are counted dense, as the matmuls they stand for; softmax is not counted.
     """
-    return OpCost((
-        Piece(2 * b * h * tq * tk * e, Kind.ATTN_SCORE, "qk"),
-        Piece(2 * b * h * tq * tk * ev, Kind.ATTN_VALUE, "av"),
-    ))
+    return OpCost(
+        (Piece(2 * b * h * tq * tk * e, Kind.ATTN_SCORE, "qk"), Piece(2 * b * h * tq * tk * ev, Kind.ATTN_VALUE, "av"))
+    )
 
 
 @op_formula(
@@ -253,8 +256,9 @@ def flash_forward_inplace_flop(out_arg, q, k, v, cum_seq_q=None, cum_seq_k=None,
 
 
 @op_formula("_efficient_attention_forward", attention=True)
-def efficient_forward_flop(q, k, v, bias=None, cu_seqlens_q=None, cu_seqlens_k=None, *args, out=None,
-                           **kwargs) -> OpCost:
+def efficient_forward_flop(
+    q, k, v, bias=None, cu_seqlens_q=None, cu_seqlens_k=None, *args, out=None, **kwargs
+) -> OpCost:
     """(query, key, value, bias, cu_seqlens_q, cu_seqlens_k, ...): the offsets come after the bias."""
     return _varlen_or_dense(q, k, v, cu_seqlens_q, cu_seqlens_k)
 
@@ -275,9 +279,12 @@ def _mha_parts(query, key, embed_dim: int) -> list[Piece]:
         raise NotImplementedError("padded (nested) inputs: the tokens per sequence are not in the shapes")
     b, tq, e = _shape(query)
     tk = _shape(key)[1]
-    return [Piece(2 * b * e * e * (tq + 2 * tk), Kind.LINEAR, "in_proj"),
-            Piece(2 * b * tq * tk * e, Kind.ATTN_SCORE, "qk"), Piece(2 * b * tq * tk * e, Kind.ATTN_VALUE, "av"),
-            Piece(2 * b * tq * e * e, Kind.LINEAR, "out_proj")]
+    return [
+        Piece(2 * b * e * e * (tq + 2 * tk), Kind.LINEAR, "in_proj"),
+        Piece(2 * b * tq * tk * e, Kind.ATTN_SCORE, "qk"),
+        Piece(2 * b * tq * tk * e, Kind.ATTN_VALUE, "av"),
+        Piece(2 * b * tq * e * e, Kind.LINEAR, "out_proj"),
+    ]
 
 
 @op_formula("_native_multi_head_attention", attention=True)
@@ -287,9 +294,28 @@ def native_mha_flop(query, key, value, embed_dim, *args, out=None, **kwargs) -> 
 
 
 @op_formula("_transformer_encoder_layer_fwd", attention=True)
-def encoder_layer_flop(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias, use_gelu,
-                       norm_first, eps, nw1, nb1, nw2, nb2, ffn_weight_1, ffn_bias_1, ffn_weight_2, *args, out=None,
-                       **kwargs) -> OpCost:
+def encoder_layer_flop(
+    src,
+    embed_dim,
+    num_heads,
+    qkv_weight,
+    qkv_bias,
+    proj_weight,
+    proj_bias,
+    use_gelu,
+    norm_first,
+    eps,
+    nw1,
+    nb1,
+    nw2,
+    nb2,
+    ffn_weight_1,
+    ffn_bias_1,
+    ffn_weight_2,
+    *args,
+    out=None,
+    **kwargs,
+) -> OpCost:
     """nn.TransformerEncoderLayer's fast path: self-attention, then the FFN (b*t, E) @ (E, F) @ (F, E)."""
     b, t, e = _shape(src) if not src.is_nested else (0, 0, 0)
     ffn = 2 * b * t * _numel(ffn_weight_1) + 2 * b * t * _numel(ffn_weight_2)
@@ -381,23 +407,35 @@ def int8pack_mm_flop(a, b, *args, out=None, **kwargs) -> OpCost:
     return _one(2 * m * k * n)
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Backend kernels a model can call directly: convolutions, fused linears, low-bit and grouped matmuls
 # ---------------------------------------------------------------------------------------------
 
 
-@op_formula("_conv_depthwise2d", "conv_depthwise3d", "slow_conv3d_forward", "slow_conv_dilated2d",
-          "slow_conv_dilated3d", "_slow_conv2d_forward", "_nnpack_spatial_convolution", "miopen_convolution",
-          "miopen_depthwise_convolution", "miopen_convolution_relu", "miopen_convolution_add_relu",
-          "cudnn_convolution_relu", "cudnn_convolution_add_relu", "_mps_convolution")
+@op_formula(
+    "_conv_depthwise2d",
+    "conv_depthwise3d",
+    "slow_conv3d_forward",
+    "slow_conv_dilated2d",
+    "slow_conv_dilated3d",
+    "_slow_conv2d_forward",
+    "_nnpack_spatial_convolution",
+    "miopen_convolution",
+    "miopen_depthwise_convolution",
+    "miopen_convolution_relu",
+    "miopen_convolution_add_relu",
+    "cudnn_convolution_relu",
+    "cudnn_convolution_add_relu",
+    "_mps_convolution",
+)
 def backend_conv_flop(x, w, *args, out=None, **kwargs) -> OpCost:
     """A backend's forward convolution (x, weight, ...): as `convolution`, 2*numel(out)*C_in/groups*prod(kernel)."""
     return conv_flop(x, w, None, out=out)
 
 
-@op_formula("slow_conv_transpose2d", "slow_conv_transpose3d", "miopen_convolution_transpose",
-          "_mps_convolution_transpose")
+@op_formula(
+    "slow_conv_transpose2d", "slow_conv_transpose3d", "miopen_convolution_transpose", "_mps_convolution_transpose"
+)
 def backend_conv_transpose_flop(x, w, *args, out=None, **kwargs) -> OpCost:
     """A backend's transposed convolution: 2 * numel(x) * C_out/groups * prod(kernel)."""
     return conv_flop(x, w, None, transposed=True, out=out)
@@ -416,9 +454,17 @@ def addmm_activation_flop(bias, a, b, *args, out=None, **kwargs) -> OpCost:
     return addmm_flop(bias, a, b, out=out)
 
 
-@op_formula("mkldnn_linear", "_mixed_dtypes_linear", "_scaled_mm_v2", "_weight_int4pack_mm",
-          "_weight_int4pack_mm_for_cpu", "_weight_int4pack_mm_with_scales_and_zeros", "_dyn_quant_matmul_4bit",
-          "_sparse_semi_structured_linear", matmul=True)
+@op_formula(
+    "mkldnn_linear",
+    "_mixed_dtypes_linear",
+    "_scaled_mm_v2",
+    "_weight_int4pack_mm",
+    "_weight_int4pack_mm_for_cpu",
+    "_weight_int4pack_mm_with_scales_and_zeros",
+    "_dyn_quant_matmul_4bit",
+    "_sparse_semi_structured_linear",
+    matmul=True,
+)
 def dense_output_mm_flop(a, *args, out=None, **kwargs) -> OpCost:
     """A matmul whose weight is packed, quantized or scaled: each output element is a dot product over a's last
     axis, 2 * numel(out) * k (the weight's storage does not say its shape; the output does)."""
@@ -459,9 +505,22 @@ def mps_lstm_flop(x, hx, params, *args, out=None, **kwargs) -> OpCost:
 
 
 @op_formula("convolution_backward")
-def conv_backward_flop(grad_out, x, w, bias_sizes=None, stride=None, padding=None, dilation=None,
-                       transposed=False, output_padding=None, groups=1, output_mask=(True, True, True), *args,
-                       out=None, **kwargs) -> OpCost:
+def conv_backward_flop(
+    grad_out,
+    x,
+    w,
+    bias_sizes=None,
+    stride=None,
+    padding=None,
+    dilation=None,
+    transposed=False,
+    output_padding=None,
+    groups=1,
+    output_mask=(True, True, True),
+    *args,
+    out=None,
+    **kwargs,
+) -> OpCost:
     """Each multiply-add of the forward, x_i * w_j into out_k, gives one multiply-add to the input's gradient
     (grad_out_k * w_j, a transposed convolution) and one to the weight's (grad_out_k * x_i): forward FLOPs times the
     gradients asked for (output_mask: input, weight, bias; the bias gradient is a sum, not counted)."""
@@ -489,11 +548,11 @@ def sdpa_backward_flop(grad_out, q, k, v, *args, out=None, **kwargs) -> OpCost:
 
 
 @op_formula("_flash_attention_backward", "_efficient_attention_backward", attention=True)
-def flash_backward_flop(grad_out, q, k, v, _fifth, _sixth, cu_q=None, cu_k=None, *args, out=None,
-                        **kwargs) -> OpCost:
+def flash_backward_flop(grad_out, q, k, v, _fifth, _sixth, cu_q=None, cu_k=None, *args, out=None, **kwargs) -> OpCost:
     """The low-level kernels' backward on (b, t, h, e) inputs (5th and 6th: output and log-sum-exp, or bias and
     output), offsets 7th and 8th: twice the forward."""
     return _attention_backward(_varlen_or_dense(q, k, v, cu_q, cu_k))
+
 
 def _register_flex_attention() -> None:
     """flex_attention is a higher-order op (no aten packet): q (b, h, tq, e), k and v (b, h_kv, tk, e|ev), counted as

@@ -7,12 +7,13 @@ parameter's gradient accumulator, to the module that owns the parameter). `requi
 frozen parameters get no weight gradient, inputs no input gradient, and the backward kernels'
 formulas (convolution_backward's output mask, the SDPA backward kernels) count what was asked for.
 """
+
 from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from typing import Callable, Iterable
 
 import torch
 from torch import nn
@@ -50,8 +51,10 @@ class TrainingCount:
     def _why(self, path: str, f: int, b: int) -> str:
         functions = sorted({fn for p, fn in self.custom if p == path})
         if functions:
-            return (f"a custom autograd.Function's backward ({', '.join(functions)}): its own code, not torch's "
-                    f"derivatives, decides which gradients it computes")
+            return (
+                f"a custom autograd.Function's backward ({', '.join(functions)}): its own code, not torch's "
+                f"derivatives, decides which gradients it computes"
+            )
         lost = sorted({r.op for r in self.backward.uncounted if r.kind is Work.NO_FORMULA and r.path == path})
         if lost:  # not a gradient it skipped: one it computed where the count cannot see
             return f"its backward ran {', '.join(lost)}, which has no formula: not counted (the step is INCOMPLETE)"
@@ -266,8 +269,10 @@ def _matching(module: nn.Module, patterns: tuple[str, ...], what: str) -> list[t
     for x in patterns:
         if not any(fnmatch.fnmatchcase(p, x) for p, _ in found):
             names = [n for n, _ in module.named_children()][:6]
-            raise InputError(f"{what} pattern {x!r} matches no module: its top-level modules are {', '.join(names)}; "
-                             f"write a module path such as {names[0] + '.*' if names else 'blocks.*'}")
+            raise InputError(
+                f"{what} pattern {x!r} matches no module: its top-level modules are {', '.join(names)}; "
+                f"write a module path such as {names[0] + '.*' if names else 'blocks.*'}"
+            )
     return found
 
 
@@ -309,10 +314,18 @@ def checkpoint(module: nn.Module, patterns: Iterable[str], frames: _BackwardFram
     return changed
 
 
-def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable | None = None,
-                        kind_map: Iterable[tuple[str, str]] = (), kwargs: dict | None = None,
-                        loss: Callable = mean_loss, frozen_paths: Iterable[str] = (),
-                        checkpointed: Iterable[str] = (), optimizer: str = "", **labels: str) -> TrainingCount:
+def count_training_step(
+    module: nn.Module,
+    inputs: tuple = (),
+    forward: Callable | None = None,
+    kind_map: Iterable[tuple[str, str]] = (),
+    kwargs: dict | None = None,
+    loss: Callable = mean_loss,
+    frozen_paths: Iterable[str] = (),
+    checkpointed: Iterable[str] = (),
+    optimizer: str = "",
+    **labels: str,
+) -> TrainingCount:
     """Run the forward (default: the module), a scalar loss, and its backward, each counted exactly; the modules
     matching `frozen_paths` train no weights, those matching `checkpointed` run their forward again in the backward
     (activation checkpointing: counted there, where it runs); `optimizer` ('adamw', 'sgd') counts its step apart."""
@@ -328,8 +341,10 @@ def count_training_step(module: nn.Module, inputs: tuple = (), forward: Callable
     return replace(step, recomputed=frozenset(frames[m].norm_path for m in changed))
 
 
-OPTIMIZERS = {"adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-4, foreach=False),
-              "sgd": lambda ps: torch.optim.SGD(ps, lr=1e-4, momentum=0.9, foreach=False)}
+OPTIMIZERS = {
+    "adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-4, foreach=False),
+    "sgd": lambda ps: torch.optim.SGD(ps, lr=1e-4, momentum=0.9, foreach=False),
+}
 
 
 def _optimizer_step(module: nn.Module, name: str) -> tuple[ExactCount | None, int]:
@@ -345,11 +360,15 @@ def _optimizer_step(module: nn.Module, name: str) -> tuple[ExactCount | None, in
     return counter.result(model=name), sum(p.numel() for p in trainable)
 
 
-def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: str = "",
-          frames: _BackwardFrames | None = None) -> TrainingCount:
+def _step(
+    module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: str = "", frames: _BackwardFrames | None = None
+) -> TrainingCount:
     """The forward, the loss and the backward, each under its counter; then the optimizer's step, apart."""
-    frozen = frozenset(f.norm_path for m, f in module_frames(module).items()
-                       if any(not p.requires_grad for p in m.parameters(recurse=False)))
+    frozen = frozenset(
+        f.norm_path
+        for m, f in module_frames(module).items()
+        if any(not p.requires_grad for p in m.parameters(recurse=False))
+    )
     frames = frames or _BackwardFrames(module)
     with torch.enable_grad(), _ForwardCounter(module, kind_map, frames) as fwd, _FusedScores() as fused:
         out = (forward or module)(*inputs, **(kwargs or {}))
@@ -357,12 +376,22 @@ def _step(module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: st
     if not scalar.requires_grad:
         from flopcheck.errors import InputError
 
-        raise InputError("the loss on this output needs no gradient, so there is no backward to count: every "
-                         "parameter is frozen, or the output is not differentiable (an argmax, integers); freeze "
-                         "fewer modules, return the logits, or count the forward without --training")
+        raise InputError(
+            "the loss on this output needs no gradient, so there is no backward to count: every "
+            "parameter is frozen, or the output is not differentiable (an argmax, integers); freeze "
+            "fewer modules, return the logits, or count the forward without --training"
+        )
     forward = fwd.result(**labels)
     with _BackwardCounter(frames, kind_map) as bwd:
         scalar.backward()
     opt, trainable = _optimizer_step(module, optimizer)
-    return TrainingCount(forward, bwd.result(**labels), frozen, optimizer=opt, optimizer_name=optimizer,
-                         trainable=trainable, custom=tuple(sorted(bwd.custom)), fused_scores=fused.flops)
+    return TrainingCount(
+        forward,
+        bwd.result(**labels),
+        frozen,
+        optimizer=opt,
+        optimizer_name=optimizer,
+        trainable=trainable,
+        custom=tuple(sorted(bwd.custom)),
+        fused_scores=fused.flops,
+    )

@@ -1,4 +1,5 @@
 """Hand-derived formulas, one module per model family; the family object (reference_models.families) names its own."""
+
 from __future__ import annotations
 
 from typing import Any

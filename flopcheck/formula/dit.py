@@ -7,6 +7,7 @@ width d, L blocks, C input channels, C_out output channels, f = 256 sinusoid cha
   once: patch embed 2TdCp^2, timestep MLP 2fd + 2d^2, final adaLN 4d^2, final linear 2Td*p^2*C_out.
 Norms, softmax, GELU/SiLU, modulate and residual adds are not counted (elementwise, O(Td)).
 """
+
 from __future__ import annotations
 
 from flopcheck.types import Breakdown, Kind, Term
@@ -46,7 +47,14 @@ def dit_terms(cfg: DiTConfig, batch: int = 1) -> tuple[Term, ...]:
 def dit_breakdown(name: str, cfg: DiTConfig, batch: int = 1) -> Breakdown:
     """The hand-derived Breakdown of one DiT forward."""
     symbols = (
-        ("N", batch), ("T", cfg.tokens), ("d", cfg.hidden_size), ("L", cfg.depth), ("C", cfg.in_channels),
-        ("p", cfg.patch_size), ("C_out", cfg.out_channels), ("f", cfg.frequency_embedding_size), ("h", cfg.mlp_hidden),
+        ("N", batch),
+        ("T", cfg.tokens),
+        ("d", cfg.hidden_size),
+        ("L", cfg.depth),
+        ("C", cfg.in_channels),
+        ("p", cfg.patch_size),
+        ("C_out", cfg.out_channels),
+        ("f", cfg.frequency_embedding_size),
+        ("h", cfg.mlp_hidden),
     )
     return Breakdown(model=name, terms=dit_terms(cfg, batch), symbols=symbols)

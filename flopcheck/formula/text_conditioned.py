@@ -11,6 +11,7 @@ sends only the I video tokens through its blocks (the text enters as cross-atten
 values) and its MLP is not 4d wide. Per-sample layers (adaLN, timestep and pooled-text MLPs) are
 counted once per sample, not per token. Norms, RoPE, modulation and residuals are elementwise.
 """
+
 from __future__ import annotations
 
 from flopcheck.types import Breakdown, Kind, Term
@@ -21,10 +22,24 @@ QK, AV = Kind.ATTN_SCORE, Kind.ATTN_VALUE
 
 
 def _symbols(cfg: LatentTransformerConfig, batch: int) -> dict[str, int]:
-    return {"N": batch, "I": cfg.image_tokens, "S": cfg.text_tokens, "T": cfg.tokens, "d": cfg.hidden_size,
-            "h": cfg.mlp_hidden, "L": cfg.depth, "Ls": cfg.single_depth, "R": cfg.refiner_depth,
-            "C": cfg.in_channels, "P": cfg.patch_volume, "C_out": cfg.out_channels, "f": cfg.freq_dim,
-            "k": cfg.text_dim, "q": cfg.pooled_dim, "E": cfg.timestep_width}
+    return {
+        "N": batch,
+        "I": cfg.image_tokens,
+        "S": cfg.text_tokens,
+        "T": cfg.tokens,
+        "d": cfg.hidden_size,
+        "h": cfg.mlp_hidden,
+        "L": cfg.depth,
+        "Ls": cfg.single_depth,
+        "R": cfg.refiner_depth,
+        "C": cfg.in_channels,
+        "P": cfg.patch_volume,
+        "C_out": cfg.out_channels,
+        "f": cfg.freq_dim,
+        "k": cfg.text_dim,
+        "q": cfg.pooled_dim,
+        "E": cfg.timestep_width,
+    }
 
 
 def mmdit_terms(cfg: LatentTransformerConfig, batch: int = 1) -> tuple[Term, ...]:
@@ -44,8 +59,12 @@ def mmdit_terms(cfg: LatentTransformerConfig, batch: int = 1) -> tuple[Term, ...
         Term("time_text_embed.text_embedder.linear_2", PS, 2 * N * d * d, "2*N*d^2"),
         # adaLN-Zero per stream: vec (N, d) @ (d, 6d); the last block's text stream needs only 2d
         Term(blk + "norm1.linear", PS, L * 2 * N * d * 6 * d, "L*2*N*d*6d"),
-        Term(blk + "norm1_context.linear", PS, (L - 1) * 2 * N * d * 6 * d + 2 * N * d * 2 * d,
-             "(L-1)*2*N*d*6d + 2*N*d*2d"),
+        Term(
+            blk + "norm1_context.linear",
+            PS,
+            (L - 1) * 2 * N * d * 6 * d + 2 * N * d * 2 * d,
+            "(L-1)*2*N*d*6d + 2*N*d*2d",
+        ),
         # q, k, v per stream: (N*I, d) @ (d, d) and (N*S, d) @ (d, d)
         *(Term(blk + f"attn.to_{x}", LIN, L * 2 * N * I * d * d, "L*2*N*I*d^2") for x in "qkv"),
         *(Term(blk + f"attn.add_{x}_proj", LIN, L * 2 * N * S * d * d, "L*2*N*S*d^2") for x in "qkv"),
@@ -90,8 +109,14 @@ def flux_terms(cfg: LatentTransformerConfig, batch: int = 1) -> tuple[Term, ...]
     s = _symbols(cfg, batch)
     N, I, S, T, d, h, L, Ls = s["N"], s["I"], s["S"], s["T"], s["d"], s["h"], s["L"], s["Ls"]
     dbl, sgl = "double_blocks.*.", "single_blocks.*."
-    guidance = (Term("guidance_in.linear_1", PS, 2 * N * s["f"] * d, "2*N*f*d"),
-                Term("guidance_in.linear_2", PS, 2 * N * d * d, "2*N*d^2")) if cfg.guidance_embed else ()
+    guidance = (
+        (
+            Term("guidance_in.linear_1", PS, 2 * N * s["f"] * d, "2*N*f*d"),
+            Term("guidance_in.linear_2", PS, 2 * N * d * d, "2*N*d^2"),
+        )
+        if cfg.guidance_embed
+        else ()
+    )
     text = _refiner_terms(s) if cfg.refiner_depth else (Term("txt_in", LIN, 2 * N * S * s["k"] * d, "2*N*S*k*d"),)
     return (
         # patches of C*P latent values -> d (FLUX: Linear on packed 2x2 patches; Hunyuan: Conv3d (1, 2, 2))

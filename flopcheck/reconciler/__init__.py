@@ -5,10 +5,12 @@ A MAC counter's FC101 comes last, from its number in FLOPs to the number it prin
 White box: the counter's own detail is read as exact parts (its module's reading, or a generic one),
 and the causes' detectors (causes.py) name every difference. Black box: the reading of its total.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
@@ -19,7 +21,7 @@ if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconci
     from flopcheck.reconciler.reference import Reference
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in ("Reference", "reference_for"):
         from flopcheck.reconciler import reference
 
@@ -27,7 +29,7 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-def reading_of(count: Count):
+def reading_of(count: Count) -> Callable[[Count, Reference], list[Any]]:
     """How to read a count's detail as parts: its counter's own reading, else by the kinds its items state,
     else op by op."""
     from flopcheck.counters import COUNTERS
@@ -40,29 +42,41 @@ def reading_of(count: Count):
 
 def _residual(count: Count, reference_flops: int, findings: list[Finding]) -> int:
     """What no finding explains: counter (as FLOPs) - reference - sum of the FLOP findings' deltas."""
+    assert count.flops is not None, "only a count that came back is reconciled"
     return count.flops - reference_flops - sum(f.delta for f in findings)
 
 
-def _closed(count: Count, ref: Reference, findings: list[Finding], residual: int, why: str, mode: str
-            ) -> Reconciliation:
+def _closed(
+    count: Count, ref: Reference, findings: list[Finding], residual: int, why: str, mode: str
+) -> Reconciliation:
     """The reconciliation from a count and its FLOP findings: the residual (FC901) and the unit (FC101) close it."""
     findings = list(findings) + ([K.UNEXPLAINED_RESIDUAL.finding(0, why)] if residual else [])
     if count.unit is Unit.MAC:  # last: from the counter in FLOPs to the number it printed
+        assert count.flops is not None and count.reported is not None
         findings.append(K.in_macs(count.flops, round(count.reported), count.counter))
     return _reconciliation(count, ref, findings=tuple(findings), residual=residual, mode=mode)
 
 
-def _reconciliation(count: Count, ref: Reference, **fields) -> Reconciliation:
+def _reconciliation(count: Count, ref: Reference, **fields: Any) -> Reconciliation:
     """A Reconciliation of this count against a reference total; `fields` give (or replace) the rest."""
-    base = dict(counter=count.counter, unit=count.unit, model=count.model, input_size=count.input_size,
-                attn=count.attn, reported=count.reported, counter_flops=count.flops, reference_flops=ref.total,
-                reference=ref.label)
+    base = dict(
+        counter=count.counter,
+        unit=count.unit,
+        model=count.model,
+        input_size=count.input_size,
+        attn=count.attn,
+        reported=count.reported,
+        counter_flops=count.flops,
+        reference_flops=ref.total,
+        reference=ref.label,
+    )
     return Reconciliation(**{**base, **fields})
 
 
 def white_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a count that has per-op or per-module detail (a per-sample count's detail read x its samples)."""
     n = count.samples_divided
+    assert count.flops is not None
     whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) for i in count.detail)) if n > 1 else count
     ev = K.Evidence(whole, ref, reading_of(count)(whole, ref))
     findings = K.detect(ev)
@@ -75,13 +89,21 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
 def black_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a total with no detail: the reading (in the count's own unit) that reproduces it."""
     batches = sorted({1, max(1, count.batch // ref.batch)})
-    candidates = [B.explain(r, ref.formula, None, BySpace(ref.tokens))
-                  for r in B.readings(units=(count.unit,), batches=batches)]
+    candidates = [
+        B.explain(r, ref.formula, None, BySpace(ref.tokens)) for r in B.readings(units=(count.unit,), batches=batches)
+    ]
+    assert count.reported is not None
     _, best = B.rank(float(count.reported), candidates)[0]
     findings = [f for f in best.findings if K.of(f) is not K.MAC_CONVENTION]
     residual = _residual(count, ref.total, findings)
-    return _closed(count, ref, findings, residual, f"residual {residual:+,} FLOPs",
-                   f"{Evidence.BLACK_BOX}: {best.reading.describe()}")
+    return _closed(
+        count,
+        ref,
+        findings,
+        residual,
+        f"residual {residual:+,} FLOPs",
+        f"{Evidence.BLACK_BOX}: {best.reading.describe()}",
+    )
 
 
 def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
@@ -91,8 +113,9 @@ def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
 
     ref = ref or reference_for(count.model, count.input_size, count.attn, count.batch)
     if not count.ok:
-        return _reconciliation(count, ref, reported=None, counter_flops=None, findings=(), residual=None,
-                               error=count.error)
+        return _reconciliation(
+            count, ref, reported=None, counter_flops=None, findings=(), residual=None, error=count.error
+        )
     if count.detail and count.batch == ref.batch:
         return white_box(count, ref)
     return black_box(count, ref)

@@ -9,11 +9,14 @@ exact deltas, applied in order, so reported = reference + sum(deltas) + residual
 The T-sweep: totals at three or more token counts fit a + b*T + c*T^2 exactly; the counter's b and
 c against the formula's name its unit and its attention coverage from totals alone.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from itertools import product
+from typing import TypeVar
 
 from flopcheck.errors import InputError
 from flopcheck.reconciler import causes as K
@@ -31,14 +34,22 @@ class Coverage(Word):
 
     @property
     def words(self) -> str:
-        return {"full": "attention counted", "attention-missing": "attention missing", "qk-only": "QK^T only",
-                "blocks-only": "blocks only (24Td^2 + 4T^2d)", "linear-only": "block linears only (12Td^2)"}[self.value]
+        return {
+            "full": "attention counted",
+            "attention-missing": "attention missing",
+            "qk-only": "QK^T only",
+            "blocks-only": "blocks only (24Td^2 + 4T^2d)",
+            "linear-only": "block linears only (12Td^2)",
+        }[self.value]
 
     @property
     def attention(self) -> Attention:
         """What this coverage did with attention."""
-        return {"attention-missing": Attention.MISSING, "qk-only": Attention.QK_ONLY,
-                "linear-only": Attention.MISSING}.get(self.value, Attention.COUNTED)
+        return {
+            "attention-missing": Attention.MISSING,
+            "qk-only": Attention.QK_ONLY,
+            "linear-only": Attention.MISSING,
+        }.get(self.value, Attention.COUNTED)
 
 
 COVERAGES = tuple(Coverage)
@@ -65,18 +76,29 @@ class Reading:
         parts = [self.unit.value + "s", "every layer counted" if full else self.coverage.words]
         parts += [f"LayerNorm {self.norms} per element"] if self.norms else []
         parts += ["adaLN per token"] if self.per_sample_per_token else []
-        parts += scope_words(self.batch, "CFG x2" if self.cfg else "", self.steps,
-                             ("training step, exact backward" if self.exact_step else "training x3")
-                             if self.training else "")
+        parts += scope_words(
+            self.batch,
+            "CFG x2" if self.cfg else "",
+            self.steps,
+            ("training step, exact backward" if self.exact_step else "training x3") if self.training else "",
+        )
         parts += ["pixel space"] if self.pixel else []
         return ", ".join(parts)
 
     def causes(self, stated: Reading | None = None) -> int:
         """How many causes this reading adds beyond what a claim states (`stated`): fewer is simpler, more likely."""
         s = stated or Reading()
-        return (self.coverage is not Coverage.FULL) + (self.unit is not s.unit) + (self.norms > 0) \
-            + self.per_sample_per_token + (self.batch > s.batch) + (self.cfg and not s.cfg) \
-            + (self.steps > s.steps) + (self.training and not s.training) + (self.pixel and not s.pixel)
+        return (
+            (self.coverage is not Coverage.FULL)
+            + (self.unit is not s.unit)
+            + (self.norms > 0)
+            + self.per_sample_per_token
+            + (self.batch > s.batch)
+            + (self.cfg and not s.cfg)
+            + (self.steps > s.steps)
+            + (self.training and not s.training)
+            + (self.pixel and not s.pixel)
+        )
 
 
 @dataclass(frozen=True)
@@ -115,26 +137,43 @@ def _covered(b: Breakdown, coverage: Coverage, per_token: bool, tokens: int) -> 
     elif coverage is Coverage.QK_ONLY:
         findings.append(K.ATTN_V_MISSING.finding(-value))
     elif coverage is Coverage.LINEAR_ONLY:
-        findings.append(K.VIT_SHORTCUT.finding(_block_linears(b) - b.total,
-                                               "only the blocks' qkv, proj and MLP counted"))
+        findings.append(
+            K.VIT_SHORTCUT.finding(_block_linears(b) - b.total, "only the blocks' qkv, proj and MLP counted")
+        )
     elif coverage is Coverage.BLOCKS_ONLY:
         per_layer = _per_layer_formula(b)
         kept = per_layer if per_layer is not None else _block_linears(b) + score + value
-        findings.append(K.BLOCKS_ONLY.finding(kept - b.total, "L*(24*T*d^2 + 4*T^2*d) for the whole model: embeddings, "
-                                              "adaLN, timestep MLP and head left out, every block one width"))
+        findings.append(
+            K.BLOCKS_ONLY.finding(
+                kept - b.total,
+                "L*(24*T*d^2 + 4*T^2*d) for the whole model: embeddings, "
+                "adaLN, timestep MLP and head left out, every block one width",
+            )
+        )
     if per_token:
-        findings.append(K.PER_SAMPLE_COUNTED_PER_TOKEN.finding((tokens - 1) * kinds.get(Kind.PER_SAMPLE, 0),
-                                                               f"per-sample terms x T={tokens}"))
+        findings.append(
+            K.PER_SAMPLE_COUNTED_PER_TOKEN.finding(
+                (tokens - 1) * kinds.get(Kind.PER_SAMPLE, 0), f"per-sample terms x T={tokens}"
+            )
+        )
     return b.total + sum(f.delta for f in findings), findings
 
 
-def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens: BySpace,
-            norm_elements: BySpace | None = None, backward: BySpace | None = None) -> Explanation:
+def explain(
+    reading: Reading,
+    latent: Breakdown,
+    pixel: Breakdown | None,
+    tokens: BySpace,
+    norm_elements: BySpace | None = None,
+    backward: BySpace | None = None,
+) -> Explanation:
     """The value of one reading, with the findings that build it from the latent reference;
     norm_elements: LayerNorm outputs per forward (latent, pixels), for readings that count norms;
     backward: the exact backward of one sample (latent, pixels), for a training reading with the exact step."""
-    base = pixel if reading.pixel else latent
-    findings = [K.PIXEL_SPACE.finding(pixel.total - latent.total, "counted on pixels")] if reading.pixel else []
+    if reading.pixel and pixel is None:
+        raise ValueError("a pixel-space reading of a model that has no pixel-space forward")
+    base = pixel if reading.pixel and pixel is not None else latent
+    findings = [K.PIXEL_SPACE.finding(base.total - latent.total, "counted on pixels")] if reading.pixel else []
     flops, cov = _covered(base, reading.coverage, reading.per_sample_per_token, tokens.at(reading.pixel))
     findings += cov
     if reading.norms:
@@ -142,14 +181,17 @@ def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens
         findings.append(K.NORM_COUNTED.finding(norms, f"{reading.norms} {reading.unit.value} per LayerNorm element"))
         flops += norms
     rule = reading.training and not reading.exact_step
-    for c, factor, why in ((K.BATCH_NOT_NORMALISED, reading.batch, f"batch {reading.batch}"),
-                           (K.CFG_INCLUDED, 2 if reading.cfg else 1, "CFG doubles the batch"),
-                           (K.STEPS_INCLUDED, reading.steps, f"{reading.steps} steps"),
-                           (K.TRAINING_X3, 3 if rule else 1, "fwd + bwd = 3 x fwd")):
+    for c, factor, why in (
+        (K.BATCH_NOT_NORMALISED, reading.batch, f"batch {reading.batch}"),
+        (K.CFG_INCLUDED, 2 if reading.cfg else 1, "CFG doubles the batch"),
+        (K.STEPS_INCLUDED, reading.steps, f"{reading.steps} steps"),
+        (K.TRAINING_X3, 3 if rule else 1, "fwd + bwd = 3 x fwd"),
+    ):
         if factor > 1:
             findings.append(c.finding(flops * (factor - 1), why))
             flops *= factor
     if reading.training and reading.exact_step:  # the whole model's exact backward, once per sample
+        assert backward is not None, "an exact-step reading needs the exact backward"
         step = backward.at(reading.pixel) * reading.batch
         findings.append(K.TRAINING_STEP.finding(step, "the exact backward, counted on meta"))
         flops += step
@@ -159,19 +201,41 @@ def explain(reading: Reading, latent: Breakdown, pixel: Breakdown | None, tokens
     return Explanation(reading, flops, value, tuple(findings))
 
 
-def readings(units=(Unit.FLOP, Unit.MAC), batches=(1,), cfgs=(False,), steps=(1,), trainings=(False,),
-             pixels=(False,), per_token=(False, True), norms=(0,), exact_steps=(False,)) -> list[Reading]:
+def readings(
+    units: Iterable[Unit] = (Unit.FLOP, Unit.MAC),
+    batches: Iterable[int] = (1,),
+    cfgs: Iterable[bool] = (False,),
+    steps: Iterable[int] = (1,),
+    trainings: Iterable[bool] = (False,),
+    pixels: Iterable[bool] = (False,),
+    per_token: Iterable[bool] = (False, True),
+    norms: Iterable[int] = (0,),
+    exact_steps: Iterable[bool] = (False,),
+) -> list[Reading]:
     """Every combination of the given options (training never combines with steps or CFG; the exact step only
     with training, of the whole model as it is: every term, no norms, adaLN per sample)."""
     out = []
-    for u, cov, pt, b, c, s, t, px, n, x in product(units, COVERAGES, per_token, batches, cfgs, steps, trainings,
-                                                    pixels, norms, exact_steps):
+    for u, cov, pt, b, c, s, t, px, n, x in product(
+        units, COVERAGES, per_token, batches, cfgs, steps, trainings, pixels, norms, exact_steps
+    ):
         if t and (c or s > 1):
             continue
         if x and not (t and cov is Coverage.FULL and not pt and not n):
             continue
-        out.append(Reading(unit=u, coverage=cov, per_sample_per_token=pt, batch=b, cfg=c, steps=s, training=t,
-                           pixel=px, norms=n, exact_step=x))
+        out.append(
+            Reading(
+                unit=u,
+                coverage=cov,
+                per_sample_per_token=pt,
+                batch=b,
+                cfg=c,
+                steps=s,
+                training=t,
+                pixel=px,
+                norms=n,
+                exact_step=x,
+            )
+        )
     return out
 
 
@@ -193,10 +257,10 @@ class Fit:
     a: Fraction
     b: Fraction
     c: Fraction
-    misfit: Fraction = Fraction(0)
+    misfit: Fraction | float = Fraction(0)
 
 
-def fit_quadratic(points: list[tuple[int, int]]) -> Fit:
+def fit_quadratic(points: list[tuple[int, float]]) -> Fit:
     """Solve a + bT + cT^2 through the first three (T, total) points exactly; check the rest."""
     if len({t for t, _ in points}) < 3:
         raise InputError("the T-sweep needs totals at three or more token counts")
@@ -227,7 +291,10 @@ class SweepVerdict:
         return self.unit.value + (" (from T^2)" if self.from_t2 else "")
 
 
-def _near(x: float, targets: tuple[tuple[object, float], ...], tolerance: float):
+_N = TypeVar("_N")
+
+
+def _near(x: float, targets: tuple[tuple[_N, float], ...], tolerance: float) -> _N | None:
     return next((name for name, r in targets if abs(x - r) <= tolerance * max(r, 1.0)), None)
 
 
@@ -240,8 +307,10 @@ def judge(counter: Fit, formula: Fit, tolerance: float = 0.05) -> SweepVerdict:
     unit = _near(b_ratio, units, tolerance)
     if unit:
         coverage = c_ratio / dict(units)[unit]
-        attention = _near(coverage, ((Attention.COUNTED, 1.0), (Attention.QK_ONLY, 0.5), (Attention.MISSING, 0.0)),
-                          tolerance) or Attention.UNCLEAR
+        attention = (
+            _near(coverage, ((Attention.COUNTED, 1.0), (Attention.QK_ONLY, 0.5), (Attention.MISSING, 0.0)), tolerance)
+            or Attention.UNCLEAR
+        )
         return SweepVerdict(b_ratio, c_ratio, unit, attention, float(counter.misfit))
     unit = _near(c_ratio, units, tolerance)
     if unit:

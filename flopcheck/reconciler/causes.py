@@ -11,6 +11,7 @@ reference's work or explained by a cause; the detectors, run in the order they a
 (FC901) and the unit (FC101) close every reconciliation. Black box: the readings in blackbox.py
 build their findings from these same objects.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -215,8 +216,11 @@ BATCH_NOT_NORMALISED = cause(
     "FC404", "batch-not-normalised", "the number covers a whole batch, not one sample", "divide by the batch"
 )
 PER_SAMPLE_REPORTED = cause(
-    "FC405", "per-sample-reported", "the counter divides its number by the batch of its input: it reports one "
-    "sample (ptflops' pytorch backend divides by len(input[0]))", "multiply by the batch for the whole forward"
+    "FC405",
+    "per-sample-reported",
+    "the counter divides its number by the batch of its input: it reports one "
+    "sample (ptflops' pytorch backend divides by len(input[0]))",
+    "multiply by the batch for the whole forward",
 )
 CFG_INCLUDED = cause(
     "FC501",
@@ -235,9 +239,11 @@ PIXEL_SPACE = cause(
     "count on the latent the model runs on",
 )
 TRAINING_STEP = cause(
-    "FC505", "training-step", "the number is one training step, forward + backward counted exactly (the backward "
+    "FC505",
+    "training-step",
+    "the number is one training step, forward + backward counted exactly (the backward "
     "is 2 x forward except where a layer needs no input gradient or its weights are frozen)",
-    "subtract the exact backward for a forward"
+    "subtract the exact backward for a forward",
 )
 UNEXPLAINED_RESIDUAL = cause(
     "FC901",
@@ -308,22 +314,38 @@ def _work_counted(c: Cause) -> Detector:
     return detect
 
 
-for _c in (NORM_COUNTED, ELEMENTWISE_COUNTED, PERMUTATION_EINSUM_COUNTED, BIAS_ADDS_COUNTED, ACTIVATION_DOUBLE_COUNTED,
-           EMBEDDING_LOOKUP_COUNTED, PER_TOKEN_COUNTED_PER_SAMPLE, HOOKED_CONTAINER_DROPS_CHILDREN):
+for _c in (
+    NORM_COUNTED,
+    ELEMENTWISE_COUNTED,
+    PERMUTATION_EINSUM_COUNTED,
+    BIAS_ADDS_COUNTED,
+    ACTIVATION_DOUBLE_COUNTED,
+    EMBEDDING_LOOKUP_COUNTED,
+    PER_TOKEN_COUNTED_PER_SAMPLE,
+    HOOKED_CONTAINER_DROPS_CHILDREN,
+):
     detects(_c)(_work_counted(_c))
 
 
 def _unhooked_layer_work(ev: Evidence, subclass: bool) -> tuple[int, list[str]]:
     """(FLOPs, names) of the layer work (not attention) that skipped module types did in their own forward, per the
     exact count at those modules' own paths: subclasses of a torch layer, or the other types."""
-    ref, lost, names = ev.ref, 0, []
+    ref, lost = ev.ref, 0
+    names: list[str] = []
     for s in ev.count.skipped:
         if not s.own_forward:
             continue
-        paths = {ref.norm_path[p] for p, layer in ref.layers.items()
-                 if layer.type_name == s.name and bool(layer.subclass_of and layer.weight) == subclass}
-        own = sum(r.flops for r in ref.exact.counted if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
-                  and (r.path in paths or r.path.removesuffix(".matmul") in paths))
+        paths = {
+            ref.norm_path[p]
+            for p, layer in ref.layers.items()
+            if layer.type_name == s.name and bool(layer.subclass_of and layer.weight) == subclass
+        }
+        own = sum(
+            r.flops
+            for r in ref.exact.counted
+            if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
+            and (r.path in paths or r.path.removesuffix(".matmul") in paths)
+        )
         if own:
             lost, names = lost + own, names + [f"{s.name} x{s.calls}"]
     return lost, names
@@ -334,11 +356,14 @@ def _own_forward_layers(ev: Evidence) -> Finding | None:
     """Layer work the counter's rules never reached: a layer subclass, or a module multiplying by its weights in its
     own forward; named only when the counter's layer work is short by at least that much."""
     ref = ev.ref
-    counted = ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL) + sum(p.flops for p in ev.explained_by(
-        HOOKED_CONTAINER_DROPS_CHILDREN))
+    counted = ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL) + sum(
+        p.flops for p in ev.explained_by(HOOKED_CONTAINER_DROPS_CHILDREN)
+    )
     short = ref.linear + ref.kinds(Kind.CONV) - counted
-    for subclass, c, why in ((True, LAYER_SUBCLASS_UNHOOKED, "a subclass of a torch layer"),
-                             (False, OWN_FORWARD_LAYERS_UNCOUNTED, "their own F.linear/matmul work")):
+    for subclass, c, why in (
+        (True, LAYER_SUBCLASS_UNHOOKED, "a subclass of a torch layer"),
+        (False, OWN_FORWARD_LAYERS_UNCOUNTED, "their own F.linear/matmul work"),
+    ):
         lost, names = _unhooked_layer_work(ev, subclass)
         if lost and short >= lost:
             return c.finding(-lost, f"skipped {', '.join(names)}: {why}")
@@ -404,8 +429,9 @@ def _linear_twice(ev: Evidence) -> Finding | None:
 def residual_evidence(ev: Evidence, residual: int) -> str:
     """FC901's evidence: where the residual sits, which matched work differs from the reference, what was left over."""
     gaps = {
-        "linear": ev.flops(Work.LINEAR) - ev.ref.linear
-                  - sum(p.flops for p in ev.explained_by(HOOKED_CONTAINER_DROPS_CHILDREN)),
+        "linear": ev.flops(Work.LINEAR)
+        - ev.ref.linear
+        - sum(p.flops for p in ev.explained_by(HOOKED_CONTAINER_DROPS_CHILDREN)),
         "conv": ev.flops(Work.CONV) - ev.ref.kinds(Kind.CONV),
         "left over": sum(p.flops for p in ev.unexplained()),
     }

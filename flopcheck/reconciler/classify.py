@@ -6,33 +6,90 @@ library's documented rule for that item; whatever a rule does not account for is
 unexplained, and shows up in the residual. A rule is a hypothesis the residual checks.
 A counter with a rule of its own writes its reading beside its adapter (counters/<name>.py).
 """
+
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.parts import Part, bare, part
 from flopcheck.types import Count, Item, Kind, Work
 
-_NORMS = {"layer_norm", "native_layer_norm", "group_norm", "native_group_norm", "batch_norm", "native_batch_norm",
-          "instance_norm", "rms_norm", "layernorm", "groupnorm", "batchnorm1d", "batchnorm2d", "instancenorm2d"}
-_ELEMENTWISE = {"add", "add_", "mul", "mul_", "sub", "div", "gelu", "silu", "relu", "softmax", "_softmax", "sigmoid",
-                "tanh", "exp", "cos", "sin", "leaky_relu", "elu", "relu6", "prelu", "upsample", "interpolate",
-                "avg_pool2d", "adaptive_avg_pool2d", "mean", "pool", "__add__", "__mul__", "max_pool1d", "max_pool2d",
-                "max_pool3d", "avg_pool1d", "avg_pool3d", "adaptive_max_pool2d", "adaptive_avg_pool1d",
-                "hardswish", "hardsigmoid", "mish"}
+if TYPE_CHECKING:
+    from flopcheck.reconciler.reference import Reference
+
+_NORMS = {
+    "layer_norm",
+    "native_layer_norm",
+    "group_norm",
+    "native_group_norm",
+    "batch_norm",
+    "native_batch_norm",
+    "instance_norm",
+    "rms_norm",
+    "layernorm",
+    "groupnorm",
+    "batchnorm1d",
+    "batchnorm2d",
+    "instancenorm2d",
+}
+_ELEMENTWISE = {
+    "add",
+    "add_",
+    "mul",
+    "mul_",
+    "sub",
+    "div",
+    "gelu",
+    "silu",
+    "relu",
+    "softmax",
+    "_softmax",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "cos",
+    "sin",
+    "leaky_relu",
+    "elu",
+    "relu6",
+    "prelu",
+    "upsample",
+    "interpolate",
+    "avg_pool2d",
+    "adaptive_avg_pool2d",
+    "mean",
+    "pool",
+    "__add__",
+    "__mul__",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
+    "avg_pool1d",
+    "avg_pool3d",
+    "adaptive_max_pool2d",
+    "adaptive_avg_pool1d",
+    "hardswish",
+    "hardsigmoid",
+    "mish",
+}
 _ALIASES = {"matmul": "bmm", "__matmul__": "bmm", "__rmatmul__": "bmm", "linear": "addmm", "mm": "addmm"}
 
 
-def _served(ref) -> dict[str, set[Work]]:
+def _served(ref: Reference) -> dict[str, set[Work]]:
     """Bare op name -> the work it did in the exact count ('bmm' -> {attention}, 'addmm' -> {linear})."""
     out: dict[str, set[Work]] = {}
     for r in ref.exact.counted:
-        work = Work.ATTENTION if r.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE) else (
-            Work.CONV if r.kind is Kind.CONV else Work.LINEAR)
+        work = (
+            Work.ATTENTION
+            if r.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
+            else (Work.CONV if r.kind is Kind.CONV else Work.LINEAR)
+        )
         out.setdefault(bare(r.op), set()).add(work)
     return out
 
 
-def op_work(name: str, ref) -> Work | K.Cause | None:
+def op_work(name: str, ref: Reference) -> Work | K.Cause | None:
     """What an op-level item did, by its name and by what that op did in the exact count; a cause where the
     op is extra work by its nature; None where nothing says."""
     n = bare(name)
@@ -67,15 +124,18 @@ def layer_work(item: Item) -> Work | K.Cause:
     return Work.ELEMENTWISE
 
 
-def by_op_name(count: Count, ref) -> list[Part]:
+def by_op_name(count: Count, ref: Reference) -> list[Part]:
     """Each item whole, as the work its op name says (fvcore, profiler, FlopCounterMode, torchprofile)."""
     return [part(i.flops, i.name, op_work(i.name, ref)) for i in count.detail if i.in_total]
 
 
-def by_kind(count: Count, ref) -> list[Part]:
+def by_kind(count: Count, ref: Reference) -> list[Part]:
     """A counter that states each item's kind (flopcheck's own): QK^T and attn@V stay apart."""
-    kinds = {Kind.ATTN_SCORE.value: Kind.ATTN_SCORE, Kind.ATTN_VALUE.value: Kind.ATTN_VALUE,
-             Kind.CONV.value: Work.CONV}
+    kinds: dict[str, Kind | Work] = {
+        Kind.ATTN_SCORE.value: Kind.ATTN_SCORE,
+        Kind.ATTN_VALUE.value: Kind.ATTN_VALUE,
+        Kind.CONV.value: Work.CONV,
+    }
     return [Part(i.flops, i.name, kinds.get(i.type, Work.LINEAR)) for i in count.detail if i.in_total]
 
 

@@ -2,6 +2,7 @@
 
 No torch here: counter modules import this to write the reading of their own detail beside their adapter.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from flopcheck.types import Kind, Work
 
 if TYPE_CHECKING:
     from flopcheck.reconciler.causes import Cause
+
 
 @dataclass(frozen=True)
 class Part:
@@ -29,8 +31,9 @@ def bare(name: str) -> str:
     return name.replace("aten::", "").replace("aten.", "").split(".")[-1].lower()
 
 
-def split(source: str, total: int, components: list[tuple[Work | Kind | Cause, int]], counted: bool = True
-          ) -> list[Part]:
+def split(
+    source: str, total: int, components: list[tuple[Work | Kind | Cause, int]], counted: bool = True
+) -> list[Part]:
     """An item of `total` FLOPs as its components (work or a cause), and whatever they leave over, unexplained."""
     parts = [part(f, source, what, counted) for what, f in components if f]
     left = total - sum(f for _, f in components)

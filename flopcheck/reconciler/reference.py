@@ -5,16 +5,17 @@ any other model (a spec: timm, torchvision, diffusers, the user's code) it is th
 per module path and kind. The exact count gives per-path FLOPs, bias elements and calls; the layers
 give each module's weights, so a library's rule for a layer (weights x batch, say) can be evaluated exactly.
 """
+
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from flopcheck.counting import exact_matches
 from flopcheck.exact import ExactCount, count_forward
 from flopcheck.formula import formula_breakdown
-from flopcheck.counting import exact_matches
-from flopcheck.specs.measure import layers_of
+from flopcheck.specs.measure import Layer, Measured, layers_of
 from flopcheck.types import Breakdown, Kind, Work
 
 LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)
@@ -28,9 +29,9 @@ class Reference:
     batch: int
     formula: Breakdown  # the truth per term: the hand formula, or the exact count's terms
     exact: ExactCount
-    layers: dict  # exact path -> Layer (class name, weights, bias, heads)
-    norm_path: dict  # exact path -> path with ModuleList indices as '*'
-    instances: Counter  # normalised path -> how many modules share it
+    layers: dict[str, Layer]  # exact path -> Layer (class name, weights, bias, heads)
+    norm_path: dict[str, str]  # exact path -> path with ModuleList indices as '*'
+    instances: Counter[str]  # normalised path -> how many modules share it
     tokens: int = 1  # T, for the readings that scale per-sample work by it
     label: str = "formula = exact count"  # what the truth is, in words
 
@@ -79,35 +80,51 @@ class Reference:
     def type_computes_attention(self, type_name: str) -> bool:
         """A module of this class computes QK^T or attn@V in its own forward (not only in its children)."""
         by = self.exact.by_path()
-        return any(layer.type_name == type_name and any(f"{self.norm_path[p]}.{s}" in by for s in ("qk", "av"))
-                   for p, layer in self.layers.items())
+        return any(
+            layer.type_name == type_name and any(f"{self.norm_path[p]}.{s}" in by for s in ("qk", "av"))
+            for p, layer in self.layers.items()
+        )
 
     def einsum_contracts(self) -> bool:
         """Some einsum of the forward multiplies two operands (else every einsum only permutes axes)."""
         return any(r.op.split(".")[-1] == "einsum" and r.flops for r in self.exact.counted)
 
 
-def reference_of(measured, batch: int = 1) -> Reference:
+def reference_of(measured: Measured, batch: int = 1) -> Reference:
     """The Reference a counter on a model without a formula is reconciled against: its exact count (a
     specs.measure.Measured), per path and kind, at the batch of its inputs."""
-    return Reference(measured.text, batch, measured.breakdown(), measured.exact, measured.layers, measured.norm_path,
-                     Counter(measured.norm_path.values()), tokens=1, label="exact count")
+    return Reference(
+        measured.text,
+        batch,
+        measured.breakdown(),
+        measured.exact,
+        measured.layers,
+        measured.norm_path,
+        Counter(measured.norm_path.values()),
+        tokens=1,
+        label="exact count",
+    )
 
 
 @lru_cache(maxsize=64)
-def reference_for(name: str, input_size: int | None = None, attn: str = "sdpa", batch: int = 1,
-                  overrides: tuple = ()) -> Reference:
+def reference_for(
+    name: str,
+    input_size: int | None = None,
+    attn: str = "sdpa",
+    batch: int = 1,
+    overrides: tuple[tuple[str, object], ...] = (),
+) -> Reference:
     """Build (once per key) the reference for a registered model (`overrides`: (field, value) pairs of a stand-in);
     the exact count must equal the formula."""
     from reference_models import get_config, prepare
 
     config = get_config(name, input_size=input_size, attn=attn, **dict(overrides))
     model, inputs, forward = prepare(config, batch=batch, device="meta")
-    exact = count_forward(model, inputs, forward, getattr(model, "flop_kinds", ()), model=name, attn=config.attn,
-                          device="meta")
+    exact = count_forward(
+        model, inputs, forward, getattr(model, "flop_kinds", ()), model=name, attn=config.attn, device="meta"
+    )
     formula = formula_breakdown(name, config, batch=batch)
     if not exact_matches(exact.by_path(), formula):
         raise AssertionError(f"{name}: the exact count disagrees with the formula; reconcile against neither")
     layers, norm = layers_of(model)
     return Reference(name, batch, formula, exact, layers, norm, Counter(norm.values()), tokens=config.tokens)
-

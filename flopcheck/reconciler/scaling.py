@@ -11,58 +11,68 @@ carried to the model (rate x the model's quantity) gives what the counter would 
 Exact where a cause's rate is uniform (attention missed, a norm rule per element, a bias per element);
 where a rate mixes ops of different costs (elementwise work), the carried value is the stand-in's mix.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from flopcheck.reconciler import causes as K
 from flopcheck.types import Kind, Reconciliation, Work
 
+if TYPE_CHECKING:
+    from flopcheck.reconciler.reference import Reference
 
-def _kinds(*kinds: Kind) -> Callable:
+Quantity = Callable[["Reference"], int]
+
+
+def _kinds(*kinds: Kind) -> Quantity:
     return lambda ref: ref.kinds(*kinds)
 
 
-def _elements(*works: Work) -> Callable:
+def _elements(*works: Work) -> Quantity:
     """Elements written by the uncounted ops of these categories."""
     return lambda ref: sum(ref.exact.uncounted_by_category().get(w, (0, 0))[1] for w in works)
 
 
-def _permuting_einsums(ref) -> int:
+def _permuting_einsums(ref: Reference) -> int:
     """Elements of the copies at the model's top level: where DiT's unpatchify einsum ('nhwpqc->nchpwq', which
     only permutes) writes its output; the exact count sees the einsum as the view and copy it dispatches."""
     return sum(r.elements for r in ref.exact.uncounted if r.path == "" and r.kind is Work.MOVEMENT)
 
 
-def _embedding_tables(ref) -> int:
+def _embedding_tables(ref: Reference) -> int:
     """Weights of the lookup tables (nn.Embedding)."""
     return sum(layer.weight for layer in ref.layers.values() if layer.type_name == "Embedding")
 
 
-def _per_sample_repeated(ref) -> int:
+def _per_sample_repeated(ref: Reference) -> int:
     """Per-sample layer FLOPs x (T - 1): what counting them per token adds."""
     return ref.kinds(Kind.PER_SAMPLE) * (ref.tokens - 1)
 
 
-def _per_token_beyond_one(ref) -> int:
+def _per_token_beyond_one(ref: Reference) -> int:
     """Per-token layer FLOPs x (T - 1) / T: what counting them once per sample leaves out."""
     per_token = ref.kinds(Kind.LINEAR)
     return per_token - per_token // ref.tokens
 
 
-def _attention_module_linears(ref) -> int:
+def _attention_module_linears(ref: Reference) -> int:
     """FLOPs of the layers inside the modules that compute attention (their q/k/v and output projections)."""
     homes = {ref.norm_path[p] for p, layer in ref.layers.items() if ref.type_computes_attention(layer.type_name)}
-    return sum(r.flops for r in ref.exact.counted if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
-               and any(r.path.startswith(h + ".") for h in homes))
+    return sum(
+        r.flops
+        for r in ref.exact.counted
+        if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE) and any(r.path.startswith(h + ".") for h in homes)
+    )
 
 
 _ATTENTION = _kinds(Kind.ATTN_SCORE, Kind.ATTN_VALUE)
 
 # cause -> the quantity of a model its delta is made of (a cause not here does not carry to another model)
-QUANTITY: dict[K.Cause, Callable] = {
+QUANTITY: dict[K.Cause, Quantity] = {
     K.ATTENTION_UNCOUNTED: _ATTENTION,
     K.FUSED_ATTENTION_UNCOUNTED: _ATTENTION,
     K.MODULE_TYPE_NOT_HOOKED: _ATTENTION,
@@ -93,7 +103,7 @@ class Carried:
     why: str = ""  # why there is no value
 
 
-def carried(rec: Reconciliation, stand_in, model) -> Carried:
+def carried(rec: Reconciliation, stand_in: Reference, model: Reference) -> Carried:
     """The counter's FLOPs on `model` (a Reference) by its convention on `stand_in` (the Reference `rec` is of)."""
     if not rec.closed:
         why = "it did not run" if rec.residual is None else f"{rec.residual:+,} FLOPs unexplained"

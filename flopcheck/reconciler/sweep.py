@@ -1,5 +1,6 @@
 """The T-sweep as a command's worth of work: counts at several input sizes, fitted, judged, and set
 against the white-box reconciliation of the same counter."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -38,9 +39,11 @@ def sweep(counts: list[Count], model: str, attn: str, white: Reconciliation | No
     """Fit the counter's reported totals and the formula's FLOPs over T; judge unit and coverage."""
     from reference_models import get_config
 
-    points, formula_points = [], []
+    points: list[tuple[int, float]] = []
+    formula_points: list[tuple[int, float]] = []
     for c in sorted((c for c in counts if c.ok), key=lambda c: c.input_size):
         cfg = get_config(model, input_size=c.input_size, attn=attn)
+        assert c.reported is not None
         points.append((cfg.tokens, c.reported))
         formula_points.append((cfg.tokens, formula_breakdown(model, cfg).total))
     fit, formula = fit_quadratic(points), fit_quadratic(formula_points)

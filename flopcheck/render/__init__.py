@@ -1,4 +1,5 @@
 """Pure functions from results to text and JSON-ready dicts: rendering starts no process and builds no model."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Audit verdicts as text and as JSON-ready dicts."""
+
 from __future__ import annotations
 
 from decimal import Decimal
@@ -15,11 +16,19 @@ def _value(v: Decimal, unit: Unit) -> str:
 
 def _where(v: Verdict) -> str:
     c = v.claim
-    res = f"{c.resolution[0]} px" if c.resolution and c.resolution[0] == c.resolution[1] else (
-        f"{c.resolution[0]}x{c.resolution[1]}" if c.resolution else v.inputs or "the model's default input")
+    res = (
+        f"{c.resolution[0]} px"
+        if c.resolution and c.resolution[0] == c.resolution[1]
+        else (f"{c.resolution[0]}x{c.resolution[1]}" if c.resolution else v.inputs or "the model's default input")
+    )
     scope = scope_words(c.batch, c.cfg, c.steps, c.training)
-    part = {"model": "", "embeddings": ", embedding layers only", "block": ", one block",
-            "linear": ", block linears only", "attention": ", attention only"}[c.part]
+    part = {
+        "model": "",
+        "embeddings": ", embedding layers only",
+        "block": ", one block",
+        "linear": ", block linears only",
+        "attention": ", attention only",
+    }[c.part]
     frames = f" x {c.frames} frames" if c.frames else ""
     return f"{res}{frames}{', on pixels' if c.space == 'pixel' else ''}{part}, " + (" x ".join(scope) or "one forward")
 
@@ -49,15 +58,17 @@ def _cause_words(v: Verdict) -> str:
 def sentence(v: Verdict) -> str:
     """The verdict as one sentence a reader can paste into a review."""
     c, best = v.claim, v.best
-    claim = c.text[len(c.model):].strip() if c.text.startswith(c.model) else c.text
+    claim = c.text[len(c.model) :].strip() if c.text.startswith(c.model) else c.text
     rel = float(best.relative)
     side = "over" if c.value > best.value else "under"
     off = "exactly" if not best.distance else f"{rel:.3%} {side}"
     true = _value(Decimal(v.true_flops) / c.label_unit.flops_per_unit, c.label_unit)
     if v.verdict is Tier.CONSISTENT:
         if best.tool:
-            head = (f"consistent: {claim} is {best.describe()} ({best.tool.words}) = "
-                    f"{_value(best.value, best.unit)} ({best.fit(c)})")
+            head = (
+                f"consistent: {claim} is {best.describe()} ({best.tool.words}) = "
+                f"{_value(best.value, best.unit)} ({best.fit(c)})"
+            )
         else:
             head = f"consistent: {claim} is {_named(best)} ({best.fit(c)})"
         others = _tool_names([t for t in v.tools if not best.tool or t.tool.count.counter != best.tool.count.counter])
@@ -65,15 +76,18 @@ def sentence(v: Verdict) -> str:
             head += f"; {others} report{'s' if ',' not in others and ' and ' not in others else ''} it too"
         if v.also:
             a = v.also[0]
-            head += (f"; ambiguous: it is also {_named(a)} ({a.fit(c)}); the first is simpler "
-                     f"({best.reading.causes(v.stated)} against {a.reading.causes(v.stated)} causes)")
+            head += (
+                f"; ambiguous: it is also {_named(a)} ({a.fit(c)}); the first is simpler "
+                f"({best.reading.causes(v.stated)} against {a.reading.causes(v.stated)} causes)"
+            )
         return head
     if v.verdict is Tier.CLOSE:
         return f"close: {claim} is {off} {_named(best)}; {_cause_words(v)}"
     if v.verdict is Tier.WRONG:
         cause = _cause_words(v)
-        return (f"WRONG: {claim} is {off} {_named(best)}" + (f"; {cause}" if cause else "")
-                + f"; the true value is {true}")
+        return (
+            f"WRONG: {claim} is {off} {_named(best)}" + (f"; {cause}" if cause else "") + f"; the true value is {true}"
+        )
     if v.verdict is Tier.UNEXPLAINED:
         return f"UNEXPLAINED: {claim} is beyond 10% of every reading; nearest {_named(best)} ({rel:.3%} off)"
     return f"INCOMPLETE: no verdict on {claim}, the reference is {v.reference}"
@@ -86,8 +100,12 @@ def _tool_names(tools: list[Candidate]) -> str:
     carried = {t.tool.count.counter for t in tools if t.tool.stand_in}
     for t in tools:
         paths.setdefault(t.tool.count.counter, set()).add(t.tool.path)
-    names = [n + ("" if "" in p else " (both paths)" if len(p) > 1 else f" ({next(iter(p))})")
-             + (" by its convention" if n in carried else "") for n, p in sorted(paths.items())]
+    names = [
+        n
+        + ("" if "" in p else " (both paths)" if len(p) > 1 else f" ({next(iter(p))})")
+        + (" by its convention" if n in carried else "")
+        for n, p in sorted(paths.items())
+    ]
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else "".join(names)
 
 
@@ -95,15 +113,28 @@ def fingerprint_words(v: Verdict) -> str:
     """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
     b = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best  # what the digits most likely counted
     if b.tool:
-        return " · ".join([b.tool.words, v.scope_words, *([_space(v)] if v.space else []), v.inputs,
-                           f"tool: {b.tool.tool}"])
+        return " · ".join(
+            [b.tool.words, v.scope_words, *([_space(v)] if v.space else []), v.inputs, f"tool: {b.tool.tool}"]
+        )
     r = b.reading
     norms = f"LayerNorm {r.norms} per element" if r.norms else "norms and elementwise ops not counted"
     adaln = ["per-sample layers per token"] if r.per_sample_per_token else []
     tools = [f"tool: {', '.join(dict.fromkeys(t.tool.tool for t in v.tools))}"] if v.tools else []
-    coverage = "every layer counted" if r.coverage.words == "attention counted" and not b.attention else r.coverage.words
-    return " · ".join([r.unit.value + "s", coverage, norms, *adaln, v.scope_words,
-                       *([_space(v)] if v.space else []), v.inputs or "the model's default input", *tools])
+    coverage = (
+        "every layer counted" if r.coverage.words == "attention counted" and not b.attention else r.coverage.words
+    )
+    return " · ".join(
+        [
+            r.unit.value + "s",
+            coverage,
+            norms,
+            *adaln,
+            v.scope_words,
+            *([_space(v)] if v.space else []),
+            v.inputs or "the model's default input",
+            *tools,
+        ]
+    )
 
 
 def to_text(v: Verdict) -> str:
@@ -113,11 +144,13 @@ def to_text(v: Verdict) -> str:
     lines = [f'"{head}" · {_where(v)}' + (f" · {c.source}" if c.source else "")]
     lines.append(f"  verdict     {sentence(v)}")
     lines.append(f"  fingerprint {fingerprint_words(v)}")
-    lines.append(f"  true        {commas(v.true_flops)} FLOPs = {si(v.true_flops)} = {si(v.true_flops, Unit.MAC)} "
-                 f"({_where(v)}, {v.reference})")
+    lines.append(
+        f"  true        {commas(v.true_flops)} FLOPs = {si(v.true_flops)} = {si(v.true_flops, Unit.MAC)} "
+        f"({_where(v)}, {v.reference})"
+    )
     for f in v.best.findings:
         lines.append(f"  {f.code:11s} {f.title} {f.delta:+,} FLOPs")
-    for f in (v.cause.findings if v.cause else ()):
+    for f in v.cause.findings if v.cause else ():
         if f not in v.best.findings:
             lines.append(f"  cause {f.code:5s} {f.title} {f.delta:+,} FLOPs")
     for r in v.runners_up[:3]:
@@ -134,36 +167,62 @@ def to_dict(v: Verdict) -> dict:
     """JSON-ready: integers in FLOPs, the verdict, the reading and the candidates."""
     best = v.best
     return {
-        "id": v.claim.id, "claim": v.claim.text, "model": v.claim.model, "source": v.claim.source,
-        "verdict": v.verdict, "passed": v.passed, "sentence": sentence(v), "fingerprint": fingerprint_words(v),
-        "unit": best.unit.value, "attention": v.attention,
-        "coverage": best.reading.coverage, "scope": v.scope, "space": _space(v) if v.space else "",
-        "inputs": v.inputs, "claimed_flops": int(v.claim.claimed_flops), "reading_flops": best.flops,
-        "true_flops": v.true_flops, "relative_error": float(best.relative),
+        "id": v.claim.id,
+        "claim": v.claim.text,
+        "model": v.claim.model,
+        "source": v.claim.source,
+        "verdict": v.verdict,
+        "passed": v.passed,
+        "sentence": sentence(v),
+        "fingerprint": fingerprint_words(v),
+        "unit": best.unit.value,
+        "attention": v.attention,
+        "coverage": best.reading.coverage,
+        "scope": v.scope,
+        "space": _space(v) if v.space else "",
+        "inputs": v.inputs,
+        "claimed_flops": int(v.claim.claimed_flops),
+        "reading_flops": best.flops,
+        "true_flops": v.true_flops,
+        "relative_error": float(best.relative),
         "cause": v.cause.describe() if v.cause else None,
         "tools": [t.tool.tool for t in v.tools] + ([best.tool.tool] if best.tool and best not in v.tools else []),
         "carried_from": {t.tool.count.counter: t.tool.stand_in for t in (*v.tools, best) if t.tool and t.tool.stand_in},
         "also": [a.describe() for a in v.also],
         "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta} for f in best.findings],
-        "candidates": [{"reading": c.describe(), "unit": c.unit.value, "flops": c.flops,
-                        "relative_error": float(c.relative)} for c in (best, *v.runners_up)],
+        "candidates": [
+            {"reading": c.describe(), "unit": c.unit.value, "flops": c.flops, "relative_error": float(c.relative)}
+            for c in (best, *v.runners_up)
+        ],
         "notes": list(v.notes),
-        "counters": [{"counter": t.tool.count.counter, "reading": t.describe(), "unit": t.unit.value,
-                      "reported": t.tool.count.reported, "flops": t.flops, "relative_error": float(t.relative)}
-                     for t in v.readings],
+        "counters": [
+            {
+                "counter": t.tool.count.counter,
+                "reading": t.describe(),
+                "unit": t.unit.value,
+                "reported": t.tool.count.reported,
+                "flops": t.flops,
+                "relative_error": float(t.relative),
+            }
+            for t in v.readings
+        ],
     }
 
 
 def to_markdown(verdicts: list[Verdict]) -> str:
     """One row per claim: id, the claim as written, verdict, the count judged against, the cause of the distance
     (or the counters whose output matches), how far off, the true value in FLOPs."""
-    rows = ["| claim | as written | verdict | judged against | cause of the distance | off by | true value |",
-            "|---|---|---|---|---|---|---|"]
+    rows = [
+        "| claim | as written | verdict | judged against | cause of the distance | off by | true value |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for v in verdicts:
         c = v.claim
-        written = c.text[len(c.model):].strip() if c.text.startswith(c.model) else c.text
+        written = c.text[len(c.model) :].strip() if c.text.startswith(c.model) else c.text
         cause = v.cause.describe() if v.cause else (_tool_names(list(v.tools)) + " match" if v.tools else "")
         judged = v.best.describe() if not v.best.tool else v.best.tool.tool
-        rows.append(f"| {c.id} | {written} | {v.verdict} | {judged} | {cause} | {float(v.best.relative):.3%} | "
-                    f"{v.true_flops:,} FLOPs |")
+        rows.append(
+            f"| {c.id} | {written} | {v.verdict} | {judged} | {cause} | {float(v.best.relative):.3%} | "
+            f"{v.true_flops:,} FLOPs |"
+        )
     return "\n".join(rows)

@@ -1,4 +1,5 @@
 """The causes as a table (text or Markdown), with who does each when measured."""
+
 from __future__ import annotations
 
 from flopcheck.reconciler.causes import CAUSES
@@ -12,8 +13,9 @@ def who_does_what(reconciliations: list[Reconciliation]) -> dict[str, list[str]]
     for r in reconciliations:
         for f in r.findings:
             seen[f.code].setdefault(r.counter, set()).add(r.attn)
-    return {code: [n if len(a) == len(paths) else f"{n} ({a.pop()})" for n, a in by.items()]
-            for code, by in seen.items()}
+    return {
+        code: [n if len(a) == len(paths) else f"{n} ({a.pop()})" for n, a in by.items()] for code, by in seen.items()
+    }
 
 
 def causes_table(who: dict[str, list[str]] | None = None, markdown: bool = False) -> str:
@@ -24,8 +26,10 @@ def causes_table(who: dict[str, list[str]] | None = None, markdown: bool = False
         seen = (", ".join(who.get(code, [])) or "-") if who is not None else ""
         rows.append((code, c.slug, c.what, seen, fix))
     if not markdown:
-        return "\n".join(f"{code} {slug}: {what}. Fix: {fix}." + (f" Seen in: {seen}." if seen else "")
-                         for code, slug, what, seen, fix in rows)
+        return "\n".join(
+            f"{code} {slug}: {what}. Fix: {fix}." + (f" Seen in: {seen}." if seen else "")
+            for code, slug, what, seen, fix in rows
+        )
     head = ["code", "cause", "what happened"] + (["who does it (measured)"] if who is not None else []) + ["fix"]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     for code, slug, what, seen, fix in rows:

@@ -1,5 +1,6 @@
 """A CountResult as text and as a JSON-ready dict: term by term, the exact count beside the formula where the model
 has one, else the exact count alone (the reference of a model without a formula)."""
+
 from __future__ import annotations
 
 from dataclasses import asdict
@@ -32,8 +33,10 @@ def to_dict(r: CountResult) -> dict:
 
 def _formula_text(r: CountResult) -> str:
     exact = r.exact_by_path()
-    rows = [[t.path, t.kind.value, t.formula, commas(t.flops), commas(exact.get(t.path, 0)), commas(t.macs)]
-            for t in r.formula.terms]
+    rows = [
+        [t.path, t.kind.value, t.formula, commas(t.flops), commas(exact.get(t.path, 0)), commas(t.macs)]
+        for t in r.formula.terms
+    ]
     rows += [[p, "(exact only)", "", "0", commas(f), "0"] for p, f in exact.items() if p not in r.formula.by_path()]
     rows.append(["total", "", "", commas(r.formula.total), commas(r.exact_total), commas(r.formula.total_macs)])
     lines = [
@@ -64,8 +67,9 @@ def _incomplete(exact, training) -> list[str]:
 
 def training_lines(t) -> list[str]:
     """The exact training step beside the 3x rule, and every term where the rule's backward = 2 x forward fails."""
-    rows = [[p or "(top)", commas(f), commas(b), commas(2 * f), f"{b - 2 * f:+,}", why]
-            for p, f, b, why in t.differences()]
+    rows = [
+        [p or "(top)", commas(f), commas(b), commas(2 * f), f"{b - 2 * f:+,}", why] for p, f, b, why in t.differences()
+    ]
     lines = [
         "training step, exact (on meta: the forward, a mean loss, its backward from the loss):",
         f"  forward                 {commas(t.forward.total):>24} FLOPs",
@@ -80,54 +84,87 @@ def training_lines(t) -> list[str]:
         f"  exact - rule            {t.total - t.rule_3x:>+24,} FLOPs",
     ]
     if rows:
-        lines += ["", "where the backward is not 2 x the forward:",
-                  table(rows, ["term", "forward", "backward", "2 x forward", "difference", "why"], right={1, 2, 3, 4})]
+        lines += [
+            "",
+            "where the backward is not 2 x the forward:",
+            table(rows, ["term", "forward", "backward", "2 x forward", "difference", "why"], right={1, 2, 3, 4}),
+        ]
     if not t.backward.complete:
         lines.append(t.backward.incompleteness())
     if t.optimizer is not None:
         calls, elements = t.optimizer.uncounted_by_category().get(Work.ELEMENTWISE, (0, 0))
         state = t.optimizer.uncounted_by_category().get(Work.CREATION, (0, 0))[1]
-        lines += ["", f"optimizer step ({t.optimizer_name}, apart from the step above): {commas(t.trainable)} trainable "
-                      f"parameters; {commas(t.optimizer.total)} FLOPs of multiply-adds; elementwise work: "
-                      f"{commas(calls)} ops writing {commas(elements)} elements ({elements / t.trainable:.1f} per "
-                      f"parameter); {commas(state)} elements of state created on the first step"]
+        lines += [
+            "",
+            f"optimizer step ({t.optimizer_name}, apart from the step above): {commas(t.trainable)} trainable "
+            f"parameters; {commas(t.optimizer.total)} FLOPs of multiply-adds; elementwise work: "
+            f"{commas(calls)} ops writing {commas(elements)} elements ({elements / t.trainable:.1f} per "
+            f"parameter); {commas(state)} elements of state created on the first step",
+        ]
     return lines
 
 
 def training_dict(t) -> dict:
     """JSON-ready: the exact step, the rule and the terms that differ."""
-    return {"forward_flops": t.forward.total, "backward_flops": t.backward.total,
-            "training_flops": t.executed_flops,  # an alias of executed_flops, kept for its readers
-            "model_flops": t.model_flops, "executed_flops": t.executed_flops, "attn_kernel": t.kernel,
-            "checkpoint_recompute_flops": t.checkpoint_recompute, "kernel_recompute_flops": t.kernel_recompute,
-            "rule_3x_flops": t.rule_3x, "exact_minus_rule_flops": t.total - t.rule_3x,
-            "backward_complete": t.backward.complete, "backward_incomplete_ops": list(t.backward.incomplete),
-            "backward_by_kind": {k.value: v for k, v in t.backward.by_kind().items()},
-            "differences": [{"path": p, "forward_flops": f, "backward_flops": b, "rule_backward_flops": 2 * f,
-                             "delta_flops": b - 2 * f, "why": why} for p, f, b, why in t.differences()],
-            "trainable_parameters": t.trainable, **({"optimizer": _optimizer_dict(t)} if t.optimizer else {})}
+    return {
+        "forward_flops": t.forward.total,
+        "backward_flops": t.backward.total,
+        "training_flops": t.executed_flops,  # an alias of executed_flops, kept for its readers
+        "model_flops": t.model_flops,
+        "executed_flops": t.executed_flops,
+        "attn_kernel": t.kernel,
+        "checkpoint_recompute_flops": t.checkpoint_recompute,
+        "kernel_recompute_flops": t.kernel_recompute,
+        "rule_3x_flops": t.rule_3x,
+        "exact_minus_rule_flops": t.total - t.rule_3x,
+        "backward_complete": t.backward.complete,
+        "backward_incomplete_ops": list(t.backward.incomplete),
+        "backward_by_kind": {k.value: v for k, v in t.backward.by_kind().items()},
+        "differences": [
+            {
+                "path": p,
+                "forward_flops": f,
+                "backward_flops": b,
+                "rule_backward_flops": 2 * f,
+                "delta_flops": b - 2 * f,
+                "why": why,
+            }
+            for p, f, b, why in t.differences()
+        ],
+        "trainable_parameters": t.trainable,
+        **({"optimizer": _optimizer_dict(t)} if t.optimizer else {}),
+    }
 
 
 def _optimizer_dict(t) -> dict:
     """The optimizer's step, apart: its multiply-adds (none for AdamW) and its elementwise work."""
     by = t.optimizer.uncounted_by_category()
     calls, elements = by.get(Work.ELEMENTWISE, (0, 0))
-    return {"name": t.optimizer_name, "multiply_add_flops": t.optimizer.total, "elementwise_calls": calls,
-            "elementwise_elements": elements, "state_elements": by.get(Work.CREATION, (0, 0))[1]}
+    return {
+        "name": t.optimizer_name,
+        "multiply_add_flops": t.optimizer.total,
+        "elementwise_calls": calls,
+        "elementwise_elements": elements,
+        "state_elements": by.get(Work.CREATION, (0, 0))[1],
+    }
 
 
 def _uncounted(exact) -> list[str]:
     """What the exact count did not count, by category, with the elements each wrote: nothing is 0 in silence."""
     rows = [[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(exact.uncounted_by_category().items())]
-    return ["not counted (no multiply-adds; recorded per category, elements written per forward):",
-            table(rows, ["category", "calls", "elements"], right={1, 2})]
+    return [
+        "not counted (no multiply-adds; recorded per category, elements written per forward):",
+        table(rows, ["category", "calls", "elements"], right={1, 2}),
+    ]
 
 
 def _verdict(r: CountResult) -> str:
     if r.agrees:
         return f"exact count ({r.exact.device}): {commas(r.exact_total)} FLOPs, equal to the formula term by term"
-    return (f"exact count ({r.exact.device}): {commas(r.exact_total)} FLOPs DIFFERS from the formula by "
-            f"{commas(r.exact_total - r.formula.total)} FLOPs")
+    return (
+        f"exact count ({r.exact.device}): {commas(r.exact_total)} FLOPs DIFFERS from the formula by "
+        f"{commas(r.exact_total - r.formula.total)} FLOPs"
+    )
 
 
 def _formula_dict(r: CountResult) -> dict:
@@ -143,8 +180,10 @@ def _formula_dict(r: CountResult) -> dict:
         "unit": "FLOP",
         "total_flops": r.formula.total,
         "total_macs": r.formula.total_macs,
-        "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "macs": t.macs, "formula": t.formula}
-                  for t in r.formula.terms],
+        "terms": [
+            {"path": t.path, "kind": t.kind.value, "flops": t.flops, "macs": t.macs, "formula": t.formula}
+            for t in r.formula.terms
+        ],
         "by_kind": {k.value: v for k, v in r.formula.by_kind().items()},
         "exact_count_flops": r.exact_total,
         "exact_count_device": r.exact.device,
@@ -152,8 +191,10 @@ def _formula_dict(r: CountResult) -> dict:
         "exact_matches_formula": r.agrees,
         "complete": r.exact.complete,
         "incomplete_ops": list(r.exact.incomplete),
-        "uncounted": [{"category": cat, "calls": calls, "elements": el}
-                      for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())],
+        "uncounted": [
+            {"category": cat, "calls": calls, "elements": el}
+            for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())
+        ],
         **(training_dict(r.training) if r.training is not None else {}),
     }
 
@@ -191,16 +232,27 @@ def _exact_dict(r: CountResult) -> dict:
     m, b, batch = r.measured, r.breakdown, r.batch
     s = b.scope
     return {
-        "model": m.text, "inputs": m.inputs, "notes": list(m.notes), "batch": batch, "parameters": m.params,
+        "model": m.text,
+        "inputs": m.inputs,
+        "notes": list(m.notes),
+        "batch": batch,
+        "parameters": m.params,
         "blocks": [{"path": x.path, "count": x.count, "type": x.type_name} for x in m.blocks],
         "scope": {"steps": s.steps, "cfg": s.cfg, "training": s.training, "factor": s.factor},
-        "unit": "FLOP", "reference": "exact count", "exact_count_device": m.exact.device, "total_flops": b.total,
+        "unit": "FLOP",
+        "reference": "exact count",
+        "exact_count_device": m.exact.device,
+        "total_flops": b.total,
         "total_macs": b.total_macs,
-        "terms": [{"path": t.path, "kind": t.kind.value, "flops": t.flops, "macs": t.macs, "ops": t.formula}
-                  for t in b.terms],
+        "terms": [
+            {"path": t.path, "kind": t.kind.value, "flops": t.flops, "macs": t.macs, "ops": t.formula} for t in b.terms
+        ],
         "by_kind": {k.value: v for k, v in b.by_kind().items()},
-        "complete": m.exact.complete, "incomplete_ops": list(m.exact.incomplete),
-        "uncounted": [{"category": cat, "calls": calls, "elements": el}
-                      for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())],
+        "complete": m.exact.complete,
+        "incomplete_ops": list(m.exact.incomplete),
+        "uncounted": [
+            {"category": cat, "calls": calls, "elements": el}
+            for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())
+        ],
         **(training_dict(m.training) if m.training is not None else {}),
     }

@@ -1,4 +1,5 @@
 """Counts as a table (counter, unit, reported, as FLOPs, ratio to the formula, skipped, time, RSS) and as JSON."""
+
 from __future__ import annotations
 
 from flopcheck.fmt import commas, table
@@ -35,8 +36,18 @@ def to_text(counts: list[Count], formula_flops: dict[tuple, int], label: str = "
         if not c.ok:
             rows.append([c.counter, c.unit.value, "-", "-", "-", f"error: {c.error}", "-", "-"])
             continue
-        rows.append([c.counter, c.unit.value, _reported(c), commas(c.flops), f"{c.flops / ref:.3f}",
-                     skipped_summary(c), f"{c.time_s:.2f}", f"{c.peak_rss_mb:.0f}"])
+        rows.append(
+            [
+                c.counter,
+                c.unit.value,
+                _reported(c),
+                commas(c.flops),
+                f"{c.flops / ref:.3f}",
+                skipped_summary(c),
+                f"{c.time_s:.2f}",
+                f"{c.peak_rss_mb:.0f}",
+            ]
+        )
     header = ["counter", "unit", "reported", "as FLOPs", f"/ {label}", "skipped", "time s", "peak RSS MB"]
     lines = []
     for key in dict.fromkeys((c.model, c.input_size, c.attn) for c in counts):

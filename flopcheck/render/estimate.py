@@ -1,4 +1,5 @@
 """An Estimate as text and as a JSON-ready dict."""
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -17,13 +18,15 @@ def _secs(s: float) -> str:
 def _roofline(e) -> list[str]:
     """The roofline and the time, for either estimate."""
     g = e.gpu
-    return ["roofline (weights read once per forward, bf16)",
-            f"  weights          {commas(e.params)} parameters = {e.weight_bytes / 1e9:.1f} GB",
-            f"  intensity        {e.arithmetic_intensity:,.0f} FLOPs per weight byte vs {g.name}'s ridge "
-            f"{g.ridge:,.0f}: {e.bound}-bound",
-            "",
-            f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
-            f"  per step {_secs(e.step_seconds)}, per generation {_secs(e.seconds)}"]
+    return [
+        "roofline (weights read once per forward, bf16)",
+        f"  weights          {commas(e.params)} parameters = {e.weight_bytes / 1e9:.1f} GB",
+        f"  intensity        {e.arithmetic_intensity:,.0f} FLOPs per weight byte vs {g.name}'s ridge "
+        f"{g.ridge:,.0f}: {e.bound}-bound",
+        "",
+        f"time = FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
+        f"  per step {_secs(e.step_seconds)}, per generation {_secs(e.seconds)}",
+    ]
 
 
 def _formula_text(e: Estimate) -> str:
@@ -46,9 +49,21 @@ def _formula_text(e: Estimate) -> str:
         "",
         "batching (the inference arithmetic's model: MFU(b) = min(0.6, MFU + 0.08*sqrt(b-1)); a batch's step does b "
         "x the FLOPs)",
-        table([[str(r.batch), f"{r.mfu:.0%}", _secs(r.step_seconds), f"{r.throughput:.3g}/s",
-                f"{r.throughput_x:.2f}x", f"{r.latency_x:.2f}x"] for r in e.batches()],
-              ["batch", "MFU", "step", "samples' steps", "throughput", "latency"], right={1, 2, 3, 4, 5}),
+        table(
+            [
+                [
+                    str(r.batch),
+                    f"{r.mfu:.0%}",
+                    _secs(r.step_seconds),
+                    f"{r.throughput:.3g}/s",
+                    f"{r.throughput_x:.2f}x",
+                    f"{r.latency_x:.2f}x",
+                ]
+                for r in e.batches()
+            ],
+            ["batch", "MFU", "step", "samples' steps", "throughput", "latency"],
+            right={1, 2, 3, 4, 5},
+        ),
         "",
         _shortcut_text(e),
         "",
@@ -64,34 +79,54 @@ def _shortcut_text(e: Estimate) -> str:
     layers = c.depth + getattr(c, "single_depth", 0)
     diffs = e.differences()
     rows = [[d.part, commas(d.shortcut), commas(d.exact), f"{d.delta:+,}"] for d in diffs]
-    rows.append(["total", commas(e.shortcut_flops), commas(e.flops_per_forward), f"{e.flops_per_forward - e.shortcut_flops:+,}"])
+    rows.append(
+        ["total", commas(e.shortcut_flops), commas(e.flops_per_forward), f"{e.flops_per_forward - e.shortcut_flops:+,}"]
+    )
     diff_s = e.seconds - e.shortcut_seconds()
-    return "\n".join([
-        f"the per-layer shortcut: L*(24*T*d^2 + 4*T^2*d) with L = {layers}, T = I + S = {commas(c.tokens)}, "
-        f"d = {c.hidden_size} (FLOPs per forward)",
-        table(rows, ["part", "shortcut", "exact", "exact - shortcut"], right={1, 2, 3}),
-        *(f"  {d.part}: {d.why}" for d in diffs),
-        f"  generation time: shortcut {_secs(e.shortcut_seconds())}, exact {_secs(e.seconds)} ({diff_s:+.3g} s, "
-        f"{e.flops_per_forward / e.shortcut_flops - 1:+.2%})",
-    ])
+    return "\n".join(
+        [
+            f"the per-layer shortcut: L*(24*T*d^2 + 4*T^2*d) with L = {layers}, T = I + S = {commas(c.tokens)}, "
+            f"d = {c.hidden_size} (FLOPs per forward)",
+            table(rows, ["part", "shortcut", "exact", "exact - shortcut"], right={1, 2, 3}),
+            *(f"  {d.part}: {d.why}" for d in diffs),
+            f"  generation time: shortcut {_secs(e.shortcut_seconds())}, exact {_secs(e.seconds)} ({diff_s:+.3g} s, "
+            f"{e.flops_per_forward / e.shortcut_flops - 1:+.2%})",
+        ]
+    )
 
 
 def _formula_dict(e: Estimate) -> dict:
     c = e.config
     return {
-        "model": e.name, "input": c.describe_input(), "batch": e.batch,
-        "steps": e.scope.steps, "cfg": e.scope.cfg, "unit": "FLOP",
-        "flops": e.flops, "flops_per_forward": e.flops_per_forward, "flops_per_step": e.flops_per_step,
-        "attention_flops": e.attention_flops, "attention_share": e.attention_share,
-        "attended_tokens": e.attended_tokens, "crossover_tokens": e.crossover,
-        "params": e.params, "weight_bytes": e.weight_bytes,
-        "arithmetic_intensity": e.arithmetic_intensity, "ridge": e.gpu.ridge, "bound": e.bound,
+        "model": e.name,
+        "input": c.describe_input(),
+        "batch": e.batch,
+        "steps": e.scope.steps,
+        "cfg": e.scope.cfg,
+        "unit": "FLOP",
+        "flops": e.flops,
+        "flops_per_forward": e.flops_per_forward,
+        "flops_per_step": e.flops_per_step,
+        "attention_flops": e.attention_flops,
+        "attention_share": e.attention_share,
+        "attended_tokens": e.attended_tokens,
+        "crossover_tokens": e.crossover,
+        "params": e.params,
+        "weight_bytes": e.weight_bytes,
+        "arithmetic_intensity": e.arithmetic_intensity,
+        "ridge": e.gpu.ridge,
+        "bound": e.bound,
         "gpu": {"name": e.gpu.name, "tflops": e.gpu.tflops, "tbps": e.gpu.tbps, "source": e.gpu.source},
-        "mfu": e.mfu, "step_seconds": e.step_seconds, "seconds": e.seconds,
+        "mfu": e.mfu,
+        "step_seconds": e.step_seconds,
+        "seconds": e.seconds,
         "batches": [vars(r) for r in e.batches()],
-        "seed_estimate_flops": e.shortcut_flops, "seed_seconds": e.shortcut_seconds(),  # the keys as they were
-        "differences": [{"part": d.part, "seed": d.shortcut, "exact": d.exact, "delta": d.delta, "why": d.why}
-                        for d in e.differences()],
+        "seed_estimate_flops": e.shortcut_flops,
+        "seed_seconds": e.shortcut_seconds(),  # the keys as they were
+        "differences": [
+            {"part": d.part, "seed": d.shortcut, "exact": d.exact, "delta": d.delta, "why": d.why}
+            for d in e.differences()
+        ],
         "exact_matches_formula": e.exact_matches,
     }
 
@@ -100,71 +135,109 @@ def _exact_text(e: ExactEstimate) -> str:
     """A spec's estimate: its exact count per forward, step and generation, the roofline and the time."""
     m, g = e.measured, e.gpu
     scope = " x ".join([f"{e.scope.steps} steps"] + (["CFG"] if e.scope.cfg else []))
-    return "\n".join([
-        f"{m.text} · {m.inputs} · {scope} · {g.name} ({g.tflops:g} TFLOPS dense bf16, {g.tbps:g} TB/s) · MFU {e.mfu:g}",
-        *m.notes,
-        "",
-        "FLOPs (exact count; 1 multiply-add = 2 FLOPs; no hand formula for this model)",
-        f"  per forward      {commas(e.flops_per_forward):>28}  {si(e.flops_per_forward)}",
-        f"  per step         {commas(e.flops_per_step):>28}  {si(e.flops_per_step)}"
-        + ("  (CFG: conditional + unconditional)" if e.scope.cfg else ""),
-        f"  per generation   {commas(e.flops):>28}  {si(e.flops)}  ({e.scope.steps} steps)",
-        f"  attention        {e.attention_share:.1%} of a forward (QK^T + attn@V)",
-        "",
-        *_roofline(e),
-        "",
-        f"source of {g.name}'s figures: {g.source}",
-    ])
+    return "\n".join(
+        [
+            f"{m.text} · {m.inputs} · {scope} · {g.name} ({g.tflops:g} TFLOPS dense bf16, {g.tbps:g} TB/s)"
+            f" · MFU {e.mfu:g}",
+            *m.notes,
+            "",
+            "FLOPs (exact count; 1 multiply-add = 2 FLOPs; no hand formula for this model)",
+            f"  per forward      {commas(e.flops_per_forward):>28}  {si(e.flops_per_forward)}",
+            f"  per step         {commas(e.flops_per_step):>28}  {si(e.flops_per_step)}"
+            + ("  (CFG: conditional + unconditional)" if e.scope.cfg else ""),
+            f"  per generation   {commas(e.flops):>28}  {si(e.flops)}  ({e.scope.steps} steps)",
+            f"  attention        {e.attention_share:.1%} of a forward (QK^T + attn@V)",
+            "",
+            *_roofline(e),
+            "",
+            f"source of {g.name}'s figures: {g.source}",
+        ]
+    )
 
 
 def _exact_dict(e: ExactEstimate) -> dict:
     """JSON-ready: full integers."""
     m = e.measured
-    return {"model": m.text, "inputs": m.inputs, "notes": list(m.notes), "gpu": e.gpu.name, "mfu": e.mfu,
-            "steps": e.scope.steps, "cfg": e.scope.cfg, "unit": "FLOP", "reference": "exact count",
-            "flops_per_forward": e.flops_per_forward, "flops_per_step": e.flops_per_step, "flops": e.flops,
-            "attention_share": e.attention_share, "params": m.params, "weight_bytes": e.weight_bytes,
-            "arithmetic_intensity": e.arithmetic_intensity, "bound": e.bound, "step_seconds": e.step_seconds,
-            "seconds": e.seconds}
+    return {
+        "model": m.text,
+        "inputs": m.inputs,
+        "notes": list(m.notes),
+        "gpu": e.gpu.name,
+        "mfu": e.mfu,
+        "steps": e.scope.steps,
+        "cfg": e.scope.cfg,
+        "unit": "FLOP",
+        "reference": "exact count",
+        "flops_per_forward": e.flops_per_forward,
+        "flops_per_step": e.flops_per_step,
+        "flops": e.flops,
+        "attention_share": e.attention_share,
+        "params": m.params,
+        "weight_bytes": e.weight_bytes,
+        "arithmetic_intensity": e.arithmetic_intensity,
+        "bound": e.bound,
+        "step_seconds": e.step_seconds,
+        "seconds": e.seconds,
+    }
 
 
 def _training_text(e: TrainingEstimate) -> str:
     """Training compute: the exact step, per optimizer step and for the run, the 3x rule beside it, the time."""
     g, s = e.gpu, e.step
     hours = e.seconds / 3600
-    return "\n".join([
-        f"{e.name} · {e.inputs} · training: {e.steps:,} steps x batch {e.batch} · {g.name} ({g.tflops:g} TFLOPS "
-        f"dense bf16) · MFU {e.mfu:g}",
-        "",
-        "model FLOPs (exact training step on meta: forward + backward, no recompute; 1 multiply-add = 2 FLOPs)",
-        f"  per step          {commas(e.flops_per_step):>34}  {si(e.flops_per_step)}  "
-        f"(forward {commas(s.forward.total)} + backward {commas(s.backward.total)})",
-        f"  whole run         {commas(e.flops):>34}  {si(e.flops)}  ({e.steps:,} steps)",
-        f"  by the 3x rule    {commas(e.rule_flops):>34}  {si(e.rule_flops)}  (exact - rule: "
-        f"{e.flops - e.rule_flops:+,} FLOPs)",
-        "",
-        f"time = model FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
-        f"  per step {_secs(e.step_seconds)}, whole run {hours:,.1f} GPU-hours ({hours / 24:,.1f} GPU-days)",
-        f"  executed per step {commas(e.executed_per_step)} FLOPs ({s.kernel} attention kernel, checkpointing's "
-        f"recompute): HFU = MFU x executed / model = {e.hfu:.4g}",
-        "",
-        f"source of {g.name}'s figures: {g.source}",
-    ])
+    return "\n".join(
+        [
+            f"{e.name} · {e.inputs} · training: {e.steps:,} steps x batch {e.batch} · {g.name} ({g.tflops:g} TFLOPS "
+            f"dense bf16) · MFU {e.mfu:g}",
+            "",
+            "model FLOPs (exact training step on meta: forward + backward, no recompute; 1 multiply-add = 2 FLOPs)",
+            f"  per step          {commas(e.flops_per_step):>34}  {si(e.flops_per_step)}  "
+            f"(forward {commas(s.forward.total)} + backward {commas(s.backward.total)})",
+            f"  whole run         {commas(e.flops):>34}  {si(e.flops)}  ({e.steps:,} steps)",
+            f"  by the 3x rule    {commas(e.rule_flops):>34}  {si(e.rule_flops)}  (exact - rule: "
+            f"{e.flops - e.rule_flops:+,} FLOPs)",
+            "",
+            f"time = model FLOPs / (MFU x peak) = FLOPs / ({e.mfu:g} x {g.tflops:g} TFLOPS)",
+            f"  per step {_secs(e.step_seconds)}, whole run {hours:,.1f} GPU-hours ({hours / 24:,.1f} GPU-days)",
+            f"  executed per step {commas(e.executed_per_step)} FLOPs ({s.kernel} attention kernel, checkpointing's "
+            f"recompute): HFU = MFU x executed / model = {e.hfu:.4g}",
+            "",
+            f"source of {g.name}'s figures: {g.source}",
+        ]
+    )
 
 
 def _training_dict(e: TrainingEstimate) -> dict:
     """JSON-ready: full integers."""
     s = e.step
-    return {"model": e.name, "inputs": e.inputs, "batch": e.batch, "steps": e.steps, "gpu": e.gpu.name, "mfu": e.mfu,
-            "unit": "FLOP", "forward_flops": s.forward.total, "backward_flops": s.backward.total,
-            "flops_per_step": e.flops_per_step, "flops": e.flops, "rule_3x_flops": e.rule_flops,
-            "step_seconds": e.step_seconds, "seconds": e.seconds, "gpu_hours": e.seconds / 3600,
-            "model_flops_per_step": e.flops_per_step, "executed_flops_per_step": e.executed_per_step,
-            "attn_kernel": s.kernel, "hfu": e.hfu}
+    return {
+        "model": e.name,
+        "inputs": e.inputs,
+        "batch": e.batch,
+        "steps": e.steps,
+        "gpu": e.gpu.name,
+        "mfu": e.mfu,
+        "unit": "FLOP",
+        "forward_flops": s.forward.total,
+        "backward_flops": s.backward.total,
+        "flops_per_step": e.flops_per_step,
+        "flops": e.flops,
+        "rule_3x_flops": e.rule_flops,
+        "step_seconds": e.step_seconds,
+        "seconds": e.seconds,
+        "gpu_hours": e.seconds / 3600,
+        "model_flops_per_step": e.flops_per_step,
+        "executed_flops_per_step": e.executed_per_step,
+        "attn_kernel": s.kernel,
+        "hfu": e.hfu,
+    }
 
 
-RENDERERS = {"Estimate": (_formula_text, _formula_dict), "ExactEstimate": (_exact_text, _exact_dict),
-             "TrainingEstimate": (_training_text, _training_dict)}  # each kind of estimate: (text, JSON-ready dict)
+RENDERERS = {
+    "Estimate": (_formula_text, _formula_dict),
+    "ExactEstimate": (_exact_text, _exact_dict),
+    "TrainingEstimate": (_training_text, _training_dict),
+}  # each kind of estimate: (text, JSON-ready dict)
 
 
 def to_text(e) -> str:

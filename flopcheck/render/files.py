@@ -5,6 +5,7 @@ files the last manifest names and this report does not write. A folder with file
 refused, unless it is a report from before manifests (its results.json says which files it made).
 Names are checked (letters, digits, '.', '_', '-'), and no file is written through a symbolic link.
 """
+
 from __future__ import annotations
 
 import os

@@ -1,4 +1,5 @@
 """Reconciliations as proofs (text) and as JSON-ready dicts."""
+
 from __future__ import annotations
 
 from flopcheck.fmt import commas
@@ -39,12 +40,22 @@ def proof(r: Reconciliation) -> str:
 def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict:
     """JSON-ready: full integers; the T-sweep's verdict beside it when there is one."""
     return {
-        "counter": r.counter, "unit": r.unit.value, "model": r.model, "input_size": r.input_size, "attn": r.attn,
-        "reported": r.reported, "counter_flops": r.counter_flops, "reference_flops": r.reference_flops,
+        "counter": r.counter,
+        "unit": r.unit.value,
+        "model": r.model,
+        "input_size": r.input_size,
+        "attn": r.attn,
+        "reported": r.reported,
+        "counter_flops": r.counter_flops,
+        "reference_flops": r.reference_flops,
         **({"reference": r.reference} if r.reference != FORMULA else {}),  # a model with no formula says so
-        "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta, "evidence": f.evidence}
-                     for f in r.findings],
-        "residual_flops": r.residual, "closed": r.closed, "mode": r.mode, "error": r.error,
+        "findings": [
+            {"code": f.code, "title": f.title, "delta_flops": f.delta, "evidence": f.evidence} for f in r.findings
+        ],
+        "residual_flops": r.residual,
+        "closed": r.closed,
+        "mode": r.mode,
+        "error": r.error,
         **({"sweep": sweep_dict(sweep)} if sweep else {}),
     }
 
@@ -52,16 +63,23 @@ def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict:
 def sweep_dict(s: Sweep) -> dict:
     """A sweep's verdict, JSON-ready."""
     v = s.verdict
-    return {"b_ratio": v.b_ratio, "c_ratio": v.c_ratio, "unit": v.label, "attention": v.attention,
-            "agrees_with_white_box": s.agrees}
+    return {
+        "b_ratio": v.b_ratio,
+        "c_ratio": v.c_ratio,
+        "unit": v.label,
+        "attention": v.attention,
+        "agrees_with_white_box": s.agrees,
+    }
 
 
 def describe_sweep(s: Sweep) -> str:
     """One line: the ratios and what they say."""
     v = s.verdict
     check = {True: "agrees with the white box", False: "DISAGREES with the white box", None: ""}[s.agrees]
-    return (f"  {s.counter:18s} T-coef x{v.b_ratio:.3f}  T^2-coef x{v.c_ratio:.3f}  -> {v.label}, attention "
-            f"{v.attention}  (fit misfit {v.misfit:,.0f})  {check}").rstrip()
+    return (
+        f"  {s.counter:18s} T-coef x{v.b_ratio:.3f}  T^2-coef x{v.c_ratio:.3f}  -> {v.label}, attention "
+        f"{v.attention}  (fit misfit {v.misfit:,.0f})  {check}"
+    ).rstrip()
 
 
 def to_text(results: list[Reconciliation], sweeps: list[Sweep], tokens: dict[str, str]) -> str:

@@ -4,6 +4,7 @@ index.md (tables, the plots as SVG files, every proof), index.html (self-contain
 every reconciliation as a proof), results.json (full integers, versions), results.csv (one row per
 count), and the SVGs index.md shows.
 """
+
 from __future__ import annotations
 
 import csv
@@ -24,8 +25,18 @@ def _slug(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]", "-", model).lstrip(".") or "-"
 
 
-RESULT_KEYS = ("report", "convention", "versions", "plan", "counters", "formulas", "counts", "reconciliations",
-               "sweeps", "kinds")
+RESULT_KEYS = (
+    "report",
+    "convention",
+    "versions",
+    "plan",
+    "counters",
+    "formulas",
+    "counts",
+    "reconciliations",
+    "sweeps",
+    "kinds",
+)
 
 
 def read_results(path) -> dict:
@@ -38,14 +49,21 @@ def read_results(path) -> dict:
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise InputError(f"{path} is not JSON ({err}): give a results.json that `flopcheck report` wrote") from None
     plan = res.get("plan") if isinstance(res, dict) else None
-    if not isinstance(plan, dict) or res.get("report") != "flopcheck comparison report" or any(
-            k not in res for k in RESULT_KEYS):
-        raise InputError(f"{path} is not a flopcheck report's results.json (it needs {', '.join(RESULT_KEYS)}): "
-                         f"give one that `flopcheck report` wrote")
+    if (
+        not isinstance(plan, dict)
+        or res.get("report") != "flopcheck comparison report"
+        or any(k not in res for k in RESULT_KEYS)
+    ):
+        raise InputError(
+            f"{path} is not a flopcheck report's results.json (it needs {', '.join(RESULT_KEYS)}): "
+            f"give one that `flopcheck report` wrote"
+        )
     attns = set(plan.get("attns", [])) | {e.get("attn") for e in res["sweeps"]}
     if not attns <= set(ATTN_PATHS):
-        raise InputError(f"{path} names attention paths {sorted(map(str, attns - set(ATTN_PATHS)))}: a report "
-                         f"has only {', '.join(a.value for a in ATTN_PATHS)}")
+        raise InputError(
+            f"{path} names attention paths {sorted(map(str, attns - set(ATTN_PATHS)))}: a report "
+            f"has only {', '.join(a.value for a in ATTN_PATHS)}"
+        )
     return res
 
 
@@ -119,8 +137,9 @@ def config_chart(v: View, model: str, size: int) -> str:
         rows.append((f"{counter} ({v.res['counters'][counter]['unit']})", bars))
     f, ref = v.formula[(model, size)], v.reference(model, size)
     title = f"{model} @{size} (T={f['tokens']})" if "inputs" not in f else model
-    return svg.ratio_bars(f"{title}: each counter as FLOPs / {ref}", rows, SERIES,
-                          f"{ref} {commas(f['total_flops'])} FLOPs")
+    return svg.ratio_bars(
+        f"{title}: each counter as FLOPs / {ref}", rows, SERIES, f"{ref} {commas(f['total_flops'])} FLOPs"
+    )
 
 
 def _sweep_series(v: View, model: str, attn: str) -> tuple[list[dict], dict[int, int], list]:
@@ -141,33 +160,47 @@ def _attention(f: dict) -> int:
 def sweep_chart(v: View, model: str, attn: str) -> str:
     """Each counter's FLOPs over T on log-log axes, with the formula and its attention."""
     fs, tokens, counters = _sweep_series(v, model, attn)
-    series = [("formula (FLOPs)", "#c8c8c8", [(f["tokens"], f["total_flops"]) for f in fs], False),
-              ("formula: attention", "black", [(f["tokens"], _attention(f)) for f in fs], True)]
+    series = [
+        ("formula (FLOPs)", "#c8c8c8", [(f["tokens"], f["total_flops"]) for f in fs], False),
+        ("formula: attention", "black", [(f["tokens"], _attention(f)) for f in fs], True),
+    ]
     series += [(name, color, [(tokens[s], fl) for s, fl in pts], False) for name, color, pts in counters]
     shares = ", ".join(f"{f['tokens']}: {_attention(f) / f['total_flops']:.0%}" for f in fs)
-    return svg.lines(f"{model} T-sweep, attn {attn}: FLOPs per forward", series, "tokens T", "FLOPs (as FLOPs)",
-                     subtitle=f"attention's share of the formula at T = {shares}")
+    return svg.lines(
+        f"{model} T-sweep, attn {attn}: FLOPs per forward",
+        series,
+        "tokens T",
+        "FLOPs (as FLOPs)",
+        subtitle=f"attention's share of the formula at T = {shares}",
+    )
 
 
 def sweep_share_chart(v: View, model: str, attn: str) -> str:
     """Each counter as a share of the formula over T: fused attention missed falls away as T grows."""
     fs, tokens, counters = _sweep_series(v, model, attn)
     total = {f["input_size"]: f["total_flops"] for f in fs}
-    series = [("formula", "#c8c8c8", [(f["tokens"], 1.0) for f in fs], False),
-              ("formula: attention share", "black", [(f["tokens"], _attention(f) / f["total_flops"]) for f in fs],
-               True)]
+    series = [
+        ("formula", "#c8c8c8", [(f["tokens"], 1.0) for f in fs], False),
+        ("formula: attention share", "black", [(f["tokens"], _attention(f) / f["total_flops"]) for f in fs], True),
+    ]
     series += [(name, color, [(tokens[s], fl / total[s]) for s, fl in pts], False) for name, color, pts in counters]
-    return svg.lines(f"{model} T-sweep, attn {attn}: each counter / formula", series, "tokens T",
-                     "counter FLOPs / formula FLOPs", ylog=False,
-                     subtitle="a counter that misses attention falls with attention's share as T grows")
+    return svg.lines(
+        f"{model} T-sweep, attn {attn}: each counter / formula",
+        series,
+        "tokens T",
+        "counter FLOPs / formula FLOPs",
+        ylog=False,
+        subtitle="a counter that misses attention falls with attention's share as T grows",
+    )
 
 
 def terms_chart(v: View) -> str:
     """The formula's kinds of term as a share of each config's forward."""
     kinds = [k for k in v.res["kinds"] if any(f["by_kind"].get(k) for f in v.res["formulas"])]
     rows = [(m, [(k, v.formula[(m, s)]["by_kind"].get(k, 0)) for k in kinds]) for m, s in v.grid]
-    return svg.stacked("The formula's terms: share of one forward (FLOPs)", rows,
-                       {k: svg.KIND_COLORS.get(k, "#888") for k in kinds})
+    return svg.stacked(
+        "The formula's terms: share of one forward (FLOPs)", rows, {k: svg.KIND_COLORS.get(k, "#888") for k in kinds}
+    )
 
 
 def svgs(v: View) -> dict[str, str]:
@@ -188,8 +221,9 @@ def svgs(v: View) -> dict[str, str]:
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
-    return "\n".join(["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-                     + ["| " + " | ".join(r) + " |" for r in rows])
+    return "\n".join(
+        ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)] + ["| " + " | ".join(r) + " |" for r in rows]
+    )
 
 
 def _versions(res: dict) -> str:
@@ -203,8 +237,17 @@ def _sweep_rows(v: View) -> list[list[str]]:
             rows.append([e["model"], e["attn"], e["counter"], "", "", e["error"], ""])
             continue
         agree = {True: "yes", False: "NO", None: "-"}[e["agrees"]]
-        rows.append([e["model"], e["attn"], e["counter"], f"{e['b_ratio']:.3f}", f"{e['c_ratio']:.3f}",
-                     f"{e['verdict_unit']}, attention {e['verdict_attention']}", agree])
+        rows.append(
+            [
+                e["model"],
+                e["attn"],
+                e["counter"],
+                f"{e['b_ratio']:.3f}",
+                f"{e['c_ratio']:.3f}",
+                f"{e['verdict_unit']}, attention {e['verdict_attention']}",
+                agree,
+            ]
+        )
     return rows
 
 
@@ -213,27 +256,42 @@ def _specs_note(v: View) -> str:
     specs = [m for m, s in v.grid if "inputs" in v.formula[(m, s)]]
     if not specs:
         return ""
-    return (f" {', '.join(specs)} {'has' if len(specs) == 1 else 'have'} no hand formula: there the reference is "
-            f"flopcheck's exact count, per module path and kind, and '/ formula' reads '/ exact count'; a model "
-            f"with no attention switch has its own path only.")
+    return (
+        f" {', '.join(specs)} {'has' if len(specs) == 1 else 'have'} no hand formula: there the reference is "
+        f"flopcheck's exact count, per module path and kind, and '/ formula' reads '/ exact count'; a model "
+        f"with no attention switch has its own path only."
+    )
 
 
 def markdown(v: View) -> str:
     res = v.res
-    out = [f"# {res['report']}", "",
-           "Generated by `flopcheck report`; do not edit by hand. " + res["convention"] + ".",
-           f"Versions: {_versions(res)}.", "",
-           "Every library counter ran on real CPU tensors (weights zeroed) of the same model and inputs; flopcheck's "
-           "exact count reads shapes only and ran on meta tensors. The reference is the hand-derived formula, which "
-           "the exact count equals term by term. Bars show each number converted to FLOPs; a tick marks a MAC "
-           "count taken at its word as FLOPs. The self-contained "
-           "[index.html](index.html) has every plot inline and every reconciliation as a proof." + _specs_note(v), "",
-           "## The formula's terms", "", "![terms](terms.svg)", "",
-           "## Each config", ""]
+    out = [
+        f"# {res['report']}",
+        "",
+        "Generated by `flopcheck report`; do not edit by hand. " + res["convention"] + ".",
+        f"Versions: {_versions(res)}.",
+        "",
+        "Every library counter ran on real CPU tensors (weights zeroed) of the same model and inputs; flopcheck's "
+        "exact count reads shapes only and ran on meta tensors. The reference is the hand-derived formula, which "
+        "the exact count equals term by term. Bars show each number converted to FLOPs; a tick marks a MAC "
+        "count taken at its word as FLOPs. The self-contained "
+        "[index.html](index.html) has every plot inline and every reconciliation as a proof." + _specs_note(v),
+        "",
+        "## The formula's terms",
+        "",
+        "![terms](terms.svg)",
+        "",
+        "## Each config",
+        "",
+    ]
     for model, size in v.grid:
         f = v.formula[(model, size)]
-        out += [f"### {v.title(model, size)}: {v.reference(model, size)} {commas(f['total_flops'])} FLOPs", "",
-                f"![{model}](config-{_slug(model)}.svg)", ""]
+        out += [
+            f"### {v.title(model, size)}: {v.reference(model, size)} {commas(f['total_flops'])} FLOPs",
+            "",
+            f"![{model}](config-{_slug(model)}.svg)",
+            "",
+        ]
         rows = []
         for counter in v.counters:
             row = [counter, res["counters"][counter]["unit"]]
@@ -242,20 +300,35 @@ def markdown(v: View) -> str:
                 r = v.ratio(key)
                 row += [_reported(v.counts.get(key)), f"{r:.4f}" if r is not None else "-", v.causes(key)]
             rows.append(row)
-        head = ["counter", "unit"] + [h for a in v.attns for h in (f"{a}: reported", f"{a}: FLOPs / formula",
-                                                                       f"{a}: causes")]
+        head = ["counter", "unit"] + [
+            h for a in v.attns for h in (f"{a}: reported", f"{a}: FLOPs / formula", f"{a}: causes")
+        ]
         out += [_md_table(head, rows), ""]
-    out += ["## T-sweeps", "",
-            "Each counter's totals fitted as a + bT + cT^2; b and c over the formula's name its unit (b: FLOP 1, "
-            "MAC 0.5) and its attention (c / b: 1 counted, 0.5 QK^T only, 0 missing), from totals alone.", ""]
+    out += [
+        "## T-sweeps",
+        "",
+        "Each counter's totals fitted as a + bT + cT^2; b and c over the formula's name its unit (b: FLOP 1, "
+        "MAC 0.5) and its attention (c / b: 1 counted, 0.5 QK^T only, 0 missing), from totals alone.",
+        "",
+    ]
     for model in res["plan"]["sweeps"]:
-        out += [f"![{model} {a}](sweep-{_slug(model)}-{a}.svg) ![{model} {a}, share](share-{_slug(model)}-{a}.svg)"
-                for a in v.attns] + [""]
-    out += [_md_table(["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says",
-                       "agrees with white box"], _sweep_rows(v)), "", "## Every reconciliation", ""]
+        out += [
+            f"![{model} {a}](sweep-{_slug(model)}-{a}.svg) ![{model} {a}, share](share-{_slug(model)}-{a}.svg)"
+            for a in v.attns
+        ] + [""]
+    out += [
+        _md_table(
+            ["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says", "agrees with white box"],
+            _sweep_rows(v),
+        ),
+        "",
+        "## Every reconciliation",
+        "",
+    ]
     for model, size in v.grid:
-        proofs = "\n\n".join(v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters
-                               if (model, size, a, c) in v.recs)
+        proofs = "\n\n".join(
+            v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters if (model, size, a, c) in v.recs
+        )
         summary = v.title(model, size) if "inputs" in v.formula[(model, size)] else f"{model} @{size}"
         out += [f"<details><summary>{summary}</summary>", "", "```", proofs, "```", "", "</details>", ""]
     return "\n".join(out)
@@ -273,41 +346,61 @@ pre{font-size:11px;background:#f8f8f8;padding:8px;overflow-x:auto}details{margin
 
 def _html_table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
     th = "".join(f"<th>{escape(h)}</th>" for h in head)
-    trs = "".join("<tr>" + "".join(f"<td{' class=n' if i in numeric else ''}>{escape(c)}</td>"
-                                   for i, c in enumerate(r)) + "</tr>" for r in rows)
+    trs = "".join(
+        "<tr>" + "".join(f"<td{' class=n' if i in numeric else ''}>{escape(c)}</td>" for i, c in enumerate(r)) + "</tr>"
+        for r in rows
+    )
     return f"<table><tr>{th}</tr>{trs}</table>"
 
 
 def html(v: View, plots: dict[str, str]) -> str:
     res = v.res
-    parts = [f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{escape(res['report'])}</title>"
-             f"<style>{CSS}</style></head><body>",
-             f"<h1>{escape(res['report'])}</h1>",
-             f"<p>Generated by <code>flopcheck report</code>. {escape(res['convention'])}. Every library counter ran "
-             f"on real CPU tensors of the same model and inputs; flopcheck's exact count reads shapes only and ran "
-             f"on meta tensors. The reference is the formula, equal to the exact count. Bars show each number "
-             f"converted to FLOPs; a black tick marks a MAC count taken at its word as FLOPs.{escape(_specs_note(v))}</p>"
-             f"<p>Versions: {escape(_versions(res))}.</p>",
-             "<h2>The formula's terms</h2>", plots["terms.svg"],
-             "<h2>Each config: every counter as FLOPs against the formula</h2>"]
+    parts = [
+        f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{escape(res['report'])}</title>"
+        f"<style>{CSS}</style></head><body>",
+        f"<h1>{escape(res['report'])}</h1>",
+        f"<p>Generated by <code>flopcheck report</code>. {escape(res['convention'])}. Every library counter ran "
+        f"on real CPU tensors of the same model and inputs; flopcheck's exact count reads shapes only and ran "
+        f"on meta tensors. The reference is the formula, equal to the exact count. Bars show each number "
+        f"converted to FLOPs; a black tick marks a MAC count taken at its word as FLOPs.{escape(_specs_note(v))}</p>"
+        f"<p>Versions: {escape(_versions(res))}.</p>",
+        "<h2>The formula's terms</h2>",
+        plots["terms.svg"],
+        "<h2>Each config: every counter as FLOPs against the formula</h2>",
+    ]
     for model, size in v.grid:
         parts.append(f"<h3>{escape(model)}</h3><div class=grid>{plots[f'config-{_slug(model)}.svg']}</div>")
-        rows = [[c, res["counters"][c]["unit"]] + [x for a in v.attns for x in (
-            _reported(v.counts.get((model, size, a, c))),
-            f"{v.ratio((model, size, a, c)):.4f}" if v.ratio((model, size, a, c)) is not None else "-",
-            v.causes((model, size, a, c)))] for c in v.counters]
+        rows = [
+            [c, res["counters"][c]["unit"]]
+            + [
+                x
+                for a in v.attns
+                for x in (
+                    _reported(v.counts.get((model, size, a, c))),
+                    f"{v.ratio((model, size, a, c)):.4f}" if v.ratio((model, size, a, c)) is not None else "-",
+                    v.causes((model, size, a, c)),
+                )
+            ]
+            for c in v.counters
+        ]
         head = ["counter", "unit"] + [h for a in v.attns for h in (f"{a}: reported", f"{a}: / formula", f"{a}: causes")]
         parts.append(_html_table(head, rows, {2, 3, 5, 6}))
     parts.append("<h2>T-sweeps (log-log)</h2><div class=grid>")
     for model in res["plan"]["sweeps"]:
         parts += [plots[f"{kind}-{_slug(model)}-{a}.svg"] for a in v.attns for kind in ("sweep", "share")]
     parts.append("</div>")
-    parts.append(_html_table(["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says",
-                              "agrees with white box"], _sweep_rows(v), {3, 4}))
+    parts.append(
+        _html_table(
+            ["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says", "agrees with white box"],
+            _sweep_rows(v),
+            {3, 4},
+        )
+    )
     parts.append("<h2>Every reconciliation, as a proof</h2>")
     for model, size in v.grid:
-        proofs = "\n\n".join(v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters
-                               if (model, size, a, c) in v.recs)
+        proofs = "\n\n".join(
+            v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters if (model, size, a, c) in v.recs
+        )
         summary = escape(v.title(model, size)) if "inputs" in v.formula[(model, size)] else f"{escape(model)} @{size}"
         parts.append(f"<details><summary>{summary}</summary><pre>{escape(proofs)}</pre></details>")
     sweep_proofs = [r["proof"] for r in res["reconciliations"] if (r["model"], r["input_size"]) not in set(v.grid)]
@@ -320,8 +413,24 @@ def html(v: View, plots: dict[str, str]) -> str:
 # CSV, JSON, all files
 # ---------------------------------------------------------------------------------------------
 
-CSV_FIELDS = ["counter", "library", "version", "unit", "model", "input_size", "tokens", "attn", "reported", "flops",
-              "formula_flops", "ratio", "causes", "closed", "residual_flops", "error"]
+CSV_FIELDS = [
+    "counter",
+    "library",
+    "version",
+    "unit",
+    "model",
+    "input_size",
+    "tokens",
+    "attn",
+    "reported",
+    "flops",
+    "formula_flops",
+    "ratio",
+    "causes",
+    "closed",
+    "residual_flops",
+    "error",
+]
 
 
 def csv_text(v: View) -> str:
@@ -332,12 +441,26 @@ def csv_text(v: View) -> str:
         key = (c["model"], c["input_size"], c["attn"], c["counter"])
         f, r = v.formula[key[:2]], v.recs[key]
         ratio = v.ratio(key)
-        w.writerow([c["counter"], c["library"], c["version"], c["unit"], c["model"], c["input_size"], f["tokens"],
-                    c["attn"], "" if c["reported"] is None else repr(c["reported"]),
-                    "" if c["flops"] is None else c["flops"], f["total_flops"],
-                    "" if ratio is None else f"{ratio:.6f}",
-                    " ".join(x["code"] for x in r["findings"]), r["closed"],
-                    "" if r["residual_flops"] is None else r["residual_flops"], c["error"] or ""])
+        w.writerow(
+            [
+                c["counter"],
+                c["library"],
+                c["version"],
+                c["unit"],
+                c["model"],
+                c["input_size"],
+                f["tokens"],
+                c["attn"],
+                "" if c["reported"] is None else repr(c["reported"]),
+                "" if c["flops"] is None else c["flops"],
+                f["total_flops"],
+                "" if ratio is None else f"{ratio:.6f}",
+                " ".join(x["code"] for x in r["findings"]),
+                r["closed"],
+                "" if r["residual_flops"] is None else r["residual_flops"],
+                c["error"] or "",
+            ]
+        )
     return buf.getvalue()
 
 
@@ -345,7 +468,11 @@ def render(res: dict) -> dict[str, str]:
     """filename -> contents, for every file of the report."""
     v = View(res)
     plots = svgs(v)
-    files = {"index.md": markdown(v) + "\n", "index.html": html(v, plots),
-             "results.json": json.dumps(res, indent=1) + "\n", "results.csv": csv_text(v)}
+    files = {
+        "index.md": markdown(v) + "\n",
+        "index.html": html(v, plots),
+        "results.json": json.dumps(res, indent=1) + "\n",
+        "results.csv": csv_text(v),
+    }
     files.update({name: text + "\n" for name, text in plots.items()})
     return files

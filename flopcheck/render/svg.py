@@ -2,15 +2,35 @@
 
 Every number is formatted with fixed precision, so the same data always gives the same bytes.
 """
+
 from __future__ import annotations
 
 import math
 from html import escape
 
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22",
-           "#17becf", "#393b79", "#637939")
-KIND_COLORS = {"linear": "#4e79a7", "attn_score": "#e15759", "attn_value": "#f28e2b", "conv": "#76b7b2",
-               "per_sample": "#59a14f", "head": "#edc948", "matmul": "#b07aa1"}
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+    "#393b79",
+    "#637939",
+)
+KIND_COLORS = {
+    "linear": "#4e79a7",
+    "attn_score": "#e15759",
+    "attn_value": "#f28e2b",
+    "conv": "#76b7b2",
+    "per_sample": "#59a14f",
+    "head": "#edc948",
+    "matmul": "#b07aa1",
+}
 FONT = 'font-family="Helvetica, Arial, sans-serif"'
 
 
@@ -23,13 +43,20 @@ def _text(x: float, y: float, s: str, size: int = 11, anchor: str = "start", ext
 
 
 def _svg(width: int, height: int, body: list[str], title: str) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-            f'role="img" aria-label="{escape(title)}">\n<rect width="100%" height="100%" fill="white"/>\n'
-            + "\n".join(body) + "\n</svg>")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        f'role="img" aria-label="{escape(title)}">\n<rect width="100%" height="100%" fill="white"/>\n'
+        + "\n".join(body)
+        + "\n</svg>"
+    )
 
 
-def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, str, float | None]]]],
-               series_colors: dict[str, str], note: str = "") -> str:
+def ratio_bars(
+    title: str,
+    rows: list[tuple[str, list[tuple[str, float | None, str, float | None]]]],
+    series_colors: dict[str, str],
+    note: str = "",
+) -> str:
     """Horizontal bars of counter / reference (1.0 = the formula), a group of bars per row.
 
     rows: (label, [(series, ratio or None, bar label, face-value ratio or None)]); the face value, a MAC
@@ -58,30 +85,45 @@ def ratio_bars(title: str, rows: list[tuple[str, list[tuple[str, float | None, s
             if v is None:
                 body.append(_text(label_w + 4, y + bar_h - 1, f"{series}: {bar_label}", 9, extra=' fill="#a00"'))
                 continue
-            body.append(f'<rect x="{label_w}" y="{_f(y)}" width="{_f(x(v) - label_w)}" height="{bar_h - 1}" '
-                        f'fill="{series_colors.get(series, "#888")}"/>')
+            body.append(
+                f'<rect x="{label_w}" y="{_f(y)}" width="{_f(x(v) - label_w)}" height="{bar_h - 1}" '
+                f'fill="{series_colors.get(series, "#888")}"/>'
+            )
             body.append(_text(x(v) + 3, y + bar_h - 1, bar_label, 9))
             if face is not None:
-                body.append(f'<line x1="{_f(x(face))}" y1="{_f(y - 1)}" x2="{_f(x(face))}" y2="{_f(y + bar_h)}" '
-                            f'stroke="black" stroke-width="2"><title>as printed: {face:.3f}x</title></line>')
-    body.append(f'<line x1="{_f(x(1))}" y1="{top - 6}" x2="{_f(x(1))}" y2="{height - 30}" stroke="black" '
-                f'stroke-dasharray="4 3"/>')
+                body.append(
+                    f'<line x1="{_f(x(face))}" y1="{_f(y - 1)}" x2="{_f(x(face))}" y2="{_f(y + bar_h)}" '
+                    f'stroke="black" stroke-width="2"><title>as printed: {face:.3f}x</title></line>'
+                )
+    body.append(
+        f'<line x1="{_f(x(1))}" y1="{top - 6}" x2="{_f(x(1))}" y2="{height - 30}" stroke="black" '
+        f'stroke-dasharray="4 3"/>'
+    )
     body.append(_text(x(1), top - 8, "formula", 9, "middle"))
     legend_x = label_w
     for series, color in series_colors.items():
         body.append(f'<rect x="{legend_x}" y="{height - 12}" width="10" height="8" fill="{color}"/>')
         body.append(_text(legend_x + 13, height - 4, series, 9))
         legend_x += 13 + 7 * len(series) + 16
-    body.append(f'<line x1="{legend_x}" y1="{height - 13}" x2="{legend_x}" y2="{height - 3}" stroke="black" '
-                f'stroke-width="2"/>')
+    body.append(
+        f'<line x1="{legend_x}" y1="{height - 13}" x2="{legend_x}" y2="{height - 3}" stroke="black" stroke-width="2"/>'
+    )
     body.append(_text(legend_x + 5, height - 4, "MAC count read as FLOPs", 9))
     if note:
         body.append(_text(width - 8, height - 4, note, 9, "end", ' fill="#555"'))
     return _svg(width, height, body, title)
 
 
-def lines(title: str, series: list[tuple[str, str, list[tuple[float, float]], bool]], xlabel: str, ylabel: str,
-          ylog: bool = True, subtitle: str = "", width: int = 640, height: int = 380) -> str:
+def lines(
+    title: str,
+    series: list[tuple[str, str, list[tuple[float, float]], bool]],
+    xlabel: str,
+    ylabel: str,
+    ylog: bool = True,
+    subtitle: str = "",
+    width: int = 640,
+    height: int = 380,
+) -> str:
     """Lines over a log x axis (ticks at the data's x values), y log (decades) or linear (0 to the top);
     series: (name, color, points, dashed). The first series named 'formula...' is drawn as a wide band."""
     left, right, top, bottom = 62, 190, 44 if subtitle else 30, 44
@@ -126,8 +168,10 @@ def lines(title: str, series: list[tuple[str, str, list[tuple[float, float]], bo
             body.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="{w}"{dash}/>')
             body += [f'<circle cx="{_f(px(a))}" cy="{_f(py(b))}" r="2" fill="{color}"/>' for a, b in pts]
         ly = top + 6 + i * 14
-        body.append(f'<line x1="{left + pw + 10}" y1="{ly}" x2="{left + pw + 28}" y2="{ly}" stroke="{color}" '
-                    f'stroke-width="{4 if band else 2}"{dash}/>')
+        body.append(
+            f'<line x1="{left + pw + 10}" y1="{ly}" x2="{left + pw + 28}" y2="{ly}" stroke="{color}" '
+            f'stroke-width="{4 if band else 2}"{dash}/>'
+        )
         body.append(_text(left + pw + 32, ly + 3, name, 9))
     return _svg(width, height, body, title)
 
@@ -145,8 +189,10 @@ def stacked(title: str, rows: list[tuple[str, list[tuple[str, int]]]], colors: d
         x = float(label_w)
         for kind, v in parts:
             w = pw * v / total
-            body.append(f'<rect x="{_f(x)}" y="{y}" width="{_f(w)}" height="{bar_h}" fill="{colors.get(kind, "#888")}">'
-                        f'<title>{escape(kind)} {v / total:.1%}</title></rect>')
+            body.append(
+                f'<rect x="{_f(x)}" y="{y}" width="{_f(w)}" height="{bar_h}" fill="{colors.get(kind, "#888")}">'
+                f"<title>{escape(kind)} {v / total:.1%}</title></rect>"
+            )
             if w > 34:
                 body.append(_text(x + w / 2, y + bar_h - 4, f"{v / total:.0%}", 9, "middle", ' fill="white"'))
             x += w

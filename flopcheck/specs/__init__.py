@@ -8,6 +8,7 @@ Sources (sources.py), by prefix:
 
 No torch here: parsing a spec is cheap, building one imports what it needs.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
@@ -88,8 +89,10 @@ def parse(text: str, **options) -> ModelSpec:
     name after a prefix or a module spec without its factory is a SpecError."""
     text = (text or "").strip()
     if not text:
-        raise SpecError("the model is empty: give a reference name (DiT-XL/2), timm:NAME, torchvision:NAME, "
-                        "diffusers:CLASS --config FILE or package.module:factory")
+        raise SpecError(
+            "the model is empty: give a reference name (DiT-XL/2), timm:NAME, torchvision:NAME, "
+            "diffusers:CLASS --config FILE or package.module:factory"
+        )
     known = [f.name for f in fields(Options)]
     for name in options:
         if name not in known:
@@ -97,8 +100,10 @@ def parse(text: str, **options) -> ModelSpec:
     given = {k: v for k, v in options.items() if v is not None}
     shape, batch = given.get("input_shape"), given.get("batch")
     if shape and batch and batch != shape[0]:
-        raise SpecError(f"--batch {batch} and --input-shape {','.join(map(str, shape))} disagree: the input's first "
-                        f"dimension is its batch; give --input-shape {','.join(map(str, (batch, *shape[1:])))} alone")
+        raise SpecError(
+            f"--batch {batch} and --input-shape {','.join(map(str, shape))} disagree: the input's first "
+            f"dimension is its batch; give --input-shape {','.join(map(str, (batch, *shape[1:])))} alone"
+        )
     if shape:
         given["batch"] = shape[0]
     spec = ModelSpec(text, Options(**given))
@@ -106,28 +111,38 @@ def parse(text: str, **options) -> ModelSpec:
         from reference_models.registry import UnknownModelError
 
         if not is_reference(text):
-            raise SpecError(f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
-                            f"diffusers:CLASS --config FILE, package.module:factory")
+            raise SpecError(
+                f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
+                f"diffusers:CLASS --config FILE, package.module:factory"
+            )
         if "input_size" in given and "resolution" in given:
             raise SpecError("--input-size and --resolution both set the input: give one of them")
         for name in ("config", "inputs", "input_shape", "text_tokens"):
             if name in given:
-                raise SpecError(f"--{name.replace('_', '-')} builds a spec's input; {text} is a reference model: "
-                                f"use its own flags (--resolution, --input-size, --frames)")
+                raise SpecError(
+                    f"--{name.replace('_', '-')} builds a spec's input; {text} is a reference model: "
+                    f"use its own flags (--resolution, --input-size, --frames)"
+                )
         return spec
     for name in ("input_size", "space"):
         if name in given:
-            raise SpecError(f"--{name.replace('_', '-')} applies to the reference DiT models; for {text} give "
-                            f"--resolution or --input-shape")
+            raise SpecError(
+                f"--{name.replace('_', '-')} applies to the reference DiT models; for {text} give "
+                f"--resolution or --input-shape"
+            )
     if spec.options.attn and spec.options.attn != "sdpa" and spec.source != "timm":
-        raise SpecError(f"--attn {spec.options.attn}: flopcheck can switch attention paths for reference models "
-                        f"and timm models; {text} runs its own")
+        raise SpecError(
+            f"--attn {spec.options.attn}: flopcheck can switch attention paths for reference models "
+            f"and timm models; {text} runs its own"
+        )
     module, _, fn = text.partition(":")
     if not fn.strip() or not module.strip():
         raise SpecError(f"model {text!r}: write PREFIX:NAME (timm:resnet50) or package.module:factory")
     if spec.source == "diffusers" and not spec.options.config:
-        raise SpecError(f"model {text!r} needs its config: add --config FILE, a config.json as published with the "
-                        f"model (no weights are read)")
+        raise SpecError(
+            f"model {text!r} needs its config: add --config FILE, a config.json as published with the "
+            f"model (no weights are read)"
+        )
     if spec.options.config and spec.source != "diffusers":
         raise SpecError(f"--config applies to diffusers:CLASS specs, not to {text!r}")
     _read_by_source(spec)
@@ -142,10 +157,12 @@ READS = {
     "diffusers": ("config", "resolution", "frames", "text_tokens", "inputs"),
     "module": ("input_shape", "inputs"),
 }
-FROM = {"timm": "its pretrained_cfg, --resolution, --input-shape or --inputs",
-        "torchvision": "its weights' crop, --resolution, --frames (video), --input-shape or --inputs",
-        "diffusers": "its config and --resolution, --frames, --text-tokens, or --inputs",
-        "module": "the factory, --input-shape or --inputs"}
+FROM = {
+    "timm": "its pretrained_cfg, --resolution, --input-shape or --inputs",
+    "torchvision": "its weights' crop, --resolution, --frames (video), --input-shape or --inputs",
+    "diffusers": "its config and --resolution, --frames, --text-tokens, or --inputs",
+    "module": "the factory, --input-shape or --inputs",
+}
 # two options that each give the whole input: the first would win unseen
 EXCLUSIVE = (("inputs", "input_shape"), ("inputs", "resolution"), ("input_shape", "resolution"))
 

@@ -5,6 +5,7 @@ diffusers', the user's), so it is built and counted here: stdin is closed, whate
 to stderr, and the answer (or a one-line error) is the last line on stdout. A crash, a segfault,
 sys.exit, os._exit, a read of stdin or a hang is one SpecError in the parent, which reads JSON only.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,13 @@ def main() -> None:
 
     for spec in job.get("specs") or [job["spec"]]:  # several specs: one import of torch, one answer line each
         try:
-            out = measure(spec, training=job.get("training", False), frozen=tuple(job.get("frozen", ())),
-                          checkpointed=tuple(job.get("checkpointed", ())), optimizer=job.get("optimizer", ""))
+            out = measure(
+                spec,
+                training=job.get("training", False),
+                frozen=tuple(job.get("frozen", ())),
+                checkpointed=tuple(job.get("checkpointed", ())),
+                optimizer=job.get("optimizer", ""),
+            )
         except SpecError as err:
             out = {"error": str(err)}
         except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
@@ -52,8 +58,11 @@ def measure_all(specs: list, timeout_s: float | None = None) -> None:
     from flopcheck.children import deadline_s
 
     limit = timeout_s or deadline_s()
-    child = Child("flopcheck.specs.child", (json.dumps({"specs": [s.to_dict() for s in todo.values()],
-                                                        "paths": sys.path}),), stdin=False)
+    child = Child(
+        "flopcheck.specs.child",
+        (json.dumps({"specs": [s.to_dict() for s in todo.values()], "paths": sys.path}),),
+        stdin=False,
+    )
     got, why = answers(child, len(todo), limit)
     child.close()
     keys = list(todo)
@@ -64,12 +73,20 @@ def measure_all(specs: list, timeout_s: float | None = None) -> None:
 
 
 def _timed_out(spec, timeout_s: float) -> dict:
-    return {"error": f"model {spec.text!r} was not counted within {timeout_s:g} s and was stopped: does its "
-                     f"factory or forward ever return?"}
+    return {
+        "error": f"model {spec.text!r} was not counted within {timeout_s:g} s and was stopped: does its "
+        f"factory or forward ever return?"
+    }
 
 
-def measured(spec, timeout_s: float | None = None, training: bool = False, frozen: tuple[str, ...] = (),
-             checkpointed: tuple[str, ...] = (), optimizer: str = ""):
+def measured(
+    spec,
+    timeout_s: float | None = None,
+    training: bool = False,
+    frozen: tuple[str, ...] = (),
+    checkpointed: tuple[str, ...] = (),
+    optimizer: str = "",
+):
     """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
     children.deadline_s()); with training, its exact training step too; its failure is a SpecError."""
     from flopcheck.specs import SpecError
@@ -92,15 +109,18 @@ def _in_child(spec, timeout_s: float, step: dict | None = None) -> dict:
     """The child's answer, or {"error": one line} for whatever went wrong there."""
     from flopcheck.children import Child, answers
 
-    child = Child("flopcheck.specs.child", (json.dumps({"spec": spec.to_dict(), "paths": sys.path,
-                                                        **(step or {})}),), stdin=False)
+    child = Child(
+        "flopcheck.specs.child", (json.dumps({"spec": spec.to_dict(), "paths": sys.path, **(step or {})}),), stdin=False
+    )
     got, why = answers(child, 1, timeout_s)
     child.close()
     if why == "timeout":
         return _timed_out(spec, timeout_s)
     if not got:
-        return {"error": f"model {spec.text!r} ended its process (exit code {child.proc.returncode}) before it was "
-                         f"counted: does its code call sys.exit or os._exit, or crash?"}
+        return {
+            "error": f"model {spec.text!r} ended its process (exit code {child.proc.returncode}) before it was "
+            f"counted: does its code call sys.exit or os._exit, or crash?"
+        }
     return got[0]
 
 

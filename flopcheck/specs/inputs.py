@@ -5,10 +5,12 @@ text encoder's output is (B, S, its width), and the timestep is one number per s
 are the published pipelines' (the inference arithmetic's inputs): FLUX and SD3 at 1024x1024, Wan at 832x480 x 81
 frames, CogVideoX at 720x480 x 49, HunyuanVideo at 1280x720 x 129, DiT at its sample size.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -35,7 +37,9 @@ def _dit(c, n, f, h, w, s, device):
     """DiTTransformer2DModel(hidden_states (B, C, h, w), timestep (B,), class_labels (B,))."""
     long = dict(dtype=torch.long, device=device)
     return (torch.empty(n, c.in_channels, h // 8, w // 8, device=device),), {
-        "timestep": torch.zeros(n, **long), "class_labels": torch.zeros(n, **long)}
+        "timestep": torch.zeros(n, **long),
+        "class_labels": torch.zeros(n, **long),
+    }
 
 
 def _sd3(c, n, f, h, w, s, device):
@@ -43,16 +47,20 @@ def _sd3(c, n, f, h, w, s, device):
     return (torch.empty(n, c.in_channels, h // 8, w // 8, device=device),), {
         "encoder_hidden_states": torch.empty(n, s, c.joint_attention_dim, device=device),
         "pooled_projections": torch.empty(n, c.pooled_projection_dim, device=device),
-        "timestep": torch.zeros(n, device=device)}
+        "timestep": torch.zeros(n, device=device),
+    }
 
 
 def _flux(c, n, f, h, w, s, device):
     """FluxTransformer2DModel: latents packed 2x2 into (B, h/2*w/2, 64); text (B, S, 4096); ids per token."""
     tokens = (h // 16) * (w // 16)
-    kwargs = {"encoder_hidden_states": torch.empty(n, s, c.joint_attention_dim, device=device),
-              "pooled_projections": torch.empty(n, c.pooled_projection_dim, device=device),
-              "timestep": torch.zeros(n, device=device), "img_ids": torch.zeros(tokens, 3, device=device),
-              "txt_ids": torch.zeros(s, 3, device=device)}
+    kwargs = {
+        "encoder_hidden_states": torch.empty(n, s, c.joint_attention_dim, device=device),
+        "pooled_projections": torch.empty(n, c.pooled_projection_dim, device=device),
+        "timestep": torch.zeros(n, device=device),
+        "img_ids": torch.zeros(tokens, 3, device=device),
+        "txt_ids": torch.zeros(s, 3, device=device),
+    }
     if c.guidance_embeds:
         kwargs["guidance"] = torch.zeros(n, device=device)
     return (torch.empty(n, tokens, c.in_channels, device=device),), kwargs
@@ -69,22 +77,26 @@ def _wan(c, n, f, h, w, s, device):
     """WanTransformer3DModel(hidden_states (B, C, F', h, w), timestep (B,), encoder_hidden_states (B, S, 4096))."""
     return (torch.empty(n, c.in_channels, _frames(f), h // 8, w // 8, device=device),), {
         "timestep": torch.zeros(n, device=device),
-        "encoder_hidden_states": torch.empty(n, s, c.text_dim, device=device)}
+        "encoder_hidden_states": torch.empty(n, s, c.text_dim, device=device),
+    }
 
 
 def _cogvideox(c, n, f, h, w, s, device):
     """CogVideoXTransformer3DModel(hidden_states (B, F', C, h, w): frames before channels; text (B, S, 4096))."""
     return (torch.empty(n, _frames(f), c.in_channels, h // 8, w // 8, device=device),), {
         "encoder_hidden_states": torch.empty(n, s, c.text_embed_dim, device=device),
-        "timestep": torch.zeros(n, device=device)}
+        "timestep": torch.zeros(n, device=device),
+    }
 
 
 def _hunyuan(c, n, f, h, w, s, device):
     """HunyuanVideoTransformer3DModel(hidden_states (B, C, F', h, w), t, text (B, S, 4096) and its mask, pooled)."""
-    kwargs = {"timestep": torch.zeros(n, device=device),
-              "encoder_hidden_states": torch.empty(n, s, c.text_embed_dim, device=device),
-              "encoder_attention_mask": torch.ones(n, s, device=device),
-              "pooled_projections": torch.empty(n, c.pooled_projection_dim, device=device)}
+    kwargs = {
+        "timestep": torch.zeros(n, device=device),
+        "encoder_hidden_states": torch.empty(n, s, c.text_embed_dim, device=device),
+        "encoder_attention_mask": torch.ones(n, s, device=device),
+        "pooled_projections": torch.empty(n, c.pooled_projection_dim, device=device),
+    }
     if c.guidance_embeds:
         kwargs["guidance"] = torch.zeros(n, device=device)
     return (torch.empty(n, c.in_channels, _frames(f), h // 8, w // 8, device=device),), kwargs
@@ -104,8 +116,10 @@ CONVENTIONS: dict[str, tuple[Convention, int]] = {
 def diffusers_inputs(cls: str, config, o: Options, device: str) -> tuple[tuple, dict, str]:
     """(args, kwargs, a line saying what they are) for one forward of a diffusers class at the options' input."""
     if cls not in CONVENTIONS:
-        raise SpecError(f"flopcheck has no input builder for diffusers' {cls}: give its inputs with --inputs "
-                        f"module:fn, or use one of {', '.join(CONVENTIONS)}")
+        raise SpecError(
+            f"flopcheck has no input builder for diffusers' {cls}: give its inputs with --inputs "
+            f"module:fn, or use one of {', '.join(CONVENTIONS)}"
+        )
     conv, stride = CONVENTIONS[cls]
     if o.frames and conv.frames == 1:
         raise SpecError(f"frames apply to video models; {cls} is an image model")
@@ -114,6 +128,10 @@ def diffusers_inputs(cls: str, config, o: Options, device: str) -> tuple[tuple, 
     f, s = o.frames or conv.frames, o.text_tokens or conv.text_tokens
     args, kwargs = conv.build(config, o.batch, f, h, w, s, device)
     kwargs["return_dict"] = False  # a tuple of tensors, which every counter (jit traces too) can take
-    words = f"input {w}x{h} px" + (f" x {f} frames" if conv.frames > 1 else "") + (
-        f", {s} text tokens" if conv.text_tokens else "") + f", batch {o.batch} (the pipeline's convention)"
+    words = (
+        f"input {w}x{h} px"
+        + (f" x {f} frames" if conv.frames > 1 else "")
+        + (f", {s} text tokens" if conv.text_tokens else "")
+        + f", batch {o.batch} (the pipeline's convention)"
+    )
     return args, kwargs, words

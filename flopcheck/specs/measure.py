@@ -4,11 +4,12 @@ on meta, every layer's weights, the repeated blocks, the parameters and the inpu
 `measure(spec)` runs in the child (child.py) and returns JSON; `Measured.from_dict` turns it back into
 an ExactCount, a Breakdown and a Reference in the parent, which never imports the user's code.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from flopcheck.types import Breakdown, Kind, Work
+from flopcheck.types import Breakdown, ExactCount, Kind, Work
 
 
 @dataclass(frozen=True)
@@ -42,8 +43,14 @@ def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
         w, b = getattr(m, "weight", None), getattr(m, "bias", None)
         heads = getattr(m, "num_heads", None)
         head_dim = getattr(m, "head_dim", None)
-        layers[f.path] = Layer(type(m).__name__, _numel(w), _numel(b), heads if isinstance(heads, int) else None,
-                               head_dim if isinstance(head_dim, int) else None, _torch_base(type(m)))
+        layers[f.path] = Layer(
+            type(m).__name__,
+            _numel(w),
+            _numel(b),
+            heads if isinstance(heads, int) else None,
+            head_dim if isinstance(head_dim, int) else None,
+            _torch_base(type(m)),
+        )
         norm[f.path] = f.norm_path
     return layers, norm
 
@@ -88,8 +95,9 @@ def block_lists(model, by_path: dict[str, int] | None = None) -> tuple[BlockList
         found.append(BlockList(f.norm_path, len(kids), type(kids[0]).__name__))
     if by_path:
         total = sum(by_path.values())
-        found = [b for b in found if sum(v for p, v in by_path.items() if p.startswith(b.path + ".")) >=
-                 MAIN_SHARE * total]
+        found = [
+            b for b in found if sum(v for p, v in by_path.items() if p.startswith(b.path + ".")) >= MAIN_SHARE * total
+        ]
     return tuple(found)
 
 
@@ -103,14 +111,20 @@ def samples(args: tuple, kwargs: dict) -> int | None:
 
 def _rows(count) -> tuple[list, list]:
     """An ExactCount's counted and uncounted records as JSON rows."""
+
     def rows(records):
         return [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in records]
 
     return rows(count.counted), rows(count.uncounted)
 
 
-def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (),
-            checkpointed: tuple[str, ...] = (), optimizer: str = "") -> dict:
+def measure(
+    spec_dict: dict,
+    training: bool = False,
+    frozen: tuple[str, ...] = (),
+    checkpointed: tuple[str, ...] = (),
+    optimizer: str = "",
+) -> dict:
     """Build the spec on meta and count one forward (with training: the exact training step, its forward and
     backward): the JSON the parent reads (Measured.from_dict). A forward that reads a value (`.item()`, which meta
     tensors have none of) is counted again on real CPU tensors, weights zero, and says so."""
@@ -128,13 +142,17 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
         if _data_dependent(err):
             why = one_line(err)
-            raise SpecError(f"model {spec.text!r} has a forward whose shapes depend on its data "
-                            f"({why if len(why) <= 80 else why[:80] + '...'}): how many boxes or elements it keeps "
-                            f"depends on the values, so its FLOPs do too and no count on shapes gives them; count a "
-                            f"part with fixed shapes (a factory returning its backbone)") from None
+            raise SpecError(
+                f"model {spec.text!r} has a forward whose shapes depend on its data "
+                f"({why if len(why) <= 80 else why[:80] + '...'}): how many boxes or elements it keeps "
+                f"depends on the values, so its FLOPs do too and no count on shapes gives them; count a "
+                f"part with fixed shapes (a factory returning its backbone)"
+            ) from None
         if not _reads_a_value(err):
-            raise SpecError(f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta "
-                            f"device: {one_line(err)}; give its inputs (--input-shape or --inputs module:fn)") from None
+            raise SpecError(
+                f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta "
+                f"device: {one_line(err)}; give its inputs (--input-shape or --inputs module:fn)"
+            ) from None
         _fits_in_memory(spec, built.model, one_line(err))
         built = build(spec, "cpu")
         _real_values(built)
@@ -143,15 +161,20 @@ def measure(spec_dict: dict, training: bool = False, frozen: tuple[str, ...] = (
         except SpecError:
             raise
         except Exception as real:  # noqa: BLE001 - both failed: one line saying why
-            raise SpecError(f"model {spec.text!r} reads a value, which meta tensors have none of "
-                            f"({one_line(err)}), and on real CPU tensors it failed too: {one_line(real)}") from None
-        built.notes.append(f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
-                           f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)")
+            raise SpecError(
+                f"model {spec.text!r} reads a value, which meta tensors have none of "
+                f"({one_line(err)}), and on real CPU tensors it failed too: {one_line(real)}"
+            ) from None
+        built.notes.append(
+            f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
+            f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
+        )
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
-def _count_built(spec, built, device: str, training: bool, frozen: tuple[str, ...], checkpointed: tuple[str, ...],
-                 optimizer: str):
+def _count_built(
+    spec, built, device: str, training: bool, frozen: tuple[str, ...], checkpointed: tuple[str, ...], optimizer: str
+):
     """(Measured, the training step or None) of a built spec on `device`; a step that cannot be counted (nothing
     trains, a pattern that matches nothing) is a SpecError, not the inputs' fault."""
     from flopcheck.errors import InputError
@@ -166,8 +189,16 @@ def _count_built(spec, built, device: str, training: bool, frozen: tuple[str, ..
         if training:
             from flopcheck.exact.training import count_training_step
 
-            step = count_training_step(built.model, built.args, kwargs=built.kwargs, frozen_paths=frozen,
-                                       checkpointed=checkpointed, optimizer=optimizer, model=spec.text, device=device)
+            step = count_training_step(
+                built.model,
+                built.args,
+                kwargs=built.kwargs,
+                frozen_paths=frozen,
+                checkpointed=checkpointed,
+                optimizer=optimizer,
+                model=spec.text,
+                device=device,
+            )
         m = measure_local(built.model, built.args, built.kwargs, spec.text)
     except InputError as err:
         raise SpecError(f"{spec.text}: {err}") from None
@@ -177,8 +208,16 @@ def _count_built(spec, built, device: str, training: bool, frozen: tuple[str, ..
 def _reads_a_value(err: BaseException) -> bool:
     """The forward asked a meta tensor for a value (`.item()`, a tensor's truth, its data): real tensors have one."""
     text = str(err)
-    return any(s in text for s in ("cannot be called on meta tensors", "_local_scalar_dense", "data pointer",
-                                   "on meta tensors is not", "meta tensor"))
+    return any(
+        s in text
+        for s in (
+            "cannot be called on meta tensors",
+            "_local_scalar_dense",
+            "data pointer",
+            "on meta tensors is not",
+            "meta tensor",
+        )
+    )
 
 
 def _fits_in_memory(spec, model, why: str) -> None:
@@ -191,9 +230,11 @@ def _fits_in_memory(spec, model, why: str) -> None:
     params = sum(p.numel() for p in model.parameters())
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if 4 * params > memory / 2:
-        raise SpecError(f"model {spec.text!r} reads a value ({why[:100]}), so it counts only on real tensors, and its "
-                        f"{params:,} parameters ({4 * params / 1e9:.0f} GB in fp32) do not fit in half this machine's "
-                        f"memory: count a smaller config of it")
+        raise SpecError(
+            f"model {spec.text!r} reads a value ({why[:100]}), so it counts only on real tensors, and its "
+            f"{params:,} parameters ({4 * params / 1e9:.0f} GB in fp32) do not fit in half this machine's "
+            f"memory: count a smaller config of it"
+        )
 
 
 def _real_values(built) -> None:
@@ -212,7 +253,9 @@ def _data_dependent(err: BaseException) -> bool:
     kernel: torch says so in its message."""
     text = str(err)
     return "data-independent implementation does not exist" in text or type(err).__name__ in (
-        "DynamicOutputShapeException", "DataDependentOutputException")
+        "DynamicOutputShapeException",
+        "DataDependentOutputException",
+    )
 
 
 def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str = "") -> Measured:
@@ -226,12 +269,27 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
     import torch
 
     first = next((t for t in (*model.parameters(), *args, *kwargs.values()) if isinstance(t, torch.Tensor)), None)
-    count = count_forward(model, tuple(args), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs,
-                          batch=batch, model=text, device=first.device.type if first is not None else "cpu")
+    count = count_forward(
+        model,
+        tuple(args),
+        kind_map=getattr(model, "flop_kinds", ()),
+        kwargs=kwargs,
+        batch=batch,
+        model=text,
+        device=first.device.type if first is not None else "cpu",
+    )
     layers, norm = layers_of(model)
-    return Measured(text, Built(model, tuple(args), kwargs).describe_inputs(), (),
-                    sum(p.numel() for p in model.parameters()), count, layers, norm,
-                    block_lists(model, count.by_path()), batch=batch)
+    return Measured(
+        text,
+        Built(model, tuple(args), kwargs).describe_inputs(),
+        (),
+        sum(p.numel() for p in model.parameters()),
+        count,
+        layers,
+        norm,
+        block_lists(model, count.by_path()),
+        batch=batch,
+    )
 
 
 @dataclass(frozen=True)
@@ -242,7 +300,7 @@ class Measured:
     inputs: str
     notes: tuple[str, ...]
     params: int
-    exact: object  # ExactCount
+    exact: ExactCount
     layers: dict = field(default_factory=dict)
     norm_path: dict = field(default_factory=dict)
     blocks: tuple[BlockList, ...] = ()
@@ -255,16 +313,38 @@ class Measured:
 
         counted, uncounted = _rows(self.exact)
         t = self.training
-        training = {} if t is None else {"training": {
-            "forward": _rows(t.forward), "backward": _rows(t.backward), "frozen": sorted(t.frozen),
-            "recomputed": sorted(t.recomputed), "trainable": t.trainable, "optimizer_name": t.optimizer_name,
-            "custom": [list(x) for x in t.custom], "fused_scores": t.fused_scores,
-            **({"optimizer": _rows(t.optimizer)} if t.optimizer is not None else {})}}
-        return {**training, "spec": {"text": self.text}, "inputs": self.inputs, "notes": list(self.notes),
-                "params": self.params, "counted": counted, "uncounted": uncounted,
-                "layers": {p: asdict(layer) for p, layer in self.layers.items()}, "norm_path": self.norm_path,
-                "leading": self.exact.leading, "blocks": [asdict(b) for b in self.blocks], "batch": self.batch,
-                "device": self.exact.device}
+        training = (
+            {}
+            if t is None
+            else {
+                "training": {
+                    "forward": _rows(t.forward),
+                    "backward": _rows(t.backward),
+                    "frozen": sorted(t.frozen),
+                    "recomputed": sorted(t.recomputed),
+                    "trainable": t.trainable,
+                    "optimizer_name": t.optimizer_name,
+                    "custom": [list(x) for x in t.custom],
+                    "fused_scores": t.fused_scores,
+                    **({"optimizer": _rows(t.optimizer)} if t.optimizer is not None else {}),
+                }
+            }
+        )
+        return {
+            **training,
+            "spec": {"text": self.text},
+            "inputs": self.inputs,
+            "notes": list(self.notes),
+            "params": self.params,
+            "counted": counted,
+            "uncounted": uncounted,
+            "layers": {p: asdict(layer) for p, layer in self.layers.items()},
+            "norm_path": self.norm_path,
+            "leading": self.exact.leading,
+            "blocks": [asdict(b) for b in self.blocks],
+            "batch": self.batch,
+            "device": self.exact.device,
+        }
 
     @classmethod
     def from_dict(cls, d: dict) -> Measured:
@@ -277,25 +357,51 @@ class Measured:
             return tuple(OpRecord(p, op, Kind(k) if counted else Work(k), f, el, n) for p, op, k, f, el, n in rows)
 
         def count(rows: list) -> ExactCount:
-            return ExactCount(model=d["spec"]["text"], attn="", device=device, counted=records(rows[0], True),
-                              uncounted=records(rows[1], False))
+            return ExactCount(
+                model=d["spec"]["text"],
+                attn="",
+                device=device,
+                counted=records(rows[0], True),
+                uncounted=records(rows[1], False),
+            )
 
         step = None
         if "training" in d:
             from flopcheck.exact.training import TrainingCount
 
             t = d["training"]
-            step = TrainingCount(count(t["forward"]), count(t["backward"]), frozenset(t["frozen"]),
-                                 frozenset(t.get("recomputed", ())),
-                                 count(t["optimizer"]) if "optimizer" in t else None, t.get("optimizer_name", ""),
-                                 t.get("trainable", 0), tuple(tuple(x) for x in t.get("custom", ())),
-                                 t.get("fused_scores", 0))
+            step = TrainingCount(
+                count(t["forward"]),
+                count(t["backward"]),
+                frozenset(t["frozen"]),
+                frozenset(t.get("recomputed", ())),
+                count(t["optimizer"]) if "optimizer" in t else None,
+                t.get("optimizer_name", ""),
+                t.get("trainable", 0),
+                tuple(tuple(x) for x in t.get("custom", ())),
+                t.get("fused_scores", 0),
+            )
         text = d["spec"]["text"]
-        exact = ExactCount(model=text, attn="", device=device, counted=records(d["counted"], True),
-                           uncounted=records(d["uncounted"], False), leading=dict(d.get("leading", {})))
-        return cls(text, d["inputs"], tuple(d["notes"]), d["params"], exact,
-                   {p: Layer(**v) for p, v in d["layers"].items()}, dict(d["norm_path"]),
-                   tuple(BlockList(**b) for b in d["blocks"]), step, d.get("batch"))
+        exact = ExactCount(
+            model=text,
+            attn="",
+            device=device,
+            counted=records(d["counted"], True),
+            uncounted=records(d["uncounted"], False),
+            leading=dict(d.get("leading", {})),
+        )
+        return cls(
+            text,
+            d["inputs"],
+            tuple(d["notes"]),
+            d["params"],
+            exact,
+            {p: Layer(**v) for p, v in d["layers"].items()},
+            dict(d["norm_path"]),
+            tuple(BlockList(**b) for b in d["blocks"]),
+            step,
+            d.get("batch"),
+        )
 
     def breakdown(self) -> Breakdown:
         """The exact count as the reference breakdown: one term per path and kind."""

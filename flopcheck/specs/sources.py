@@ -5,13 +5,15 @@ cannot be (torchvision's RegNets compute widths with tensors) is built on CPU wi
 weights, then moved to meta, and the note says so. `device='cpu'` builds real (uninitialised, then zeroed)
 tensors for the counters that execute the model.
 """
+
 from __future__ import annotations
 
 import contextlib
 import importlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 from torch import nn
@@ -42,8 +44,11 @@ def _positional_names(model: nn.Module, n: int) -> list[str]:
     import inspect
 
     try:
-        params = [p.name for p in inspect.signature(model.forward).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        params = [
+            p.name
+            for p in inspect.signature(model.forward).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
     except (TypeError, ValueError):
         params = []
     return [params[i] if i < len(params) else f"arg{i}" for i in range(n)]
@@ -66,8 +71,22 @@ def one_line(err: BaseException) -> str:
 # Building a module: meta, else CPU without initialising
 # ---------------------------------------------------------------------------------------------
 
-_INITS = ("uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_", "dirac_",
-          "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_")
+_INITS = (
+    "uniform_",
+    "normal_",
+    "trunc_normal_",
+    "constant_",
+    "ones_",
+    "zeros_",
+    "eye_",
+    "dirac_",
+    "xavier_uniform_",
+    "xavier_normal_",
+    "kaiming_uniform_",
+    "kaiming_normal_",
+    "orthogonal_",
+    "sparse_",
+)
 
 
 def _left_as_it_is(tensor, *args, **kwargs):
@@ -99,8 +118,9 @@ def construct(make: Callable[[], Any], device: str, notes: list[str], what: str)
             why = one_line(err)
         with no_init():
             out = make()
-        notes.append(f"{what} cannot be built on meta ({why[:120]}): built on CPU without initialising, "
-                     f"then counted on meta")
+        notes.append(
+            f"{what} cannot be built on meta ({why[:120]}): built on CPU without initialising, then counted on meta"
+        )
         return _to_meta(out)
     with no_init(), torch.device(device):
         out = make()
@@ -159,9 +179,17 @@ def _timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         return _given(model, o, device, notes)
     size = tuple(model.pretrained_cfg.get("input_size", DEFAULT_SHAPE[1:]))
     shape = _image_shape((1, *size), o)
-    return Built(model, (torch.empty(shape, device=device),), {}, notes + [
-        f"input from timm's pretrained_cfg['input_size'] {size}" if not (o.resolution or o.input_shape)
-        else "input from the options"])
+    return Built(
+        model,
+        (torch.empty(shape, device=device),),
+        {},
+        notes
+        + [
+            f"input from timm's pretrained_cfg['input_size'] {size}"
+            if not (o.resolution or o.input_shape)
+            else "input from the options"
+        ],
+    )
 
 
 def _timm_known(name: str) -> None:
@@ -174,19 +202,27 @@ def _timm_known(name: str) -> None:
 
     base, dot, tag = name.partition(".")
     if name.startswith("hf-hub:") or name.startswith("hf_hub:"):
-        raise SpecError(f"timm:{name} loads a config from the Hugging Face hub, which flopcheck does not reach: "
-                        f"write the model's timm name, like timm:vit_base_patch16_224.augreg2_in21k_ft_in1k")
+        raise SpecError(
+            f"timm:{name} loads a config from the Hugging Face hub, which flopcheck does not reach: "
+            f"write the model's timm name, like timm:vit_base_patch16_224.augreg2_in21k_ft_in1k"
+        )
     if base in timm.list_models() and (not dot or name in timm.list_models(f"{base}.*", pretrained=True)):
         return
     if dot and base in timm.list_models():
         tags = timm.list_models(f"{base}.*", pretrained=True)
         close = difflib.get_close_matches(name, tags, n=5, cutoff=0.6) or tags[:5]
-        raise SpecError(f"timm's {base} has no pretrained tag {tag!r}" + (f"; close: {', '.join(close)}" if tags
-                        else "; it has none: write timm:" + base))
-    close = (timm.list_models(f"*{base}*")[:5] if base else []) or \
-        difflib.get_close_matches(base, timm.list_models(), n=5, cutoff=0.8)  # '*' alone would match every model
-    raise SpecError(f"timm has no model {name!r}" + (f"; close: {', '.join(close)}" if close else "")
-                    + "; list them with timm.list_models()")
+        raise SpecError(
+            f"timm's {base} has no pretrained tag {tag!r}"
+            + (f"; close: {', '.join(close)}" if tags else "; it has none: write timm:" + base)
+        )
+    close = (timm.list_models(f"*{base}*")[:5] if base else []) or difflib.get_close_matches(
+        base, timm.list_models(), n=5, cutoff=0.8
+    )  # '*' alone would match every model
+    raise SpecError(
+        f"timm has no model {name!r}"
+        + (f"; close: {', '.join(close)}" if close else "")
+        + "; list them with timm.list_models()"
+    )
 
 
 def torchvision_side(name: str) -> tuple[int, str] | None:
@@ -250,13 +286,21 @@ def _no_input_size(text: str, name: str, model) -> str:
     import torchvision
 
     if name in torchvision.models.list_models(module=torchvision.models.detection):
-        return (f"{text} is a detection model: how many boxes its NMS keeps depends on the image's values, so its "
-                f"FLOPs do too and no count on shapes gives them; count a part with fixed shapes (a factory "
-                f"returning its backbone)")
-    needed = [p.name for p in inspect.signature(model.forward).parameters.values()
-              if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    fix = f"it takes {len(needed)} inputs ({', '.join(needed)}): give them (--inputs module:fn)" \
-        if len(needed) > 1 else "give the input shape (--input-shape)"
+        return (
+            f"{text} is a detection model: how many boxes its NMS keeps depends on the image's values, so its "
+            f"FLOPs do too and no count on shapes gives them; count a part with fixed shapes (a factory "
+            f"returning its backbone)"
+        )
+    needed = [
+        p.name
+        for p in inspect.signature(model.forward).parameters.values()
+        if p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+    ]
+    fix = (
+        f"it takes {len(needed)} inputs ({', '.join(needed)}): give them (--inputs module:fn)"
+        if len(needed) > 1
+        else "give the input shape (--input-shape)"
+    )
     return f"{text}: its weights state no image size, so its input is not known: {fix}"
 
 
@@ -286,11 +330,17 @@ def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         raise SpecError(_no_input_size(spec.text, name, model))
     frames = (o.frames or VIDEO_FRAMES,) if video else ()
     shape = _image_shape((1, 3, *frames, side or 0, side or 0), o)
-    note = f"input from its weights' transforms: {word} {side}" if not (o.resolution or o.input_shape) else \
-        "input from the options"
+    note = (
+        f"input from its weights' transforms: {word} {side}"
+        if not (o.resolution or o.input_shape)
+        else "input from the options"
+    )
     if video and not o.input_shape:
-        note += f", {o.frames} frames (--frames)" if o.frames else \
-            f", {VIDEO_FRAMES} frames (the clip its published GFLOPS are counted on)"
+        note += (
+            f", {o.frames} frames (--frames)"
+            if o.frames
+            else f", {VIDEO_FRAMES} frames (the clip its published GFLOPS are counted on)"
+        )
     return Built(model, (torch.empty(shape, device=device),), {}, notes + [note])
 
 
@@ -313,8 +363,10 @@ def _diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     named = config.get("_class_name")
     if isinstance(named, str) and spec.name not in (named, *SHARED_CONFIGS.get(named, ())):  # another class's
         # config builds a model it never describes
-        raise SpecError(f"--config {spec.options.config} is a {named} config (its _class_name), not a {spec.name} "
-                        f"one: count it as diffusers:{named}")
+        raise SpecError(
+            f"--config {spec.options.config} is a {named} config (its _class_name), not a {spec.name} "
+            f"one: count it as diffusers:{named}"
+        )
     try:
         model = construct(lambda: cls.from_config(config), device, notes, spec.text)
     except (TypeError, ValueError) as err:
@@ -346,13 +398,18 @@ def _module(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     if o.inputs:
         return _given(model, o, device, notes)
     if args is not None and o.input_shape:
-        raise SpecError(f"{spec.text} returns its own inputs, so --input-shape would be ignored: drop it, or let the "
-                        f"factory return the model alone")
+        raise SpecError(
+            f"{spec.text} returns its own inputs, so --input-shape would be ignored: drop it, or let the "
+            f"factory return the model alone"
+        )
     if args is None:
         shape = tuple(o.input_shape or (o.batch, *DEFAULT_SHAPE[1:]))
         args, kwargs = (torch.empty(shape, device=device),), {}
-        notes.append("inputs given by the input shape" if o.input_shape else
-                     f"no inputs given: one tensor {shape} assumed (give --input-shape, or --inputs module:fn)")
+        notes.append(
+            "inputs given by the input shape"
+            if o.input_shape
+            else f"no inputs given: one tensor {shape} assumed (give --input-shape, or --inputs module:fn)"
+        )
     else:
         notes.append("inputs from the factory")
     return Built(model, tuple(args), dict(kwargs or {}), notes)
@@ -377,8 +434,10 @@ def _unpack(out: Any, text: str, what: str) -> tuple[nn.Module, tuple | None, di
             raise SpecError(f"{text}: the {what}'s third value must be a dict of keyword inputs")
         return out[0], tuple(args), kwargs
     if not isinstance(out, nn.Module):
-        raise SpecError(f"model {text!r} gave a {type(out).__name__}, not a torch.nn.Module: point it at a function "
-                        f"that returns the model, or (model, args, kwargs)")
+        raise SpecError(
+            f"model {text!r} gave a {type(out).__name__}, not a torch.nn.Module: point it at a function "
+            f"that returns the model, or (model, args, kwargs)"
+        )
     return out, None, None
 
 
@@ -400,8 +459,10 @@ def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple, dict]:
         with torch.device(device):
             out = fn(model)
     except Exception as err:  # noqa: BLE001 - the user's input builder: one line
-        raise SpecError(f"--inputs {text!r} failed: {one_line(err)}; flopcheck calls it as {name}(model) and "
-                        f"it returns the forward's args, or (args, kwargs)") from None
+        raise SpecError(
+            f"--inputs {text!r} failed: {one_line(err)}; flopcheck calls it as {name}(model) and "
+            f"it returns the forward's args, or (args, kwargs)"
+        ) from None
     if isinstance(out, tuple) and len(out) == 2 and isinstance(out[1], dict):
         args = out[0] if isinstance(out[0], (tuple, list)) else (out[0],)
         return tuple(args), out[1]
@@ -409,7 +470,10 @@ def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple, dict]:
 
 
 SOURCES: dict[str, Callable[[ModelSpec, str, list[str]], Built]] = {
-    "timm": _timm, "torchvision": _torchvision, "diffusers": _diffusers, "module": _module,
+    "timm": _timm,
+    "torchvision": _torchvision,
+    "diffusers": _diffusers,
+    "module": _module,
 }
 
 
@@ -424,7 +488,7 @@ def bound(built: Built) -> tuple[nn.Module, tuple]:
     if not kwargs:
         return model, args
     own = type(model).forward.__get__(model)
-    params = [p for p in inspect.signature(own).parameters.values() if p.name not in kwargs][:len(args)]
+    params = [p for p in inspect.signature(own).parameters.values() if p.name not in kwargs][: len(args)]
 
     @functools.wraps(own)
     def forward(*a, **k):

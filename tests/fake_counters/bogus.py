@@ -1,4 +1,5 @@
 """An adapter whose number no cause explains: one extra unnamed op."""
+
 from flopcheck.counters.base import Measurement
 from flopcheck.exact import count_forward
 from flopcheck.types import Item

@@ -1,4 +1,5 @@
 """An adapter that never returns."""
+
 import time
 
 

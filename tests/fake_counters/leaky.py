@@ -1,5 +1,6 @@
 """An adapter that runs the model, then monkeypatches torch and never restores it: if the patch
 leaked into the next count, that count's forward would fail."""
+
 import torch
 
 from flopcheck.counters.base import Measurement

@@ -1,4 +1,5 @@
 """An adapter whose library returns NaN for its total."""
+
 from flopcheck.counters.base import Measurement
 
 

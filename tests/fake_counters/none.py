@@ -1,4 +1,5 @@
 """An adapter whose library returns None for its total."""
+
 from flopcheck.counters.base import Measurement
 
 

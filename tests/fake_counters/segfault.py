@@ -1,4 +1,5 @@
 """An adapter whose process dies without a word, as a native crash does."""
+
 import os
 import signal
 

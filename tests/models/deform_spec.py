@@ -1,5 +1,6 @@
 """A deformable-conv model for the tests: a Conv2d(4, 18, 3x3) gives the offsets of torchvision's DeformConv2d(4, 6,
 3x3), an operator outside aten (torchvision::deform_conv2d)."""
+
 import torch
 from torchvision.ops import DeformConv2d
 

@@ -1,4 +1,5 @@
 """A factory with a side effect: it writes the file named in $FLOPCHECK_TEST_MARKER when it is called."""
+
 import os
 
 from torch import nn

@@ -1,4 +1,5 @@
 """A user's model as people write them: nn.MultiheadAttention, an LSTM and an einsum, batch 2 in its own inputs."""
+
 import torch
 from torch import nn
 

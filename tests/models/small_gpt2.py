@@ -1,5 +1,6 @@
 """transformers' GPT-2 at a small config with an attention mask: its mask code reads a value (.item()), so its
 forward cannot run on meta tensors."""
+
 import torch
 
 

@@ -1,5 +1,6 @@
 """A ModuleList of unlike layers, as diffusers writes its feed-forward (ff.net = [GELU, Dropout, Linear]) and its
 attention output (to_out = [Linear, Dropout])."""
+
 import torch
 from torch import nn
 

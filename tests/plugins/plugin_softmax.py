@@ -3,6 +3,7 @@
 
 Loaded as a plugin (FLOPCHECK_PLUGINS=plugin_softmax); tests/test_plugins.py runs it through the CLI.
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -22,8 +23,14 @@ def read(count, ref) -> list[Part]:
     return by_kind(regular, ref) + [Part(i.flops, i.name) for i in count.detail if i.name == SOFTMAX_ITEM]
 
 
-@counter("plugin_softmax", library="flopcheck", unit=Unit.FLOP, install="-",
-         convention="a test plugin: FLOPs, softmax at 5 per element", reader=read)
+@counter(
+    "plugin_softmax",
+    library="flopcheck",
+    unit=Unit.FLOP,
+    install="-",
+    convention="a test plugin: FLOPs, softmax at 5 per element",
+    reader=read,
+)
 def run(model, inputs) -> Measurement:
     from flopcheck.exact import count_forward
 

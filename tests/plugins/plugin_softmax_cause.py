@@ -1,11 +1,16 @@
 """A cause from outside flopcheck, in one file: softmax counted at 5 FLOPs per element, detected in the parts a
 counter's reading could not name. Loaded as a plugin (FLOPCHECK_PLUGINS=plugin_softmax_cause)."""
+
 from __future__ import annotations
 
 from flopcheck.reconciler.causes import Evidence, cause, detects, sources
 
-SOFTMAX_FIVE = cause("FC391", "softmax-five-per-element", "softmax was counted at 5 FLOPs per element "
-                     "(exp, max, subtract, sum, divide)", "leave softmax out of a multiply-add count, or state it")
+SOFTMAX_FIVE = cause(
+    "FC391",
+    "softmax-five-per-element",
+    "softmax was counted at 5 FLOPs per element (exp, max, subtract, sum, divide)",
+    "leave softmax out of a multiply-add count, or state it",
+)
 
 
 @detects(SOFTMAX_FIVE)
