@@ -68,3 +68,26 @@ def _seeded(counts: dict) -> dict:
     for c in (c for c in counts.values() if c.model in DIT_NAMES):  # as the auditor keeps them, errors too
         tools.keep(c, Job(c.model, c.input_size, c.attn, c.batch).resolved())
     return counts
+
+
+# The fast lane (`pytest -m "not integration"`, under 2 minutes) leaves out the real-counter integration tests:
+# every test that runs a library counter or builds a third-party model (timm, torchvision, diffusers, a factory) in
+# a child process. These modules do nothing else; elsewhere a test says so with @pytest.mark.integration, and a
+# test that takes the shared counter runs is one by its fixture.
+INTEGRATION_MODULES = {
+    "test_specs",
+    "test_diffusers",
+    "test_plugins",
+    "test_verdicts",
+    "test_one_path",
+    "test_hostile",
+    "test_counters",
+}
+COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        module = item.module.__name__.rpartition(".")[2]
+        if module in INTEGRATION_MODULES or COUNTER_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.integration)

@@ -177,6 +177,7 @@ def test_every_seed001_figure_has_a_claim():
     assert set(SEED001) == {c.id for c in load_claims("claims/seed_inference_arithmetic.yaml")}
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("key", list(SEED001))
 def test_seed001_figures_pinned(seed001, key):
     v = seed001[key]
@@ -186,6 +187,7 @@ def test_seed001_figures_pinned(seed001, key):
         assert (v.best.reading.unit.value, v.best.reading.coverage) == ("FLOP", coverage)
 
 
+@pytest.mark.integration
 def test_seed001_true_values(seed001):
     # the whole forward (test_text_conditioned derives each), x2 for the CFG step
     assert seed001["seed001-wan-forward"].true_flops == 6_523_436_592_005_120
@@ -201,6 +203,7 @@ def test_seed001_audit_text_names_the_per_layer_formula(capsys):
     assert "blocks only (24Td^2 + 4T^2d)" in out and "FC208" in out and "6,523,436,592,005,120" in out
 
 
+@pytest.mark.integration
 def test_a_number_right_in_flops_is_consistent_as_flops():
     v = audit(parse_claim("DiT-XL/2 237.24 GFLOPs"))
     assert (v.verdict, v.best.reading.unit.value, v.attention) == ("consistent", "FLOP", "counted")
@@ -215,6 +218,7 @@ def test_printed_precision():
     assert parse_claim("DiT-XL/2 2.37e11 FLOPs").precision == 500_000_000
 
 
+@pytest.mark.integration
 def test_deit_paper_figure_is_macs(capsys):
     # DeiT-S at 224: 4.6 "GFLOPs" in the DeiT paper; the exact count is 9,197,764,608 FLOPs = 4.60 GMACs
     code = main(["audit", "4.6 GFLOPs", "--model", "timm:deit_small_patch16_224", "--json"])
@@ -246,6 +250,7 @@ def test_audit_json_fields(capsys):
     assert d["cause"] == "FLOPs, blocks only (24Td^2 + 4T^2d)" and d["reading_flops"] == 58_087_342_080
 
 
+@pytest.mark.integration
 def test_audit_file_exit_code(capsys):
     assert main(["audit", "--file", "claims/dit_paper.yaml"]) == 0  # consistent or close, every row
     assert main(["audit", "--file", "claims/seed_dit_flops.yaml"]) == 1  # XL/8's 14.3 is wrong
@@ -268,6 +273,7 @@ def test_audit_file_exit_code(capsys):
         (["audit"], "give one claim"),
     ],
 )
+@pytest.mark.integration
 def test_bad_input_one_line_exit_2(capsys, argv, needle):
     code = main(argv)
     err = capsys.readouterr().err
@@ -279,6 +285,7 @@ def test_claim_errors_name_the_fix():
         parse_claim("DiT-XL/2 many")
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("spec", ["torchvision:resnet18", "torchvision.models:resnet18"])
 def test_any_model_spec_resnet18(capsys, spec):
     # ResNet paper, Table 1: ResNet-18 "1.8 x 10^9 FLOPs", which are multiply-adds. By hand at 224 px, in MACs:
@@ -306,6 +313,7 @@ def test_a_bare_macs_label_is_macs_not_mega_acs():
         ("DiT-XL/2 711.73 GFLOPs", "training x3"),
     ],
 )
+@pytest.mark.integration
 def test_a_training_claim_is_judged_against_the_exact_step_with_the_rule_still_a_reading(claim, reading):
     v = audit(parse_claim(claim, training=True))
     assert v.verdict == "consistent" and v.true_flops == 711_718_502_400

@@ -238,6 +238,7 @@ def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
     assert to_text(r).splitlines()[1].startswith("INCOMPLETE: the count has no formula for aten.linalg_inv_ex")
 
 
+@pytest.mark.integration
 def test_an_audit_against_an_incomplete_count_gives_no_verdict(tmp_path, monkeypatch):
     from flopcheck.auditor import audit, parse_claim
 

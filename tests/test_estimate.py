@@ -131,6 +131,7 @@ def test_estimate_bad_input_is_one_line_exit_2(capsys, argv, message):
     assert message in err and "\n" not in err
 
 
+@pytest.mark.integration
 def test_seed_exercise_1_sd3_from_1024_to_2048():
     # T = 4096 + 333 = 4429 -> 16384 + 333 = 16717 (the seed's tokens). Attention / blocks = T / (6d + T):
     # 4429 / 13645 = 32.5% -> 16717 / 25933 = 64.5% (the exercise answers "about 25% -> about 55%"; the

@@ -239,6 +239,7 @@ KEYS = {
 }
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("name", list(KEYS))
 def test_json_keys_are_kept(name, capsys):
     argv, keys = KEYS[name]

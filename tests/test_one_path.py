@@ -30,6 +30,9 @@ def test_a_users_module_runs_every_counter_and_each_reconciles_to_zero():
     assert (by["ptflops_pytorch"].reported, by["ptflops_pytorch"].samples_divided) == (60, 2)
     results = flopcheck.reconcile(net, x)
     assert [r.residual for r in results if r.error is None] == [0] * sum(c.ok for c in counts)
+    # ptflops' division, exactly: its 60 MACs = 120 FLOPs per sample, 240 for the batch of 2: 120 - 240 = -120
+    ptflops = next(r for r in results if r.counter == "ptflops_pytorch")
+    assert ("FC405", -120) in [(f.code, f.delta) for f in ptflops.findings]
 
 
 def test_the_audit_of_a_users_module_runs_the_counters_it_names():

@@ -335,6 +335,7 @@ def test_sweep_agrees_with_the_white_box(sweeps):
 # ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_reconcile_command_json(capsys):
     code = main(
         ["reconcile", "DiT-S/8", "--counter", "torch_dispatch", "--counter", "fvcore_jit", "--attn", "sdpa", "--json"]
@@ -355,6 +356,7 @@ def test_reconcile_command_json(capsys):
     assert by["fvcore_jit"]["unit"] == "MAC" and by["fvcore_jit"]["findings"][-1]["code"] == "FC101"
 
 
+@pytest.mark.integration
 def test_reconcile_command_text_is_a_proof(capsys):
     code = main(["reconcile", "DiT-S/8", "--counter", "thop_hooks", "--attn", "math"])
     out = capsys.readouterr().out
@@ -362,6 +364,7 @@ def test_reconcile_command_text_is_a_proof(capsys):
     assert "FC204 module-type-not-hooked" in out and "= counter, as reported (MAC)" in out and "closed" in out
 
 
+@pytest.mark.integration
 def test_reconcile_exits_1_when_unexplained(capsys, monkeypatch, request):
     from flopcheck.counters import COUNTERS, CounterSpec
 

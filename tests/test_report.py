@@ -31,6 +31,7 @@ def small(tmp_path_factory):
     return out
 
 
+@pytest.mark.integration
 def test_small_report_is_what_the_code_produced_before(small):
     # tests/data/report_small was written by `flopcheck report --out tests/data/report_small` + SMALL_ARGS
     made = sorted(p.name for p in small.iterdir())
@@ -39,6 +40,7 @@ def test_small_report_is_what_the_code_produced_before(small):
         assert (small / name).read_bytes() == (SMALL / name).read_bytes(), name
 
 
+@pytest.mark.integration
 def test_small_report_numbers(small):
     res = json.loads((small / "results.json").read_text())
     got = {(c["counter"], c["input_size"], c["attn"]): c["flops"] for c in res["counts"]}

@@ -12,6 +12,7 @@ from flopcheck.cli import main
 DATA = MODELS.parents[1] / "flopcheck" / "data" / "diffusers"
 
 
+@pytest.mark.integration
 def test_a_config_of_another_class_is_refused_naming_its_class_name(capsys):
     # before: DiTTransformer2DModel built from FLUX.1-dev's config (3.5B parameters) and counted 4.65 TFLOPs
     assert main(["count", "diffusers:DiTTransformer2DModel", "--config", str(DATA / "flux1-dev.json")]) == 2
@@ -19,6 +20,7 @@ def test_a_config_of_another_class_is_refused_naming_its_class_name(capsys):
     assert err.count("\n") == 1 and "_class_name" in err and "diffusers:FluxTransformer2DModel" in err
 
 
+@pytest.mark.integration
 def test_a_claims_file_runs_no_code_without_the_users_say_so(tmp_path, monkeypatch, capsys):
     marker = tmp_path / "called"
     monkeypatch.setenv("FLOPCHECK_TEST_MARKER", str(marker))
@@ -74,6 +76,7 @@ def test_a_close_verdict_with_no_cause_says_so():
     )
 
 
+@pytest.mark.integration
 def test_a_model_that_reads_a_value_is_counted_on_real_tensors_and_says_so(monkeypatch, capsys):
     import json
 

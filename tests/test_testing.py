@@ -44,6 +44,7 @@ def test_assert_reconciles_explains_another_tools_number():
         assert_reconciles(model, inputs, 355_614_721, unit="MAC")
 
 
+@pytest.mark.integration
 def test_the_plugin_passes_and_fails_with_the_reconciliation(pytester):
     pytester.makepyfile(
         """

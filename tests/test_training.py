@@ -125,6 +125,7 @@ def test_freeze_leaves_weights_untrained_and_counts_what_remains(capsys):
     ] == "input gradient only: its weights are frozen"
 
 
+@pytest.mark.integration
 def test_a_spec_trains_exactly_too(capsys):
     # torchvision's resnet18: PyTorch's literal 10,884,440,064 less conv1's input gradient 236,027,904
     assert main(["count", "torchvision:resnet18", "--training", "--json"]) == 0
@@ -149,6 +150,7 @@ def test_a_spec_trains_exactly_too(capsys):
         (["count", "torchvision:resnet18", "--training", "--freeze", "*"], "the loss on this output needs no gradient"),
     ],
 )
+@pytest.mark.integration
 def test_bad_freeze_is_one_line(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -170,6 +172,7 @@ def test_estimate_training_compute_is_steps_times_the_exact_step(capsys):
     assert round(d["gpu_hours"], 1) == 540.7
 
 
+@pytest.mark.integration
 def test_estimate_training_takes_any_spec(capsys):
     # timm's vit_tiny_patch16_224 (T=197, d=192, 12 blocks), forward per sample by hand: blocks 12 * (24*T*d^2 +
     # 4*T^2*d) = 12 * (174,292,992 + 29,805,312) = 2,449,179,648; patch embed 2*196*768*192 = 57,802,752; head
@@ -197,6 +200,7 @@ def test_estimate_training_takes_any_spec(capsys):
         (["estimate", "DiT-XL/2", "--freeze", "blocks.*"], "--freeze shapes a training step: add --training"),
     ],
 )
+@pytest.mark.integration
 def test_bad_training_estimates_are_one_line(capsys, argv, needle):
     assert main(argv) == 2
     err = capsys.readouterr().err
@@ -290,6 +294,7 @@ def test_an_lstms_backward_counts_each_gradient_it_needs():
 @pytest.mark.parametrize(
     "claim, reading", [("10.65 GFLOPs", "training step, exact backward"), ("10.88 GFLOPs", "training x3")]
 )
+@pytest.mark.integration
 def test_a_training_claim_on_a_spec_is_judged_against_its_exact_step(capsys, claim, reading):
     # torchvision's resnet18: exact step 10,648,412,160 (10.65 G); the rule 3 x 3,628,146,688 = 10,884,440,064 (10.88 G)
     assert main(["audit", claim, "--model", "torchvision:resnet18", "--training", "--json"]) == 0
@@ -298,6 +303,7 @@ def test_a_training_claim_on_a_spec_is_judged_against_its_exact_step(capsys, cla
     assert reading in d["candidates"][0]["reading"]
 
 
+@pytest.mark.integration
 def test_checkpointing_recomputes_only_what_the_backward_needs(capsys):
     # timm's ViT block ends x + mlp(x) with nothing after fc2, so no saved activation needs fc2's output and torch's
     # non-reentrant checkpoint stops its recompute before fc2: per block (vit_tiny: T=197, d=192, MLP 768) the
@@ -336,6 +342,7 @@ def test_a_blocks_own_code_keeps_its_backward():
     assert cat == {"blocks.*": (27_648, 12), "final_layer": (768, 1)}  # final layer: chunk(2) of 2d = 768
 
 
+@pytest.mark.integration
 def test_a_model_whose_output_has_no_gradient_is_one_line(tmp_path, monkeypatch, capsys):
     # argmax returns integers: no loss on them has a gradient, so no backward exists; before, the message blamed the
     # inputs ("give its inputs"), which are fine
@@ -390,6 +397,7 @@ def test_a_custom_functions_backward_is_counted_as_it_runs_and_named():
     }
 
 
+@pytest.mark.integration
 def test_a_custom_operators_backward_without_a_formula_is_named_not_called_frozen(monkeypatch, capsys):
     # torchvision's deformable conv (4 -> 6 channels, 3x3) on (2, 4, 8, 8) with its offsets from a conv (4 -> 18):
     # forward 2*768*36 = 55,296 FLOPs (2 x 6 x 8 x 8 = 768 outputs, 4 x 3 x 3 = 36 each). Its backward runs
@@ -469,6 +477,7 @@ def test_estimate_training_times_model_flops_and_gives_hfu(capsys):
     assert d["hfu"] == pytest.approx(0.45 * 36_934_680_576 / 36_330_700_800, rel=1e-12)
 
 
+@pytest.mark.integration
 def test_a_specs_fused_attention_is_seen_for_its_executed_flops(capsys):
     # timm's vit_tiny_patch16_224 runs F.scaled_dot_product_attention in each of its 12 blocks: T = 197, d = 192,
     # so flash's backward recomputes 12 x 2 x 197^2 x 192 = 178,831,872 FLOPs over the model's 7,464,296,448 (above)

@@ -32,6 +32,8 @@ class CounterSpec:
     unit: Unit
     install: str  # the fix when it is missing
     convention: str  # the library's own words on its unit
+    mechanism: str = ""  # how it sees the work: a jit trace, module hooks, a dispatch mode, ...
+    skips: str = ""  # what it leaves out or adds, in words (the causes name each exactly)
     required: bool = False  # on the card: must give a number or a named error
     import_name: str = ""  # what must import for it to be available (default: the library)
     function: str = "run"

@@ -15,6 +15,11 @@ from flopcheck.types import Unit
 
 @counter(
     "calflops_hooks",
+    mechanism="module hooks plus patched functionals, in FLOPs",
+    skips=(
+        "fused SDPA (F.scaled_dot_product_attention is not patched) and Tensor.__matmul__ (explicit "
+        "attention); counts norms, elementwise ops, bias and einsums that only permute"
+    ),
     library="calflops",
     unit=Unit.FLOP,
     order=9,

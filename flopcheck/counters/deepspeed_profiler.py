@@ -14,6 +14,8 @@ from flopcheck.types import Unit
 
 @counter(
     "deepspeed_profiler",
+    mechanism="DeepSpeed's flops profiler: module hooks plus patched functionals",
+    skips="counts norms, elementwise ops, bias and einsums that only permute",
     library="deepspeed",
     unit=Unit.FLOP,
     order=10,

@@ -15,6 +15,11 @@ from flopcheck.types import Mechanism, Skip, Unit, Work
 
 @counter(
     "flopcheck_exact",
+    mechanism="a TorchDispatchMode over every aten op, on meta tensors (shapes only)",
+    skips=(
+        "nothing with multiply-adds; every other op (norm, softmax, elementwise, bias, movement) is recorded "
+        "by category with the elements it wrote"
+    ),
     library="flopcheck",
     unit=Unit.FLOP,
     order=0,

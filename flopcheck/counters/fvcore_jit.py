@@ -14,6 +14,11 @@ from flopcheck.types import Unit
 
 @counter(
     "fvcore_jit",
+    mechanism="a jit trace, one handle per op",
+    skips=(
+        "fused SDPA (no handle for aten::scaled_dot_product_attention) and every op without a handle (adds, "
+        "activations); counts LayerNorm at 5 per element and einsums that only permute"
+    ),
     library="fvcore",
     unit=Unit.MAC,
     order=1,

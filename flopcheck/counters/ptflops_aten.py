@@ -26,6 +26,8 @@ def read(count: Count, ref) -> list[Part]:
 
 @counter(
     "ptflops_aten",
+    mechanism="a dispatch mode over aten ops",
+    skips="the CPU flash-attention kernel, elementwise ops and norms; counts bias adds",
     library="ptflops",
     unit=Unit.MAC,
     order=6,

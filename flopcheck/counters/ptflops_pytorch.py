@@ -93,6 +93,11 @@ def _batch(model, inputs: tuple):
 
 @counter(
     "ptflops_pytorch",
+    mechanism="module hooks plus patched functionals (F.*)",
+    skips=(
+        "the layers inside a container it hooks (timm's Attention: qkv and proj); counts bias, norms and "
+        "activations (twice where a patched functional fires too), and divides its total by the batch"
+    ),
     library="ptflops",
     unit=Unit.MAC,
     order=5,

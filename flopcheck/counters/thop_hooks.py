@@ -36,6 +36,11 @@ def _walk(tree: dict, prefix: str = ""):
 
 @counter(
     "thop_hooks",
+    mechanism="forward hooks looked up by exact module type",
+    skips=(
+        "what a module with no rule computes in its own forward (timm's Attention: QK^T and attn@V), and "
+        "subclasses of the layers it knows; counts norms"
+    ),
     library="thop",
     unit=Unit.MAC,
     order=2,

@@ -16,6 +16,11 @@ from flopcheck.types import Unit
 
 @counter(
     "torch_dispatch",
+    mechanism="torch.utils.flop_counter.FlopCounterMode: a dispatch mode with a formula per op",
+    skips=(
+        "ops with no formula: the CPU flash-attention kernel "
+        "(aten._scaled_dot_product_flash_attention_for_cpu in torch 2.14), elementwise ops, norms"
+    ),
     library="torch",
     unit=Unit.FLOP,
     order=4,

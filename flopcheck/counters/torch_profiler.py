@@ -41,6 +41,11 @@ def _uncounted_roots(events) -> Counter:
 
 @counter(
     "torch_profiler",
+    mechanism="torch.profiler with with_flops=True: a fixed list of ops",
+    skips=(
+        "every op outside its list: fused SDPA, conv3d, einsum, norms; counts adds and multiplies by their "
+        "first operand"
+    ),
     library="torch",
     unit=Unit.FLOP,
     order=3,

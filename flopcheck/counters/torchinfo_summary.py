@@ -55,6 +55,11 @@ def _path(layer) -> str:
 
 @counter(
     "torchinfo_summary",
+    mechanism="weights x output size per leaf layer",
+    skips=(
+        "what a module computes in its own forward (attention); counts a per-token Linear once per sample, "
+        "embedding lookups and bias"
+    ),
     library="torchinfo",
     unit=Unit.MAC,
     order=8,

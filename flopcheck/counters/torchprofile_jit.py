@@ -17,6 +17,11 @@ from flopcheck.types import Unit
 
 @counter(
     "torchprofile_jit",
+    mechanism="a jit trace",
+    skips=(
+        "counts elementwise ops (adds, activations) and einsums that only permute; fails on "
+        "nn.MultiheadAttention in eval"
+    ),
     library="torchprofile",
     unit=Unit.MAC,
     order=7,

@@ -344,6 +344,16 @@ th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}.g
 pre{font-size:11px;background:#f8f8f8;padding:8px;overflow-x:auto}details{margin:4px 0}summary{cursor:pointer}"""
 
 
+# Each cause code in the HTML links to its entry in the documentation site, built by mkdocs into site/ beside
+# reports/ in a checkout (there is no hosting: the link is a path relative to the report's folder)
+CAUSES_PAGE = "../site/causes.html"
+
+
+def _linked(html_text: str) -> str:
+    """Escaped HTML with each cause code ('FC201') a link to its entry on the causes page."""
+    return re.sub(r"\bFC\d{3}\b", lambda m: f'<a href="{CAUSES_PAGE}#{m.group(0)}">{m.group(0)}</a>', html_text)
+
+
 def _html_table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
     th = "".join(f"<th>{escape(h)}</th>" for h in head)
     trs = "".join(
@@ -384,7 +394,7 @@ def html(v: View, plots: dict[str, str]) -> str:
             for c in v.counters
         ]
         head = ["counter", "unit"] + [h for a in v.attns for h in (f"{a}: reported", f"{a}: / formula", f"{a}: causes")]
-        parts.append(_html_table(head, rows, {2, 3, 5, 6}))
+        parts.append(_linked(_html_table(head, rows, {2, 3, 5, 6})))
     parts.append("<h2>T-sweeps (log-log)</h2><div class=grid>")
     for model in res["plan"]["sweeps"]:
         parts += [plots[f"{kind}-{_slug(model)}-{a}.svg"] for a in v.attns for kind in ("sweep", "share")]
@@ -402,9 +412,10 @@ def html(v: View, plots: dict[str, str]) -> str:
             v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters if (model, size, a, c) in v.recs
         )
         summary = escape(v.title(model, size)) if "inputs" in v.formula[(model, size)] else f"{escape(model)} @{size}"
-        parts.append(f"<details><summary>{summary}</summary><pre>{escape(proofs)}</pre></details>")
+        parts.append(f"<details><summary>{summary}</summary><pre>{_linked(escape(proofs))}</pre></details>")
     sweep_proofs = [r["proof"] for r in res["reconciliations"] if (r["model"], r["input_size"]) not in set(v.grid)]
-    parts.append(f"<details><summary>T-sweep points</summary><pre>{escape(chr(10).join(sweep_proofs))}</pre></details>")
+    sweeps = _linked(escape(chr(10).join(sweep_proofs)))
+    parts.append(f"<details><summary>T-sweep points</summary><pre>{sweeps}</pre></details>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 

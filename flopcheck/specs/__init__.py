@@ -15,7 +15,51 @@ from dataclasses import asdict, dataclass, field, fields
 
 from flopcheck.errors import InputError
 
-PREFIXES = ("timm", "torchvision", "diffusers")
+
+@dataclass(frozen=True)
+class Source:
+    """Where a spec's model comes from, by its prefix: its builder ('module:function', (spec, device, notes) ->
+    sources.Built, imported in the child that builds it), the input options it reads (--batch: every one; another
+    one given would be ignored, so it is refused) and, in words, where its input comes from."""
+
+    prefix: str
+    build: str
+    reads: tuple[str, ...]
+    inputs_from: str
+
+
+# A model source is one row here and one builder function. 'module' (package.module:factory) is the fallback of any
+# other 'text:text'; --frames on a torchvision image model is refused where the model is known (its builder).
+SOURCES = {
+    s.prefix: s
+    for s in (
+        Source(
+            "timm",
+            "flopcheck.specs.sources:from_timm",
+            ("resolution", "input_shape", "inputs"),
+            "its pretrained_cfg, --resolution, --input-shape or --inputs",
+        ),
+        Source(
+            "torchvision",
+            "flopcheck.specs.sources:from_torchvision",
+            ("resolution", "frames", "input_shape", "inputs"),
+            "its weights' crop, --resolution, --frames (video), --input-shape or --inputs",
+        ),
+        Source(
+            "diffusers",
+            "flopcheck.specs.sources:from_diffusers",
+            ("config", "resolution", "frames", "text_tokens", "inputs"),
+            "its config and --resolution, --frames, --text-tokens, or --inputs",
+        ),
+        Source(
+            "module",
+            "flopcheck.specs.sources:from_factory",
+            ("input_shape", "inputs"),
+            "the factory, --input-shape or --inputs",
+        ),
+    )
+}
+PREFIXES = tuple(p for p in SOURCES if p != "module")
 
 
 class SpecError(InputError):
@@ -47,7 +91,7 @@ class ModelSpec:
 
     @property
     def source(self) -> str:
-        """'reference', 'timm', 'torchvision', 'diffusers' or 'module'."""
+        """'reference', a prefix of SOURCES ('timm', 'torchvision', 'diffusers') or 'module'."""
         prefix, colon, _ = self.text.partition(":")
         if not colon:
             return "reference"
@@ -149,20 +193,6 @@ def parse(text: str, **options) -> ModelSpec:
     return spec
 
 
-# The input options each source builds from (--batch: every one); another one given would be ignored, so it is bad
-# input. --frames on a torchvision image model is refused where the model is known (its builder).
-READS = {
-    "timm": ("resolution", "input_shape", "inputs"),
-    "torchvision": ("resolution", "frames", "input_shape", "inputs"),
-    "diffusers": ("config", "resolution", "frames", "text_tokens", "inputs"),
-    "module": ("input_shape", "inputs"),
-}
-FROM = {
-    "timm": "its pretrained_cfg, --resolution, --input-shape or --inputs",
-    "torchvision": "its weights' crop, --resolution, --frames (video), --input-shape or --inputs",
-    "diffusers": "its config and --resolution, --frames, --text-tokens, or --inputs",
-    "module": "the factory, --input-shape or --inputs",
-}
 # two options that each give the whole input: the first would win unseen
 EXCLUSIVE = (("inputs", "input_shape"), ("inputs", "resolution"), ("input_shape", "resolution"))
 
@@ -172,8 +202,9 @@ def _read_by_source(spec: ModelSpec) -> None:
     o, flag = spec.options, (lambda name: "--" + name.replace("_", "-"))
     given = [k for k in ("resolution", "frames", "text_tokens", "input_shape", "inputs") if getattr(o, k) is not None]
     for name in given:
-        if name not in READS[spec.source]:
-            raise SpecError(f"{flag(name)} does not apply to {spec.text}: its input comes from {FROM[spec.source]}")
+        if name not in SOURCES[spec.source].reads:
+            where = SOURCES[spec.source].inputs_from
+            raise SpecError(f"{flag(name)} does not apply to {spec.text}: its input comes from {where}")
     for a, b in EXCLUSIVE:
         if a in given and b in given:
             raise SpecError(f"{flag(a)} and {flag(b)} each give {spec.text}'s whole input: give one")

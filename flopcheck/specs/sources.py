@@ -18,7 +18,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from flopcheck.specs import ModelSpec, Options, SpecError
+from flopcheck.specs import SOURCES, ModelSpec, Options, SpecError
 
 DEFAULT_SHAPE = (1, 3, 224, 224)  # a factory's model with no inputs given: one ImageNet image
 
@@ -159,7 +159,7 @@ def _image_shape(default: tuple[int, ...], o: Options) -> tuple[int, ...]:
     return shape
 
 
-def _timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+def from_timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     """timm.create_model(NAME, pretrained=False); input (B, *pretrained_cfg['input_size']). attn='math' turns
     timm's fused attention off (timm.layers.set_fused_attn) for the build."""
     import timm
@@ -309,7 +309,7 @@ def _no_input_size(text: str, name: str, model) -> str:
 VIDEO_FRAMES = 16
 
 
-def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+def from_torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     """torchvision.models.get_model(NAME, weights=None, ...) as its default weights build it; input (B, 3, side,
     side) from its weights' transforms, (B, 3, frames, side, side) for a video model (16 frames unless --frames)."""
     import torchvision
@@ -348,7 +348,7 @@ def _torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
 SHARED_CONFIGS = {"Transformer2DModel": ("DiTTransformer2DModel", "PixArtTransformer2DModel")}
 
 
-def _diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     """diffusers.CLASS.from_config(the config file); inputs from the class's input builder (inputs.py)."""
     from flopcheck.specs.inputs import diffusers_inputs
 
@@ -389,7 +389,7 @@ def read_config(path: str) -> dict:
     return config
 
 
-def _module(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+def from_factory(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     """package.module:factory: factory() returns the model, or (model, args) or (model, args, kwargs); inputs
     from --inputs module:fn (fn(model) -> args or (args, kwargs)), else --input-shape, else one 1x3x224x224."""
     o = spec.options
@@ -469,14 +469,6 @@ def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple, dict]:
     return (tuple(out) if isinstance(out, (tuple, list)) else (out,)), {}
 
 
-SOURCES: dict[str, Callable[[ModelSpec, str, list[str]], Built]] = {
-    "timm": _timm,
-    "torchvision": _torchvision,
-    "diffusers": _diffusers,
-    "module": _module,
-}
-
-
 def bound(built: Built) -> tuple[nn.Module, tuple]:
     """(model, args) such that model(*args) runs the built forward: keyword inputs are bound into the model's own
     forward (an instance attribute, so module paths and hooks stay as they are), and its signature keeps the
@@ -503,7 +495,8 @@ def build(spec: ModelSpec, device: str = "meta") -> Built:
     """The spec's model (eval mode, weights zeroed off meta) and inputs. Its code's failures are SpecErrors."""
     notes: list[str] = []
     try:
-        built = SOURCES[spec.source](spec, device, notes)
+        module, _, name = SOURCES[spec.source].build.partition(":")
+        built = getattr(importlib.import_module(module), name)(spec, device, notes)
     except SpecError:
         raise
     except Exception as err:  # noqa: BLE001 - whatever the user's or the library's code raised: one line
