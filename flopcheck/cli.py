@@ -47,6 +47,7 @@ def _checked(kind, ok, what: str) -> Callable[[str], object]:
 whole = _checked(int, lambda v: v >= 1, "must be a whole number >= 1")  # sizes, batches, steps, frames, workers
 seconds = _checked(float, lambda v: v > 0, "must be a positive number of seconds")
 fraction = _checked(float, lambda v: 0 < v <= 1, "must be a fraction in (0, 1], like 0.45")
+share = _checked(float, lambda v: 0 <= v < 1, "must be a fraction in [0, 1), like 0.10")
 
 
 def _claims_type(name: str) -> Callable[[str], object]:
@@ -99,6 +100,7 @@ FLAGS: dict[str, dict] = {
     "file": dict(help="a YAML list of claims (see claims/)"),
     "model": dict(help=SPEC_HELP),
     "part": dict(choices=("model", "linear", "attention", "embeddings", "block"), help="what the number covers"),
+    "omission-limit": dict(type=share, help="the share of the multiply-adds a reading may leave out and pass (0.10)"),
     "no-counters": dict(action="store_true", help="judge against the formula and exact-count readings only"),
     "allow-code": dict(action="store_true", help="--file: run the code its entries name (refused without it)"),
     "measure": dict(action="store_true", help="reconcile every counter on DiT-S/2 and name who does what"),
@@ -204,11 +206,11 @@ def _reconcile(args: argparse.Namespace) -> int:
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("claim", nargs="?", help="'DiT-XL/2 118.64 GFLOPs', or '4.6 GFLOPs' with --model")
-    flags = "file model part no-counters allow-code resolution frames steps cfg training batch space input-shape"
-    _flags(p, flags, "counter json markdown config inputs text-tokens timeout", steps={"default": None})
+    flags = "file model part omission-limit no-counters allow-code resolution frames steps cfg training batch space"
+    _flags(p, flags, "input-shape counter json markdown config inputs text-tokens timeout", steps={"default": None})
 
 
-CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs".split()
+CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs omission_limit".split()
 
 
 def _audit(args: argparse.Namespace) -> int:

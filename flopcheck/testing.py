@@ -55,7 +55,7 @@ def _message(value: float, unit: Unit, truth: int, verdict, exact: bool = False)
         f"({stated_flops / truth:.3f}x)"
     ]
     v = verdict
-    named = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best
+    named = v.cause or v.best  # the reading the claim is judged by
     fits = named.fit(v.claim) in ("exact", "rounded") or named.relative < 0.01
     if exact and named.distance:
         residual = value - float(named.value)
@@ -151,6 +151,6 @@ def assert_reconciles(
     if reference == 0:
         raise FlopAssertionError(f"0 {stated.value}s cannot be explained: the exact count is {count.total:,} FLOPs")
     v = _verdict(reference, stated, model, inputs, kwargs)
-    named = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best
+    named = v.cause or v.best  # the reading the claim is judged by
     if named.unit is not stated or named.distance:
         raise FlopAssertionError(_message(reference, stated, count.total, v, exact=True))

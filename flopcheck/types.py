@@ -102,6 +102,38 @@ class Tier(Word):
         return self in (Tier.CONSISTENT, Tier.CLOSE)
 
 
+class Effect(Word):
+    """What a cause does to a count, measured against the multiply-adds the model does."""
+
+    UNIT = "unit"  # the same work in another unit (MACs: 1 per multiply-add)
+    OMITS = "omits"  # multiply-adds the model does are left out (attention, a layer, the per-layer shortcut)
+    ADDS = "adds"  # multiply-adds the model does not do are counted (per-sample layers per token, a layer twice)
+    BOOKKEEPING = "bookkeeping"  # work that is not multiply-adds is counted (norms, elementwise ops, bias adds)
+    SCOPE = "scope"  # another scope of the same work: a batch, one sample, CFG, steps, a training step, pixels
+    UNEXPLAINED = "unexplained"  # what no cause explains
+
+    @property
+    def departs(self) -> bool:
+        """It changes the multiply-adds counted: the reading is not the model's work."""
+        return self in (Effect.OMITS, Effect.ADDS, Effect.UNEXPLAINED)
+
+    @classmethod
+    def of_code(cls, code: str) -> Effect:
+        """A cause's effect by its code's family (FC1xx unit, FC2xx omits, FC3xx bookkeeping, FC4xx adds, FC5xx
+        scope, FC9xx unexplained); a cause that differs from its family's names its own."""
+        family = {"1": cls.UNIT, "2": cls.OMITS, "3": cls.BOOKKEEPING, "4": cls.ADDS, "5": cls.SCOPE}
+        return family.get(code[2:3], cls.UNEXPLAINED)
+
+
+class Category(Word):
+    """What a reading of a claim is, against the model's multiply-adds: the tier of a claim is a function of its
+    reading's category and its relative distance alone (flopcheck.auditor.tier_of)."""
+
+    COUNT = "count"  # the model's multiply-adds, in some unit and scope (MACs, CFG, a batch, pixels, ...)
+    BOOKKEEPING = "bookkeeping"  # the count plus work that is not multiply-adds (norms, elementwise, bias)
+    DEPARTS = "departs"  # the count with multiply-adds left out or added (attention missing, a shortcut, ...)
+
+
 class Space(Word):
     """Where a diffusion model runs: on the VAE's latent, or on pixels (3 channels, no VAE)."""
 

@@ -185,6 +185,16 @@ def _pinned_in(*names: str) -> list[str]:
     return sorted(p.name for p in (ROOT / "tests").glob("test_*.py") if any(n in p.read_text() for n in names))
 
 
+EFFECT_WORDS = {  # what each effect does to a count, as the audit's tiers read it (docs/audit.md)
+    "unit": "the same work in another unit",
+    "omits": "multiply-adds the model does are left out (a reading with it departs from the model's work)",
+    "adds": "multiply-adds the model does not do are counted (a reading with it departs from the model's work)",
+    "bookkeeping": "work that is not multiply-adds is counted (a reading with it can pass, never as consistent)",
+    "scope": "another scope of the same work",
+    "unexplained": "what no cause explains (it counts as a departure)",
+}
+
+
 def causes_page() -> str:
     """docs/causes.md: every cause with its code, what happened, the fix, the upstream report and an example."""
     from flopcheck.reconciler.causes import CAUSES
@@ -209,7 +219,7 @@ def causes_page() -> str:
         pinned = ", ".join(f"`tests/{t}`" for t in _pinned_in(c.code, c.slug))
         example = report.get(c.code) or readings.get(c.code) or f"met only in the tests that pin it: {pinned}"
         out += ["", f"## {c.code} {c.slug} {{#{c.code}}}", "", f"**What happened.** {c.what}.", ""]
-        out += [f"**Fix.** {c.fix}.", ""]
+        out += [f"**Fix.** {c.fix}.", "", f"**Effect.** {c.effect.value}: {EFFECT_WORDS[c.effect.value]}.", ""]
         out += [f"**Upstream.** {c.upstream}", ""] if c.upstream else []
         out += [f"**Example.** {example}."]
         out += ["", f"Pinned in {pinned}."] if pinned and not example.startswith("met only") else []

@@ -2,13 +2,14 @@
 
 import json
 from decimal import Decimal
+from fractions import Fraction
 
 import pytest
 
-from flopcheck.auditor import ClaimError, audit, load_claims, parse_claim
+from flopcheck.auditor import ClaimError, audit, load_claims, parse_claim, tier_of
 from flopcheck.auditor.claims import parse_value
 from flopcheck.cli import main
-from flopcheck.types import Unit
+from flopcheck.types import Category, Unit
 
 
 def verdicts(path):
@@ -90,8 +91,9 @@ SEED = {
     # XL/4 blocks only: 28 * (24*64*1152^2 + 4*64^2*1152) = 57,604,571,136 -> 57.6, not 57.7; the full
     # 58,087,342,080 is 0.67% over 57.7: close
     "seed004-patch-4": ("close", "FLOP", "full"),
-    # 28 * 510,787,584 = 14,302,052,352 -> 14.3, but the forward is 14,784,823,296: 3.3% more: wrong
-    "seed004-patch-8": ("wrong", "FLOP", "full"),
+    # 28 * 510,787,584 = 14,302,052,352 -> 14.3, but the forward is 14,784,823,296: the blocks-only formula leaves
+    # out 482,770,944 / 14,784,823,296 = 3.27% of it (embeddings and head), within the 10% omission limit: close
+    "seed004-patch-8": ("close", "FLOP", "full"),
     # 3.84e8 x 3 x 236.76 G = 2.7275e20 -> 2.72e20 truncated; the rule on the full forward 2.733e20: close
     "seed004-training-total": ("close", "FLOP", "full"),
 }
@@ -155,9 +157,10 @@ SEED001 = {
     "seed001-wan-linear": ("wrong", "full"),
     "seed001-wan-attention": ("close", "full"),
     # the forward and the CFG step are the per-layer formula exactly: 40*(24*76112*5120^2 + 4*76112^2*5120)
-    # = 6,661,076,733,132,800 -> 6661.1, but the model does 6,523,436,592,005,120: 2.1% less, wrong
-    "seed001-wan-forward": ("wrong", "full"),
-    "seed001-wan-step": ("wrong", "full"),
+    # = 6,661,076,733,132,800 -> 6661.1, but the model does 6,523,436,592,005,120: the formula counts 2.1% more
+    # than the model does, within the 10% omission limit: close
+    "seed001-wan-forward": ("close", "full"),
+    "seed001-wan-step": ("close", "full"),
     "seed001-hunyuan-linear": ("consistent", "full"),
     "seed001-hunyuan-attention": ("consistent", "full"),
     # 60*(24*119056*3072^2 + 4*119056^2*3072) = 12,068,367,724,707,840 -> 12068.4; the model adds its
@@ -168,8 +171,9 @@ SEED001 = {
     "seed001-ex2-linear": ("unexplained", None),
     # attention 30*4*(32760^2 + 32760*512)*1536 = 200,907,089,510,400: 200 truncated ("about 200")
     "seed001-ex2-attention": ("consistent", "full"),
-    # the per-layer formula gives 260.57 T (260 truncated), the model 283.00 T: 8.1% more, wrong
-    "seed001-ex2-step": ("wrong", "full"),
+    # the per-layer formula gives 260.57 T (260 truncated), the model 283.00 T: the formula leaves out 7.9% of
+    # it, within the 10% omission limit: close
+    "seed001-ex2-step": ("close", "full"),
 }
 
 
@@ -198,9 +202,11 @@ def test_seed001_true_values(seed001):
 
 
 def test_seed001_audit_text_names_the_per_layer_formula(capsys):
-    assert main(["audit", "Wan2.1-14B 6661.1 TFLOP", "--resolution", "1280x720", "--frames", "81"]) == 1  # wrong
+    # the per-layer formula counts 2.1% more than the model does: close, within the 10% omission limit, and said so
+    assert main(["audit", "Wan2.1-14B 6661.1 TFLOP", "--resolution", "1280x720", "--frames", "81"]) == 0
     out = capsys.readouterr().out
     assert "blocks only (24Td^2 + 4T^2d)" in out and "FC208" in out and "6,523,436,592,005,120" in out
+    assert "2.110% of the multiply-adds the model does (within the 10% omission limit)" in out
 
 
 @pytest.mark.integration
@@ -318,3 +324,57 @@ def test_a_training_claim_is_judged_against_the_exact_step_with_the_rule_still_a
     v = audit(parse_claim(claim, training=True))
     assert v.verdict == "consistent" and v.true_flops == 711_718_502_400
     assert reading in v.best.reading.describe() and "exact backward" in v.reference
+
+
+# The tier is a function of the category of the reading a claim is judged by and its relative distance alone
+# (auditor.tier_of), never of which tool happened to match: docs/audit.md's table, row by row.
+TIERS = [
+    # category, digits match, |claim - reading| / reading, the reading's departure from the model's multiply-adds,
+    # the omission limit -> tier
+    (Category.COUNT, True, "0.0001", "0", "0.10", "consistent"),  # a count in any unit or scope, to its digits
+    (Category.COUNT, False, "0.009", "0", "0.10", "close"),  # within 1%: rounding, no cause found
+    (Category.COUNT, False, "0.05", "0", "0.10", "wrong"),
+    (Category.COUNT, False, "0.11", "0", "0.10", "unexplained"),
+    (Category.BOOKKEEPING, True, "0.0002", "0", "0.10", "close"),  # norms, elementwise, bias counted: passes
+    (Category.BOOKKEEPING, False, "0.005", "0", "0.10", "close"),
+    (Category.BOOKKEEPING, False, "0.03", "0", "0.10", "wrong"),
+    (Category.DEPARTS, True, "0", "0.0327", "0.10", "close"),  # DiT-XL/8's blocks-only formula: 3.27% left out
+    (Category.DEPARTS, True, "0", "0.0327", "0.02", "wrong"),  # ... over a stricter limit
+    (Category.DEPARTS, False, "0.0036", "0.7226", "0.10", "wrong"),  # Wan2.1-14B with attention missing
+    (Category.DEPARTS, False, "0.084", "0.1317", "0.10", "wrong"),  # SD3-medium's 12Td^2 shortcut
+    (Category.DEPARTS, False, "0.12", "0.05", "0.10", "unexplained"),
+]
+
+
+@pytest.mark.parametrize("category, fit, relative, departure, limit, tier", TIERS)
+def test_the_tier_is_the_readings_category_and_distance_alone(category, fit, relative, departure, limit, tier):
+    assert tier_of(category, fit, Decimal(relative), Fraction(departure), Decimal(limit)) == tier
+
+
+def test_a_figure_that_leaves_out_most_of_the_work_does_not_pass(capsys):
+    # PromptTea's Wan2.1-14B 720p figure: 181.62 P is 0.359% over the reading without attention, but attention is
+    # 40 * 4 * (I^2 + I*S) * d = 4,713,731,850,240,000 of the forward's 6,523,436,592,005,120 FLOPs = 72.258%: over
+    # the 10% omission limit, wrong, exit 1; the true value is 100 x the forward = 652.34 P
+    claim = ["Wan2.1-14B 181.62 PFLOPs", "--resolution", "1280x720", "--frames", "81", "--steps", "50", "--cfg"]
+    assert main(["audit", *claim, "--no-counters", "--json"]) == 1
+    (d,) = json.loads(capsys.readouterr().out)
+    assert (d["verdict"], d["true_flops"], d["category"]) == ("wrong", 652_343_659_200_512_000, "departs")
+    assert "leaves out 72.258% of the multiply-adds the model does (over the 10% omission limit)" in d["sentence"]
+    # the limit has its own name: at 0.80 the same reading passes, as a convention of coverage within it
+    assert main(["audit", *claim, "--no-counters", "--omission-limit", "0.8", "--json"]) == 0
+
+
+def test_the_nearest_reading_is_named_not_every_reading_beyond_10_percent(capsys):
+    # SD3-medium at 512 px with CFG: 1676.2 GMACs is 8.402% off the 12Td^2 shortcut (2 x 914,979,815,424 MACs),
+    # which leaves out 277,491,499,008 of a forward's 2,107,451,129,856 FLOPs = 13.167%: wrong, naming it
+    assert main(["audit", "SD3-medium 1676.2 GMACs", "--resolution", "512", "--cfg", "--no-counters", "--json"]) == 1
+    (d,) = json.loads(capsys.readouterr().out)
+    assert d["verdict"] == "wrong" and "beyond 10% of every reading" not in d["sentence"]
+    assert "nearest MACs, block linears only (12Td^2), CFG x2 = 1.83 TMACs (8.402% off)" in d["sentence"]
+    assert "leaves out 13.167% of the multiply-adds" in d["sentence"]
+
+
+def test_table4s_rows_with_the_same_gap_get_the_same_tier(paper):
+    # XL/4's 29.05 matches torchprofile (elementwise ops counted) and XL/2's 118.64 LayerNorm at 1 MAC per element:
+    # both bookkeeping, both 0.02% over the exact MAC count: close, whichever tool happened to match
+    assert paper["table4-XL/4"].verdict == paper["table4-XL/2"].verdict == "close"

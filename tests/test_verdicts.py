@@ -45,9 +45,10 @@ def timm_table():
 @pytest.mark.parametrize("key", [c.id for c in load_claims(TIMM)])
 def test_timm_infer_gmacs_is_fvcore(timm_table, key):
     # results/benchmark-infer-amp-nchw-pt291-cu128-4090.csv, infer_gmacs = round(fvcore total / 1e9, 2), at each
-    # model's default input: each is consistent, and fvcore's output is among the readings that match it
+    # model's default input: each passes, and fvcore's output is among the readings that match it; consistent where
+    # fvcore's number is the exact MAC count to 2 decimals, close where it counts norms or activations too
     claim, v = timm_table[key]
-    assert v.verdict == claim.expect == "consistent"
+    assert v.verdict == claim.expect and v.passed
     if key == "timm-fastvit_t8":  # 0.69: the exact count rounded; fvcore's 0.70 counts the train-time branches
         return
     assert "fvcore_jit" in {t.tool.count.counter for t in v.tools} | (
@@ -88,9 +89,11 @@ def test_vit_small_figure_by_the_cli_with_no_other_flag(capsys):
     #   exact count). fvcore adds LayerNorm at 5 MACs per element: 25 * 197 * 384 * 5 = 9,456,000 -> 4,608,338,304
     code = main(["audit", "4.61 GMACs", "--model", "timm:vit_small_patch16_224", "--json"])
     (d,) = json.loads(capsys.readouterr().out)
-    assert code == 0 and d["verdict"] == "consistent" and d["true_flops"] == 2 * 4_598_882_304
-    assert d["reading_flops"] == 2 * 4_608_338_304 and "fvcore_jit" in d["tools"][0]
-    assert "norms at 5 MACs per element" in d["sentence"] and "explicit attention" in d["sentence"]
+    # fvcore's norms are bookkeeping: the digits are its output, close (it passes), fvcore named
+    assert code == 0 and d["verdict"] == "close" and d["true_flops"] == 2 * 4_598_882_304
+    assert (d["category"], d["departure"]) == ("bookkeeping", 0.0) and "fvcore_jit" in d["tools"][0]
+    assert "norms at 5 MACs per element" in d["fingerprint"] and "explicit attention" in d["sentence"]
+    assert d["candidates"][0]["flops"] == 2 * 4_598_882_304  # judged against the exact count
 
 
 # What each counter printed on DiT-XL/2 at 256 px (latent 32x32), on the fused (sdpa) and explicit (math) attention
@@ -98,32 +101,36 @@ def test_vit_small_figure_by_the_cli_with_no_other_flag(capsys):
 # math are the formula: 28 * (24*256*1152^2 + 4*256^2*1152 + 12*1152^2) + embeddings and head = 237,242,843,136.
 # fvcore on math is that in MACs, 118,621,421,568, + LayerNorm at 4 MACs per element (no affine) 57 * 256 * 1152 *
 # 4 = 67,239,936 + the unpatchify einsum's 4,096: 118,688,665,600 (the issue's "118.69 G").
+# The tier of each (tier_of): an exact count is consistent; bookkeeping (norms, elementwise ops) is close; a
+# reading that leaves out fused attention, 28 x 4 x 256^2 x 1152 = 8,455,716,864 of 237,242,843,136 FLOPs = 3.564%,
+# is within the 10% omission limit, close; ptflops' pytorch backend leaves out qkv and proj, 28 x 8 x 256 x 1152^2 =
+# 76,101,451,776 FLOPs = 32.08%, and torchinfo counts 99.43% too little: wrong, each with its counter named
 PRINTED = [
-    ("flopcheck_exact", "sdpa", "237,242,843,136 FLOPs"),
-    ("flopcheck_exact", "math", "237,242,843,136 FLOPs"),
-    ("fvcore_jit", "sdpa", "114,460,807,168 MACs"),
-    ("fvcore_jit", "math", "118,688,665,600 MACs"),
-    ("thop_hooks", "sdpa", "114,427,183,104 MACs"),
-    ("thop_hooks", "math", "114,427,183,104 MACs"),
-    ("torch_profiler", "sdpa", "228,837,687,681 FLOPs"),
-    ("torch_profiler", "math", "237,301,662,081 FLOPs"),
-    ("torch_dispatch", "sdpa", "228,787,126,272 FLOPs"),
-    ("torch_dispatch", "math", "237,242,843,136 FLOPs"),
-    ("ptflops_pytorch", "sdpa", "80,733,007,104 MACs"),
-    ("ptflops_pytorch", "math", "80,733,007,104 MACs"),
-    ("ptflops_aten", "sdpa", "114,468,382,208 MACs"),
-    ("ptflops_aten", "math", "118,696,240,640 MACs"),
-    ("torchprofile_jit", "sdpa", "118,654,755,072 MACs"),
-    ("torchprofile_jit", "math", "118,663,012,608 MACs"),
-    ("torchinfo_summary", "sdpa", "679,828,640 MACs"),
-    ("torchinfo_summary", "math", "679,828,640 MACs"),
-    ("calflops_hooks", "sdpa", "228,887,734,017 FLOPs"),
-    ("calflops_hooks", "math", "228,887,734,017 FLOPs"),
+    ("flopcheck_exact", "sdpa", "237,242,843,136 FLOPs", "consistent"),
+    ("flopcheck_exact", "math", "237,242,843,136 FLOPs", "consistent"),
+    ("fvcore_jit", "sdpa", "114,460,807,168 MACs", "close"),
+    ("fvcore_jit", "math", "118,688,665,600 MACs", "close"),
+    ("thop_hooks", "sdpa", "114,427,183,104 MACs", "close"),
+    ("thop_hooks", "math", "114,427,183,104 MACs", "close"),
+    ("torch_profiler", "sdpa", "228,837,687,681 FLOPs", "close"),
+    ("torch_profiler", "math", "237,301,662,081 FLOPs", "close"),
+    ("torch_dispatch", "sdpa", "228,787,126,272 FLOPs", "close"),
+    ("torch_dispatch", "math", "237,242,843,136 FLOPs", "consistent"),
+    ("ptflops_pytorch", "sdpa", "80,733,007,104 MACs", "wrong"),
+    ("ptflops_pytorch", "math", "80,733,007,104 MACs", "wrong"),
+    ("ptflops_aten", "sdpa", "114,468,382,208 MACs", "close"),
+    ("ptflops_aten", "math", "118,696,240,640 MACs", "close"),
+    ("torchprofile_jit", "sdpa", "118,654,755,072 MACs", "close"),
+    ("torchprofile_jit", "math", "118,663,012,608 MACs", "close"),
+    ("torchinfo_summary", "sdpa", "679,828,640 MACs", "wrong"),
+    ("torchinfo_summary", "math", "679,828,640 MACs", "wrong"),
+    ("calflops_hooks", "sdpa", "228,887,734,017 FLOPs", "close"),
+    ("calflops_hooks", "math", "228,887,734,017 FLOPs", "close"),
 ]
 
 
-@pytest.mark.parametrize("counter, attn, printed", PRINTED)
-def test_a_counters_output_on_dit_xl2_is_attributed_to_it(counter, attn, printed):
+@pytest.mark.parametrize("counter, attn, printed, tier", PRINTED)
+def test_a_counters_output_on_dit_xl2_is_attributed_to_it(counter, attn, printed, tier):
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.worker import version
 
@@ -132,20 +139,21 @@ def test_a_counters_output_on_dit_xl2_is_attributed_to_it(counter, attn, printed
         pytest.skip(f"{spec.library} is not installed")
     v = audit(parse_claim(f"DiT-XL/2 {printed}"))
     path = {"sdpa": "fused attention", "math": "explicit attention"}[attn]
-    matched = [t for t in (*v.tools, v.best) if t.tool is not None]
-    assert v.verdict == "consistent"
+    matched = [t for t in (*v.tools, v.cause, v.best) if t is not None and t.tool is not None]
+    assert v.verdict == tier
     assert (counter, path) in {(t.tool.count.counter, t.tool.path) for t in matched}, [t.describe() for t in matched]
     assert all(t.distance == 0 for t in matched)
 
 
 def test_fvcore_on_the_math_path_is_named_with_its_fingerprint():
     # 118.69 G: no count of the formula is within its digits (MACs 118.62, + LayerNorm 1 per element 118.64)
+    # fvcore's output to its digits: bookkeeping (norms, the permuting einsum), close, fvcore named as the cause
     v = audit(parse_claim("DiT-XL/2 118.69 GMACs"))
-    assert v.verdict == "consistent" and v.best.tool is not None
-    from flopcheck.render.audit import sentence
+    assert v.verdict == "close" and v.cause.tool is not None and v.cause.tool.count.counter == "fvcore_jit"
+    from flopcheck.render.audit import fingerprint_words, sentence
 
-    text = sentence(v)
-    assert "fvcore_jit" in text and "norms at 4 MACs per element" in text and "permutation einsum" in text
+    assert "fvcore_jit" in sentence(v)
+    assert "norms at 4 MACs per element" in fingerprint_words(v) and "permutation einsum" in fingerprint_words(v)
 
 
 def test_two_meanings_of_the_same_digits_are_both_said():
@@ -300,14 +308,19 @@ def test_a_figure_equal_to_fvcores_convention_on_a_meta_only_model_is_attributed
     # 24 blocks x 4 x T^2 x d / 2 with T = 4096 + 333, d = 1536: 1,446,251,470,848 MACs; plus its LayerNorm rule
     # (no affine: 4 MACs per element) over 24 x (2 x 4096 + 2 x 333) - 333 (the last block has no text norm2) + 4096
     # (the final norm) = 216,355 rows of 1536: 1,329,285,120 MACs. Total 3,007,246,583,808 MACs
+    # The attention it misses is 1,446,251,470,848 / 4,452,168,769,536 = 32.484% of the model's multiply-adds: the
+    # digits are fvcore's, named, and a figure that leaves out a third of the work is wrong (exit 1)
     v = audit(parse_claim("SD3-medium 3.0072 TMACs"))
-    assert v.verdict == "consistent" and v.best.tool.count.counter == "fvcore_jit"
-    assert v.best.tool.count.reported == 4_452_168_769_536 - 1_446_251_470_848 + 4 * 216_355 * 1536 == 3_007_246_583_808
-    assert v.best.tool.stand_in.startswith("SD3-medium {") and "meta only" in v.best.tool.not_run
-    assert main(["audit", "SD3-medium 3.0072 TMACs", "--counter", "fvcore_jit"]) == 0
+    fvcore = v.cause.tool
+    assert v.verdict == "wrong" and fvcore.count.counter == "fvcore_jit"
+    assert fvcore.count.reported == 4_452_168_769_536 - 1_446_251_470_848 + 4 * 216_355 * 1536 == 3_007_246_583_808
+    assert fvcore.stand_in.startswith("SD3-medium {") and "meta only" in fvcore.not_run
+    assert abs(float(v.cause.departure) - 1_446_251_470_848 / 4_452_168_769_536) < 1e-6
+    assert main(["audit", "SD3-medium 3.0072 TMACs", "--counter", "fvcore_jit"]) == 1
     out = capsys.readouterr().out
     assert "would report by its convention, carried from its count on the stand-in SD3-medium" in out
     assert "fused attention uncounted" in out and "norms at 4 MACs per element" in out
+    assert "leaves out 32.484% of the multiply-adds the model does (over the 10% omission limit)" in out
 
 
 def test_a_forward_over_the_real_tensor_limit_reads_the_counters_conventions():
@@ -315,9 +328,9 @@ def test_a_forward_over_the_real_tensor_limit_reads_the_counters_conventions():
     # fvcore on explicit attention, by hand: 524,538,298,368 MACs + LayerNorm 4 MACs x 57 norms x 1024 x 1152
     # (268,959,744) + the unpatchify einsum's 8 x 64 x 64 FLOPs as MACs (16,384) = 524,807,274,496 MACs
     v = audit(parse_claim("DiT-XL/2 524.81 GMACs", resolution=(512, 512)))
-    assert v.verdict == "consistent" and v.best.tool.count.counter == "fvcore_jit"
-    assert v.best.tool.path == "explicit attention"
-    assert v.best.tool.count.reported == 524_538_298_368 + 4 * 57 * 1024 * 1152 + 8 * 64 * 64 // 2 == 524_807_274_496
+    fvcore = v.cause.tool  # its norms and the einsum are bookkeeping: close
+    assert v.verdict == "close" and fvcore.count.counter == "fvcore_jit" and fvcore.path == "explicit attention"
+    assert fvcore.count.reported == 524_538_298_368 + 4 * 57 * 1024 * 1152 + 8 * 64 * 64 // 2 == 524_807_274_496
 
 
 def test_a_convention_with_a_mixed_rate_is_not_carried_far():
@@ -330,13 +343,13 @@ def test_a_convention_with_a_mixed_rate_is_not_carried_far():
 
 def test_audit_as_a_markdown_table(tmp_path, capsys):
     # the seed's DiT-XL/8 14.3 GFLOPs: the blocks-only formula; the model is 14,784,823,296 FLOPs (formula),
-    # 14.3 / 14.784823296 - 1 = -3.279%
+    # 14.3 / 14.784823296 - 1 = -3.279%: the formula leaves out 3.27% of the work, within the limit: close
     (tmp_path / "c.yaml").write_text("- {id: xl8, model: DiT-XL/8, claim: 14.3 GFLOPs}\n")
-    assert main(["audit", "--file", str(tmp_path / "c.yaml"), "--markdown", "--no-counters"]) == 1
+    assert main(["audit", "--file", str(tmp_path / "c.yaml"), "--markdown", "--no-counters"]) == 0
     rows = capsys.readouterr().out.strip().splitlines()
     assert rows[0].startswith("| claim | as written | verdict |") and len(rows) == 3
     assert rows[2] == (
-        "| xl8 | 14.3 GFLOPs | wrong | FLOPs, attention counted | FLOPs, blocks only (24Td^2 + 4T^2d) | "
+        "| xl8 | 14.3 GFLOPs | close | FLOPs, attention counted | FLOPs, blocks only (24Td^2 + 4T^2d) | "
         "3.279% | 14,784,823,296 FLOPs |"
     )
 
@@ -367,3 +380,24 @@ def test_torch_profiler_counts_no_conv3d_and_the_reconciler_names_it():
     r = reconcile(count, ref)
     found = {f.code: f.delta for f in r.findings}
     assert r.residual == 0 and found["FC211"] == -2 * 32 * 64 * 64 == -262_144
+
+
+def test_a_counters_reading_of_a_model_it_cannot_run_is_scaled_per_block_exactly():
+    # a spec over 250 GFLOPs runs no counter whole: each runs on the model with 1 and 2 of its L blocks, and its
+    # reading is c(1) + (L - 1) (c(2) - c(1)). On ViT-Ti (L = 12), small enough to run whole, the scaled readings
+    # equal the real ones to the FLOP. fvcore on fused attention: the exact 2,507,366,400 / 2 MACs, less the
+    # attention it skips, 12 x 4 x 197^2 x 192 / 2 = 178,831,872, plus its LayerNorms at 5 MACs per element,
+    # 25 x 197 x 192 x 5 = 4,728,000: 1,079,579,328 MACs
+    from flopcheck.auditor import tools
+
+    claim = parse_claim("1.08 GMACs", model="timm:vit_tiny_patch16_224")
+    names = ["fvcore_jit", "thop_hooks", "ptflops_pytorch"]
+    scaled, _ = tools.scaled_readings(claim, names, "a test")
+    real, _ = tools.readings(claim, names)
+    assert len(scaled) == len(real) == 6  # three counters, both attention paths
+    assert {(t.count.counter, t.path, t.count.flops) for t in scaled} == {
+        (t.count.counter, t.path, t.count.flops) for t in real
+    }
+    fvcore = next(t for t in scaled if t.count.counter == "fvcore_jit" and t.path == "fused attention")
+    assert fvcore.count.reported == 1_079_579_328 and fvcore.convention.residual == 0
+    assert fvcore.stand_in == "timm:vit_tiny_patch16_224 with 1 and 2 of its 12 blocks, scaled per block"

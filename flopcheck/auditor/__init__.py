@@ -3,32 +3,34 @@
 Every reading of the model gives an exact value: a count (unit x attention coverage x adaLN per token x
 scope x latent or pixels), a bookkeeping variant of one (LayerNorm counted per element, the blocks-only
 or 12Td^2 shortcut), or what an installed counter reports on the same model and input (tools.py).
-The verdict is in tiers:
-- `consistent`: a count, or a counter's output, equals the claim to its printed digits (rounded or
-  truncated), or within a stated tolerance;
-- `close`: within 1% of a count; a bookkeeping variant within the digits, or rounding of the inputs, is
-  named as the cause;
-- `wrong`: the convention is identified (the nearest count within 10%, or a shortcut within the digits)
-  but the number is off by more than 1%; the right value is given;
+Each reading is a count of the model's multiply-adds (in some unit and scope), the count with bookkeeping (norms,
+elementwise ops, bias counted), or a reading that departs from the model's work (attention missing, a shortcut);
+the claim is judged by the simplest reading its digits match, else the nearest, and its tier is a function of that
+reading's category and relative distance alone (tier_of):
+- `consistent`: a count equals the claim to its printed digits (rounded or truncated), or within a tolerance;
+- `close`: bookkeeping, or a departure within the omission limit (default 10%), that the digits match; or within
+  1% of a reading;
+- `wrong`: a reading that departs by more than the omission limit, or within 10% of a reading but over 1%;
 - `unexplained`: no reading within 10%; `incomplete`: the exact count has ops without a formula.
-Exit 0 for consistent and close: a rounding or a bookkeeping difference is not an error.
+Exit 0 for consistent and close: a rounding, a bookkeeping difference or a convention of coverage within the
+limit is not an error.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from fractions import Fraction
 
 from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
 from flopcheck.auditor.models import reference_breakdowns
 from flopcheck.auditor.tools import ToolReading
 from flopcheck.reconciler import blackbox as B
-from flopcheck.types import Attention, BySpace, Finding, Kind, Space, Tier, Unit, scope_words
+from flopcheck.types import Attention, BySpace, Category, Effect, Finding, Kind, Space, Tier, Unit, scope_words
 
 CLOSE_LIMIT = Decimal("0.01")  # within 1% of a count: rounding of the inputs or a bookkeeping convention
 WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
 PASSING = tuple(t for t in Tier if t.passes)  # the verdicts that exit 0
-SHORTCUTS = (B.Coverage.BLOCKS_ONLY, B.Coverage.LINEAR_ONLY)  # hand formulas, not counts of the model
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ class Candidate:
     explanation: B.Explanation | None = None
     tool: ToolReading | None = None
     attention: bool = True  # the model computes attention (else 'attention counted' means nothing)
+    base: int = 0  # a formula reading's: the model's FLOPs of one forward where it ran (latent or pixels)
 
     @property
     def reading(self) -> B.Reading:
@@ -57,13 +60,42 @@ class Candidate:
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        return self.explanation.findings if self.explanation else ()
+        """The causes that take the model's exact count to this reading (a counter's: from its reconciliation)."""
+        if self.explanation:
+            return self.explanation.findings
+        return self.tool.convention.findings if self.tool and self.tool.convention else ()
 
     @property
-    def bookkeeping(self) -> bool:
-        """A variant of a count (norms counted, a hand shortcut), not a count: it can make a claim close, never
-        consistent."""
-        return self.tool is None and (self.reading.norms > 0 or self.reading.coverage in SHORTCUTS)
+    def departure(self) -> Fraction:
+        """The share of the model's multiply-adds this reading leaves out or counts that the model does not do
+        (a counter's unexplained residual too): 0 for a count, whatever its unit, scope or bookkeeping."""
+        from flopcheck.reconciler import causes as K
+
+        conv = self.tool.convention if self.tool else None
+        base = conv.base if conv else self.base
+        departs = sum(abs(f.delta) for f in self.findings if K.of(f).effect.departs) + abs(conv.residual if conv else 0)
+        return Fraction(departs, base) if base else Fraction(0)
+
+    @property
+    def departs_by(self) -> int:
+        """The signed FLOPs of its departure from the model's multiply-adds (< 0: it leaves work out)."""
+        from flopcheck.reconciler import causes as K
+
+        conv = self.tool.convention if self.tool else None
+        return sum(f.delta for f in self.findings if K.of(f).effect.departs) + (conv.residual if conv else 0)
+
+    @property
+    def category(self) -> Category:
+        """A count of the model's work, the count with bookkeeping, or a reading that departs from its work (a
+        counter whose count could not be reconciled is taken for bookkeeping: it can pass, never as consistent)."""
+        from flopcheck.reconciler import causes as K
+
+        if self.departure:
+            return Category.DEPARTS
+        unknown = self.tool is not None and (self.tool.convention is None or not self.tool.convention.known)
+        if unknown or any(K.of(f).effect is Effect.BOOKKEEPING for f in self.findings):
+            return Category.BOOKKEEPING
+        return Category.COUNT
 
     @property
     def relative(self) -> Decimal:
@@ -187,6 +219,9 @@ def _tool_candidates(claim: Claim, counters, measured) -> tuple[list[Candidate],
         found, notes = counters
     else:
         found, notes = tools.readings(claim, counters)
+    # each with its convention on the model (the reconciler's causes), made here so that rendering the verdict
+    # reconciles nothing and builds no model
+    found = [replace(t, convention=tools.convention(t, claim)) for t in found]
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], tuple(notes)
 
 
@@ -195,18 +230,40 @@ def _same_meaning(a: B.Reading, b: B.Reading) -> bool:
     return replace(a, norms=0) == replace(b, norms=0)
 
 
-def _count_of(c: Candidate, candidates: list[Candidate]) -> Candidate | None:
-    """The count a bookkeeping reading is a variant of: the same unit and scope, attention counted, no norms."""
-    plain = replace(
-        c.reading, norms=0, coverage=B.Coverage.FULL if c.reading.coverage in SHORTCUTS else c.reading.coverage
-    )
+def _count_of(c: Candidate, candidates: list[Candidate], stated: B.Reading) -> Candidate | None:
+    """The count a reading is a variant of: the same unit and scope with every layer counted, no norms and per-sample
+    layers per sample (a counter's: the exact count in its unit at the claim's stated scope)."""
+    r = replace(stated, unit=c.unit) if c.tool else c.reading
+    plain = replace(r, norms=0, coverage=B.Coverage.FULL, per_sample_per_token=False)
     return next((x for x in candidates if x.explanation and x.reading == plain), None)
+
+
+ORDER = {Category.COUNT: 0, Category.BOOKKEEPING: 1, Category.DEPARTS: 2}
+
+
+def tier_of(category: Category, fit: bool, relative: Decimal, departure: Fraction, limit: Decimal) -> Tier:
+    """The tier of a claim from the reading it is judged by, alone: that reading's category, whether the claim's
+    digits match it, how far the claim is from it, and how far the reading departs from the model's multiply-adds.
+
+    - no match and beyond 10% (WRONG_LIMIT) of the nearest reading: unexplained;
+    - a reading that leaves out (or adds) more than `limit` of the model's multiply-adds: wrong, whatever the digits;
+    - the digits match: consistent for a count of the model's work (any unit or scope), close for bookkeeping or a
+      departure within the limit;
+    - else within 1% (CLOSE_LIMIT): close; within 10%: wrong.
+    """
+    if not fit and relative > WRONG_LIMIT:
+        return Tier.UNEXPLAINED
+    if category is Category.DEPARTS and departure > limit:
+        return Tier.WRONG
+    if fit:
+        return Tier.CONSISTENT if category is Category.COUNT else Tier.CLOSE
+    return Tier.CLOSE if relative <= CLOSE_LIMIT else Tier.WRONG
 
 
 @dataclass(frozen=True)
 class Judgement:
-    """The tier of a claim, the count it is judged against, what explains the distance, the counters whose output
-    matches its digits, and other counts of a different meaning that match them too."""
+    """The tier of a claim, the count it is judged against, the reading that explains the distance, the counters
+    whose output matches its digits, and other counts of a different meaning that match them too."""
 
     tier: Tier
     best: Candidate
@@ -216,73 +273,41 @@ class Judgement:
 
 
 def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judgement:
-    """The claim's tier against its readings, by the reading's category and its relative distance."""
-    counts = [c for c in candidates if not c.bookkeeping and (c.tool or c.reading.causes(stated) <= MAX_CAUSES)]
-    counts = counts or [c for c in candidates if not c.bookkeeping]
+    """The claim's tier (tier_of) against the reading that explains it best: the simplest whose digits match it
+    (a count before bookkeeping before a departure, fewer causes first, a hand formula before a counter), else the
+    nearest. A reading that is not a count is named as the cause, beside the count it is a variant of."""
+    usable = [c for c in candidates if c.tool or c.reading.causes(stated) <= MAX_CAUSES] or candidates
 
     def simplest(c: Candidate) -> tuple:
         return (
-            c.tool is not None,
+            ORDER[c.category],
+            c.departure > claim.omission_limit,
             c.reading.causes(stated),
+            c.tool is not None,
             c.tool is not None and c.tool.path == "fused attention",
             c.distance,
         )
 
-    fitting = sorted((c for c in counts if c.fit(claim)), key=simplest)
-    if fitting:
-        formula = [c for c in fitting if not c.tool]
-        best = formula[0] if formula else fitting[0]
-        tools = [c for c in fitting if c.tool]
+    fitting = sorted((c for c in usable if c.fit(claim)), key=simplest)
+    reading = fitting[0] if fitting else min(usable, key=lambda c: (c.relative, simplest(c)))
+    fit = bool(reading.fit(claim))
+    tier = tier_of(reading.category, fit, reading.relative, reading.departure, claim.omission_limit)
+    base = None if reading.category is Category.COUNT else _count_of(reading, candidates, stated)
+    best, cause = (base, reading) if base is not None and base is not reading else (reading, None)
+    tools = tuple(c for c in fitting if c.tool)  # every counter whose output the digits match, whatever it counted
+    also: tuple[Candidate, ...] = ()
+    if tier is Tier.CONSISTENT:
         # another meaning of the same digits, as simple or nearly: said (an alias that is always equal, MACs x CFG
         # for FLOPs, or QK^T-only x CFG for attention, is not a second meaning)
-        also = [
+        also = tuple(
             c
-            for c in formula[1:]
-            if not _same_meaning(c.reading, best.reading)
+            for c in fitting[1:]
+            if not c.tool
+            and not _same_meaning(c.reading, best.reading)
             and c.value != best.value
             and c.reading.causes(stated) <= best.reading.causes(stated) + 1
-        ]
-        return Judgement(Tier.CONSISTENT, best, tools=tuple(tools), also=tuple(also))
-    shortcuts = sorted(
-        (c for c in candidates if c.bookkeeping and c.fit(claim) and c.reading.causes(stated) <= MAX_CAUSES),
-        key=simplest,
-    )
-    for cause in shortcuts:  # the digits match a bookkeeping variant of a count: judged against that count
-        base = _count_of(cause, candidates)
-        if base is not None:
-            return Judgement(Tier.CLOSE if base.relative <= CLOSE_LIMIT else Tier.WRONG, base, cause)
-    # a count of the formula first: a counter's output is a reading when the digits match it, else only when no
-    # formula count is within 1% (its own bookkeeping, such as a re-parameterised layer, then explains the rest)
-    formula = [c for c in counts if not c.tool]
-    nearest = min(formula or counts, key=lambda c: (c.relative, c.reading.causes(stated)))
-    tool = min((c for c in counts if c.tool), key=lambda c: c.relative, default=None)
-    if nearest.relative > CLOSE_LIMIT and tool is not None and tool.relative <= CLOSE_LIMIT:
-        nearest = tool
-    near_variant = min(
-        (c for c in candidates if c.bookkeeping and c.reading.causes(stated) <= MAX_CAUSES),
-        key=lambda c: c.relative,
-        default=None,
-    )
-    cause = None
-    if near_variant is not None and near_variant.relative < nearest.relative:  # likely that variant, inputs rounded
-        base = _count_of(near_variant, candidates)
-        if base is not None:
-            nearest, cause = base, near_variant
-    if nearest.relative <= CLOSE_LIMIT:
-        return Judgement(Tier.CLOSE, nearest, cause)
-    if nearest.relative <= WRONG_LIMIT:
-        return Judgement(Tier.WRONG, nearest, cause)
-    return Judgement(Tier.UNEXPLAINED, nearest)
-
-
-def _worded(c: Candidate | None, claim: Claim) -> Candidate | None:
-    """A counter's candidate with its fingerprint in words (what it did on this model, by the reconciler's causes),
-    made here so that rendering the verdict reconciles nothing and builds no model."""
-    if c is None or c.tool is None or c.tool.words:
-        return c
-    from flopcheck.auditor.tools import fingerprint
-
-    return replace(c, tool=replace(c.tool, words=fingerprint(c.tool, claim)))
+        )
+    return Judgement(tier, best, cause, tools, also)
 
 
 def _inputs(claim: Claim, measured) -> str:
@@ -337,7 +362,12 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         exact_step=backward is not None,
     )
     values = [Decimal(e.value.numerator) / Decimal(e.value.denominator) for e in explanations]
-    candidates = [Candidate(v, abs(claim.value - v), e, attention=has_attention) for e, v in zip(explanations, values)]
+    candidates = [
+        Candidate(v, abs(claim.value - v), e, attention=has_attention, base=(pixel or latent).total)
+        if e.reading.pixel
+        else Candidate(v, abs(claim.value - v), e, attention=has_attention, base=latent.total)
+        for e, v in zip(explanations, values)
+    ]
     tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)
     candidates += tool_candidates
     j = _judge(claim, candidates, stated)
@@ -355,12 +385,12 @@ def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     return Verdict(  # an incomplete count is only a lower bound: no reading of it can vouch for a number
         claim=claim,
         verdict=Tier.INCOMPLETE if ref.incomplete else j.tier,
-        best=_worded(best, claim),
+        best=best,
         runners_up=tuple(runners[:4]),
         true_flops=true,
         reference=reference,
-        cause=_worded(cause, claim),
-        tools=tuple(_worded(t, claim) for t in j.tools),
+        cause=cause,
+        tools=j.tools,
         also=j.also,
         inputs=_inputs(claim, measured),
         notes=tuple(notes),

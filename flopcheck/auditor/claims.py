@@ -61,6 +61,9 @@ class Claim:
     id: str = ""
     input_shape: tuple[int, ...] | None = field(default=None)
     tolerance: Decimal | None = None  # a stated tolerance wider than the printed digits, absolute
+    # the share of the model's multiply-adds a reading may leave out (or count that the model does not do) and
+    # still pass: the users' own "<10% discrepancy"; not the tolerance, which is about the printed digits
+    omission_limit: Decimal = Decimal("0.10")
     config: str | None = None  # diffusers:CLASS: its config.json
     inputs: str | None = None  # a spec's inputs: 'package.module:fn'
     expect: str | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
@@ -89,6 +92,8 @@ class Claim:
             raise ClaimError(f"expect must be one of {', '.join(VERDICTS)}, got {self.expect!r}")
         if self.space not in tuple(Space):
             raise ClaimError(f"space must be latent or pixel, got {self.space!r}")
+        if not (isinstance(self.omission_limit, Decimal) and 0 <= self.omission_limit < 1):
+            raise ClaimError(f"omission_limit must be a fraction in [0, 1), like 0.10, got {self.omission_limit!r}")
 
     @property
     def allowed(self) -> Decimal:
@@ -144,6 +149,7 @@ SCOPE_KEYS = (
     "id",
     "input_shape",
     "tolerance",
+    "omission_limit",
     "config",
     "inputs",
     "expect",
@@ -169,7 +175,23 @@ def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
         raise ClaimError(f"no model in {text!r}: write 'DiT-XL/2 118.64 GFLOPs' or name the model separately")
     value, label, unit, precision = parse_value(text.strip()[m.start("num") :])
     claim = Claim(text=text.strip(), model=chosen, value=value, label=label, label_unit=unit, precision=precision)
+    if scope.get("omission_limit") is not None:
+        scope["omission_limit"] = _fraction(scope["omission_limit"], "omission_limit")
     return replace(claim, **{k: v for k, v in scope.items() if v is not None})
+
+
+def _fraction(value: object, name: str) -> Decimal:
+    """A number as an exact Decimal ('0.1' stays 0.1, not the nearest binary float); anything else is refused."""
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
+        raise ClaimError(f"{name} must be a number, like 0.10, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ClaimError(f"{name} must be a finite number, like 0.10, got {value!r}")
+    try:
+        return Decimal(str(value).strip())
+    except ArithmeticError:
+        raise ClaimError(f"{name} must be a number, like 0.10, got {value!r}") from None
 
 
 def parse_shape(text: str | None) -> tuple[int, ...] | None:
@@ -220,6 +242,7 @@ KEYS = (
     "space",
     "source",
     "tolerance",
+    "omission_limit",
     "config",
     "inputs",
     "input_shape",
@@ -240,6 +263,7 @@ _TYPES = {
     "space": str,
     "source": str,
     "tolerance": (str, int, float),
+    "omission_limit": (int, float),
     "config": str,
     "inputs": str,
     "input_shape": str,
@@ -331,6 +355,8 @@ def _entry(path: str, line: int, node, entry) -> Claim:
             scope["config"] = os.path.join(os.path.dirname(os.path.abspath(path)), entry["config"])
         if entry.get("tolerance") is not None:
             scope["tolerance"] = parse_value(str(entry["tolerance"]))[0]
+        if entry.get("omission_limit") is not None:
+            scope["omission_limit"] = entry["omission_limit"]
         return parse_claim(str(entry["claim"]), model=entry["model"], **scope)
     except ClaimError as err:
         raise ClaimError(f"{path}:{line}: {err}") from None

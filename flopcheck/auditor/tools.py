@@ -14,11 +14,25 @@ import json
 import os
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.cache import COUNTS, FINGERPRINTS, count_key
-from flopcheck.types import Count, Unit
+from flopcheck.types import Count, Finding, Unit
+
+
+@dataclass(frozen=True)
+class Convention:
+    """What a counter did on the claim's model, by the reconciler: its fingerprint in words, the findings that take
+    the model's exact FLOPs (`base`, per forward) to its count, and what no cause explains; `known`: False where
+    its count could not be reconciled (its departure from the model's work is then unknown)."""
+
+    words: str
+    findings: tuple[Finding, ...] = ()
+    base: int = 0
+    residual: int = 0
+    known: bool = True
 
 
 @dataclass(frozen=True)
@@ -31,8 +45,13 @@ class ToolReading:
     stand_in: str = ""  # not run on the model: carried by its convention from this stand-in (scaling.py)
     not_run: str = ""  # why it did not run on the model
     uncertain: int = 0  # FLOPs of the carried value at a mixed rate (the stand-in's mix)
-    words: str = ""  # its fingerprint, from the stand-in's reconciliation
+    convention: Convention | None = None  # what it did on the model, by the reconciler (carried: from the stand-in)
     reference: Any = field(default=None, compare=False, repr=False)  # what its count is reconciled against, if known
+
+    @property
+    def words(self) -> str:
+        """Its fingerprint in words ('' until its convention is known)."""
+        return self.convention.words if self.convention else ""
 
     @property
     def value(self) -> Decimal:
@@ -170,9 +189,9 @@ def fill(jobs: list, names: list[str] | None, workers: int | None = None) -> Non
             groups.setdefault(lacking, {})[job] = resolved
     for lacking, todo in groups.items():  # a job counts only what it lacks, never what another job lacks
         run = run_jobs([COUNTERS[n] for n in lacking], list(todo), workers=workers or min(2, os.cpu_count() or 1))
-        by_job = {(r["model"], r["input_size"], r["attn"], r["batch"]): r for r in todo.values()}
-        for c in run.counts:
-            keep(c, by_job[(c.model, c.input_size, c.attn, c.batch)])
+        done = list(todo.values())  # the run's counts are in job order, then counter order
+        for i, c in enumerate(run.counts):
+            keep(c, done[i // len(lacking)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -252,7 +271,7 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
 
     jobs = stand_ins(claim)
     if not jobs:
-        return [], [f"counters not run: {why}"]
+        return scaled_readings(claim, names, why)
     # a counter that reads shapes on meta, as the exact count does, has the exact count as its reading already
     executing = [n for n in (names or list(COUNTERS)) if not COUNTERS[n].on_meta]
     fill(jobs, executing)
@@ -304,9 +323,95 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
                     stand_in=job.label,
                     not_run=_short(why),
                     uncertain=got.uncertain,
-                    words=_fingerprint_words(c, small, rec),
+                    convention=Convention(_fingerprint_words(c, small, rec), got.findings, model.total),
                 )
             )
+    return out, sorted(set(notes))
+
+
+def _depth_stand_ins(claim: Claim) -> list[tuple[Any, Any, int, str]]:
+    """A spec whose forward counters would not execute, but whose work is one list of L >= 3 identical blocks: its
+    stand-ins of 1 and 2 blocks on each attention path, as (1-block spec, 2-block spec, L, path words)."""
+    from flopcheck.auditor.models import spec_of
+    from flopcheck.specs import is_reference
+    from flopcheck.specs.child import measured
+
+    if claim.part != "model" or claim.space == "pixel" or is_reference(claim.model):
+        return []
+    spec = spec_of(claim)
+    lists = measured(spec).blocks
+    if len(lists) != 1 or lists[0].count < 3:
+        return []
+    paths = [spec, replace(spec, options=replace(spec.options, attn="math"))] if _switches(spec) else [spec]
+    out = []
+    for s in paths:
+        one, two = (replace(s, options=replace(s.options, blocks=n)) for n in (1, 2))
+        out.append((one, two, lists[0].count, _path_words(_job(s), len(paths) > 1)))
+    return out
+
+
+def _job(spec):
+    """The pool's job of a spec."""
+    from flopcheck.counters.pool import Job
+
+    return Job.of_spec(spec)
+
+
+def _exact(x: float) -> Fraction:
+    """A number as printed, exactly (a float by its shortest repr: 4.61e9 is 4610000000)."""
+    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
+
+
+def _per_block(one: float, two: float, blocks: int) -> Fraction:
+    """A count of L blocks from counts of 1 and 2: c(1) + (L - 1) (c(2) - c(1)), exact where blocks are alike."""
+    return _exact(one) + (blocks - 1) * (_exact(two) - _exact(one))
+
+
+def scaled_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
+    """Each counter's reading of a spec it cannot execute whole: its counts on the model with 1 and 2 of its L
+    identical blocks, scaled per block (every cause's delta too), exact where the blocks are alike."""
+    from flopcheck.auditor.models import spec_of
+    from flopcheck.counters import COUNTERS
+    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler.reference import reference_of
+    from flopcheck.specs.child import measured
+
+    stand = _depth_stand_ins(claim)
+    if not stand:
+        return [], [f"counters not run: {why}"]
+    executing = [n for n in (names or list(COUNTERS)) if not COUNTERS[n].on_meta]
+    fill([_job(s) for one, two, _, _ in stand for s in (one, two)], executing)
+    factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
+    base = measured(spec_of(claim)).exact.total
+    out, notes = [], [f"counters not run on the model: {why}; each one's count is scaled per block from its stand-ins"]
+    for one, two, blocks, path in stand:
+        refs = [reference_of(measured(s), measured(s).batch or 1) for s in (one, two)]
+        label = f"{claim.model} with 1 and 2 of its {blocks} blocks, scaled per block"
+        for name in executing:
+            counts = [COUNTS.get(count_key(name, _job(s).resolved())) for s in (one, two)]
+            if any(c is None or not c.ok for c in counts):
+                bad = next(c for c in counts if c is None or not c.ok)
+                notes.append(f"{name}: {bad.error if bad is not None else 'no result'}")
+                continue
+            recs = [reconcile(c, r) for c, r in zip(counts, refs)]
+            reported = _per_block(counts[0].reported, counts[1].reported, blocks)
+            flops = _per_block(counts[0].flops, counts[1].flops, blocks)
+            if flops.denominator != 1 or any(r.residual is None for r in recs):
+                notes.append(f"{name}: its counts on the stand-ins are not whole per block: not scaled")
+                continue
+            deltas: dict[str, list] = {}
+            for r in recs:
+                for f in r.findings:
+                    deltas.setdefault(f.code, []).append(f)
+            findings = tuple(
+                replace(fs[-1], delta=int(_per_block(fs[0].delta, fs[-1].delta, blocks)))
+                for fs in deltas.values()
+                if len(fs) == 2
+            )
+            residual = int(_per_block(recs[0].residual, recs[1].residual, blocks))
+            count = replace(counts[1], model=claim.model, reported=float(reported), flops=int(flops), detail=())
+            conv = Convention(_fingerprint_words(counts[1], refs[1], recs[1]), findings, base, residual)
+            out.append(ToolReading(count, factor, path, stand_in=label, not_run=_short(why), convention=conv))
     return out, sorted(set(notes))
 
 
@@ -372,14 +477,14 @@ def readings_of_counts(
     return out, sorted(set(notes))
 
 
-def fingerprint(t: ToolReading, claim: Claim) -> str:
-    """What the counter did on this model, by the reconciler's causes: 'MACs; fused attention uncounted; norms
-    counted ...' (its convention when the reconciliation cannot be made)."""
+def convention(t: ToolReading, claim: Claim) -> Convention:
+    """What the counter did on this model, by the reconciler's causes: its words ('MACs; fused attention uncounted;
+    norms counted ...', its library's convention where the reconciliation cannot be made) and its findings."""
     from flopcheck.counters import COUNTERS
     from flopcheck.reconciler import reconcile
 
-    if t.words:
-        return t.words
+    if t.convention is not None:
+        return t.convention
     key = count_key(
         t.count.counter,
         {
@@ -394,11 +499,13 @@ def fingerprint(t: ToolReading, claim: Claim) -> str:
         return FINGERPRINTS.get(key)
     try:
         ref = _reference(t, claim)
-        text = _fingerprint_words(t.count, ref, reconcile(t.count, ref))
-    except Exception as err:  # noqa: BLE001  (a fingerprint is a courtesy: the convention stands in)
-        text = f"{t.count.unit.value}s; {COUNTERS[t.count.counter].convention} (not reconciled: {err})"
-    FINGERPRINTS.put(key, text)
-    return text
+        r = reconcile(t.count, ref)
+        found = Convention(_fingerprint_words(t.count, ref, r), r.findings, ref.total, r.residual or 0)
+    except Exception as err:  # noqa: BLE001  (its library's convention stands in, and its departure is unknown)
+        words = f"{t.count.unit.value}s; {COUNTERS[t.count.counter].convention} (not reconciled: {err})"
+        found = Convention(words, known=False)
+    FINGERPRINTS.put(key, found)
+    return found
 
 
 def _fingerprint_words(count: Count, ref, r) -> str:

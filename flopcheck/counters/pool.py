@@ -174,20 +174,24 @@ def run_jobs(
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
     header = {"specs": [s.payload() for s in specs], "timeout_s": timeout_s, "threads": threads, "paths": list(paths)}
     job_deadline = IMPORT_SLACK_S + timeout_s * len(specs)
-    got: dict[tuple, Count] = {}
+    got: dict[tuple[str, str], Count] = {}  # (the job, whole, as JSON; the counter) -> its count
     total = len(resolved) * len(specs)
     start = time.perf_counter()
     build_s = 0.0
 
-    def keep(c: Count) -> None:
-        got[(c.model, c.input_size, c.attn, c.batch, c.counter)] = c
+    def key(job: dict, counter: str) -> tuple[str, str]:
+        """A count's key by its whole job: two jobs of one model that differ in their options never meet."""
+        return json.dumps(job, sort_keys=True), counter
+
+    def keep(c: Count, job: dict) -> None:
+        got[key(job, c.counter)] = c
         if progress:
             progress(len(got), total, c)
 
     def lose(job: dict, why: str) -> None:
         for s in specs:
-            if (job["model"], job["input_size"], job["attn"], job["batch"], s.name) not in got:
-                keep(error_count(s, job, why))
+            if key(job, s.name) not in got:
+                keep(error_count(s, job, why), job)
 
     def next_job(w: _Worker) -> None:
         w.assign(resolved[queue.pop(0)] if queue else None, time.monotonic() + job_deadline)
@@ -214,16 +218,12 @@ def run_jobs(
                         next_job(w)
                         continue
                     build_s += d.pop("build_s", 0.0)
-                    keep(Count.from_dict(d))
+                    keep(Count.from_dict(d), w.job)
             elif time.monotonic() > w.deadline:  # hung outside a count's own deadline: killed
                 w.kill()
                 lose(w.job, "its worker ran past its deadline and was killed")
                 w.job, w.deadline = None, float("inf")
-    counts = [
-        got.get((r["model"], r["input_size"], r["attn"], r["batch"], s.name)) or error_count(s, r, "no result")
-        for r in resolved.values()
-        for s in specs
-    ]
+    counts = [got.get(key(r, s.name)) or error_count(s, r, "no result") for r in resolved.values() for s in specs]
     own = sum(c.time_s or 0.0 for c in counts)
     stats = {
         "wall_s": time.perf_counter() - start,

@@ -19,13 +19,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from flopcheck.reconciler.parts import Part
-from flopcheck.types import Attention, Count, Finding, Kind, Work
+from flopcheck.types import Attention, Count, Effect, Finding, Kind, Work
 
 
 @dataclass(frozen=True, eq=False)
 class Cause:
     """One diagnosis: code, slug, what happened, the fix, the upstream report if it is a bug; `accounts`: the
-    kinds of extra work it names when a counter counts them; `attention`: what it says of attention."""
+    kinds of extra work it names when a counter counts them; `attention`: what it says of attention; `effect`: what
+    it does to the count against the model's multiply-adds (by default its code's family: Effect.of_code)."""
 
     code: str
     slug: str
@@ -34,6 +35,7 @@ class Cause:
     upstream: str = ""
     accounts: tuple[Work, ...] = ()
     attention: Attention | None = None  # what it says of attention, if anything
+    effect: Effect = Effect.UNEXPLAINED
 
     def finding(self, delta: int, evidence: str = "") -> Finding:
         """This cause with its exact signed effect on a number, in FLOPs."""
@@ -47,6 +49,7 @@ def cause(code: str, slug: str, what: str, fix: str, upstream: str = "", **how: 
     """Register a cause; a code registers once."""
     if code in CAUSES:
         raise ValueError(f"cause {code} is registered twice")
+    how.setdefault("effect", Effect.of_code(code))
     CAUSES[code] = Cause(code, slug, what, fix, upstream, **how)
     return CAUSES[code]
 
@@ -211,9 +214,14 @@ PER_TOKEN_COUNTED_PER_SAMPLE = cause(
     "per-token-counted-per-sample",
     "a per-token layer was counted once per sample (weights x batch, not x tokens)",
     "multiply a per-token layer by the token count",
+    effect=Effect.OMITS,
 )
 BATCH_NOT_NORMALISED = cause(
-    "FC404", "batch-not-normalised", "the number covers a whole batch, not one sample", "divide by the batch"
+    "FC404",
+    "batch-not-normalised",
+    "the number covers a whole batch, not one sample",
+    "divide by the batch",
+    effect=Effect.SCOPE,
 )
 PER_SAMPLE_REPORTED = cause(
     "FC405",
@@ -221,6 +229,7 @@ PER_SAMPLE_REPORTED = cause(
     "the counter divides its number by the batch of its input: it reports one "
     "sample (ptflops' pytorch backend divides by len(input[0]))",
     "multiply by the batch for the whole forward",
+    effect=Effect.SCOPE,
 )
 CFG_INCLUDED = cause(
     "FC501",

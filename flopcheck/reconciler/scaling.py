@@ -15,12 +15,12 @@ where a rate mixes ops of different costs (elementwise work), the carried value 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from flopcheck.reconciler import causes as K
-from flopcheck.types import Kind, Reconciliation, Work
+from flopcheck.types import Finding, Kind, Reconciliation, Work
 
 if TYPE_CHECKING:
     from flopcheck.reconciler.reference import Reference
@@ -101,6 +101,7 @@ class Carried:
     flops: int | None
     uncertain: int = 0
     why: str = ""  # why there is no value
+    findings: tuple[Finding, ...] = ()  # each cause with its delta carried to the model (FC101 as on the stand-in)
 
 
 def carried(rec: Reconciliation, stand_in: Reference, model: Reference) -> Carried:
@@ -109,6 +110,7 @@ def carried(rec: Reconciliation, stand_in: Reference, model: Reference) -> Carri
         why = "it did not run" if rec.residual is None else f"{rec.residual:+,} FLOPs unexplained"
         return Carried(None, why=f"its convention is not known on the stand-in ({why})")
     total, uncertain = Fraction(model.total), Fraction(0)
+    findings = []
     for f in rec.findings:
         c = K.of(f)
         if c is K.MAC_CONVENTION:
@@ -120,6 +122,7 @@ def carried(rec: Reconciliation, stand_in: Reference, model: Reference) -> Carri
             return Carried(None, why=f"{f.code} {f.title}: the stand-in has none of what it is made of")
         delta = Fraction(f.delta * q_model, q_stand_in)
         total += delta
+        findings.append(replace(f, delta=round(delta)))
         if f.delta % q_stand_in:  # not a whole number of FLOPs per unit: a mix
             uncertain += abs(delta)
-    return Carried(round(total), round(uncertain))
+    return Carried(round(total), round(uncertain), findings=tuple(findings))

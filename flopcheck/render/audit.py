@@ -45,14 +45,32 @@ def _named(c: Candidate) -> str:
 
 
 def _cause_words(v: Verdict) -> str:
-    """What explains the distance of a close or wrong claim."""
+    """What explains the distance of a close or wrong claim: the reading its digits match (or the nearest), and how
+    far that reading departs from the model's multiply-adds."""
+    from flopcheck.auditor import CLOSE_LIMIT
+
     c = v.cause
     if c is None:
         return "no cause was found for the difference" if v.verdict is Tier.CLOSE else ""
     fit = c.fit(v.claim)
     if fit:
-        return f"its digits are {_named(c)} ({fit})"
-    return f"likely {_named(c)} ({float(c.relative):.3%} off) with its inputs rounded"
+        said = f"its digits are {_named(c)} ({fit})"
+    elif c.relative <= CLOSE_LIMIT:
+        said = f"likely {_named(c)} ({float(c.relative):.3%} off) with its inputs rounded"
+    else:
+        said = f"nearest {_named(c)} ({float(c.relative):.3%} off)"
+    return said + _departure_words(c, v)
+
+
+def _departure_words(c: Candidate, v: Verdict) -> str:
+    """', which leaves out 72.3% of the multiply-adds the model does (over the 10% omission limit)'."""
+    if not c.departure:
+        return ""
+    limit = v.claim.omission_limit
+    what = "leaves out" if c.departs_by < 0 else "counts, beyond the model's work,"
+    side = "over" if c.departure > limit else "within"
+    share = f"{float(c.departure):.3%} of the multiply-adds the model does"
+    return f", which {what} {share} ({side} the {limit:.0%} omission limit)"
 
 
 def sentence(v: Verdict) -> str:
@@ -111,7 +129,7 @@ def _tool_names(tools: list[Candidate]) -> str:
 
 def fingerprint_words(v: Verdict) -> str:
     """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
-    b = v.cause if v.cause is not None and v.cause.fit(v.claim) else v.best  # what the digits most likely counted
+    b = v.cause or v.best  # what the digits most likely counted: the reading the claim is judged by
     if b.tool:
         return " · ".join(
             [b.tool.words, v.scope_words, *([_space(v)] if v.space else []), v.inputs, f"tool: {b.tool.tool}"]
@@ -186,6 +204,10 @@ def to_dict(v: Verdict) -> dict:
         "true_flops": v.true_flops,
         "relative_error": float(best.relative),
         "cause": v.cause.describe() if v.cause else None,
+        # the reading the claim is judged by: its category, and the share of the model's multiply-adds it departs by
+        "category": (v.cause or best).category.value,
+        "departure": float((v.cause or best).departure),
+        "omission_limit": float(v.claim.omission_limit),
         "tools": [t.tool.tool for t in v.tools] + ([best.tool.tool] if best.tool and best not in v.tools else []),
         "carried_from": {t.tool.count.counter: t.tool.stand_in for t in (*v.tools, best) if t.tool and t.tool.stand_in},
         "also": [a.describe() for a in v.also],

@@ -80,6 +80,7 @@ class Options:
     attn: str | None = None  # 'math' turns a switchable model's fused attention off (timm); else its default
     input_size: int | None = None  # a reference DiT: its latent side (sets T)
     space: str | None = None  # a reference DiT: 'pixel' runs it on 3-channel pixels, no VAE
+    blocks: int | None = None  # a stand-in: the model with only the first N blocks of its one list of blocks
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,8 @@ def parse(text: str, **options) -> ModelSpec:
                     f"use its own flags (--resolution, --input-size, --frames)"
                 )
         return spec
+    if "blocks" in given and not (isinstance(given["blocks"], int) and given["blocks"] >= 1):
+        raise SpecError(f"blocks must be a whole number >= 1, got {given['blocks']!r}")
     for name in ("input_size", "space"):
         if name in given:
             raise SpecError(

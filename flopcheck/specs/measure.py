@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from flopcheck.specs.blocks import BlockList, block_lists
 from flopcheck.types import Breakdown, ExactCount, Kind, Work
 
 
@@ -23,15 +24,6 @@ class Layer:
     heads: int | None = None
     head_dim: int | None = None
     subclass_of: str | None = None  # the torch.nn layer a class from elsewhere subclasses (timm's Linear: 'Linear')
-
-
-@dataclass(frozen=True)
-class BlockList:
-    """A container of identical blocks: its normalised path ('blocks'), how many, their class."""
-
-    path: str
-    count: int
-    type_name: str
 
 
 def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
@@ -67,38 +59,6 @@ def _numel(t) -> int:
     import torch
 
     return t.numel() if isinstance(t, torch.Tensor) else 0
-
-
-MAIN_SHARE = 0.10  # a block list doing less of the forward than this is not the model's main stack (a text refiner)
-
-
-def block_lists(model, by_path: dict[str, int] | None = None) -> tuple[BlockList, ...]:
-    """The containers whose children are two or more blocks of one class with children of their own (a
-    transformer's blocks, a ResNet stage), outermost first; a list inside a block list is part of its blocks.
-    With the exact count's FLOPs per path, a list doing under MAIN_SHARE of the forward is left out (HunyuanVideo's
-    token refiner beside its 60 blocks)."""
-    from torch import nn
-
-    from flopcheck.exact.counter import module_frames
-
-    frames = module_frames(model)
-    found: list[BlockList] = []
-    for m, f in frames.items():
-        kids = list(m.children())
-        if not isinstance(m, (nn.ModuleList, nn.Sequential)) or len(kids) < 2:
-            continue
-        kinds = {type(k) for k in kids}
-        if len(kinds) != 1 or next(iter(kids[0].children()), None) is None:
-            continue
-        if any(f.norm_path.startswith(b.path + ".") for b in found):
-            continue
-        found.append(BlockList(f.norm_path, len(kids), type(kids[0]).__name__))
-    if by_path:
-        total = sum(by_path.values())
-        found = [
-            b for b in found if sum(v for p, v in by_path.items() if p.startswith(b.path + ".")) >= MAIN_SHARE * total
-        ]
-    return tuple(found)
 
 
 def samples(args: tuple, kwargs: dict) -> int | None:

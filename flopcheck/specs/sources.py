@@ -502,4 +502,25 @@ def build(spec: ModelSpec, device: str = "meta") -> Built:
     except Exception as err:  # noqa: BLE001 - whatever the user's or the library's code raised: one line
         raise SpecError(f"cannot build model {spec.text!r}: {one_line(err)}") from None
     built.model = zeroed(built.model.eval())
+    if spec.options.blocks:
+        _keep_blocks(built.model, spec.options.blocks, spec.text)
     return built
+
+
+def _keep_blocks(model: nn.Module, n: int, what: str) -> None:
+    """A stand-in of the model: its one list of repeated blocks cut to the first n (each block maps its input to an
+    output of the same shape, so the forward runs as before, n blocks deep)."""
+    from flopcheck.specs.blocks import block_lists
+
+    lists = block_lists(model)
+    if len(lists) != 1 or lists[0].count < n:
+        found = ", ".join(f"{b.path} ({b.count} x {b.type_name})" for b in lists) or "none"
+        raise SpecError(f"{what}: a stand-in of {n} blocks needs one list of at least {n} blocks; found {found}")
+    parent_path, _, name = lists[0].path.rpartition(".")
+    parent = model.get_submodule(parent_path) if parent_path else model
+    blocks = getattr(parent, name)
+    setattr(
+        parent,
+        name,
+        type(blocks)(*list(blocks)[:n]) if isinstance(blocks, nn.Sequential) else type(blocks)(list(blocks)[:n]),
+    )
