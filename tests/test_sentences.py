@@ -90,3 +90,14 @@ def test_a_model_that_reads_a_value_is_counted_on_real_tensors_and_says_so(monke
     d = json.loads(capsys.readouterr().out)
     assert d["total_flops"] == 10_649_600 and d["exact_count_device"] == "cpu"
     assert any("reads a value" in n and "real CPU tensors" in n for n in d["notes"])
+
+
+def test_a_stand_ins_blocks_option_is_checked_and_never_ignored():
+    from flopcheck.specs import SpecError, parse
+
+    for bad in (0, -1, True, 1.5, "2"):
+        with pytest.raises(SpecError, match="blocks must be a whole number >= 1"):
+            parse("timm:vit_tiny_patch16_224", blocks=bad)
+    with pytest.raises(SpecError, match="is a reference model"):
+        parse("DiT-XL/2", blocks=1)  # it would be ignored: refused
+    assert parse("timm:vit_tiny_patch16_224", blocks=2).options.blocks == 2

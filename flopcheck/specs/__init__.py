@@ -151,7 +151,12 @@ def parse(text: str, **options) -> ModelSpec:
         )
     if shape:
         given["batch"] = shape[0]
+    blocks = given.get("blocks")
+    if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1):
+        raise SpecError(f"blocks must be a whole number >= 1, got {blocks!r}")
     spec = ModelSpec(text, Options(**given))
+    if spec.source == "reference" and blocks is not None:
+        raise SpecError(f"blocks cuts a spec's list of blocks; {text} is a reference model: it has its own configs")
     if spec.source == "reference":
         from reference_models.registry import UnknownModelError
 
@@ -169,8 +174,6 @@ def parse(text: str, **options) -> ModelSpec:
                     f"use its own flags (--resolution, --input-size, --frames)"
                 )
         return spec
-    if "blocks" in given and not (isinstance(given["blocks"], int) and given["blocks"] >= 1):
-        raise SpecError(f"blocks must be a whole number >= 1, got {given['blocks']!r}")
     for name in ("input_size", "space"):
         if name in given:
             raise SpecError(
