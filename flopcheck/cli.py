@@ -11,7 +11,7 @@ from collections.abc import Callable
 from reference_models.configs import ATTN_PATHS
 
 DEFAULT_MODEL = "DiT-XL/2"
-SPEC_HELP = "a reference model, timm:NAME, torchvision:NAME, diffusers:CLASS (with --config) or package.module:factory"
+SPEC_HELP = "a reference model, timm:NAME, torchvision:NAME, diffusers:CLASS [--config FILE] or package.module:factory"
 
 
 class UsageError(Exception):
@@ -76,7 +76,7 @@ FLAGS: dict[str, dict] = {
     "attn": dict(choices=[a.value for a in ATTN_PATHS], help="attention path (default: the model's, sdpa)"),
     "space": dict(choices=("latent", "pixel"), help="pixel: 3 channels, no VAE"),
     "batch": dict(type=whole, help="samples per forward (default 1)"),
-    "config": dict(help="diffusers:CLASS: a config.json as published with the model (no weights read)"),
+    "config": dict(help="diffusers:CLASS: its published config.json (no weights read); none: its defaults"),
     "inputs": dict(metavar="MODULE:FN", help="package.module:fn, fn(model) -> args or (args, kwargs)"),
     "input-shape": dict(type=_claims_type("parse_shape"), help="one input tensor's shape, e.g. 1,3,224,224"),
     "text-tokens": dict(type=whole, help="diffusers: text-encoder tokens (default: the pipeline's)"),

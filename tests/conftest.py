@@ -77,6 +77,7 @@ def _seeded(counts: dict) -> dict:
 INTEGRATION_MODULES = {
     "test_specs",
     "test_diffusers",
+    "test_diffusers_classes",
     "test_plugins",
     "test_verdicts",
     "test_one_path",

@@ -10,6 +10,7 @@ Runs on meta tensors: shapes are all it reads.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -305,6 +306,25 @@ def count_forward(
 ) -> ExactCount:
     """Run `forward(*inputs, **kwargs)` (default: the module) once under the counter; labels name the result;
     `batch`: samples in the inputs, so a layer writing one row per sample counts as per-sample."""
-    with torch.no_grad(), ExactCounter(module, kind_map, batch) as counter:
+    with torch.no_grad(), meta_autocast(), ExactCounter(module, kind_map, batch) as counter:
         (forward or module)(*inputs, **(kwargs or {}))
     return counter.result(**labels)
+
+
+class _Autocast(torch.autocast):
+    """torch.autocast that takes a meta tensor's device type ('meta', which autocast has no dtype for) as the CPU's:
+    a model that turns autocast off around its rotary embedding (`autocast(device_type=x.device.type)`) runs on meta."""
+
+    def __init__(self, device_type: str, *args: Any, **kwargs: Any) -> None:
+        super().__init__("cpu" if device_type == "meta" else device_type, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def meta_autocast():
+    """torch.autocast and torch.amp.autocast accept device_type='meta' for the block (no meta op is autocast)."""
+    saved = torch.autocast, torch.amp.autocast
+    torch.autocast = torch.amp.autocast = _Autocast
+    try:
+        yield
+    finally:
+        torch.autocast, torch.amp.autocast = saved

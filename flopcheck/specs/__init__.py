@@ -3,7 +3,8 @@
 Sources (sources.py), by prefix:
 - a reference name ('DiT-XL/2', 'FLUX.1-dev'): flopcheck's own models, with their hand formulas;
 - 'timm:NAME', 'torchvision:NAME': built without weights, input by the model's own convention;
-- 'diffusers:CLASS' with a config file (a config.json as published on a model card): no hub, no weights;
+- 'diffusers:CLASS', from a config file (a config.json as published on a model card) or the class's defaults: no
+  hub, no weights;
 - 'package.module:factory': the user's own code (imported and run in a child process, child.py).
 
 No torch here: parsing a spec is cheap, building one imports what it needs.
@@ -136,7 +137,7 @@ def parse(text: str, **options) -> ModelSpec:
     if not text:
         raise SpecError(
             "the model is empty: give a reference name (DiT-XL/2), timm:NAME, torchvision:NAME, "
-            "diffusers:CLASS --config FILE or package.module:factory"
+            "diffusers:CLASS [--config FILE] or package.module:factory"
         )
     known = [f.name for f in fields(Options)]
     for name in options:
@@ -163,7 +164,7 @@ def parse(text: str, **options) -> ModelSpec:
         if not is_reference(text):
             raise SpecError(
                 f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
-                f"diffusers:CLASS --config FILE, package.module:factory"
+                f"diffusers:CLASS [--config FILE], package.module:factory"
             )
         if "input_size" in given and "resolution" in given:
             raise SpecError("--input-size and --resolution both set the input: give one of them")
@@ -188,11 +189,6 @@ def parse(text: str, **options) -> ModelSpec:
     module, _, fn = text.partition(":")
     if not fn.strip() or not module.strip():
         raise SpecError(f"model {text!r}: write PREFIX:NAME (timm:resnet50) or package.module:factory")
-    if spec.source == "diffusers" and not spec.options.config:
-        raise SpecError(
-            f"model {text!r} needs its config: add --config FILE, a config.json as published with the "
-            f"model (no weights are read)"
-        )
     if spec.options.config and spec.source != "diffusers":
         raise SpecError(f"--config applies to diffusers:CLASS specs, not to {text!r}")
     _read_by_source(spec)

@@ -1,15 +1,20 @@
-"""Inputs of one forward of a diffusers transformer, one builder per class, by the pipeline's own convention.
+"""Inputs of one forward of a diffusers transformer: a registry of families, each the pipeline's own convention,
+and one rule per forward parameter that builds it from the family's latent grid and the model's config.
 
-Pixels become latents through the VAE's stride (8 per side; video 4 per frame, 4k+1 frames), the
-text encoder's output is (B, S, its width), and the timestep is one number per sample. The defaults
-are the published pipelines' (the inference arithmetic's inputs): FLUX and SD3 at 1024x1024, Wan at 832x480 x 81
-frames, CogVideoX at 720x480 x 49, HunyuanVideo at 1280x720 x 129, DiT at its sample size.
+Pixels become latents through the VAE's strides (8 per side and 4 per frame unless the family says otherwise:
+(F - 1) / 4 + 1 latent frames), the text encoder's output is (B, S, its width), the timestep is one number per
+sample. A family's defaults are its published pipeline's (FLUX and SD3 at 1024x1024, Wan at 832x480 x 81 frames,
+CogVideoX at 720x480 x 49, HunyuanVideo at 1280x720 x 129, LTX-Video at 704x480 x 161, DiT and PixArt at the
+config's sample size); a class in no family gets flopcheck's generic input (1024x1024, or 832x480 x 81 frames for a
+3D class; 256 text tokens), and its note says so. A parameter the forward requires and no rule builds is refused in
+one line naming it and --inputs.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -18,13 +23,324 @@ from flopcheck.specs import Options, SpecError
 
 
 @dataclass(frozen=True)
-class Convention:
-    """A class's default input: pixels (W, H), frames (1 for images), text tokens S, and its builder."""
+class Grid:
+    """One forward's latent grid: batch n, latent frames f (1: an image), latent rows h and columns w, text tokens s."""
 
-    resolution: tuple[int, int] | None  # None: the config's sample size x 8
-    frames: int
-    text_tokens: int
-    build: Callable[[Any, int, int, int, int, int, str], tuple[tuple, dict]]  # (config, B, F, H, W, S, device)
+    n: int
+    f: int
+    h: int
+    w: int
+    s: int
+    device: str
+
+    def empty(self, *shape: int) -> torch.Tensor:
+        return torch.empty(*shape, device=self.device)
+
+    def zeros(self, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        return torch.zeros(*shape, dtype=dtype, device=self.device)
+
+
+# how the latent is laid out as hidden_states, from the grid and the config's input channels
+LAYOUTS: dict[str, Callable[[Grid, int], tuple[int, ...]]] = {
+    "nchw": lambda g, c: (g.n, c, g.h, g.w),
+    "ncfhw": lambda g, c: (g.n, c, g.f, g.h, g.w),
+    "nfchw": lambda g, c: (g.n, g.f, c, g.h, g.w),  # CogVideoX: frames before channels
+    "packed": lambda g, c: (g.n, g.f * (g.h // 2) * (g.w // 2), c),  # FLUX: 2x2 latent patches as tokens of c = 4C
+    "tokens": lambda g, c: (g.n, g.f * g.h * g.w, c),  # LTX-Video: each latent pixel one token
+    "nfhwc": lambda g, c: (g.n, g.f, g.h, g.w, c),  # Kandinsky 5: channels last
+}
+
+
+@dataclass(frozen=True)
+class Family:
+    """Classes whose pipelines build their inputs alike: the default input, the VAE's strides, the latent's layout,
+    the timestep's dtype and the rules that replace or add to the shared ones."""
+
+    classes: tuple[str, ...]
+    resolution: tuple[int, int] | None  # (W, H) px; None: the config's sample size x the VAE's stride
+    frames: int  # pixel frames; 1: an image model
+    text_tokens: int  # 0: no text
+    layout: str
+    spatial: int = 8  # pixels per latent side
+    temporal: int = 4  # pixel frames per latent frame (after the first)
+    rules: dict[str, Callable[[Any, Grid], Any]] | None = None
+    integer_timestep: bool = False
+    generic: bool = False  # flopcheck's assumption, not a pipeline's
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules: one per forward parameter, (config, grid) -> its value, or None where it does not apply
+# ---------------------------------------------------------------------------------------------
+
+
+def _first(c, keys: tuple[str, ...]) -> int | None:
+    """The first of the config's keys that is set."""
+    for k in keys:
+        v = getattr(c, k, None) if not isinstance(c, dict) else c.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v > 0:
+            return v
+    return None
+
+
+IN_CHANNELS = ("in_channels", "in_visual_dim", "in_dim")
+TEXT_WIDTH = (
+    "joint_attention_dim",
+    "text_embed_dim",
+    "text_dim",
+    "caption_channels",
+    "cap_feat_dim",
+    "context_in_dim",
+    "text_in_dim",
+    "in_text_dim",
+    "cross_attention_dim",
+    "condition_dim",
+    "text_hidden_dim",
+    "encoder_hidden_size",
+)
+POOLED_WIDTH = ("pooled_projection_dim", "in_text_dim2")
+
+
+def _text(c, g: Grid) -> torch.Tensor | None:
+    width = _first(c, TEXT_WIDTH)
+    return g.empty(g.n, g.s, width) if width and g.s else None
+
+
+def _pooled(c, g: Grid) -> torch.Tensor | None:
+    width = _first(c, POOLED_WIDTH)
+    return g.empty(g.n, width) if width else None
+
+
+def _mask(c, g: Grid) -> torch.Tensor | None:
+    return torch.ones(g.n, g.s, device=g.device) if g.s else None
+
+
+def _axes(c) -> int:
+    """How many position ids each token carries (FLUX: 3, FLUX.2: 4): the rotary embedding's axes."""
+    axes = getattr(c, "axes_dims_rope", None)
+    return len(axes) if isinstance(axes, (list, tuple)) else 3
+
+
+def _guidance(c, g: Grid) -> torch.Tensor | None:
+    return g.zeros(g.n) if getattr(c, "guidance_embeds", False) else None
+
+
+def _sizes(c, g: Grid) -> torch.Tensor:
+    """CogView's micro-conditions (original size, target size, crop): (B, 2) each."""
+    return torch.tensor([[g.h * 8, g.w * 8]] * g.n, dtype=torch.float32, device=g.device)
+
+
+SHARED: dict[str, Callable[[Any, Grid], Any]] = {
+    "encoder_hidden_states": _text,
+    "pooled_projections": _pooled,
+    "encoder_attention_mask": _mask,
+    "encoder_hidden_states_mask": _mask,
+    "img_ids": lambda c, g: g.zeros(g.f * (g.h // 2) * (g.w // 2), _axes(c)),
+    "txt_ids": lambda c, g: g.zeros(g.s, _axes(c)) if g.s else None,
+    "guidance": _guidance,
+    "class_labels": lambda c, g: g.zeros(g.n, dtype=torch.long),
+    "original_size": _sizes,
+    "target_size": _sizes,
+    "crop_coords": lambda c, g: g.zeros(g.n, 2),
+}
+TIMESTEPS = ("timestep", "timesteps", "t", "timestep_r", "r_timestep")  # one number per sample
+# what a pipeline passes though the forward marks it optional; any other shared rule fills a required parameter only
+# (HunyuanImage's optional timestep_r turns on a MeanFlow embedder its default config does not build)
+CONDITIONING = {
+    "encoder_hidden_states",
+    "pooled_projections",
+    "encoder_attention_mask",
+    "encoder_hidden_states_mask",
+    "img_ids",
+    "txt_ids",
+    "guidance",
+    "timestep",
+    "timesteps",
+    "class_labels",
+}
+
+
+def _pixart_conditions(c, g: Grid) -> dict:
+    """PixArt-alpha's micro-conditions (a config of sample size 128 uses them unless it says otherwise): resolution
+    (B, 2) and aspect ratio (B, 1); None otherwise."""
+    use = c.use_additional_conditions
+    if not (use if use is not None else c.sample_size == 128):
+        return {"resolution": None, "aspect_ratio": None}
+    return {"resolution": g.zeros(g.n, 2), "aspect_ratio": g.zeros(g.n, 1)}
+
+
+def _qwen_shapes(c, g: Grid) -> list:
+    """Qwen-Image's img_shapes: one [(frames, rows, columns)] of 2x2-packed latent patches per sample."""
+    return [[(g.f, g.h // 2, g.w // 2)]] * g.n
+
+
+def _per_sample(fn: Callable[[Any, Grid], Any]) -> Callable[[Any, Grid], list]:
+    """A forward that takes a list with one tensor per sample (Z-Image)."""
+    return lambda c, g: [fn(c, replace(g, n=1))[0] for _ in range(g.n)]
+
+
+def _full(value: Callable[[Grid], int], dtype=torch.long) -> Callable[[Any, Grid], torch.Tensor]:
+    return lambda c, g: torch.full((g.n,), value(g), dtype=dtype, device=g.device)
+
+
+def _krea_positions(c, g: Grid) -> torch.Tensor:
+    """Krea 2's rotary coordinates: (S + image tokens, 3), text at the origin (its pipeline's prepare_position_ids)."""
+    return g.zeros(g.s + (g.h // 2) * (g.w // 2), 3)
+
+
+def _kandinsky_rope(c, g: Grid) -> list:
+    """Kandinsky 5's visual rope positions: aranges over latent frames and 2x2-patched rows and columns."""
+    return [torch.arange(n, device=g.device) for n in (g.f, g.h // 2, g.w // 2)]
+
+
+def _per_frame(c, g: Grid) -> torch.Tensor:
+    """A timestep per sample and latent frame (AnyFlow's): (B, F)."""
+    return g.zeros(g.n, g.f)
+
+
+IMAGE, VIDEO = (1024, 1024), (832, 480)
+
+
+def _image(classes, tokens: int, layout: str = "nchw", **kw) -> Family:
+    return Family(tuple(classes.split()), kw.pop("resolution", IMAGE), 1, tokens, layout, **kw)
+
+
+def _video(classes, tokens: int, layout: str = "ncfhw", **kw) -> Family:
+    return Family(tuple(classes.split()), kw.pop("resolution", VIDEO), kw.pop("frames", 81), tokens, layout, **kw)
+
+
+# each family's defaults are its diffusers pipeline's __call__ defaults (height, width, num_frames,
+# max_sequence_length) unless a comment says otherwise
+FAMILIES = (
+    Family(("DiTTransformer2DModel",), None, 1, 0, "nchw", integer_timestep=True),
+    _image("SD3Transformer2DModel", 333),  # CLIP 77 + T5 256
+    _image("FluxTransformer2DModel ChromaTransformer2DModel", 512, "packed"),
+    _image("BriaTransformer2DModel", 128, "packed"),
+    _image(
+        "BriaFiboTransformer2DModel",
+        2048,
+        "packed",
+        rules={  # its text encoder's hidden states, one per block of the transformer
+            "text_encoder_layers": lambda c, g: [
+                g.empty(g.n, g.s, c.text_encoder_dim) for _ in range(c.num_layers + c.num_single_layers)
+            ]
+        },
+    ),
+    _image("OvisImageTransformer2DModel", 256, "packed"),
+    _image("LongCatImageTransformer2DModel", 512, "packed"),
+    _image("Flux2Transformer2DModel Flux3Transformer2DModel", 512, "packed"),
+    _image("QwenImageTransformer2DModel", 512, "packed", rules={"img_shapes": _qwen_shapes}),
+    _image("NucleusMoEImageTransformer2DModel", 512, "packed", rules={"img_shapes": _qwen_shapes}),
+    _image(
+        "QwenImage21Transformer2DModel",
+        512,
+        "packed",
+        rules={
+            "img_shapes": _qwen_shapes,
+            "img_mask": lambda c, g: torch.zeros(g.n, g.s, dtype=torch.bool, device=g.device),
+        },
+    ),
+    _image(
+        "Krea2Transformer2DModel",
+        512,
+        "packed",
+        rules={
+            "position_ids": _krea_positions,  # its text encoder's hidden states of every layer: (B, S, layers, width)
+            "encoder_hidden_states": lambda c, g: g.empty(g.n, g.s, c.num_text_layers, c.text_hidden_dim),
+        },
+    ),
+    _image("AuraFlowTransformer2DModel", 256),
+    _image("CogView3PlusTransformer2DModel", 226),
+    _image("CogView4Transformer2DModel", 1024),
+    # Allegro: 1280x720 x 85 frames, its config's latent sample (22 frames of 90 x 160) through a 4x / 8x VAE
+    _video("AllegroTransformer3DModel", 512, resolution=(1280, 720), frames=85),
+    _video("WanTransformer3DModel ChronoEditTransformer3DModel SkyReelsV2Transformer3DModel", 512),
+    _video(
+        "WanVACETransformer3DModel",
+        512,
+        rules={"control_hidden_states": lambda c, g: g.empty(g.n, c.vace_in_channels, g.f, g.h, g.w)},
+    ),
+    _video(
+        "Kandinsky5Transformer3DModel",
+        256,
+        "nfhwc",
+        rules={"visual_rope_pos": _kandinsky_rope, "text_rope_pos": lambda c, g: torch.arange(g.s, device=g.device)},
+    ),
+    _video("HeliosTransformer3DModel", 226, resolution=(640, 384), frames=33),
+    _video("AnyFlowTransformer3DModel", 226, "nfchw", rules=dict.fromkeys(("timestep", "r_timestep"), _per_frame)),
+    # HunyuanImage 2.1: 2048 px (default_sample_size 64 x its 32x VAE), tokenizer_max_length 1000
+    _image("HunyuanImageTransformer2DModel", 1000, resolution=(2048, 2048), spatial=32),
+    _video("CogVideoXTransformer3DModel ConsisIDTransformer3DModel", 226, "nfchw", resolution=(720, 480), frames=49),
+    _video("HunyuanVideoTransformer3DModel", 256, resolution=(1280, 720), frames=129),  # the seeds' input
+    # PixArt-alpha's pipeline: 1024 px (sample size 128 x 8), max_sequence_length 120, a T5 mask of ones
+    Family(("PixArtTransformer2DModel",), None, 1, 120, "nchw", rules={"added_cond_kwargs": _pixart_conditions}),
+    # SANA's DC-AE is 32x per side
+    _image("SanaTransformer2DModel", 300, spatial=32),
+    _video("SanaVideoTransformer3DModel", 300),
+    # LTX-Video at 704x480 (its model card's), 161 frames, 128 text tokens; its VAE is 32x per side and 8x per frame
+    _video(
+        "LTXVideoTransformer3DModel",
+        128,
+        "tokens",
+        resolution=(704, 480),
+        frames=161,
+        spatial=32,
+        temporal=8,
+        rules={"num_frames": lambda c, g: g.f, "height": lambda c, g: g.h, "width": lambda c, g: g.w},
+    ),
+    _video(
+        "CosmosTransformer3DModel",
+        512,
+        resolution=(1280, 704),
+        frames=93,
+        rules={"padding_mask": lambda c, g: g.zeros(1, 1, g.h * 8, g.w * 8), "fps": lambda c, g: 16},
+    ),
+    _image(
+        "ZImageTransformer2DModel",
+        512,
+        rules={
+            "x": _per_sample(lambda c, g: g.empty(1, c.in_channels, 1, g.h, g.w)),
+            "t": lambda c, g: g.zeros(g.n),
+            "cap_feats": _per_sample(lambda c, g: g.empty(1, g.s, c.cap_feat_dim)),
+        },
+    ),
+    # ERNIE-Image: 128 channels at 16 px per latent side (a 2x2-packed 32-channel VAE) and 256 text tokens are
+    # flopcheck's reading, not its pipeline's numbers
+    _image(
+        "ErnieImageTransformer2DModel",
+        256,
+        spatial=16,
+        generic=True,
+        rules={"text_bth": _text, "text_lens": _full(lambda g: g.s)},
+    ),
+)
+BY_CLASS = {cls: fam for fam in FAMILIES for cls in fam.classes}
+
+
+def _generic(cls: str) -> Family:
+    """A class in no family: an image at 1024x1024 or a video at 832x480 x 81 frames (a 3D class), 256 text
+    tokens, the latent as (B, C, H, W) or (B, C, F, H, W), by flopcheck's assumption."""
+    video = "3D" in cls
+    return Family(
+        (cls,),
+        (832, 480) if video else (1024, 1024),
+        81 if video else 1,
+        256,
+        "ncfhw" if video else "nchw",
+        generic=True,
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the inputs
+# ---------------------------------------------------------------------------------------------
+
+
+def _patch(c) -> int:
+    """The transformer's patch side (an int, or the last of a [t, h, w] list)."""
+    p = getattr(c, "patch_size", None)
+    if isinstance(p, (list, tuple)):
+        p = p[-1]
+    return p if isinstance(p, int) and p > 0 else 1
 
 
 def _latent(side: int, stride: int, what: str) -> int:
@@ -33,105 +349,75 @@ def _latent(side: int, stride: int, what: str) -> int:
     return side // stride
 
 
-def _dit(c, n, f, h, w, s, device):
-    """DiTTransformer2DModel(hidden_states (B, C, h, w), timestep (B,), class_labels (B,))."""
-    long = dict(dtype=torch.long, device=device)
-    return (torch.empty(n, c.in_channels, h // 8, w // 8, device=device),), {
-        "timestep": torch.zeros(n, **long),
-        "class_labels": torch.zeros(n, **long),
-    }
+def _latent_frames(f: int, temporal: int) -> int:
+    """Latent frames of a temporal VAE: (F - 1) / t + 1."""
+    if f < 1 or (f - 1) % temporal:
+        raise SpecError(f"frames {f} must be {temporal}k+1 for a {temporal}x temporal VAE (81, 49, 129, ...)")
+    return (f - 1) // temporal + 1
 
 
-def _sd3(c, n, f, h, w, s, device):
-    """SD3Transformer2DModel(hidden_states (B, C, h, w), encoder_hidden_states (B, S, 4096), pooled (B, 2048), t)."""
-    return (torch.empty(n, c.in_channels, h // 8, w // 8, device=device),), {
-        "encoder_hidden_states": torch.empty(n, s, c.joint_attention_dim, device=device),
-        "pooled_projections": torch.empty(n, c.pooled_projection_dim, device=device),
-        "timestep": torch.zeros(n, device=device),
-    }
+def _parameters(model) -> list[inspect.Parameter]:
+    return [
+        p
+        for p in inspect.signature(type(model).forward).parameters.values()
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
 
 
-def _flux(c, n, f, h, w, s, device):
-    """FluxTransformer2DModel: latents packed 2x2 into (B, h/2*w/2, 64); text (B, S, 4096); ids per token."""
-    tokens = (h // 16) * (w // 16)
-    kwargs = {
-        "encoder_hidden_states": torch.empty(n, s, c.joint_attention_dim, device=device),
-        "pooled_projections": torch.empty(n, c.pooled_projection_dim, device=device),
-        "timestep": torch.zeros(n, device=device),
-        "img_ids": torch.zeros(tokens, 3, device=device),
-        "txt_ids": torch.zeros(s, 3, device=device),
-    }
-    if c.guidance_embeds:
-        kwargs["guidance"] = torch.zeros(n, device=device)
-    return (torch.empty(n, tokens, c.in_channels, device=device),), kwargs
-
-
-def _frames(f: int) -> int:
-    """Latent frames of a 4x temporal VAE: (F - 1) / 4 + 1."""
-    if f < 1 or (f - 1) % 4:
-        raise SpecError(f"frames {f} must be 4k+1 for a 4x temporal VAE (81, 49, 129, ...)")
-    return (f - 1) // 4 + 1
-
-
-def _wan(c, n, f, h, w, s, device):
-    """WanTransformer3DModel(hidden_states (B, C, F', h, w), timestep (B,), encoder_hidden_states (B, S, 4096))."""
-    return (torch.empty(n, c.in_channels, _frames(f), h // 8, w // 8, device=device),), {
-        "timestep": torch.zeros(n, device=device),
-        "encoder_hidden_states": torch.empty(n, s, c.text_dim, device=device),
-    }
-
-
-def _cogvideox(c, n, f, h, w, s, device):
-    """CogVideoXTransformer3DModel(hidden_states (B, F', C, h, w): frames before channels; text (B, S, 4096))."""
-    return (torch.empty(n, _frames(f), c.in_channels, h // 8, w // 8, device=device),), {
-        "encoder_hidden_states": torch.empty(n, s, c.text_embed_dim, device=device),
-        "timestep": torch.zeros(n, device=device),
-    }
-
-
-def _hunyuan(c, n, f, h, w, s, device):
-    """HunyuanVideoTransformer3DModel(hidden_states (B, C, F', h, w), t, text (B, S, 4096) and its mask, pooled)."""
-    kwargs = {
-        "timestep": torch.zeros(n, device=device),
-        "encoder_hidden_states": torch.empty(n, s, c.text_embed_dim, device=device),
-        "encoder_attention_mask": torch.ones(n, s, device=device),
-        "pooled_projections": torch.empty(n, c.pooled_projection_dim, device=device),
-    }
-    if c.guidance_embeds:
-        kwargs["guidance"] = torch.zeros(n, device=device)
-    return (torch.empty(n, c.in_channels, _frames(f), h // 8, w // 8, device=device),), kwargs
-
-
-# stride: pixels per token side (VAE 8 x patch), checked before building
-CONVENTIONS: dict[str, tuple[Convention, int]] = {
-    "DiTTransformer2DModel": (Convention(None, 1, 0, _dit), 16),
-    "SD3Transformer2DModel": (Convention((1024, 1024), 1, 333, _sd3), 16),  # CLIP 77 + T5 256
-    "FluxTransformer2DModel": (Convention((1024, 1024), 1, 512, _flux), 16),
-    "WanTransformer3DModel": (Convention((832, 480), 81, 512, _wan), 16),
-    "CogVideoXTransformer3DModel": (Convention((720, 480), 49, 226, _cogvideox), 16),
-    "HunyuanVideoTransformer3DModel": (Convention((1280, 720), 129, 256, _hunyuan), 16),
-}
-
-
-def diffusers_inputs(cls: str, config, o: Options, device: str) -> tuple[tuple, dict, str]:
-    """(args, kwargs, a line saying what they are) for one forward of a diffusers class at the options' input."""
-    if cls not in CONVENTIONS:
-        raise SpecError(
-            f"flopcheck has no input builder for diffusers' {cls}: give its inputs with --inputs "
-            f"module:fn, or use one of {', '.join(CONVENTIONS)}"
-        )
-    conv, stride = CONVENTIONS[cls]
-    if o.frames and conv.frames == 1:
+def build_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict, str]:
+    """(args, kwargs, a line saying what they are) for one forward of a diffusers class at the options' input: the
+    family's rules, then the shared ones, for each parameter of the forward that has one."""
+    fam = BY_CLASS.get(cls) or _generic(cls)
+    c = model.config
+    if o.frames and fam.frames == 1:
         raise SpecError(f"frames apply to video models; {cls} is an image model")
-    w, h = o.resolution or conv.resolution or (config.sample_size * 8, config.sample_size * 8)
+    sample = _first(c, ("sample_size",))
+    w, h = o.resolution or fam.resolution or ((sample or 128) * fam.spatial,) * 2
+    stride = fam.spatial * _patch(c) * (2 if fam.layout == "packed" else 1)
     _latent(w, stride, "width"), _latent(h, stride, "height")
-    f, s = o.frames or conv.frames, o.text_tokens or conv.text_tokens
-    args, kwargs = conv.build(config, o.batch, f, h, w, s, device)
-    kwargs["return_dict"] = False  # a tuple of tensors, which every counter (jit traces too) can take
+    f, s = o.frames or fam.frames, o.text_tokens if o.text_tokens is not None else fam.text_tokens
+    lf = _latent_frames(f, fam.temporal) if fam.frames > 1 else 1
+    g = Grid(o.batch, lf, h // fam.spatial, w // fam.spatial, s, device)
+    channels = _first(c, IN_CHANNELS)
+    if channels is None:
+        raise SpecError(f"{cls}'s config names no input channels ({', '.join(IN_CHANNELS)}): give --inputs module:fn")
+    timestep = (lambda c, g: g.zeros(g.n, dtype=torch.long)) if fam.integer_timestep else (lambda c, g: g.zeros(g.n))
+    rules = {**SHARED, **dict.fromkeys(TIMESTEPS, timestep), **(fam.rules or {})}
+    args: list = []
+    kwargs: dict = {}
+    missing = []
+    for i, p in enumerate(_parameters(model)):
+        if i == 0:
+            first = rules.get(p.name)
+            args.append(first(c, g) if first else g.empty(*LAYOUTS[fam.layout](g, channels)))
+            continue
+        rule = rules.get(p.name)
+        own = p.name in (fam.rules or {}) or p.name in CONDITIONING or p.default is p.empty
+        value = rule(c, g) if rule and own else None
+        if value is not None:
+            kwargs[p.name] = value
+        elif p.default is p.empty:
+            missing.append(p.name)
+    if missing:
+        raise SpecError(
+            f"flopcheck cannot build {cls}'s input{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+            f"(its forward requires {'them' if len(missing) > 1 else 'it'}): give its inputs with --inputs module:fn"
+        )
+    if "return_dict" in {p.name for p in _parameters(model)}:
+        kwargs["return_dict"] = False  # a tuple of tensors, which every counter (jit traces too) can take
     words = (
         f"input {w}x{h} px"
-        + (f" x {f} frames" if conv.frames > 1 else "")
-        + (f", {s} text tokens" if conv.text_tokens else "")
-        + f", batch {o.batch} (the pipeline's convention)"
+        + (f" x {f} frames" if fam.frames > 1 else "")
+        + (f", {s} text tokens" if s else "")
+        + f", batch {o.batch}"
+        + (
+            " (flopcheck's generic input for a class with no pipeline convention here: give --resolution, "
+            "--frames, --text-tokens or --inputs for the pipeline's)"
+            if fam.generic
+            else " (the pipeline's convention)"
+        )
     )
-    return args, kwargs, words
+    return tuple(args), kwargs, words
+
+
+__all__ = ["FAMILIES", "Family", "Grid", "build_inputs"]

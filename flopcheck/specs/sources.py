@@ -59,6 +59,8 @@ def _describe(v: Any) -> str:
         return f"{tuple(v.shape)} {str(v.dtype).removeprefix('torch.')}"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_describe(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k} {_describe(x)}" for k, x in v.items()) + "}"
     return repr(v)[:40]
 
 
@@ -349,8 +351,9 @@ SHARED_CONFIGS = {"Transformer2DModel": ("DiTTransformer2DModel", "PixArtTransfo
 
 
 def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
-    """diffusers.CLASS.from_config(the config file); inputs from the class's input builder (inputs.py)."""
-    from flopcheck.specs.inputs import diffusers_inputs
+    """diffusers.CLASS.from_config(the config file, else the class's own defaults); inputs from the class's family
+    (inputs.py)."""
+    from flopcheck.specs.inputs import build_inputs
 
     try:
         import diffusers
@@ -358,22 +361,36 @@ def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         raise SpecError(f"{spec.text} needs diffusers: pip install 'flopcheck[diffusers]'") from None
     cls = getattr(diffusers, spec.name, None)
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
-        raise SpecError(f"diffusers has no model class {spec.name!r}: give a class such as FluxTransformer2DModel")
-    config = read_config(spec.options.config)
+        import difflib
+
+        models = {n.lower(): n for n in dir(diffusers) if n.endswith("Model")}
+        close = [models[n] for n in difflib.get_close_matches(spec.name.lower(), models, n=3, cutoff=0.8)]
+        raise SpecError(
+            f"diffusers has no model class {spec.name!r}: "
+            + (f"did you mean {', '.join(close)}?" if close else "give a class such as FluxTransformer2DModel")
+        )
+    path = spec.options.config
+    config = read_config(path) if path else {}
     named = config.get("_class_name")
     if isinstance(named, str) and spec.name not in (named, *SHARED_CONFIGS.get(named, ())):  # another class's
         # config builds a model it never describes
         raise SpecError(
-            f"--config {spec.options.config} is a {named} config (its _class_name), not a {spec.name} "
-            f"one: count it as diffusers:{named}"
+            f"--config {path} is a {named} config (its _class_name), not a {spec.name} one: count it as "
+            f"diffusers:{named}"
         )
+    where = path or f"the defaults of {spec.name}.__init__ (diffusers {diffusers.__version__})"
     try:
         model = construct(lambda: cls.from_config(config), device, notes, spec.text)
-    except (TypeError, ValueError) as err:
-        raise SpecError(f"{spec.text} cannot be built from {spec.options.config}: {one_line(err)}") from None
+    except (TypeError, ValueError, KeyError) as err:
+        raise SpecError(
+            f"{spec.text} cannot be built from {where}: {one_line(err)}"
+            + ("" if path else "; give its published config.json with --config FILE")
+        ) from None
+    if not path:
+        notes.append(f"config: {where}; give the published config.json with --config FILE for another size")
     if spec.options.inputs:
         return _given(model, spec.options, device, notes)
-    args, kwargs, words = diffusers_inputs(spec.name, model.config, spec.options, device)
+    args, kwargs, words = build_inputs(spec.name, model, spec.options, device)
     return Built(model, args, kwargs, notes + [words])
 
 

@@ -1,0 +1,67 @@
+"""Every diffusers transformer class counted from its own defaults (`flopcheck count diffusers:CLASS`, no other
+argument), written to flopcheck/data/diffusers/classes.json: complete with its FLOPs and input, or refused with the
+one line a user would see. The suite checks the file against the installed diffusers (tests/test_diffusers_classes.py).
+
+    python scripts/diffusers_census.py            # rewrite the list
+    python scripts/diffusers_census.py --check    # exit 1 when the list differs from what this diffusers gives
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+LIST = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers" / "classes.json"
+
+
+def transformer_classes() -> list[str]:
+    """diffusers' top-level classes named like a transformer model: '...Transformer...Model'."""
+    import diffusers
+
+    return sorted(n for n in dir(diffusers) if "Transformer" in n and n.endswith("Model"))
+
+
+def census() -> dict:
+    """{'diffusers': version, 'classes': {name: {'complete': FLOPs, 'inputs': words} or {'refused': line}}}."""
+    import diffusers
+
+    from flopcheck.specs import SpecError, parse
+    from flopcheck.specs.measure import measure_local
+    from flopcheck.specs.sources import build, one_line
+
+    out = {}
+    for name in transformer_classes():
+        try:
+            built = build(parse(f"diffusers:{name}"))
+            m = measure_local(built.model, built.args, built.kwargs, name)
+            out[name] = (
+                {"complete": m.exact.total, "inputs": built.notes[-1]}
+                if m.exact.complete
+                else {"refused": m.exact.incompleteness()}
+            )
+        except SpecError as err:
+            out[name] = {"refused": str(err)}
+        except Exception as err:  # noqa: BLE001 - the class's forward on flopcheck's inputs: its one line
+            out[name] = {"refused": f"failed on meta: {one_line(err)}"}
+    return {"diffusers": diffusers.__version__, "classes": out}
+
+
+def main(argv: list[str]) -> int:
+    warnings.filterwarnings("ignore")
+    now = census()
+    done = sum("complete" in v for v in now["classes"].values())
+    print(f"diffusers {now['diffusers']}: {done} of {len(now['classes'])} transformer classes count complete")
+    text = json.dumps(now, indent=1, sort_keys=True) + "\n"
+    if "--check" in argv:
+        same = LIST.exists() and LIST.read_text() == text
+        print("the list is up to date" if same else f"{LIST} differs: run python scripts/diffusers_census.py")
+        return 0 if same else 1
+    LIST.write_text(text)
+    print(f"wrote {LIST}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
