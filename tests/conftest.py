@@ -78,6 +78,7 @@ INTEGRATION_MODULES = {
     "test_specs",
     "test_diffusers",
     "test_diffusers_classes",
+    "test_encoders",
     "test_plugins",
     "test_verdicts",
     "test_one_path",

@@ -5,6 +5,8 @@ Sources (sources.py), by prefix:
 - 'timm:NAME', 'torchvision:NAME': built without weights, input by the model's own convention;
 - 'diffusers:CLASS', from a config file (a config.json as published on a model card) or the class's defaults: no
   hub, no weights;
+- 'transformers:CLASS', from a config file or the class's defaults (text encoders: T5, CLIP's text model, ...); the
+  prefix is taken before a module named transformers would be;
 - 'package.module:factory': the user's own code (imported and run in a child process, child.py).
 
 No torch here: parsing a spec is cheap, building one imports what it needs.
@@ -51,6 +53,12 @@ SOURCES = {
             "flopcheck.specs.sources:from_diffusers",
             ("config", "resolution", "frames", "text_tokens", "inputs"),
             "its config and --resolution, --frames, --text-tokens, or --inputs",
+        ),
+        Source(
+            "transformers",
+            "flopcheck.specs.sources:from_transformers",
+            ("config", "text_tokens", "inputs"),
+            "its config and --text-tokens, or --inputs",
         ),
         Source(
             "module",
@@ -189,8 +197,8 @@ def parse(text: str, **options) -> ModelSpec:
     module, _, fn = text.partition(":")
     if not fn.strip() or not module.strip():
         raise SpecError(f"model {text!r}: write PREFIX:NAME (timm:resnet50) or package.module:factory")
-    if spec.options.config and spec.source != "diffusers":
-        raise SpecError(f"--config applies to diffusers:CLASS specs, not to {text!r}")
+    if spec.options.config and spec.source not in ("diffusers", "transformers"):
+        raise SpecError(f"--config applies to diffusers:CLASS and transformers:CLASS specs, not to {text!r}")
     _read_by_source(spec)
     return spec
 

@@ -421,3 +421,124 @@ def build_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict,
 
 
 __all__ = ["FAMILIES", "Family", "Grid", "build_inputs"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Autoencoders: 'diffusers:CLASS.decode' (the default: what a pipeline runs once per generation) or '.encode'
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Vae:
+    """An autoencoder's geometry: pixel frames per latent frame (0: an image VAE; 1: a video VAE run on one frame,
+    Qwen-Image's) and the spatial stride where the model states none."""
+
+    temporal: int = 0
+    spatial: int | None = None
+
+
+VAES = {
+    "AutoencoderKL": Vae(),
+    "AutoencoderKLFlux2": Vae(),
+    "AutoencoderDC": Vae(),
+    "AutoencoderTiny": Vae(),
+    "AutoencoderKLQwenImage": Vae(1),
+    "AutoencoderKLWan": Vae(4),
+    "AutoencoderKLHunyuanVideo": Vae(4),
+    "AutoencoderKLHunyuanVideo15": Vae(4),
+    "AutoencoderKLCogVideoX": Vae(4, 8),
+    "AutoencoderKLAllegro": Vae(4),
+    "AutoencoderKLMagvit": Vae(4),
+    "AutoencoderKLMochi": Vae(6),
+    "AutoencoderKLLTXVideo": Vae(8),
+    "AutoencoderKLCosmos": Vae(8),
+}
+METHODS = ("decode", "encode")
+
+
+def _spatial(model, vae: Vae) -> int:
+    """Pixels per latent side: the model's spatial_compression_ratio, else its config's, else 2^(down blocks - 1)."""
+    ratio = getattr(model, "spatial_compression_ratio", None) or getattr(model.config, "scale_factor_spatial", None)
+    if isinstance(ratio, int) and ratio > 0:
+        return ratio
+    if vae.spatial:
+        return vae.spatial
+    return 2 ** (len(model.config.block_out_channels) - 1)
+
+
+def vae_inputs(cls: str, model, method: str, o: Options, device: str) -> tuple[tuple, dict, str]:
+    """(args, kwargs, words) for CLASS.decode(z) or CLASS.encode(x) at the options' input: z (B, latent channels,
+    [F',] H/s, W/s), x (B, 3, [F,] H, W); an image at 1024x1024, a video at 832x480 x 81 frames unless given."""
+    vae = VAES.get(cls)
+    if vae is None:
+        raise SpecError(
+            f"flopcheck has no input rule for diffusers' {cls}: give its inputs with --inputs module:fn, or use one "
+            f"of {', '.join(VAES)}"
+        )
+    video = vae.temporal > 1
+    if o.frames and not video:
+        raise SpecError(f"frames apply to video autoencoders; {cls} encodes images")
+    c, s = model.config, _spatial(model, vae)
+    w, h = o.resolution or ((832, 480) if video else (1024, 1024))
+    _latent(w, s, "width"), _latent(h, s, "height")
+    f = o.frames or (81 if video else 1)
+    lf = _latent_frames(f, vae.temporal) if video else 1
+    frames = (lf if method == "decode" else f,) if vae.temporal else ()
+    latent = _first(c, ("latent_channels", "z_dim"))
+    if method == "decode":
+        x = torch.empty(o.batch, latent, *frames, h // s, w // s, device=device)
+    else:
+        x = torch.empty(o.batch, _first(c, ("in_channels", "input_channels")) or 3, *frames, h, w, device=device)
+    kwargs = {"return_dict": False} if "return_dict" in {p.name for p in _parameters_of(model, method)} else {}
+    words = (
+        f"{method} {w}x{h} px"
+        + (f" x {f} frames ({lf} latent)" if video else "")
+        + f", latent {latent} channels at 1/{s} per side, batch {o.batch}"
+        + ("" if o.resolution else " (flopcheck's default size: give --resolution" + (", --frames)" if video else ")"))
+    )
+    return (x,), kwargs, words
+
+
+def _parameters_of(model, method: str) -> list[inspect.Parameter]:
+    return [p for p in inspect.signature(getattr(type(model), method)).parameters.values() if p.name != "self"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Text encoders: 'transformers:CLASS'
+# ---------------------------------------------------------------------------------------------
+
+TEXT_DEFAULT = 512  # tokens, where the config states no maximum (T5: the FLUX pipeline's max_sequence_length)
+# no attention_mask: every token attends, as FLUX's and SD3's pipelines call their text encoders (a mask of ones would
+# cost no FLOPs, but transformers reads its values to skip it, which meta tensors have none of)
+TEXT_RULES: dict[str, Callable[[int, int, str], torch.Tensor]] = {
+    "input_ids": lambda n, s, d: torch.zeros(n, s, dtype=torch.long, device=d),  # id 0: in every vocabulary
+    "token_type_ids": lambda n, s, d: torch.zeros(n, s, dtype=torch.long, device=d),
+}
+
+
+def text_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict, str]:
+    """(args, kwargs, words) for one forward of a text encoder on S tokens: --text-tokens, else the config's
+    max_position_embeddings (CLIP: 77), else 512."""
+    most = _first(model.config, ("max_position_embeddings",))
+    s = o.text_tokens or most or TEXT_DEFAULT
+    if most and s > most:
+        raise SpecError(f"--text-tokens {s}: {cls} takes at most {most} (its max_position_embeddings)")
+    kwargs, missing = {}, []
+    for p in inspect.signature(type(model).forward).parameters.values():
+        if p.name in TEXT_RULES and (p.name != "token_type_ids" or p.default is p.empty):
+            kwargs[p.name] = TEXT_RULES[p.name](o.batch, s, device)
+        elif p.name not in ("self", "return_dict") and p.default is p.empty and p.kind not in (p.VAR_KEYWORD,):
+            missing.append(p.name)
+    if missing:
+        raise SpecError(
+            f"flopcheck cannot build {cls}'s input{'s' if len(missing) > 1 else ''} {', '.join(missing)}: count its "
+            f"encoder (T5EncoderModel, CLIPTextModel) or give --inputs module:fn"
+        )
+    ids = kwargs.pop("input_ids", None)
+    if ids is None:
+        raise SpecError(f"{cls}'s forward takes no input_ids: give its inputs with --inputs module:fn")
+    kwargs["return_dict"] = False
+    words = f"{s} tokens" + (
+        "" if o.text_tokens else " (its max_position_embeddings)" if most else " (flopcheck's default)"
+    )
+    return (ids,), kwargs, words + f", batch {o.batch}"

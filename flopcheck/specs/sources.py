@@ -353,32 +353,41 @@ SHARED_CONFIGS = {"Transformer2DModel": ("DiTTransformer2DModel", "PixArtTransfo
 def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     """diffusers.CLASS.from_config(the config file, else the class's own defaults); inputs from the class's family
     (inputs.py)."""
-    from flopcheck.specs.inputs import build_inputs
+    from flopcheck.specs.inputs import METHODS, build_inputs, vae_inputs
 
     try:
         import diffusers
     except ImportError:
         raise SpecError(f"{spec.text} needs diffusers: pip install 'flopcheck[diffusers]'") from None
-    cls = getattr(diffusers, spec.name, None)
+
+    name, dot, method = spec.name.partition(".")
+    cls = getattr(diffusers, name, None)
     if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
         import difflib
 
         models = {n.lower(): n for n in dir(diffusers) if n.endswith("Model")}
-        close = [models[n] for n in difflib.get_close_matches(spec.name.lower(), models, n=3, cutoff=0.8)]
+        close = [models[n] for n in difflib.get_close_matches(name.lower(), models, n=3, cutoff=0.8)]
         raise SpecError(
-            f"diffusers has no model class {spec.name!r}: "
+            f"diffusers has no model class {name!r}: "
             + (f"did you mean {', '.join(close)}?" if close else "give a class such as FluxTransformer2DModel")
         )
+    coder = callable(getattr(cls, "decode", None)) and callable(getattr(cls, "encode", None))
+    if dot and not (coder and method in METHODS):
+        raise SpecError(
+            f"{spec.text}: write diffusers:{name}.decode or .encode (an autoencoder's two halves)"
+            if coder
+            else f"{spec.text}: {name} is not an autoencoder; write diffusers:{name}"
+        )
+    method = method or ("decode" if coder else "")
     path = spec.options.config
     config = read_config(path) if path else {}
     named = config.get("_class_name")
-    if isinstance(named, str) and spec.name not in (named, *SHARED_CONFIGS.get(named, ())):  # another class's
+    if isinstance(named, str) and name not in (named, *SHARED_CONFIGS.get(named, ())):  # another class's
         # config builds a model it never describes
         raise SpecError(
-            f"--config {path} is a {named} config (its _class_name), not a {spec.name} one: count it as "
-            f"diffusers:{named}"
+            f"--config {path} is a {named} config (its _class_name), not a {name} one: count it as diffusers:{named}"
         )
-    where = path or f"the defaults of {spec.name}.__init__ (diffusers {diffusers.__version__})"
+    where = path or f"the defaults of {name}.__init__ (diffusers {diffusers.__version__})"
     try:
         model = construct(lambda: cls.from_config(config), device, notes, spec.text)
     except (TypeError, ValueError, KeyError) as err:
@@ -388,9 +397,55 @@ def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         ) from None
     if not path:
         notes.append(f"config: {where}; give the published config.json with --config FILE for another size")
+    if method:  # the half as the model's forward: a subclass whose forward is it, so module paths stay as they are
+        model.__class__ = type(f"{name}.{method}", (cls,), {"forward": getattr(cls, method)})
     if spec.options.inputs:
         return _given(model, spec.options, device, notes)
-    args, kwargs, words = build_inputs(spec.name, model, spec.options, device)
+    if method:
+        args, kwargs, words = vae_inputs(name, model, method, spec.options, device)
+    else:
+        args, kwargs, words = build_inputs(name, model, spec.options, device)
+    return Built(model, args, kwargs, notes + [words])
+
+
+def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+    """transformers.CLASS(CLASS.config_class.from_dict(the config file, else {})): no hub, no weights, no remote code (a
+    config with auto_map names code to download and is refused); inputs: input_ids of zeros (a valid id of every
+    vocabulary), S tokens."""
+    try:
+        import transformers
+    except ImportError:
+        raise SpecError(f"{spec.text} needs transformers: pip install 'flopcheck[diffusers]'") from None
+    from flopcheck.specs.inputs import text_inputs
+
+    cls = getattr(transformers, spec.name, None)
+    if not (isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel)):
+        import difflib
+
+        models = {n.lower(): n for n in dir(transformers) if n.endswith("Model")}
+        close = [models[n] for n in difflib.get_close_matches(spec.name.lower(), models, n=3, cutoff=0.8)]
+        raise SpecError(
+            f"transformers has no model class {spec.name!r}: "
+            + (f"did you mean {', '.join(close)}?" if close else "give a class such as T5EncoderModel")
+        )
+    path = spec.options.config
+    config = read_config(path) if path else {}
+    if "auto_map" in config:
+        raise SpecError(
+            f"--config {path} has auto_map: it names code to download and run, which flopcheck never does "
+            f"(no trust_remote_code); give a config of a class transformers ships"
+        )
+    where = path or f"the defaults of {spec.name}'s config (transformers {transformers.__version__})"
+    try:
+        cfg = cls.config_class.from_dict({k: v for k, v in config.items() if not k.startswith("_")})
+        model = construct(lambda: cls(cfg), device, notes, spec.text)
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
+        raise SpecError(f"{spec.text} cannot be built from {where}: {one_line(err)}") from None
+    if not path:
+        notes.append(f"config: {where}; give the published config.json with --config FILE for another size")
+    if spec.options.inputs:
+        return _given(model, spec.options, device, notes)
+    args, kwargs, words = text_inputs(spec.name, model, spec.options, device)
     return Built(model, args, kwargs, notes + [words])
 
 

@@ -1,0 +1,93 @@
+"""The other halves of a pipeline as specs: text encoders (`transformers:CLASS`) and autoencoders
+(`diffusers:CLASS.decode` / `.encode`), built from the published configs shipped in flopcheck/data/, counted on meta and
+checked by hand or against torch.utils.flop_counter."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("diffusers")
+pytest.importorskip("transformers")
+
+from flopcheck.exact import count_forward  # noqa: E402
+from flopcheck.specs import SpecError, parse  # noqa: E402
+from flopcheck.specs.sources import build  # noqa: E402
+
+DATA = Path(__file__).resolve().parents[1] / "flopcheck" / "data"
+
+
+def _exact(text: str, **options) -> int:
+    built = build(parse(text, **options))
+    count = count_forward(built.model, built.args, kwargs=built.kwargs)
+    assert count.complete, count.incompleteness()
+    return count.total
+
+
+def test_clip_vit_l14_text_model_on_77_tokens_by_hand():
+    # CLIP ViT-L/14's text model (FLUX.1-dev's text_encoder): 12 layers of width d = 768, MLP 4d, on S = 77 tokens
+    # (its max_position_embeddings, the default). Per layer: q, k, v, out 8*S*d^2, scores and values 4*S^2*d,
+    # MLP 16*S*d^2: 24*S*d^2 + 4*S^2*d = 1,089,896,448 + 18,214,656 = 1,108,111,104; x 12 = 13,298,503,680
+    config = str(DATA / "transformers" / "clip-vit-large-patch14-text.json")
+    assert _exact("transformers:CLIPTextModel", config=config) == 13_298_503_680
+
+
+def test_t5_v1_1_xxl_encoder_on_512_tokens_by_hand():
+    # T5-v1.1-XXL's encoder (FLUX.1-dev's text_encoder_2): 24 layers, d_model 4096, 64 heads of 64 (inner 4096),
+    # gated-GELU FFN of 10240, on S = 512 tokens. Per layer: q, k, v, o 4*2*S*4096*4096 = 68,719,476,736, scores and
+    # values 4*S^2*4096 = 4,294,967,296, wi_0, wi_1, wo 3*2*S*4096*10240 = 128,849,018,880; sum 201,863,462,912;
+    # x 24 = 4,844,723,109,888 (the relative position bias is a lookup: no multiply-adds)
+    config = str(DATA / "transformers" / "t5-v1_1-xxl-encoder.json")
+    assert _exact("transformers:T5EncoderModel", config=config, text_tokens=512) == 4_844_723_109_888
+
+
+@pytest.mark.parametrize("half, flops", [("decode", 10_472_204_009_472), ("encode", 4_882_572_509_184)])
+def test_the_flux_vae_at_1024_px_equals_flop_counter(half, flops):
+    # FLUX.1-dev's VAE (AutoencoderKL, 16 latent channels, 8x): decode a 16x128x128 latent, encode a 1024x1024 image.
+    # Each integer is flopcheck's exact count; torch.utils.flop_counter, counting its convolutions and the mid-block's
+    # attention (math path) by its own formulas, gives the same
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from torch.utils.flop_counter import FlopCounterMode
+
+    spec = parse(f"diffusers:AutoencoderKL.{half}", config=str(DATA / "diffusers" / "flux1-dev-vae.json"))
+    built = build(spec)
+    assert tuple(built.args[0].shape) == ((1, 16, 128, 128) if half == "decode" else (1, 3, 1024, 1024))
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as mode, torch.no_grad():
+        built.model(*built.args, **built.kwargs)
+    assert (_exact(spec.text, config=spec.options.config), mode.get_total_flops()) == (flops, flops)
+
+
+def test_a_bare_autoencoder_spec_is_its_decode():
+    config = str(DATA / "diffusers" / "flux1-dev-vae.json")
+    assert _exact("diffusers:AutoencoderKL", config=config) == 10_472_204_009_472
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("diffusers:AutoencoderKL.foo", "write diffusers:AutoencoderKL.decode or .encode"),
+        ("diffusers:FluxTransformer2DModel.decode", "is not an autoencoder"),
+        ("transformers:ClipTextModel", "did you mean CLIPTextModel"),
+    ],
+)
+def test_bad_halves_and_names_are_one_line(text, needle):
+    with pytest.raises(SpecError, match=needle):
+        build(parse(text))
+
+
+def test_a_config_that_names_remote_code_is_refused(tmp_path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "t5", "auto_map": {"AutoModel": "evil.Model"}}))
+    with pytest.raises(SpecError, match="auto_map: it names code to download and run"):
+        build(parse("transformers:T5EncoderModel", config=str(path)))
+
+
+def test_the_transformers_prefix_is_a_source_not_a_module():
+    # 'transformers:CLIPTextModel' was a module:factory spec (import transformers, call CLIPTextModel()); the prefix
+    # now names the source, which builds the class from its config
+    assert parse("transformers:CLIPTextModel").source == "transformers"
+    with pytest.raises(SpecError, match="--frames does not apply to transformers:CLIPTextModel"):
+        parse("transformers:CLIPTextModel", frames=9)
