@@ -80,7 +80,9 @@ FLAGS: dict[str, dict] = {
     "inputs": dict(metavar="MODULE:FN", help="package.module:fn, fn(model) -> args or (args, kwargs)"),
     "input-shape": dict(type=_claims_type("parse_shape"), help="one input tensor's shape, e.g. 1,3,224,224"),
     "text-tokens": dict(type=whole, help="diffusers: text-encoder tokens (default: the pipeline's)"),
-    "steps": dict(type=whole, default=1, help="sampling steps (forward x S); with --training, optimizer steps"),
+    "steps": dict(
+        type=whole, help="sampling steps (forward x S; default 1, a pipeline's own); --training: optimizer steps"
+    ),
     "cfg": dict(action="store_true", help="classifier-free guidance: two forwards per step (batch x2)"),
     "training": dict(action="store_true", help="one training step: forward + backward on meta, beside 3 x forward"),
     "freeze": dict(**PATTERN, help="with --training: modules whose weights do not train, by path ('blocks.*')"),
@@ -168,11 +170,14 @@ def _list_models(args: argparse.Namespace) -> int:
 
 def _count(args: argparse.Namespace) -> int:
     from flopcheck.counting import check_device, count, training_options
+    from flopcheck.pipelines import PREFIX, count_pipeline
     from flopcheck.types import Scope
 
+    if (args.model or "").startswith(PREFIX):  # a whole pipeline: its components, each a spec, times its calls
+        return _show(count_pipeline(args.model, args.resolution, args.steps, args.cfg or None, args.timeout), args)
     check_device(args.device)
     step = training_options(args.training, args.freeze, args.checkpoint, args.optimizer)
-    scope = Scope(steps=args.steps, cfg=args.cfg, training=args.training)
+    scope = Scope(steps=args.steps or 1, cfg=args.cfg, training=args.training)
     return _show(count(_subject(args), scope, args.device, **step, attn_kernel=args.attn_kernel or ""), args)
 
 
@@ -240,7 +245,7 @@ def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.counting import training_options
 
     step = training_options(args.training, args.freeze, args.checkpoint)
-    run = {"steps": args.steps, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
+    run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
     shape = {"frozen": step["frozen"], "checkpointed": step["checkpointed"]}
     return _show(estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, **run, **shape), args)
 
@@ -257,20 +262,12 @@ def sweep(text: str) -> tuple[str, tuple[int, ...]]:
     return model, parsed
 
 
-def _progress(done: int, total: int, count) -> None:
-    filled = 30 * done // total
-    size = f"@{count.input_size}" if count.input_size is not None else ""  # a spec's input is its own
-    label = f"{count.model}{size} {count.attn} {count.counter}"
-    bar, end = f"[{'#' * filled}{'.' * (30 - filled)}]", "\n" if done == total else ""
-    print(f"\r{bar} {done}/{total} {label:<48s}", end=end, file=sys.stderr, flush=True)
-
-
 def _report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from flopcheck.render.files import MANIFEST, previous, write_report
     from flopcheck.render.render import read_results, render
-    from flopcheck.reporting import plan, report
+    from flopcheck.reporting import plan, progress_bar, report
 
     out = Path(args.out) if args.out.strip() else None
     previous(out)  # no folder, or a folder that is no report: refused before anything is counted
@@ -278,7 +275,7 @@ def _report(args: argparse.Namespace) -> int:
         res = read_results(Path(args.from_json))
     else:
         chosen = plan(args.models, args.counter, () if args.no_sweep else tuple(args.sweeps or ()) or None)
-        res, stats = report(chosen, workers=args.workers, timeout_s=args.timeout, progress=_progress)
+        res, stats = report(chosen, workers=args.workers, timeout_s=args.timeout, progress=progress_bar)
         took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
         print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)
     files = render(res)

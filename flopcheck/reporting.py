@@ -240,3 +240,14 @@ def results(plan: Plan, counts: list[Count]) -> dict:
         "sweeps": _sweeps(plan, counts, whites),
         "kinds": [k.value for k in Kind],
     }
+
+
+def progress_bar(done: int, total: int, count) -> None:
+    """The report's progress on stderr: a 30-character bar, done/total and the count just finished."""
+    import sys
+
+    filled = 30 * done // total
+    size = f"@{count.input_size}" if count.input_size is not None else ""  # a spec's input is its own
+    label = f"{count.model}{size} {count.attn} {count.counter}"
+    bar, end = f"[{'#' * filled}{'.' * (30 - filled)}]", "\n" if done == total else ""
+    print(f"\r{bar} {done}/{total} {label:<48s}", end=end, file=sys.stderr, flush=True)

@@ -79,6 +79,7 @@ INTEGRATION_MODULES = {
     "test_diffusers",
     "test_diffusers_classes",
     "test_encoders",
+    "test_pipelines",
     "test_plugins",
     "test_verdicts",
     "test_one_path",

@@ -1,0 +1,173 @@
+"""A whole diffusers pipeline, counted per stage as its own defaults run it: the text encoders on the prompt (and the
+negative prompt under CFG), the denoiser over the steps (twice per step under CFG), the VAE's decode once.
+
+A pipeline is a list of components, each one model spec (`transformers:CLASS`, `diffusers:CLASS`,
+`diffusers:CLASS.decode`) with its published config and how many times a generation calls it. The shipped ones are
+in flopcheck/data/pipelines/NAME.json, each config's public source beside it. Each component is counted exactly, once,
+in a child process like every spec, and multiplied by its calls.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from flopcheck.specs import SpecError
+
+PREFIX = "diffusers-pipeline:"
+DATA = Path(__file__).resolve().parent / "data"
+CALLS = {  # how many times one generation calls a component, by its role: (steps, cfg) -> calls
+    "prompt": lambda steps, cfg: 2 if cfg else 1,  # under CFG the negative prompt is encoded too
+    "steps": lambda steps, cfg: steps * (2 if cfg else 1),  # CFG: a batch of two, exactly twice one's FLOPs
+    "once": lambda steps, cfg: 1,
+}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One component of a pipeline: its stage, its spec and input, its calls per generation and one call's FLOPs."""
+
+    stage: str
+    component: str
+    spec: str
+    inputs: str
+    calls: int
+    per_call: int
+    complete: bool
+
+    @property
+    def flops(self) -> int:
+        """FLOPs of all its calls in one generation."""
+        return self.calls * self.per_call
+
+
+@dataclass(frozen=True)
+class PipelineCount:
+    """A pipeline's count per stage and in total, in FLOPs."""
+
+    name: str
+    pipeline_class: str
+    resolution: tuple[int, int]
+    steps: int
+    cfg: bool
+    note: str
+    stages: tuple[Stage, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(s.flops for s in self.stages)
+
+    def by_stage(self) -> dict[str, int]:
+        """FLOPs per stage ('encode prompt', 'denoise', 'decode'), in the pipeline's order."""
+        out: dict[str, int] = {}
+        for s in self.stages:
+            out[s.stage] = out.get(s.stage, 0) + s.flops
+        return out
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if all(s.complete for s in self.stages) else 1
+
+    def to_text(self) -> str:
+        from flopcheck.fmt import commas, si, table
+        from flopcheck.types import Unit
+
+        w, h = self.resolution
+        head = (
+            f"{self.name} ({self.pipeline_class}) at {w}x{h} px, {self.steps} steps, "
+            f"{'CFG (x2)' if self.cfg else 'no CFG'}: {self.note}"
+        )
+        rows = [
+            [s.stage, s.component, s.spec, str(s.calls), commas(s.per_call), commas(s.flops), s.inputs]
+            for s in self.stages
+        ]
+        header = ["stage", "component", "spec", "calls", "FLOPs per call", "FLOPs", "input"]
+        stages = ", ".join(f"{k} {si(v)}" for k, v in self.by_stage().items())
+        total = f"total: {commas(self.total)} FLOPs = {si(self.total)} = {si(self.total, Unit.MAC)} ({stages})"
+        missing = [s.component for s in self.stages if not s.complete]
+        tail = [f"incomplete: {', '.join(missing)} (an op with multiply-adds has no formula)"] if missing else []
+        return "\n".join([head, "", table(rows, header, right={3, 4, 5}), "", total, *tail])
+
+    def to_data(self) -> dict:
+        return {
+            "pipeline": self.name,
+            "pipeline_class": self.pipeline_class,
+            "resolution": list(self.resolution),
+            "steps": self.steps,
+            "cfg": self.cfg,
+            "note": self.note,
+            "unit": "FLOP",
+            "stages": [
+                {
+                    "stage": s.stage,
+                    "component": s.component,
+                    "spec": s.spec,
+                    "inputs": s.inputs,
+                    "calls": s.calls,
+                    "flops_per_call": s.per_call,
+                    "flops": s.flops,
+                    "complete": s.complete,
+                }
+                for s in self.stages
+            ],
+            "by_stage": self.by_stage(),
+            "total_flops": self.total,
+        }
+
+
+def shipped() -> list[str]:
+    """The pipelines flopcheck ships: FLUX.1-dev, FLUX.1-schnell, SD3-medium."""
+    return sorted(p.stem for p in (DATA / "pipelines").glob("*.json"))
+
+
+def read(name: str) -> dict:
+    """A shipped pipeline's description; an unknown name is one line listing the shipped ones."""
+    path = DATA / "pipelines" / f"{name}.json"
+    if not path.is_file():
+        raise SpecError(f"flopcheck ships no pipeline {name!r}: give one of {', '.join(shipped())}")
+    return json.loads(path.read_text())
+
+
+def count_pipeline(
+    text: str,
+    resolution: tuple[int, int] | None = None,
+    steps: int | None = None,
+    cfg: bool | None = None,
+    timeout_s: float | None = None,
+) -> PipelineCount:
+    """'diffusers-pipeline:NAME' counted per component at the pipeline's defaults, any of which the arguments
+    replace: each component counted once, exactly, and multiplied by its calls."""
+    from flopcheck.specs import parse
+    from flopcheck.specs.child import measure_all, measured
+
+    name = text.removeprefix(PREFIX)
+    p = read(name)
+    res = tuple(resolution or p["resolution"])
+    steps = steps or p["steps"]
+    cfg = p["cfg"] if cfg is None else cfg
+    specs = []
+    for component, c in p["components"].items():
+        options = {"config": str(DATA / c["config"]), "text_tokens": c.get("text_tokens")}
+        if c["spec"].startswith("diffusers:"):
+            options["resolution"] = res
+        specs.append((component, c, parse(c["spec"], **options)))
+    measure_all([s for _, _, s in specs], timeout_s)
+    stages = []
+    for component, c, spec in specs:
+        m = measured(spec, timeout_s)
+        stages.append(
+            Stage(
+                c["stage"],
+                component,
+                spec.text,
+                m.notes[-1] if m.notes else m.inputs,
+                CALLS[c["calls"]](steps, cfg),
+                m.exact.total,
+                m.exact.complete,
+            )
+        )
+    return PipelineCount(name, p["_class_name"], res, steps, cfg, p["_note"], tuple(stages))
+
+
+__all__ = ["PREFIX", "PipelineCount", "Stage", "count_pipeline", "shipped"]

@@ -1,0 +1,85 @@
+"""A whole pipeline per stage (`flopcheck count diffusers-pipeline:NAME`): each component's one call is a figure
+derived by hand or pinned to flopcheck's reference model, and the pipeline multiplies it by the calls its own
+defaults make."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("diffusers")
+pytest.importorskip("transformers")
+
+from flopcheck.cli import main  # noqa: E402
+
+# per call, in FLOPs
+CLIP_L = 12 * (24 * 77 * 768**2 + 4 * 77**2 * 768)  # 13,298,503,680 (tests/test_encoders.py)
+T5_XXL_512 = 24 * (8 * 512 * 4096**2 + 4 * 512**2 * 4096 + 6 * 512 * 4096 * 10240)  # 4,844,723,109,888
+FLUX_DEV_1024 = 74_384_653_418_496  # flopcheck's FLUX.1-dev at 1024x1024, 512 text tokens (equal to diffusers')
+FLUX_VAE_DECODE_1024 = 10_472_204_009_472  # equal to torch.utils.flop_counter (tests/test_encoders.py)
+
+
+def _json(argv, capsys) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_flux_1_dev_at_1024_px_and_28_steps_per_stage(capsys):
+    d = _json(["count", "diffusers-pipeline:FLUX.1-dev", "--resolution", "1024", "--steps", "28", "--json"], capsys)
+    # FLUX.1-dev is guidance-distilled: no CFG, the prompt encoded once, the denoiser once per step
+    got = [(s["component"], s["calls"], s["flops_per_call"]) for s in d["stages"]]
+    assert got == [
+        ("text_encoder", 1, CLIP_L),
+        ("text_encoder_2", 1, T5_XXL_512),
+        ("transformer", 28, FLUX_DEV_1024),
+        ("vae", 1, FLUX_VAE_DECODE_1024),
+    ]
+    # 13,298,503,680 + 4,844,723,109,888 + 28 x 74,384,653,418,496 + 10,472,204,009,472
+    assert d["total_flops"] == 2_098_100_521_340_928
+    assert d["by_stage"] == {
+        "encode prompt": 4_858_021_613_568,
+        "denoise": 2_082_770_295_717_888,
+        "decode": 10_472_204_009_472,
+    }
+    assert d["unit"] == "FLOP" and all(s["complete"] for s in d["stages"])
+
+
+def test_sd3_medium_runs_cfg_so_the_prompt_and_every_step_count_twice(capsys):
+    d = _json(["count", "diffusers-pipeline:SD3-medium", "--json"], capsys)
+    # CLIP-L and CLIP-G with their text projections (2*d*d on the pooled token): 13,299,683,328 and
+    # 32 * (24*77*1280^2 + 4*77^2*1280) + 2*1280*1280 = 97,863,106,560; T5-XXL on 256 tokens:
+    # 24 * (8*256*4096^2 + 4*256^2*4096 + 6*256*4096*10240) = 2,396,591,751,168; the denoiser: flopcheck's SD3-medium
+    # at 1024x1024 and 333 text tokens, 8,904,337,539,072; CFG: each encoder twice (the negative prompt), 2 x 28
+    # denoiser calls
+    got = [(s["component"], s["calls"], s["flops_per_call"]) for s in d["stages"]]
+    assert got == [
+        ("text_encoder", 2, 13_299_683_328),
+        ("text_encoder_2", 2, 97_863_106_560),
+        ("text_encoder_3", 2, 2_396_591_751_168),
+        ("transformer", 56, 8_904_337_539_072),
+        ("vae", 1, FLUX_VAE_DECODE_1024),  # SD3's VAE is FLUX's architecture with other scaling factors
+    ]
+    assert d["cfg"] is True and d["steps"] == 28
+    assert d["total_flops"] == 514_130_615_279_616
+
+
+def test_the_pipelines_text_names_each_stage_and_the_total(capsys):
+    assert main(["count", "diffusers-pipeline:FLUX.1-schnell"]) == 0
+    out = capsys.readouterr().out
+    # schnell's card: 4 steps and 256 text tokens; T5 on 256 tokens is SD3's 2,396,591,751,168
+    assert "FLUX.1-schnell (FluxPipeline) at 1024x1024 px, 4 steps, no CFG" in out
+    assert "2,396,591,751,168" in out and "total: " in out
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["count", "diffusers-pipeline:FLUX.2"], "flopcheck ships no pipeline 'FLUX.2': give one of FLUX.1-dev"),
+        (["count", "diffusers-pipeline:FLUX.1-dev", "--resolution", "1000"], "width 1000 is not a multiple of 16"),
+    ],
+)
+def test_bad_pipeline_input_is_one_line(capsys, argv, needle):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert needle in err and len(err.strip().splitlines()) == 1
