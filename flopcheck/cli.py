@@ -243,7 +243,11 @@ def _causes(args: argparse.Namespace) -> int:
 def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.arithmetic import estimate
     from flopcheck.counting import training_options
+    from flopcheck.pipelines import PREFIX, estimate_pipeline
 
+    if (args.model or "").startswith(PREFIX):  # per stage, at one MFU
+        pipe = {"resolution": args.resolution, "steps": args.steps, "cfg": args.cfg or None, "timeout_s": args.timeout}
+        return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **pipe), args)
     step = training_options(args.training, args.freeze, args.checkpoint)
     run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
     shape = {"frozen": step["frozen"], "checkpointed": step["checkpointed"]}

@@ -116,6 +116,54 @@ class PipelineCount:
         }
 
 
+@dataclass(frozen=True)
+class PipelineEstimate:
+    """A pipeline's stages timed on a GPU at one MFU: seconds = FLOPs / (MFU x the GPU's dense BF16 peak)."""
+
+    count: PipelineCount
+    gpu: str
+    peak: float  # FLOP/s
+    mfu: float
+
+    def seconds(self, flops: int) -> float:
+        return flops / (self.mfu * self.peak)
+
+    @property
+    def exit_code(self) -> int:
+        return self.count.exit_code
+
+    def to_text(self) -> str:
+        from flopcheck.fmt import si, table
+
+        c = self.count
+        rows = [[stage, si(f), f"{self.seconds(f):.3f} s"] for stage, f in c.by_stage().items()]
+        rows.append(["generation", si(c.total), f"{self.seconds(c.total):.3f} s"])
+        head = (
+            f"{c.name} at {c.resolution[0]}x{c.resolution[1]} px, {c.steps} steps, {'CFG' if c.cfg else 'no CFG'}, "
+            f"on {self.gpu} at MFU {self.mfu:g} ({self.peak / 1e12:g} TFLOP/s dense BF16 peak; one MFU for every "
+            f"stage: a text encoder or a VAE usually runs below the denoiser's)"
+        )
+        return "\n".join([head, "", table(rows, ["stage", "FLOPs", "time"], right={1, 2})])
+
+    def to_data(self) -> dict:
+        c = self.count
+        return {
+            **c.to_data(),
+            "gpu": self.gpu,
+            "mfu": self.mfu,
+            "seconds_by_stage": {k: self.seconds(v) for k, v in c.by_stage().items()},
+            "seconds": self.seconds(c.total),
+        }
+
+
+def estimate_pipeline(text: str, gpu: str, mfu: float, **options) -> PipelineEstimate:
+    """The pipeline's count (count_pipeline's options) timed per stage on `gpu` at `mfu`."""
+    from flopcheck.arithmetic import get_gpu
+
+    g = get_gpu(gpu)
+    return PipelineEstimate(count_pipeline(text, **options), g.name, g.peak, mfu)
+
+
 def shipped() -> list[str]:
     """The pipelines flopcheck ships: FLUX.1-dev, FLUX.1-schnell, SD3-medium."""
     return sorted(p.stem for p in (DATA / "pipelines").glob("*.json"))
@@ -170,4 +218,4 @@ def count_pipeline(
     return PipelineCount(name, p["_class_name"], res, steps, cfg, p["_note"], tuple(stages))
 
 
-__all__ = ["PREFIX", "PipelineCount", "Stage", "count_pipeline", "shipped"]
+__all__ = ["PREFIX", "PipelineCount", "PipelineEstimate", "Stage", "count_pipeline", "estimate_pipeline", "shipped"]
