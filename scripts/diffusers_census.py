@@ -28,16 +28,16 @@ def census() -> dict:
     import diffusers
 
     from flopcheck.specs import SpecError, parse
-    from flopcheck.specs.measure import measure_local
-    from flopcheck.specs.sources import build, one_line
+    from flopcheck.specs.measure import Measured, measure
+    from flopcheck.specs.sources import one_line
 
     out = {}
     for name in transformer_classes():
-        try:
-            built = build(parse(f"diffusers:{name}"))
-            m = measure_local(built.model, built.args, built.kwargs, name)
+        try:  # as `flopcheck count diffusers:NAME` counts it, less the real-tensor fallback (a full-size model on CPU)
+            m = Measured.from_dict(measure(parse(f"diffusers:{name}").to_dict(), real=False))
+            words = next((n for n in m.notes if n.startswith("input ")), m.inputs)
             out[name] = (
-                {"complete": m.exact.total, "inputs": built.notes[-1]}
+                {"complete": m.exact.total, "inputs": words}
                 if m.exact.complete
                 else {"refused": m.exact.incompleteness()}
             )

@@ -18,8 +18,8 @@ from flopcheck.specs.sources import build  # noqa: E402
 LIST = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers" / "classes.json"
 PINNED = "0.42.1"  # the diffusers extra's pin (pyproject.toml)
 
-# (class, its defaults overridden by, exact FLOPs at 256x256 px (a 3D class: 256x160 px x 9 frames), 16 text tokens
-# (CogVideoX and ConsisID: their 226), batch 1). Each integer is the exact count printed by the run of
+# (class, its defaults overridden by, exact FLOPs at 256x256 px (a 3D class: 256x160 px x 9 frames, Mochi 7), 16 text
+# tokens (CogVideoX and ConsisID: their 226), batch 1). Each integer is the exact count printed by the run of
 # scripts/diffusers_census.py's classes at these configs (diffusers 0.42.1); the test asserts that
 # torch.utils.flop_counter, counting only matmuls and convolutions with its own formulas, gives the same on the
 # same inputs with SDPA on the math path, so no figure here rests on flopcheck's count alone.
@@ -41,19 +41,23 @@ PINS = [
     ("Flux2Transformer2DModel", {"num_layers": 2, "num_single_layers": 2}, 1_080_375_115_776),
     ("Flux3Transformer2DModel", {"num_layers": 2, "num_single_layers": 2}, 313_317_654_528),
     ("FluxTransformer2DModel", {"num_layers": 2, "num_single_layers": 2}, 251_312_209_920),
+    ("GlmImageTransformer2DModel", {"num_layers": 2}, 94_358_732_800),
     ("HeliosTransformer3DModel", {"num_layers": 2}, 589_766_328_320),
     (
         "HunyuanImageTransformer2DModel",
         {"num_layers": 2, "num_single_layers": 2, "num_refiner_layers": 2},
         110_390_411_264,
     ),
+    ("HunyuanVideo15Transformer3DModel", {"num_layers": 2, "num_refiner_layers": 2}, 349_258_563_584),
     (
         "HunyuanVideoTransformer3DModel",
         {"num_layers": 2, "num_single_layers": 2, "num_refiner_layers": 2},
         470_295_773_184,
     ),
+    ("JoyImageEditPlusTransformer3DModel", {"num_layers": 2}, 231_942_389_760),
     ("JoyImageEditTransformer3DModel", {"num_layers": 2}, 231_942_389_760),
     ("Kandinsky5Transformer3DModel", {"num_text_blocks": 2, "num_visual_blocks": 2}, 95_809_699_840),
+    ("Kandinsky6Transformer3DModel", {"num_text_blocks": 2, "num_visual_blocks": 2}, 488_810_479_616),
     (
         "Krea2Transformer2DModel",
         {"num_layers": 2, "num_layerwise_text_blocks": 2, "num_refiner_text_blocks": 2},
@@ -61,6 +65,8 @@ PINS = [
     ),
     ("LTXVideoTransformer3DModel", {"num_layers": 2}, 19_999_490_048),
     ("LongCatImageTransformer2DModel", {"num_layers": 2, "num_single_layers": 2}, 251_238_285_312),
+    ("Lumina2Transformer2DModel", {"num_layers": 2, "num_refiner_layers": 2}, 172_306_726_912),
+    ("MochiTransformer3DModel", {"num_layers": 2}, 151_239_868_416),
     ("MotifVideoTransformer3DModel", {"num_layers": 2, "num_single_layers": 2}, 463_360_229_376),
     ("NucleusMoEImageTransformer2DModel", {"num_layers": 2}, 53_636_759_552),
     ("OvisImageTransformer2DModel", {"num_layers": 2, "num_single_layers": 2}, 333_228_539_904),
@@ -83,7 +89,8 @@ def _small(tmp_path: Path, cls: str, overrides: dict):
     path.write_text(json.dumps({"_class_name": cls, **overrides}))
     video = "3D" in cls
     tokens = 226 if cls in ("CogVideoXTransformer3DModel", "ConsisIDTransformer3DModel") else 16
-    options = {"resolution": (256, 160), "frames": 9} if video else {"resolution": (256, 256)}
+    frames = 7 if cls == "MochiTransformer3DModel" else 9  # its VAE: 6x per frame
+    options = {"resolution": (256, 160), "frames": frames} if video else {"resolution": (256, 256)}
     return build(parse(f"diffusers:{cls}", config=str(path), text_tokens=tokens, **options))
 
 
@@ -95,11 +102,13 @@ def test_each_family_counts_exactly_at_a_small_config(tmp_path, cls, overrides, 
 
     from flopcheck.exact import count_forward
     from flopcheck.exact.counter import meta_autocast
+    from flopcheck.exact.values import Values
 
-    built = _small(tmp_path, cls, overrides)
-    exact = count_forward(built.model, built.args, kwargs=built.kwargs)
-    with meta_autocast(), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as mode, torch.no_grad():
-        built.model(*built.args, **built.kwargs)
+    with Values():  # Lumina 2, Mochi, GLM-Image and HunyuanVideo 1.5 read their masks' values (exact/values.py)
+        built = _small(tmp_path, cls, overrides)
+        exact = count_forward(built.model, built.args, kwargs=built.kwargs)
+        with meta_autocast(), sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as mode, torch.no_grad():
+            built.model(*built.args, **built.kwargs)
     assert exact.complete, exact.incompleteness()
     assert (exact.total, mode.get_total_flops()) == (flops, flops)
 
@@ -114,8 +123,9 @@ def test_the_list_names_every_transformer_class_of_the_pinned_diffusers():
 
 
 def test_every_class_gives_from_its_defaults_what_the_list_says():
-    """Complete where the list says complete; refused, in one line, where it says refused."""
-    from flopcheck.specs.measure import measure_local
+    """Complete where the list says complete; refused, in one line, where it says refused (counted as the CLI counts,
+    less the real-tensor fallback, which would run a full-size model on CPU)."""
+    from flopcheck.specs.measure import Measured, measure
 
     committed = json.loads(LIST.read_text())
     if diffusers.__version__ != committed["diffusers"]:
@@ -123,16 +133,16 @@ def test_every_class_gives_from_its_defaults_what_the_list_says():
     got = {}
     for name in committed["classes"]:
         try:
-            built = build(parse(f"diffusers:{name}"))
-            got[name] = "complete" if measure_local(built.model, built.args, built.kwargs, name).exact.complete else "x"
+            m = Measured.from_dict(measure(parse(f"diffusers:{name}").to_dict(), real=False))
+            got[name] = "complete" if m.exact.complete else "incomplete"
         except SpecError as err:
             assert "\n" not in str(err)
             got[name] = "refused"
         except Exception:  # noqa: BLE001 - the class's own forward failed on meta: the list says refused
             got[name] = "refused"
     assert got == {n: next(iter(v)) for n, v in committed["classes"].items()}
-    # 37 of the 65 count complete from their defaults alone (the list's own tally)
-    assert sum(v == "complete" for v in got.values()) == 37
+    # 44 of the 65 count complete from their defaults alone (the list's own tally)
+    assert sum(v == "complete" for v in got.values()) == 44
 
 
 def test_pixart_alpha_at_1024_px_with_120_text_tokens_by_hand(tmp_path):

@@ -249,8 +249,27 @@ FAMILIES = (
         },
     ),
     _image("AuraFlowTransformer2DModel", 256),
+    # Lumina 2: 1024 px (sample size 128 x 8), max_sequence_length 256, its tokenizer's mask (integers: it sums it
+    # to find each prompt's length)
+    Family(
+        ("Lumina2Transformer2DModel",),
+        None,
+        1,
+        256,
+        "nchw",
+        rules={"encoder_attention_mask": lambda c, g: torch.ones(g.n, g.s, dtype=torch.long, device=g.device)},
+    ),
     _image("CogView3PlusTransformer2DModel", 226),
     _image("CogView4Transformer2DModel", 1024),
+    # GLM-Image: its autoregressive prior's image tokens, one per latent patch (none dropped)
+    _image(
+        "GlmImageTransformer2DModel",
+        2048,
+        rules={
+            "prior_token_id": lambda c, g: g.zeros(g.n, (g.h // 2) * (g.w // 2), dtype=torch.long),
+            "prior_token_drop": lambda c, g: g.zeros(g.n, (g.h // 2) * (g.w // 2), dtype=torch.bool),
+        },
+    ),
     # Allegro: 1280x720 x 85 frames, its config's latent sample (22 frames of 90 x 160) through a 4x / 8x VAE
     _video("AllegroTransformer3DModel", 512, resolution=(1280, 720), frames=85),
     _video("WanTransformer3DModel ChronoEditTransformer3DModel SkyReelsV2Transformer3DModel", 512),
@@ -264,6 +283,44 @@ FAMILIES = (
         256,
         "nfhwc",
         rules={"visual_rope_pos": _kandinsky_rope, "text_rope_pos": lambda c, g: torch.arange(g.s, device=g.device)},
+    ),
+    # Mochi 1: 848x480, 19 frames (its pipeline's defaults) through its 8x / 6x VAE, max_sequence_length 256
+    _video("MochiTransformer3DModel", 256, resolution=(848, 480), frames=19, temporal=6),
+    # HunyuanVideo 1.5: its latents, the conditioning latents and their mask concatenated (65 channels) through a 16x
+    # VAE; Qwen 2.5-VL text (tokenizer_max_length 1000), ByT5 glyph text (256), 729 SigLIP tokens (zeros when no image)
+    _video(
+        "HunyuanVideo15Transformer3DModel",
+        1000,
+        resolution=(1280, 720),
+        frames=121,
+        spatial=16,
+        generic=True,
+        rules={
+            "encoder_hidden_states_2": lambda c, g: g.empty(g.n, 256, c.text_embed_2_dim),
+            "encoder_attention_mask_2": lambda c, g: torch.ones(g.n, 256, device=g.device),
+            "image_embeds": lambda c, g: g.zeros(g.n, 729, c.image_embed_dim),
+        },
+    ),
+    # JoyImage Edit+: its latents patchified by the pipeline, (B, patches, C, 1, 2, 2), and each sample's shapes
+    _video(
+        "JoyImageEditPlusTransformer3DModel",
+        1024,
+        generic=True,
+        rules={
+            "hidden_states": lambda c, g: g.empty(g.n, g.f * (g.h // 2) * (g.w // 2), c.in_channels, 1, 2, 2),
+            "shape_list": lambda c, g: [[(g.f, g.h // 2, g.w // 2)]] * g.n,
+        },
+    ),
+    # Kandinsky 6: channels last; with visual conditioning the latents, the condition and its mask (2C + 1)
+    _video(
+        "Kandinsky6Transformer3DModel",
+        256,
+        generic=True,
+        rules={
+            "hidden_states": lambda c, g: g.empty(
+                g.n, g.f, g.h, g.w, 2 * c.in_visual_dim + 1 if getattr(c, "visual_cond", True) else c.in_visual_dim
+            )
+        },
     ),
     _video("HeliosTransformer3DModel", 226, resolution=(640, 384), frames=33),
     _video("AnyFlowTransformer3DModel", 226, "nfchw", rules=dict.fromkeys(("timestep", "r_timestep"), _per_frame)),
@@ -352,7 +409,8 @@ def _latent(side: int, stride: int, what: str) -> int:
 def _latent_frames(f: int, temporal: int) -> int:
     """Latent frames of a temporal VAE: (F - 1) / t + 1."""
     if f < 1 or (f - 1) % temporal:
-        raise SpecError(f"frames {f} must be {temporal}k+1 for a {temporal}x temporal VAE (81, 49, 129, ...)")
+        examples = "81, 49, 129" if temporal == 4 else f"{temporal + 1}, {2 * temporal + 1}, {3 * temporal + 1}"
+        raise SpecError(f"frames {f} must be {temporal}k+1 for a {temporal}x temporal VAE ({examples}, ...)")
     return (f - 1) // temporal + 1
 
 

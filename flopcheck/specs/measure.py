@@ -84,6 +84,7 @@ def measure(
     frozen: tuple[str, ...] = (),
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
+    real: bool = True,
 ) -> dict:
     """Build the spec on meta and count one forward (with training: the exact training step, its forward and
     backward): the JSON the parent reads (Measured.from_dict). A forward that reads a value (`.item()`, which meta
@@ -100,6 +101,10 @@ def measure(
     except SpecError:
         raise
     except Exception as err:  # noqa: BLE001 - the user's forward on these inputs: one line
+        if _data_dependent(err) or _reads_a_value(err):
+            valued = _with_values(spec, training, frozen, checkpointed, optimizer, one_line(err))
+            if valued is not None:
+                return valued
         if _data_dependent(err):
             why = one_line(err)
             raise SpecError(
@@ -113,6 +118,8 @@ def measure(
                 f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta "
                 f"device: {one_line(err)}; give its inputs (--input-shape or --inputs module:fn)"
             ) from None
+        if not real:
+            raise SpecError(f"model {spec.text!r} reads a value on meta: {one_line(err)}") from None
         _fits_in_memory(spec, built.model, one_line(err))
         built = build(spec, "cpu")
         _real_values(built)
@@ -129,6 +136,27 @@ def measure(
             f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
             f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
         )
+    return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
+
+
+def _with_values(spec, training: bool, frozen, checkpointed, optimizer: str, why: str) -> dict | None:
+    """The spec built and counted again on meta with the values of its small known tensors beside it (masks of ones,
+    ids, lengths: exact.values), for a forward that reads them; None when it still cannot run."""
+    from dataclasses import replace
+
+    from flopcheck.exact.values import Values
+    from flopcheck.specs.sources import build
+
+    try:
+        with Values():
+            built = build(spec, "meta")
+            m, step = _count_built(spec, built, "meta", training, frozen, checkpointed, optimizer)
+    except Exception:  # noqa: BLE001 - the values did not suffice: the caller's fallbacks follow
+        return None
+    built.notes.append(
+        f"its forward reads values ({why[:100]}): counted on meta with the values of its small tensors of known "
+        f"values beside them (masks, ids, lengths, positions)"
+    )
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 

@@ -1,0 +1,22 @@
+"""A user's model that reads its mask's values: the length of each prompt from mask.sum() decides how many text
+tokens its linear runs over, and a boolean index picks the kept ones."""
+
+import torch
+
+
+class ReadsMask(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 4)
+
+    def forward(self, x, mask):  # x (1, S, 8), mask (1, S) of 0/1
+        n = int(mask.sum().item())  # the prompt's length: a value
+        kept = x[:, :n]  # (1, n, 8)
+        picked = x[mask.bool()]  # (n, 8): a shape that follows the values
+        return self.proj(kept), self.proj(picked)
+
+
+def build():
+    # 5 of 8 tokens kept: the mask is built of known values (ones, then zeros), x of unknown ones (torch.empty)
+    mask = torch.cat([torch.ones(1, 5), torch.zeros(1, 3)], dim=1)
+    return ReadsMask(), (torch.empty(1, 8, 8), mask)

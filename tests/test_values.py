@@ -1,0 +1,65 @@
+"""Values beside meta tensors (flopcheck/exact/values.py): a forward that reads its masks' values counts on meta."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from flopcheck.exact import count_forward
+from flopcheck.exact.values import Values
+
+MODELS = Path(__file__).resolve().parent / "models"
+sys.path.insert(0, str(MODELS))
+
+from reads_values import ReadsMask  # noqa: E402
+
+
+def _meta_inputs():
+    mask = torch.cat([torch.ones(1, 5, device="meta"), torch.zeros(1, 3, device="meta")], dim=1)
+    return torch.empty(1, 8, 8, device="meta"), mask
+
+
+def test_a_forward_that_reads_its_mask_counts_on_meta_with_values():
+    # 5 kept tokens, twice through Linear(8 -> 4): 2 * (2 * 5 * 8 * 4) = 640 FLOPs (the bias adds, not counted)
+    with torch.device("meta"):
+        model = ReadsMask()
+    with Values():
+        x, mask = _meta_inputs()
+        assert count_forward(model, (x, mask)).total == 640
+
+
+def test_without_values_the_same_forward_cannot_run_on_meta():
+    with torch.device("meta"):
+        model = ReadsMask()
+    x, mask = _meta_inputs()
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        count_forward(model, (x, mask))
+
+
+def test_a_tensor_of_unknown_values_is_never_given_values():
+    with Values():
+        x = torch.empty(3, device="meta")  # torch.empty: whatever memory held
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            x.sum().item()
+        y = torch.ones(3, device="meta")
+        y.mul_(x)  # a tensor of values written with unknown ones: its values are unknown now
+        with pytest.raises((RuntimeError, NotImplementedError)):
+            y.sum().item()
+        assert torch.arange(4, device="meta").sum().item() == 6  # 0 + 1 + 2 + 3
+
+
+@pytest.mark.integration
+def test_a_spec_that_reads_values_counts_on_meta_and_says_so(capsys, monkeypatch):
+    from flopcheck.cli import main
+
+    monkeypatch.syspath_prepend(str(MODELS))
+    assert main(["count", "reads_values:build", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    # the factory runs on meta (its ones and zeros too): the first count fails on mask.sum().item(), the second
+    # counts with the mask's values beside it: the hand count, 640 FLOPs, and a note that says how
+    assert d["total_flops"] == 640
+    assert any("counted on meta with the values of its small tensors" in n for n in d["notes"])
