@@ -63,3 +63,17 @@ def test_a_spec_that_reads_values_counts_on_meta_and_says_so(capsys, monkeypatch
     # counts with the mask's values beside it: the hand count, 640 FLOPs, and a note that says how
     assert d["total_flops"] == 640
     assert any("counted on meta with the values of its small tensors" in n for n in d["notes"])
+
+
+@pytest.mark.integration
+def test_gpt2_with_an_attention_mask_counts_on_meta(capsys, monkeypatch):
+    pytest.importorskip("transformers")
+    from flopcheck.cli import main
+
+    monkeypatch.syspath_prepend(str(MODELS))
+    assert main(["count", "gpt2_mask:build", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    # GPT2Model, 2 layers of width d = 64 on S = 32 tokens (no LM head): 2 * (24*S*d^2 + 4*S^2*d)
+    # = 2 * (3,145,728 + 262,144) = 6,815,744 FLOPs (its Conv1D layers are linears; the embeddings are lookups)
+    assert d["total_flops"] == 6_815_744
+    assert any("counted on meta with the values" in n for n in d["notes"])
