@@ -164,16 +164,86 @@ def estimate_pipeline(text: str, gpu: str, mfu: float, **options) -> PipelineEst
     return PipelineEstimate(count_pipeline(text, **options), g.name, g.peak, mfu)
 
 
+# A published pipeline folder's components, by its pipeline class: each role's stage, calls and text tokens, and the
+# class's __call__ defaults. The shipped pipelines (data/pipelines/) are these with their configs named.
+CONVENTIONS = {
+    "FluxPipeline": {
+        "steps": 28,
+        "cfg": False,
+        "note": "FluxPipeline's defaults: 28 steps, max_sequence_length 512, guidance-distilled (no CFG)",
+        "roles": {
+            "text_encoder": ("encode prompt", "prompt", 77),
+            "text_encoder_2": ("encode prompt", "prompt", 512),
+            "transformer": ("denoise", "steps", 512),
+            "vae": ("decode", "once", None),
+        },
+    },
+    "StableDiffusion3Pipeline": {
+        "steps": 28,
+        "cfg": True,
+        "note": "StableDiffusion3Pipeline's defaults: 28 steps, guidance_scale 7.0 (CFG), max_sequence_length 256",
+        "roles": {
+            "text_encoder": ("encode prompt", "prompt", 77),
+            "text_encoder_2": ("encode prompt", "prompt", 77),
+            "text_encoder_3": ("encode prompt", "prompt", 256),
+            "transformer": ("denoise", "steps", 333),
+            "vae": ("decode", "once", None),
+        },
+    },
+}
+
+
+def from_folder(folder: Path) -> dict:
+    """A folder laid out as a published diffusers pipeline (model_index.json, each component's config.json, no
+    weights) as a pipeline description: its class's conventions, each component's class from model_index.json."""
+    try:
+        index = json.loads((folder / "model_index.json").read_text())
+    except (OSError, json.JSONDecodeError) as err:
+        raise SpecError(
+            f"{folder}: cannot read its model_index.json ({type(err).__name__}): give a pipeline folder"
+        ) from None
+    cls = index.get("_class_name")
+    if cls not in CONVENTIONS:
+        raise SpecError(
+            f"{folder}: flopcheck knows no conventions for {cls!r} (steps, CFG, text tokens): give one of "
+            f"{', '.join(CONVENTIONS)}, or count its components as specs"
+        )
+    conv, components = CONVENTIONS[cls], {}
+    for role, (stage, calls, tokens) in conv["roles"].items():
+        library, name = (index.get(role) or [None, None])[:2]
+        if library not in ("diffusers", "transformers") or not name:
+            continue  # a component the pipeline leaves out (SD3 without its T5)
+        config = folder / role / "config.json"
+        if not config.is_file():
+            raise SpecError(f"{folder}: {role} has no config.json: give the folder as published (configs, no weights)")
+        spec = f"{library}:{name}" + (".decode" if role == "vae" else "")
+        components[role] = {"stage": stage, "spec": spec, "config": str(config), "calls": calls, "text_tokens": tokens}
+    return {
+        "_class_name": cls,
+        "_note": conv["note"],
+        "steps": conv["steps"],
+        "cfg": conv["cfg"],
+        "resolution": [1024, 1024],
+        "components": components,
+    }
+
+
 def shipped() -> list[str]:
     """The pipelines flopcheck ships: FLUX.1-dev, FLUX.1-schnell, SD3-medium."""
     return sorted(p.stem for p in (DATA / "pipelines").glob("*.json"))
 
 
 def read(name: str) -> dict:
-    """A shipped pipeline's description; an unknown name is one line listing the shipped ones."""
+    """A shipped pipeline's description, or a pipeline folder's; an unknown name is one line listing the shipped
+    ones."""
+    if Path(name).is_dir():
+        return from_folder(Path(name))
     path = DATA / "pipelines" / f"{name}.json"
     if not path.is_file():
-        raise SpecError(f"flopcheck ships no pipeline {name!r}: give one of {', '.join(shipped())}")
+        raise SpecError(
+            f"flopcheck ships no pipeline {name!r}: give one of {', '.join(shipped())}, or a pipeline folder "
+            f"(model_index.json and each component's config.json)"
+        )
     return json.loads(path.read_text())
 
 
@@ -196,7 +266,7 @@ def count_pipeline(
     cfg = p["cfg"] if cfg is None else cfg
     specs = []
     for component, c in p["components"].items():
-        options = {"config": str(DATA / c["config"]), "text_tokens": c.get("text_tokens")}
+        options = {"config": str(DATA / c["config"]), "text_tokens": c.get("text_tokens")}  # a folder's: absolute
         if c["spec"].startswith("diffusers:"):
             options["resolution"] = res
         specs.append((component, c, parse(c["spec"], **options)))

@@ -91,3 +91,53 @@ def test_estimate_times_each_stage_at_one_mfu(capsys):
     # the denoiser's 28 steps 4.678 s of it
     assert d["gpu"] == "H100-SXM" and d["total_flops"] == 2_098_100_521_340_928
     assert round(d["seconds"], 3) == 4.712 and round(d["seconds_by_stage"]["denoise"], 3) == 4.678
+
+
+def _flux_folder(tmp_path):
+    """FLUX.1-dev laid out as published (model_index.json and each component's config.json, no weights), from the
+    shipped configs."""
+    import shutil
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "flopcheck" / "data"
+    index = {
+        "_class_name": "FluxPipeline",
+        "scheduler": ["diffusers", "FlowMatchEulerDiscreteScheduler"],
+        "text_encoder": ["transformers", "CLIPTextModel"],
+        "text_encoder_2": ["transformers", "T5EncoderModel"],
+        "tokenizer": ["transformers", "CLIPTokenizer"],
+        "transformer": ["diffusers", "FluxTransformer2DModel"],
+        "vae": ["diffusers", "AutoencoderKL"],
+    }
+    (tmp_path / "model_index.json").write_text(json.dumps(index))
+    for role, config in [
+        ("text_encoder", "transformers/clip-vit-large-patch14-text.json"),
+        ("text_encoder_2", "transformers/t5-v1_1-xxl-encoder.json"),
+        ("transformer", "diffusers/flux1-dev.json"),
+        ("vae", "diffusers/flux1-dev-vae.json"),
+    ]:
+        (tmp_path / role).mkdir()
+        shutil.copy(data / config, tmp_path / role / "config.json")
+    return tmp_path
+
+
+def test_a_pipeline_folder_counts_as_the_shipped_pipeline(tmp_path, capsys):
+    folder = _flux_folder(tmp_path)
+    d = _json(["count", f"diffusers-pipeline:{folder}", "--json"], capsys)
+    # the same components and calls as the shipped FLUX.1-dev: the same 2,098,100,521,340,928 FLOPs
+    assert [s["component"] for s in d["stages"]] == ["text_encoder", "text_encoder_2", "transformer", "vae"]
+    assert d["total_flops"] == 2_098_100_521_340_928 and d["steps"] == 28 and d["cfg"] is False
+
+
+def test_a_pipeline_folders_bad_parts_are_one_line(tmp_path, capsys):
+    folder = _flux_folder(tmp_path)
+    config = folder / "text_encoder" / "config.json"
+    config.write_text(json.dumps({**json.loads(config.read_text()), "auto_map": {"AutoModel": "x.Model"}}))
+    assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
+    assert "auto_map: it names code to download and run" in capsys.readouterr().err
+    (folder / "model_index.json").write_text(json.dumps({"_class_name": "WanPipeline"}))
+    assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
+    assert "flopcheck knows no conventions for 'WanPipeline'" in capsys.readouterr().err
+    (folder / "model_index.json").unlink()
+    assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
+    assert "cannot read its model_index.json" in capsys.readouterr().err
