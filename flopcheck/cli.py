@@ -170,11 +170,11 @@ def _list_models(args: argparse.Namespace) -> int:
 
 def _count(args: argparse.Namespace) -> int:
     from flopcheck.counting import check_device, count, training_options
-    from flopcheck.pipelines import PREFIX, count_pipeline
+    from flopcheck.pipelines import PREFIX, count_pipeline, options
     from flopcheck.types import Scope
 
     if (args.model or "").startswith(PREFIX):  # a whole pipeline: its components, each a spec, times its calls
-        return _show(count_pipeline(args.model, args.resolution, args.steps, args.cfg or None, args.timeout), args)
+        return _show(count_pipeline(args.model, **options(args)), args)
     check_device(args.device)
     step = training_options(args.training, args.freeze, args.checkpoint, args.optimizer)
     scope = Scope(steps=args.steps or 1, cfg=args.cfg, training=args.training)
@@ -243,11 +243,10 @@ def _causes(args: argparse.Namespace) -> int:
 def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.arithmetic import estimate
     from flopcheck.counting import training_options
-    from flopcheck.pipelines import PREFIX, estimate_pipeline
+    from flopcheck.pipelines import PREFIX, estimate_pipeline, options
 
     if (args.model or "").startswith(PREFIX):  # per stage, at one MFU
-        pipe = {"resolution": args.resolution, "steps": args.steps, "cfg": args.cfg or None, "timeout_s": args.timeout}
-        return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **pipe), args)
+        return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **options(args)), args)
     step = training_options(args.training, args.freeze, args.checkpoint)
     run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
     shape = {"frozen": step["frozen"], "checkpointed": step["checkpointed"]}

@@ -53,6 +53,7 @@ class PipelineCount:
     cfg: bool
     note: str
     stages: tuple[Stage, ...]
+    frames: int | None = None  # a video pipeline's pixel frames
 
     @property
     def total(self) -> int:
@@ -75,7 +76,9 @@ class PipelineCount:
 
         w, h = self.resolution
         head = (
-            f"{self.name} ({self.pipeline_class}) at {w}x{h} px, {self.steps} steps, "
+            f"{self.name} ({self.pipeline_class}) at {w}x{h} px"
+            + (f" x {self.frames} frames" if self.frames else "")
+            + f", {self.steps} steps, "
             f"{'CFG (x2)' if self.cfg else 'no CFG'}: {self.note}"
         )
         rows = [
@@ -94,6 +97,7 @@ class PipelineCount:
             "pipeline": self.name,
             "pipeline_class": self.pipeline_class,
             "resolution": list(self.resolution),
+            "frames": self.frames,
             "steps": self.steps,
             "cfg": self.cfg,
             "note": self.note,
@@ -229,7 +233,7 @@ def from_folder(folder: Path) -> dict:
 
 
 def shipped() -> list[str]:
-    """The pipelines flopcheck ships: FLUX.1-dev, FLUX.1-schnell, SD3-medium."""
+    """The pipelines flopcheck ships: FLUX.1-dev, FLUX.1-schnell, SD3-medium, Wan2.1-T2V-1.3B, Wan2.1-T2V-14B."""
     return sorted(p.stem for p in (DATA / "pipelines").glob("*.json"))
 
 
@@ -247,9 +251,32 @@ def read(name: str) -> dict:
     return json.loads(path.read_text())
 
 
+# flags a pipeline does not read (its components' inputs follow from the pipeline's own): refused, never ignored
+NOT_READ = ("config", "inputs", "input_shape", "text_tokens", "input_size", "space", "attn", "batch", "training")
+
+
+def options(args) -> dict:
+    """The command's flags a pipeline count reads (--resolution, --frames, --steps, --cfg, --timeout); another one
+    given is one line."""
+    for name in NOT_READ:
+        if getattr(args, name, None) not in (None, False, []):
+            raise SpecError(
+                f"--{name.replace('_', '-')} does not apply to a pipeline: its components' inputs are the pipeline's "
+                f"(give --resolution, --frames, --steps or --cfg), or count a component as its own spec"
+            )
+    return {
+        "resolution": args.resolution,
+        "frames": args.frames,
+        "steps": args.steps,
+        "cfg": args.cfg or None,
+        "timeout_s": args.timeout,
+    }
+
+
 def count_pipeline(
     text: str,
     resolution: tuple[int, int] | None = None,
+    frames: int | None = None,
     steps: int | None = None,
     cfg: bool | None = None,
     timeout_s: float | None = None,
@@ -266,10 +293,11 @@ def count_pipeline(
     cfg = p["cfg"] if cfg is None else cfg
     specs = []
     for component, c in p["components"].items():
-        options = {"config": str(DATA / c["config"]), "text_tokens": c.get("text_tokens")}  # a folder's: absolute
+        given = {"config": str(DATA / c["config"]), "text_tokens": c.get("text_tokens")}  # a folder's: absolute
         if c["spec"].startswith("diffusers:"):
-            options["resolution"] = res
-        specs.append((component, c, parse(c["spec"], **options)))
+            given["resolution"] = res
+            given["frames"] = frames or p.get("frames")
+        specs.append((component, c, parse(c["spec"], **given)))
     measure_all([s for _, _, s in specs], timeout_s)
     stages = []
     for component, c, spec in specs:
@@ -285,7 +313,8 @@ def count_pipeline(
                 m.exact.complete,
             )
         )
-    return PipelineCount(name, p["_class_name"], res, steps, cfg, p["_note"], tuple(stages))
+    video = frames or p.get("frames")
+    return PipelineCount(name, p["_class_name"], res, steps, cfg, p["_note"], tuple(stages), video)
 
 
 __all__ = ["PREFIX", "PipelineCount", "PipelineEstimate", "Stage", "count_pipeline", "estimate_pipeline", "shipped"]

@@ -91,3 +91,31 @@ def test_the_transformers_prefix_is_a_source_not_a_module():
     assert parse("transformers:CLIPTextModel").source == "transformers"
     with pytest.raises(SpecError, match="--frames does not apply to transformers:CLIPTextModel"):
         parse("transformers:CLIPTextModel", frames=9)
+
+
+def test_the_wan_vae_decode_of_81_frames_at_832x480_equals_flop_counter():
+    # Wan 2.1's VAE (its config: AutoencoderKLWan's defaults) decodes 21 latent frames of 16 x 60 x 104 into 81 frames
+    # of 832x480, frame by frame through causal 3D convolutions: flopcheck's exact count, and torch.utils.flop_counter
+    # by its own convolution formula, give the same 275,352,205,639,680 FLOPs
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    spec = parse(
+        "diffusers:AutoencoderKLWan.decode",
+        config=str(DATA / "diffusers" / "wan2.1-vae.json"),
+        resolution=(832, 480),
+        frames=81,
+    )
+    built = build(spec)
+    assert tuple(built.args[0].shape) == (1, 16, 21, 60, 104)
+    with FlopCounterMode(display=False) as mode, torch.no_grad():
+        built.model(*built.args, **built.kwargs)
+    assert mode.get_total_flops() == 275_352_205_639_680
+    assert _exact(spec.text, config=spec.options.config, resolution=(832, 480), frames=81) == 275_352_205_639_680
+
+
+def test_umt5_xxl_is_t5_xxls_encoder_in_flops():
+    # Wan 2.1's UMT5-XXL: T5-v1.1-XXL's shapes with a 256,384-token vocabulary and a position bias per layer (both
+    # lookups): the same 4,844,723,109,888 FLOPs on 512 tokens
+    config = str(DATA / "transformers" / "umt5-xxl-encoder.json")
+    assert _exact("transformers:UMT5EncoderModel", config=config, text_tokens=512) == 4_844_723_109_888

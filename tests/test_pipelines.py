@@ -77,6 +77,12 @@ def test_the_pipelines_text_names_each_stage_and_the_total(capsys):
     [
         (["count", "diffusers-pipeline:FLUX.2"], "flopcheck ships no pipeline 'FLUX.2': give one of FLUX.1-dev"),
         (["count", "diffusers-pipeline:FLUX.1-dev", "--resolution", "1000"], "width 1000 is not a multiple of 16"),
+        (["count", "diffusers-pipeline:FLUX.1-dev", "--batch", "2"], "--batch does not apply to a pipeline"),
+        (
+            ["count", "diffusers-pipeline:FLUX.1-dev", "--text-tokens", "9"],
+            "--text-tokens does not apply to a pipeline",
+        ),
+        (["estimate", "diffusers-pipeline:FLUX.1-dev", "--gpu", "H999"], "unknown GPU 'H999'"),
     ],
 )
 def test_bad_pipeline_input_is_one_line(capsys, argv, needle):
@@ -141,3 +147,18 @@ def test_a_pipeline_folders_bad_parts_are_one_line(tmp_path, capsys):
     (folder / "model_index.json").unlink()
     assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
     assert "cannot read its model_index.json" in capsys.readouterr().err
+
+
+def test_wan_2_1_1_3b_runs_50_steps_with_cfg_and_decodes_81_frames(capsys):
+    d = _json(["count", "diffusers-pipeline:Wan2.1-T2V-1.3B", "--json"], capsys)
+    # WanPipeline's defaults: 832x480, 81 frames, 50 steps, CFG: UMT5 twice (T5-XXL's FLOPs), the denoiser 100 times
+    # (flopcheck's Wan2.1-1.3B at that input: 283,001,787,777,024), the VAE's decode once (275,352,205,639,680,
+    # equal to torch.utils.flop_counter: tests/test_encoders.py)
+    got = [(s["component"], s["calls"], s["flops_per_call"]) for s in d["stages"]]
+    assert got == [
+        ("text_encoder", 2, T5_XXL_512),
+        ("transformer", 100, 283_001_787_777_024),
+        ("vae", 1, 275_352_205_639_680),
+    ]
+    # 2 x 4,844,723,109,888 + 100 x 283,001,787,777,024 + 275,352,205,639,680
+    assert d["total_flops"] == 28_585_220_429_561_856 and d["frames"] == 81
