@@ -137,7 +137,10 @@ def test_a_factory_may_return_model_args_and_kwargs(tmp_path, monkeypatch, capsy
             ],
             "frames 80 must be 4k+1",
         ),
-        (["count", "timm:resnet18", "--config", "x.json"], "--config applies to diffusers:CLASS specs"),
+        (
+            ["count", "timm:resnet18", "--config", "x.json"],
+            "--config applies to diffusers:CLASS and transformers:CLASS specs",
+        ),
         (["count", "timm:resnet18", "--space", "pixel"], "--space applies to the reference DiT models"),
         (["count", "DiT-S/2", "--input-shape", "1,3,224,224"], "--input-shape builds a spec's input"),
         (
