@@ -240,12 +240,16 @@ def shipped() -> list[str]:
 def read(name: str) -> dict:
     """A shipped pipeline's description, or a pipeline folder's; an unknown name is one line listing the shipped
     ones."""
-    if Path(name).is_dir():
+    if name.strip() and Path(name).is_dir():
         return from_folder(Path(name))
     path = DATA / "pipelines" / f"{name}.json"
-    if not path.is_file():
+    if name not in shipped():  # a name, not a path into the package's data
+        import difflib
+
+        close = difflib.get_close_matches(name.upper(), [n.upper() for n in shipped()], n=1, cutoff=0.8)
+        mean = next((f"did you mean {n}? " for n in shipped() if close and n.upper() == close[0]), "")
         raise SpecError(
-            f"flopcheck ships no pipeline {name!r}: give one of {', '.join(shipped())}, or a pipeline folder "
+            f"flopcheck ships no pipeline {name!r}: {mean}give one of {', '.join(shipped())}, or a pipeline folder "
             f"(model_index.json and each component's config.json)"
         )
     return json.loads(path.read_text())

@@ -162,3 +162,10 @@ def test_wan_2_1_1_3b_runs_50_steps_with_cfg_and_decodes_81_frames(capsys):
     ]
     # 2 x 4,844,723,109,888 + 100 x 283,001,787,777,024 + 275,352,205,639,680
     assert d["total_flops"] == 28_585_220_429_561_856 and d["frames"] == 81
+
+
+@pytest.mark.parametrize("name", ["", "../diffusers/flux1-dev", "flux.1-dev"])
+def test_a_pipeline_name_is_a_shipped_name_or_a_folder(capsys, name):
+    # '' is no folder; '../diffusers/flux1-dev' names a transformer's config through the package's data, not a pipeline
+    assert main(["count", f"diffusers-pipeline:{name}"]) == 2
+    assert "flopcheck ships no pipeline" in capsys.readouterr().err
