@@ -93,25 +93,32 @@ def test_the_transformers_prefix_is_a_source_not_a_module():
         parse("transformers:CLIPTextModel", frames=9)
 
 
-def test_the_wan_vae_decode_of_81_frames_at_832x480_equals_flop_counter():
-    # Wan 2.1's VAE (its config: AutoencoderKLWan's defaults) decodes 21 latent frames of 16 x 60 x 104 into 81 frames
-    # of 832x480, frame by frame through causal 3D convolutions: flopcheck's exact count, and torch.utils.flop_counter
-    # by its own convolution formula, give the same 275,352,205,639,680 FLOPs
+@pytest.mark.parametrize(
+    "spec, config, resolution, frames, shape, flops",
+    [
+        # Wan 2.1's VAE (AutoencoderKLWan's defaults): 21 latent frames of 16 x 60 x 104 into 81 frames of 832x480,
+        # frame by frame through causal 3D convolutions
+        ("AutoencoderKLWan", "wan2.1-vae.json", (832, 480), 81, (1, 16, 21, 60, 104), 275_352_205_639_680),
+        # CogVideoX-5B's VAE: 13 latent frames into 49 frames of 720x480
+        ("AutoencoderKLCogVideoX", "cogvideox-5b-vae.json", (720, 480), 49, (1, 16, 13, 60, 90), 315_027_947_520_000),
+        # Stable Diffusion's VAE (PixArt-alpha's): 4 latent channels, with its quant convolutions
+        ("AutoencoderKL", "sd-vae.json", (1024, 1024), None, (1, 4, 128, 128), 10_470_392_594_432),
+    ],
+)
+def test_a_vae_decode_equals_flop_counter(spec, config, resolution, frames, shape, flops):
+    # flopcheck's exact count, and torch.utils.flop_counter by its own convolution and matmul formulas (attention on
+    # the math path), give the same integer
     import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
     from torch.utils.flop_counter import FlopCounterMode
 
-    spec = parse(
-        "diffusers:AutoencoderKLWan.decode",
-        config=str(DATA / "diffusers" / "wan2.1-vae.json"),
-        resolution=(832, 480),
-        frames=81,
-    )
-    built = build(spec)
-    assert tuple(built.args[0].shape) == (1, 16, 21, 60, 104)
-    with FlopCounterMode(display=False) as mode, torch.no_grad():
+    given = {"config": str(DATA / "diffusers" / config), "resolution": resolution, "frames": frames}
+    built = build(parse(f"diffusers:{spec}.decode", **given))
+    assert tuple(built.args[0].shape) == shape
+    with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as mode, torch.no_grad():
         built.model(*built.args, **built.kwargs)
-    assert mode.get_total_flops() == 275_352_205_639_680
-    assert _exact(spec.text, config=spec.options.config, resolution=(832, 480), frames=81) == 275_352_205_639_680
+    assert mode.get_total_flops() == flops
+    assert _exact(f"diffusers:{spec}.decode", **given) == flops
 
 
 def test_umt5_xxl_is_t5_xxls_encoder_in_flops():

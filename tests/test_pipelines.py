@@ -169,3 +169,27 @@ def test_a_pipeline_name_is_a_shipped_name_or_a_folder(capsys, name):
     # '' is no folder; '../diffusers/flux1-dev' names a transformer's config through the package's data, not a pipeline
     assert main(["count", f"diffusers-pipeline:{name}"]) == 2
     assert "flopcheck ships no pipeline" in capsys.readouterr().err
+
+
+def _t5(s: int) -> int:
+    """T5-v1.1-XXL's encoder on s tokens, by hand (tests/test_encoders.py): 24 layers of q, k, v, o, scores and values,
+    and the gated FFN."""
+    return 24 * (8 * s * 4096**2 + 4 * s**2 * 4096 + 6 * s * 4096 * 10240)
+
+
+@pytest.mark.parametrize(
+    "name, steps, per_call, vae, total",
+    [
+        # PixArtAlphaPipeline: 20 steps, CFG; the denoiser is PixArt-alpha XL/2 at 1024 px with 120 tokens, derived by
+        # hand in tests/test_diffusers_classes.py; the SD VAE's decode equals torch.utils.flop_counter
+        ("PixArt-alpha", 20, 6_509_523_566_592, 10_470_392_594_432, 273_085_305_454_592),
+        # CogVideoXPipeline: 720x480 x 49 frames, 50 steps, CFG; the denoiser is flopcheck's CogVideoX-5B at that input
+        ("CogVideoX-5B", 50, 332_197_712_101_376, 315_027_947_520_000, 33_539_025_307_959_296),
+    ],
+)
+def test_t5_pipelines_with_cfg(capsys, name, steps, per_call, vae, total):
+    d = _json(["count", f"diffusers-pipeline:{name}", "--json"], capsys)
+    tokens = {"PixArt-alpha": 120, "CogVideoX-5B": 226}[name]
+    got = [(s["component"], s["calls"], s["flops_per_call"]) for s in d["stages"]]
+    assert got == [("text_encoder", 2, _t5(tokens)), ("transformer", 2 * steps, per_call), ("vae", 1, vae)]
+    assert d["total_flops"] == total == 2 * _t5(tokens) + 2 * steps * per_call + vae
