@@ -20,3 +20,18 @@ def build():
     # 5 of 8 tokens kept: the mask is built of known values (ones, then zeros), x of unknown ones (torch.empty)
     mask = torch.cat([torch.ones(1, 5), torch.zeros(1, 3)], dim=1)
     return ReadsMask(), (torch.empty(1, 8, 8), mask)
+
+
+class ReadsActivation(torch.nn.Module):
+    """Branches on an activation's value, which no shadow knows: only real tensors can answer."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 4)
+
+    def forward(self, x):  # x (1, 8)
+        return self.proj(x) if bool(x.sum() >= 0) else self.proj(-x)
+
+
+def build_activation():
+    return ReadsActivation(), (torch.empty(1, 8),)
