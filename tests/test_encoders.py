@@ -71,11 +71,13 @@ def test_a_bare_autoencoder_spec_is_its_decode():
         ("diffusers:AutoencoderKL.foo", "write diffusers:AutoencoderKL.decode or .encode"),
         ("diffusers:FluxTransformer2DModel.decode", "is not an autoencoder"),
         ("transformers:ClipTextModel", "did you mean CLIPTextModel"),
+        ("diffusers:AutoencoderKL.decode --text-tokens", "AutoencoderKL.decode takes no text"),
     ],
 )
 def test_bad_halves_and_names_are_one_line(text, needle):
+    text, _, flag = text.partition(" ")
     with pytest.raises(SpecError, match=needle):
-        build(parse(text))
+        build(parse(text, text_tokens=77 if flag else None))
 
 
 def test_a_config_that_names_remote_code_is_refused(tmp_path):

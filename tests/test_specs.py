@@ -113,6 +113,7 @@ def test_a_factory_may_return_model_args_and_kwargs(tmp_path, monkeypatch, capsy
         (["count", "diffusers:Transformer2DModel"], "give its published config.json with --config FILE"),
         (["count", "diffusers:Ideogram4Transformer2DModel"], "position_ids, segment_ids, indicator (its forward"),
         (["count", "diffusers:fluxtransformer2dmodel"], "did you mean FluxTransformer2DModel"),
+        (["count", "diffusers:DiTTransformer2DModel", "--text-tokens", "5"], "DiTTransformer2DModel takes no text"),
         (["count", "diffusers:NoSuchModel", "--config", str(DATA / "flux1-dev.json")], "diffusers has no model class"),
         (["count", "diffusers:FluxTransformer2DModel", "--config", "/no/such/config.json"], "No such file"),
         (

@@ -429,6 +429,8 @@ def build_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict,
     c = model.config
     if o.frames and fam.frames == 1:
         raise SpecError(f"frames apply to video models; {cls} is an image model")
+    if o.text_tokens and not fam.text_tokens:
+        raise SpecError(f"--text-tokens applies to text-conditioned models; {cls} takes no text")
     sample = _first(c, ("sample_size",))
     w, h = o.resolution or fam.resolution or ((sample or 128) * fam.spatial,) * 2
     stride = fam.spatial * _patch(c) * (2 if fam.layout == "packed" else 1)
@@ -534,6 +536,8 @@ def vae_inputs(cls: str, model, method: str, o: Options, device: str) -> tuple[t
             f"of {', '.join(VAES)}"
         )
     video = vae.temporal > 1
+    if o.text_tokens:
+        raise SpecError(f"--text-tokens applies to text-conditioned models; {cls}.{method} takes no text")
     if o.frames and not video:
         raise SpecError(f"frames apply to video autoencoders; {cls} encodes images")
     c, s = model.config, _spatial(model, vae)
