@@ -19,8 +19,8 @@ LIST = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers" 
 PINNED = "0.42.1"  # the diffusers extra's pin (pyproject.toml)
 
 # (class, its defaults overridden by, exact FLOPs at 256x256 px (a 3D class: 256x160 px x 9 frames, Mochi 7), 16 text
-# tokens (CogVideoX and ConsisID: their 226), batch 1). Each integer is the exact count printed by the run of
-# scripts/diffusers_census.py's classes at these configs (diffusers 0.42.1); the test asserts that
+# tokens (CogVideoX and ConsisID: their 226; DiT, class-conditioned: none), batch 1). Each integer is the exact count
+# that flopcheck printed for the class at this config (diffusers 0.42.1); the test asserts that
 # torch.utils.flop_counter, counting only matmuls and convolutions with its own formulas, gives the same on the
 # same inputs with SDPA on the math path, so no figure here rests on flopcheck's count alone.
 PINS = [
@@ -89,6 +89,7 @@ def _small(tmp_path: Path, cls: str, overrides: dict):
     path.write_text(json.dumps({"_class_name": cls, **overrides}))
     video = "3D" in cls
     tokens = 226 if cls in ("CogVideoXTransformer3DModel", "ConsisIDTransformer3DModel") else 16
+    tokens = None if cls == "DiTTransformer2DModel" else tokens  # class-conditioned: no text
     frames = 7 if cls == "MochiTransformer3DModel" else 9  # its VAE: 6x per frame
     options = {"resolution": (256, 160), "frames": frames} if video else {"resolution": (256, 256)}
     return build(parse(f"diffusers:{cls}", config=str(path), text_tokens=tokens, **options))

@@ -75,7 +75,10 @@ def test_the_pipelines_text_names_each_stage_and_the_total(capsys):
 @pytest.mark.parametrize(
     "argv, needle",
     [
-        (["count", "diffusers-pipeline:FLUX.2"], "flopcheck ships no pipeline 'FLUX.2': give one of FLUX.1-dev"),
+        (
+            ["count", "diffusers-pipeline:FLUX.2"],
+            "flopcheck ships no pipeline 'FLUX.2': give one of CogVideoX-5B, FLUX.1-dev",
+        ),
         (["count", "diffusers-pipeline:FLUX.1-dev", "--resolution", "1000"], "width 1000 is not a multiple of 16"),
         (["count", "diffusers-pipeline:FLUX.1-dev", "--batch", "2"], "--batch does not apply to a pipeline"),
         (
