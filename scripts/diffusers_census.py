@@ -24,7 +24,8 @@ def transformer_classes() -> list[str]:
 
 
 def census() -> dict:
-    """{'diffusers': version, 'classes': {name: {'complete': FLOPs, 'inputs': words} or {'refused': line}}}."""
+    """{'diffusers': version, 'unit': 'FLOP', 'classes': {name: {'complete': True, 'flops': int, 'inputs': words} or
+    {'refused': line}}}."""
     import diffusers
 
     from flopcheck.specs import SpecError, parse
@@ -37,7 +38,7 @@ def census() -> dict:
             m = Measured.from_dict(measure(parse(f"diffusers:{name}").to_dict(), real=False))
             words = next((n for n in m.notes if n.startswith("input ")), m.inputs)
             out[name] = (
-                {"complete": m.exact.total, "inputs": words}
+                {"complete": True, "flops": m.exact.total, "inputs": words}  # FLOPs: 2 per multiply-add
                 if m.exact.complete
                 else {"refused": m.exact.incompleteness()}
             )
@@ -45,7 +46,7 @@ def census() -> dict:
             out[name] = {"refused": str(err)}
         except Exception as err:  # noqa: BLE001 - the class's forward on flopcheck's inputs: its one line
             out[name] = {"refused": f"failed on meta: {one_line(err)}"}
-    return {"diffusers": diffusers.__version__, "classes": out}
+    return {"diffusers": diffusers.__version__, "unit": "FLOP", "classes": out}
 
 
 def main(argv: list[str]) -> int:
