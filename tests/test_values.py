@@ -52,6 +52,17 @@ def test_a_tensor_of_unknown_values_is_never_given_values():
         assert torch.arange(4, device="meta").sum().item() == 6  # 0 + 1 + 2 + 3
 
 
+def test_a_literal_and_a_filled_tensor_on_meta_keep_their_values():
+    with Values():
+        ids = torch.tensor([4, 1, 7], device="meta")  # made below every dispatch mode, then moved: its values kept
+        assert ids.sum().item() == 12
+        mask = torch.zeros_like(ids, dtype=torch.bool)  # empty_like then a fill: a known value however it started
+        mask[ids > 3] = True
+        assert int(mask.sum()) == 2
+        filled = torch.empty(3, device="meta").fill_(2.0)  # whatever it held, the fill wrote every element
+        assert filled.sum().item() == 6.0
+
+
 @pytest.mark.integration
 def test_a_spec_that_reads_values_counts_on_meta_and_says_so(capsys, monkeypatch):
     from flopcheck.cli import main

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.weak import WeakTensorKeyDictionary
@@ -32,11 +33,25 @@ FOLLOW_VALUES = {
 }
 # reads answered from the shadow with a Python number
 READS = {aten._local_scalar_dense.default, aten.is_nonzero.default, aten.equal.default}
+# in-place fills: whatever the tensor held, its values are now known (zeros_like and full_like are empty_like then one
+# of these)
+FILLS = {aten.zero_.default: lambda x: 0, aten.fill_.Scalar: lambda x, v: v}
 UNKNOWN = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default, aten.new_empty.default}
 
 
 def _small(x: Any) -> bool:
     return not isinstance(x, torch.Tensor) or x.numel() <= LIMIT
+
+
+class _Literals(TorchFunctionMode):
+    """torch.tensor(data, device='meta') makes its tensor below every dispatch mode: made on the CPU and moved to
+    meta instead, the move is an op Values sees, and the literal keeps its values as its shadow."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in (torch.tensor, torch.as_tensor) and str(kwargs.get("device", "")) == "meta":
+            return func(*args, **{**kwargs, "device": "cpu"}).to("meta")
+        return func(*args, **kwargs)
 
 
 class Values(TorchDispatchMode):
@@ -45,6 +60,17 @@ class Values(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.shadow: WeakTensorKeyDictionary = WeakTensorKeyDictionary()
+        self.literals = _Literals()
+
+    def __enter__(self):
+        self.literals.__enter__()
+        return super().__enter__()
+
+    def __exit__(self, *exc):
+        try:
+            return super().__exit__(*exc)
+        finally:
+            self.literals.__exit__(*exc)
 
     def _known(self, x: Any) -> bool:
         return not isinstance(x, torch.Tensor) or x.device.type != "meta" or x in self.shadow
@@ -92,6 +118,10 @@ class Values(TorchDispatchMode):
         ):
             index = [j for i in args[1] for j in (self._bool_index(i) if self._is_mask(i) else (i,))]
             return self.__torch_dispatch__(func, types, (args[0], index, *args[2:]), kwargs)
+        if func in FILLS and metas and not known and _small(args[0]):
+            out = func(*args, **kwargs)
+            self.shadow[args[0]] = torch.full(args[0].shape, FILLS[func](*args), dtype=args[0].dtype)
+            return out
         out = func(*args, **kwargs)
         outs = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor) and o.device.type == "meta"]
         if not (known and outs and func not in UNKNOWN and all(_small(o) for o in outs)):
