@@ -33,6 +33,19 @@ def test_addmm_counts_the_product_and_records_the_bias():
     assert r.uncounted_by_category()["bias"] == (1, 24)
 
 
+def test_qr_counts_lapacks_operations_for_each_mode():
+    # LAPACK Working Note 41, multiplications + additions, A (5, 3), m > n, k = 3:
+    #   xGEQRF: muls n(n(1/2 - n/3 + m) + m + 23/6) = 3(3 * 4.5 + 5 + 23/6) = 67, adds n(n * 4.5 + 5/6) = 43: 110
+    #   xORGQR, Q (5, 3) from 3 reflectors: muls k(2mn + 2n - 5/3 + k(2k/3 - (m+n) - 1)) = 3(34 1/3 - 21) = 40,
+    #     adds k(2mn + n - m + 1/3 + k(2k/3 - (m+n))) = 3(28 1/3 - 18) = 31: 71
+    #   'complete', Q (5, 5): muls 3(58 1/3 - 27) = 94, adds 3(50 1/3 - 24) = 79: 173
+    # and a batch of 2 wide (3, 5) matrices, m < n, 'r': xGEQRF's other branch m(m(-1/2 - m/3 + n) + 2n + 23/6) +
+    # m(m(-1/2 - m/3 + n) + n + 5/6) = 3(10.5 + 13 5/6) + 3(10.5 + 5 5/6) = 73 + 49 = 122 each
+    got = [counted(lambda m=m: torch.linalg.qr(T(5, 3), mode=m)).total for m in ("reduced", "complete", "r")]
+    assert got == [110 + 71, 110 + 173, 110]
+    assert counted(lambda: torch.linalg.qr(T(2, 3, 5), mode="r")).total == 2 * 122
+
+
 def test_bmm_and_baddbmm():
     # 3 x (4 x 5) @ (5 x 6): 3 * 4 * 6 * 2 * 5 = 720, twice
     r = counted(lambda: (torch.bmm(T(3, 4, 5), T(3, 5, 6)), torch.baddbmm(T(3, 4, 6), T(3, 4, 5), T(3, 5, 6))))

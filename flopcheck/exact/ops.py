@@ -9,6 +9,7 @@ not silently 0: the counter records them by category with the elements they touc
 from __future__ import annotations
 
 from collections.abc import Callable
+from fractions import Fraction
 from math import prod
 
 import torch
@@ -384,6 +385,32 @@ def pdist_forward_flop(x, *args, out=None, **kwargs) -> OpCost:
     """pdist: the N(N-1)/2 pairs of rows of x (N, M), one multiply-add per element of each pair's difference."""
     n, m = _shape(x)
     return _pairwise(2 * (n * (n - 1) // 2) * m)
+
+
+def _geqrf(m: int, n: int) -> Fraction:
+    """Householder QR of an (m, n) matrix, multiplications plus additions (LAPACK Working Note 41's xGEQRF)."""
+    if m > n:
+        return Fraction(n * (n * (3 - 2 * n + 6 * m) + 6 * m + 23) + n * (n * (3 - 2 * n + 6 * m) + 5), 6)
+    return Fraction(m * (m * (-3 - 2 * m + 6 * n) + 12 * n + 23) + m * (m * (-3 - 2 * m + 6 * n) + 6 * n + 5), 6)
+
+
+def _orgqr(m: int, n: int, k: int) -> Fraction:
+    """Forming Q's first n columns (m, n) from k reflectors, multiplications plus additions (LAWN 41's xORGQR)."""
+    muls = k * (6 * m * n + 6 * n - 5 + k * (2 * k - 3 * (m + n) - 3))
+    adds = k * (6 * m * n + 3 * n - 3 * m + 1 + k * (2 * k - 3 * (m + n)))
+    return Fraction(muls + adds, 3)
+
+
+@op_formula("linalg_qr")
+def linalg_qr_flop(a, mode="reduced", *args, out=None, **kwargs) -> OpCost:
+    """A (..., m, n) = QR, k = min(m, n): the factorization's operations (xGEQRF), plus forming Q (xORGQR: m x k
+    'reduced', m x m 'complete', none for 'r'), per matrix, LAPACK Working Note 41's counts (whole numbers; each is
+    a FLOP, no MAC pairing)."""
+    *lead, m, n = _shape(a)
+    k = min(m, n)
+    q = {"reduced": _orgqr(m, k, k), "complete": _orgqr(m, m, k), "r": Fraction(0)}[mode]
+    total = _geqrf(m, n) + q
+    return _one(prod(lead) * int(total))
 
 
 @op_formula("addr", "addr_", matmul=True)  # and in place
