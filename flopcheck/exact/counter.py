@@ -323,12 +323,27 @@ class _Autocast(torch.autocast):
             super().__init__("cpu" if device_type == "meta" else device_type, *args, **kwargs)
 
 
+def _flex_on_meta(validate: Callable) -> Callable:
+    """flex_attention's device check, passing meta tensors: its higher-order op has a shape-only path, and the count
+    reads its q, k and v shapes."""
+
+    def check(query, key, value) -> None:
+        if query.device.type != "meta":
+            validate(query, key, value)
+
+    return check
+
+
 @contextlib.contextmanager
 def meta_autocast():
-    """torch.autocast and torch.amp.autocast accept device_type='meta' for the block (no meta op is autocast)."""
-    saved = torch.autocast, torch.amp.autocast
+    """For the block, what refuses meta tensors without needing their values takes them: torch.autocast and
+    torch.amp.autocast accept device_type='meta' (no meta op is autocast), and flex_attention its meta inputs."""
+    from torch.nn.attention import flex_attention as flex
+
+    saved = torch.autocast, torch.amp.autocast, flex._validate_device
     torch.autocast = torch.amp.autocast = _Autocast
+    flex._validate_device = _flex_on_meta(flex._validate_device)
     try:
         yield
     finally:
-        torch.autocast, torch.amp.autocast = saved
+        torch.autocast, torch.amp.autocast, flex._validate_device = saved
