@@ -111,7 +111,10 @@ def test_a_factory_may_return_model_args_and_kwargs(tmp_path, monkeypatch, capsy
         (["count", "torchvision:nope"], "torchvision has no model 'nope'"),
         (["count", "diffusers:LatteTransformer3DModel"], "give its published config.json with --config FILE"),
         (["count", "diffusers:Transformer2DModel"], "give its published config.json with --config FILE"),
-        (["count", "diffusers:Ideogram4Transformer2DModel"], "position_ids, segment_ids, indicator (its forward"),
+        (
+            ["count", "diffusers:WanAnimate2Transformer3DModel"],
+            "condition_latents, kv_cache, kv_cache_mode, seq_len (its",
+        ),
         (["count", "diffusers:fluxtransformer2dmodel"], "did you mean FluxTransformer2DModel"),
         (["count", "diffusers:DiTTransformer2DModel", "--text-tokens", "5"], "DiTTransformer2DModel takes no text"),
         (["count", "diffusers:NoSuchModel", "--config", str(DATA / "flux1-dev.json")], "diffusers has no model class"),

@@ -15,6 +15,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from math import prod
 from typing import Any
 
 import torch
@@ -66,6 +67,7 @@ class Family:
     rules: dict[str, Callable[[Any, Grid], Any]] | None = None
     integer_timestep: bool = False
     generic: bool = False  # flopcheck's assumption, not a pipeline's
+    audio: int = 0  # an audio model: latents per forward (its grid is 1 x audio); 0: an image or video model
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,6 +199,59 @@ def _per_frame(c, g: Grid) -> torch.Tensor:
     return g.zeros(g.n, g.f)
 
 
+def _joint(g: Grid) -> int:
+    """One packed sequence of the text tokens and the 2x2-packed latent tokens (Ideogram 4's): S + (h/2)(w/2)."""
+    return g.s + (g.h // 2) * (g.w // 2)
+
+
+def _role(text: int, image: int) -> Callable[[Any, Grid], torch.Tensor]:
+    """Ideogram 4's indicator: each token's role, text for the S text tokens and image after them."""
+    return lambda c, g: torch.cat(
+        [torch.full((g.n, g.s), text, device=g.device), torch.full((g.n, _joint(g) - g.s), image, device=g.device)],
+        dim=1,
+    ).long()
+
+
+def _qwen21_slots(c, g: Grid) -> torch.Tensor:
+    """Qwen-Image 2.1's img_mask over its joint sequence: the S text positions, then one slot (True) per 2x2 group
+    of the packed target tokens, as its pipeline's append_target_slots builds it."""
+    text = torch.zeros(g.n, g.s, dtype=torch.bool, device=g.device)
+    return torch.cat([text, torch.ones(g.n, (g.h // 2) * (g.w // 2) // 4, dtype=torch.bool, device=g.device)], dim=1)
+
+
+def _ltx2_audio(c, g: Grid) -> int:
+    """LTX-2's audio latents over the video's seconds, as its pipeline rounds them: frames / 24 fps x (sampling rate /
+    hop / the audio VAE's temporal factor, which the config's audio_scale_factor states) latents a second (16000 /
+    160 / 4 = 25)."""
+    frames = (g.f - 1) * 8 + 1
+    return round(frames / 24.0 * c.audio_sampling_rate / c.audio_hop_length / c.audio_scale_factor)
+
+
+def _h3_rows(c, g: Grid) -> tuple[int, int, int]:
+    """MiniMax H3's packed rows: text S, video patches F x H/p x W/p, and audio latents over the video's seconds
+    (16 fps and 25 audio latents a second: flopcheck's assumption, no pipeline states them)."""
+    _, ph, pw = c.patch_size
+    audio = round(((g.f - 1) * 4 + 1) / 16 * 25)
+    return g.s, g.f * (g.h // ph) * (g.w // pw), audio
+
+
+def _h3_span(which: int) -> Callable[[Any, Grid], torch.Tensor]:
+    """The positions of one modality's rows (0 text, 1 video, 2 audio) in the packed sequence, text first."""
+
+    def span(c, g: Grid) -> torch.Tensor:
+        rows = _h3_rows(c, g)
+        start = sum(rows[:which])
+        return torch.arange(start, start + rows[which], device=g.device)
+
+    return span
+
+
+def _h3_tags(c, g: Grid) -> torch.Tensor:
+    """Each packed row's modality as MiniMax H3 tags it: 1 text, 0 video, 2 audio."""
+    s, v, a = _h3_rows(c, g)
+    return torch.cat([torch.full((n,), tag, device=g.device) for n, tag in ((s, 1), (v, 0), (a, 2))]).long()
+
+
 IMAGE, VIDEO = (1024, 1024), (832, 480)
 
 
@@ -225,18 +280,35 @@ FAMILIES = (
             ]
         },
     ),
+    # Bria FIBO 2: 1024 px (default_sample_size 128 x 8); its text encoder's bundles (B, 1 + injection layers, S,
+    # width) padded to the longest prompt, no fixed length: 1024 tokens is flopcheck's assumption
+    _image(
+        "BriaFibo2Transformer2DModel",
+        1024,
+        generic=True,
+        rules={"encoder_hidden_states": lambda c, g: g.empty(g.n, 1 + len(c.injection_layer_ids), g.s, c.cap_feat_dim)},
+    ),
     _image("OvisImageTransformer2DModel", 256, "packed"),
     _image("LongCatImageTransformer2DModel", 512, "packed"),
     _image("Flux2Transformer2DModel Flux3Transformer2DModel", 512, "packed"),
     _image("QwenImageTransformer2DModel", 512, "packed", rules={"img_shapes": _qwen_shapes}),
     _image("NucleusMoEImageTransformer2DModel", 512, "packed", rules={"img_shapes": _qwen_shapes}),
     _image(
-        "QwenImage21Transformer2DModel",
-        512,
+        "QwenImage21Transformer2DModel", 512, "packed", rules={"img_shapes": _qwen_shapes, "img_mask": _qwen21_slots}
+    ),
+    # Ideogram 4: 2048 px through an 8x VAE and 2x2 packing, max_sequence_length 2048, text and image tokens in one
+    # sequence (hidden states, text features, 3-axis positions, segments and roles over S + image tokens)
+    _image(
+        "Ideogram4Transformer2DModel",
+        2048,
         "packed",
+        resolution=(2048, 2048),
         rules={
-            "img_shapes": _qwen_shapes,
-            "img_mask": lambda c, g: torch.zeros(g.n, g.s, dtype=torch.bool, device=g.device),
+            "hidden_states": lambda c, g: g.empty(g.n, _joint(g), c.in_channels),
+            "encoder_hidden_states": lambda c, g: g.empty(g.n, _joint(g), c.llm_features_dim),
+            "position_ids": lambda c, g: g.zeros(g.n, _joint(g), 3, dtype=torch.long),
+            "segment_ids": lambda c, g: torch.ones(g.n, _joint(g), dtype=torch.long, device=g.device),
+            "indicator": _role(3, 2),  # its LLM_TOKEN_INDICATOR and OUTPUT_IMAGE_INDICATOR
         },
     ),
     _image(
@@ -322,7 +394,66 @@ FAMILIES = (
             )
         },
     ),
+    # Wan 2.2 Animate: one 77-frame segment at 1280x720; the noisy latents, the reference frame before them and the
+    # conditioning channels (2C + 4, T + 1 frames), the pose latents (C, T), the face video in pixels (3 x 77 x
+    # 512 x 512, its motion_encoder_size) and 257 CLIP image tokens
+    _video(
+        "WanAnimateTransformer3DModel",
+        512,
+        resolution=(1280, 720),
+        frames=77,
+        rules={
+            "hidden_states": lambda c, g: g.empty(g.n, c.in_channels, g.f + 1, g.h, g.w),
+            "pose_hidden_states": lambda c, g: g.empty(g.n, c.latent_channels, g.f, g.h, g.w),
+            "face_pixel_values": lambda c, g: g.empty(
+                g.n, 3, 4 * (g.f - 1) + 1, c.motion_encoder_size, c.motion_encoder_size
+            ),
+            "encoder_hidden_states_image": lambda c, g: g.empty(g.n, 257, c.image_dim),
+        },
+    ),
+    # MiniMax H3 (no diffusers pipeline): text, video and audio rows in one packed sequence, one noise level
+    _video(
+        "MiniMaxH3Transformer3DModel",
+        256,
+        generic=True,
+        rules={
+            "hidden_states": lambda c, g: g.empty(g.n, _h3_rows(c, g)[1], c.in_channels * prod(c.patch_size)),
+            "audio_hidden_states": lambda c, g: g.empty(g.n, _h3_rows(c, g)[2], c.audio_in_channels),
+            "encoder_hidden_states": lambda c, g: g.empty(g.n, g.s, c.text_dim),
+            "timestep": lambda c, g: g.zeros(1),
+            "timestep_indices": lambda c, g: g.zeros(sum(_h3_rows(c, g)), dtype=torch.long),
+            "token_tags": _h3_tags,
+            "position_ids": lambda c, g: g.zeros(sum(_h3_rows(c, g)), 3, dtype=torch.long),
+            "text_indices": _h3_span(0),
+            "video_indices": _h3_span(1),
+            "audio_indices": _h3_span(2),
+        },
+    ),
+    # Kandinsky 6 SR: one tile of the first of its config's tile_sizes (512x512 px) through its 16x / 4x VAE, channels
+    # last, the noisy latent, the anchor latent and its mask (2C + 1); 81 frames is flopcheck's assumption
+    _video(
+        "Kandinsky6SRTransformer3DModel",
+        0,
+        "nfhwc",
+        resolution=(512, 512),
+        spatial=16,
+        generic=True,
+        rules={"hidden_states": lambda c, g: g.empty(g.n, g.f, g.h, g.w, 2 * c.in_visual_dim + 1)},
+    ),
     _video("HeliosTransformer3DModel", 226, resolution=(640, 384), frames=33),
+    # AnyFlow-FAR: the whole 81 frames in one forward, split as its config's chunk_partition (1 + 3 x 6 + 2 latent
+    # frames), with no KV cache: its training forward; the pipeline runs one chunk at a time against a cache of the
+    # earlier ones, which flopcheck does not model
+    _video(
+        "AnyFlowFARTransformer3DModel",
+        226,
+        "nfchw",
+        generic=True,
+        rules={
+            **dict.fromkeys(("timestep", "r_timestep"), _per_frame),
+            "chunk_partition": lambda c, g: list(c.chunk_partition) if sum(c.chunk_partition) == g.f else None,
+        },
+    ),
     _video("AnyFlowTransformer3DModel", 226, "nfchw", rules=dict.fromkeys(("timestep", "r_timestep"), _per_frame)),
     # HunyuanImage 2.1: 2048 px (default_sample_size 64 x its 32x VAE), tokenizer_max_length 1000
     _image("HunyuanImageTransformer2DModel", 1000, resolution=(2048, 2048), spatial=32),
@@ -333,6 +464,23 @@ FAMILIES = (
     # SANA's DC-AE is 32x per side
     _image("SanaTransformer2DModel", 300, spatial=32),
     _video("SanaVideoTransformer3DModel", 300),
+    # SANA-WM: 1280x704 x 161 frames through its 32x / 8x VAE, 300 text tokens; a timestep per latent frame (B, 1,
+    # F'), the text mask under its own name, and the camera: a raymap (B, F', 20) and the Pluecker coordinates
+    # packed by chunk (B, 6 x 8, F', H', W')
+    _video(
+        "SanaWMTransformer3DModel",
+        300,
+        resolution=(1280, 704),
+        frames=161,
+        spatial=32,
+        temporal=8,
+        rules={
+            "timestep": lambda c, g: g.zeros(g.n, 1, g.f),
+            "mask": _mask,
+            "camera_conditions": lambda c, g: g.empty(g.n, g.f, 20),
+            "chunk_plucker": lambda c, g: g.empty(g.n, c.chunk_plucker_channels, g.f, g.h, g.w),
+        },
+    ),
     # LTX-Video at 704x480 (its model card's), 161 frames, 128 text tokens; its VAE is 32x per side and 8x per frame
     _video(
         "LTXVideoTransformer3DModel",
@@ -344,12 +492,69 @@ FAMILIES = (
         temporal=8,
         rules={"num_frames": lambda c, g: g.f, "height": lambda c, g: g.h, "width": lambda c, g: g.w},
     ),
+    # LTX-2: video and audio in one forward, 768x512 x 121 frames at 24 fps (its pipeline's defaults), 1024 text
+    # tokens; the audio's latents over the same seconds (_ltx2_audio)
+    _video(
+        "LTX2VideoTransformer3DModel",
+        1024,
+        "tokens",
+        resolution=(768, 512),
+        frames=121,
+        spatial=32,
+        temporal=8,
+        rules={
+            "audio_hidden_states": lambda c, g: g.empty(g.n, _ltx2_audio(c, g), c.audio_in_channels),
+            "encoder_hidden_states": lambda c, g: g.empty(
+                g.n, g.s, c.caption_channels if c.use_prompt_embeddings else c.cross_attention_dim
+            ),
+            "audio_encoder_hidden_states": lambda c, g: g.empty(
+                g.n, g.s, c.caption_channels if c.use_prompt_embeddings else c.audio_cross_attention_dim
+            ),
+            "audio_encoder_attention_mask": _mask,
+            "num_frames": lambda c, g: g.f,
+            "height": lambda c, g: g.h,
+            "width": lambda c, g: g.w,
+            "audio_num_frames": _ltx2_audio,
+        },
+    ),
     _video(
         "CosmosTransformer3DModel",
         512,
         resolution=(1280, 704),
         frames=93,
         rules={"padding_mask": lambda c, g: g.zeros(1, 1, g.h * 8, g.w * 8), "fps": lambda c, g: 16},
+    ),
+    # ACE-Step 1.5: 60 s of audio (its audio_duration) at 48 kHz / 1920 = 25 latents a second; the context latents
+    # (the source latents and their chunk mask) beside the noisy ones; its condition encoder's states, here the 256
+    # tokens of max_text_length (the lyrics' 2048 and the timbre it also packs are flopcheck's to leave out)
+    Family(
+        ("AceStepTransformer1DModel",),
+        None,
+        1,
+        256,
+        "tokens",
+        generic=True,
+        audio=1500,
+        rules={
+            "hidden_states": lambda c, g: g.empty(g.n, g.w, c.audio_acoustic_hidden_dim),
+            "context_latents": lambda c, g: g.empty(g.n, g.w, c.in_channels - c.audio_acoustic_hidden_dim),
+            "encoder_hidden_states": lambda c, g: g.empty(g.n, g.s, c.encoder_hidden_size or c.hidden_size),
+        },
+    ),
+    # MiniMax Music 3 (no diffusers pipeline): latents (B, C, L) and frame-aligned conditioning (B, L, width); 1500
+    # latents is flopcheck's assumption
+    Family(
+        ("MiniMaxMusic3Transformer1DModel",),
+        None,
+        1,
+        0,
+        "tokens",
+        generic=True,
+        audio=1500,
+        rules={
+            "hidden_states": lambda c, g: g.empty(g.n, c.in_channels, g.w),
+            "encoder_hidden_states": lambda c, g: g.empty(g.n, g.w, c.condition_dim),
+        },
     ),
     _image(
         "ZImageTransformer2DModel",
@@ -410,7 +615,9 @@ def _latent_frames(f: int, temporal: int) -> int:
     """Latent frames of a temporal VAE: (F - 1) / t + 1."""
     if f < 1 or (f - 1) % temporal:
         examples = "81, 49, 129" if temporal == 4 else f"{temporal + 1}, {2 * temporal + 1}, {3 * temporal + 1}"
-        raise SpecError(f"frames {f} must be {temporal}k+1 for a {temporal}x temporal VAE ({examples}, ...)")
+        raise SpecError(
+            f"frames {f} must be {temporal}k+1 for a VAE of {temporal} frames per latent frame ({examples}, ...)"
+        )
     return (f - 1) // temporal + 1
 
 
@@ -422,22 +629,37 @@ def _parameters(model) -> list[inspect.Parameter]:
     ]
 
 
+def _grid(cls: str, fam: Family, c, o: Options, s: int, device: str) -> tuple[Grid, str]:
+    """An image or video family's latent grid at the options' size, and the size in words ('1024x1024 px')."""
+    if o.frames and fam.frames == 1:
+        raise SpecError(f"frames apply to video models; {cls} is an image model")
+    sample = _first(c, ("sample_size",))
+    w, h = o.resolution or fam.resolution or ((sample or 128) * fam.spatial,) * 2
+    stride = fam.spatial * _patch(c) * (2 if fam.layout == "packed" else 1)
+    _latent(w, stride, "width"), _latent(h, stride, "height")
+    f = o.frames or fam.frames
+    lf = _latent_frames(f, fam.temporal) if fam.frames > 1 else 1
+    return Grid(o.batch, lf, h // fam.spatial, w // fam.spatial, s, device), f"{w}x{h} px" + (
+        f" x {f} frames" if fam.frames > 1 else ""
+    )
+
+
+def _audio_grid(cls: str, fam: Family, o: Options, s: int, device: str) -> tuple[Grid, str]:
+    """An audio family's grid: its latents in a row (1 x L), and their count in words."""
+    if o.resolution or o.frames:
+        raise SpecError(f"--resolution and --frames apply to image and video models; {cls} is an audio model")
+    return Grid(o.batch, 1, 1, fam.audio, s, device), f"{fam.audio} audio latents"
+
+
 def build_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict, str]:
     """(args, kwargs, a line saying what they are) for one forward of a diffusers class at the options' input: the
     family's rules, then the shared ones, for each parameter of the forward that has one."""
     fam = BY_CLASS.get(cls) or _generic(cls)
     c = model.config
-    if o.frames and fam.frames == 1:
-        raise SpecError(f"frames apply to video models; {cls} is an image model")
     if o.text_tokens and not fam.text_tokens:
         raise SpecError(f"--text-tokens applies to text-conditioned models; {cls} takes no text")
-    sample = _first(c, ("sample_size",))
-    w, h = o.resolution or fam.resolution or ((sample or 128) * fam.spatial,) * 2
-    stride = fam.spatial * _patch(c) * (2 if fam.layout == "packed" else 1)
-    _latent(w, stride, "width"), _latent(h, stride, "height")
-    f, s = o.frames or fam.frames, o.text_tokens if o.text_tokens is not None else fam.text_tokens
-    lf = _latent_frames(f, fam.temporal) if fam.frames > 1 else 1
-    g = Grid(o.batch, lf, h // fam.spatial, w // fam.spatial, s, device)
+    s = o.text_tokens if o.text_tokens is not None else fam.text_tokens
+    g, size = _audio_grid(cls, fam, o, s, device) if fam.audio else _grid(cls, fam, c, o, s, device)
     channels = _first(c, IN_CHANNELS)
     if channels is None:
         raise SpecError(f"{cls}'s config names no input channels ({', '.join(IN_CHANNELS)}): give --inputs module:fn")
@@ -465,19 +687,21 @@ def build_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict,
         )
     if "return_dict" in {p.name for p in _parameters(model)}:
         kwargs["return_dict"] = False  # a tuple of tensors, which every counter (jit traces too) can take
-    words = (
-        f"input {w}x{h} px"
-        + (f" x {f} frames" if fam.frames > 1 else "")
-        + (f", {s} text tokens" if s else "")
-        + f", batch {o.batch}"
-        + (
-            " (flopcheck's generic input for a class with no pipeline convention here: give --resolution, "
-            "--frames, --text-tokens or --inputs for the pipeline's)"
-            if fam.generic
-            else " (the pipeline's convention)"
-        )
-    )
+    words = f"input {size}" + (f", {s} text tokens" if s else "") + f", batch {o.batch}" + _whose(fam)
     return tuple(args), kwargs, words
+
+
+def _whose(fam: Family) -> str:
+    """Whose input it is, in words: the pipeline's convention, or flopcheck's assumption and how to give another."""
+    if not fam.generic:
+        return " (the pipeline's convention)"
+    if fam.audio:
+        give = "--text-tokens or --inputs module:fn" if fam.text_tokens else "--inputs module:fn"
+        return f" (flopcheck's reading of its pipeline: give {give} for others)"
+    return (
+        " (flopcheck's generic input for a class with no pipeline convention here: give --resolution, "
+        "--frames, --text-tokens or --inputs for the pipeline's)"
+    )
 
 
 __all__ = ["FAMILIES", "Family", "Grid", "build_inputs"]
