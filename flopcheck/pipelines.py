@@ -182,6 +182,16 @@ CONVENTIONS = {
             "vae": ("decode", "once", None),
         },
     },
+    "LTXPipeline": {
+        "steps": 50,
+        "cfg": True,
+        "note": "LTXPipeline's defaults: 50 steps, guidance_scale 3 (CFG), max_sequence_length 128",
+        "roles": {
+            "text_encoder": ("encode prompt", "prompt", 128),
+            "transformer": ("denoise", "steps", 128),
+            "vae": ("decode", "once", None),
+        },
+    },
     "StableDiffusion3Pipeline": {
         "steps": 28,
         "cfg": True,

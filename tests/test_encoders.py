@@ -103,6 +103,9 @@ def test_the_transformers_prefix_is_a_source_not_a_module():
         ("AutoencoderKLWan", "wan2.1-vae.json", (832, 480), 81, (1, 16, 21, 60, 104), 275_352_205_639_680),
         # CogVideoX-5B's VAE: 13 latent frames into 49 frames of 720x480
         ("AutoencoderKLCogVideoX", "cogvideox-5b-vae.json", (720, 480), 49, (1, 16, 13, 60, 90), 315_027_947_520_000),
+        # LTX-Video's VAE (AutoencoderKLLTXVideo's defaults): 21 latent frames of 128 x 16 x 22 into 161 frames of
+        # 704x512, 32x per side and 8x per frame
+        ("AutoencoderKLLTXVideo", "ltx-video-vae.json", (704, 512), 161, (1, 128, 21, 16, 22), 50_524_867_002_368),
         # Stable Diffusion's VAE (PixArt-alpha's): 4 latent channels, with its quant convolutions
         ("AutoencoderKL", "sd-vae.json", (1024, 1024), None, (1, 4, 128, 128), 10_470_392_594_432),
     ],

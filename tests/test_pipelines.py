@@ -180,6 +180,15 @@ def _t5(s: int) -> int:
     return 24 * (8 * s * 4096**2 + 4 * s**2 * 4096 + 6 * s * 4096 * 10240)
 
 
+def _ltx(t: int, s: int, d: int = 2048) -> int:
+    """LTX-Video 2B's FLOPs on t tokens and s text tokens: 28 blocks of self-attention, cross-attention and a 4d MLP,
+    plus proj_in, the caption projection (4096 -> d -> d), the timestep MLP, adaLN-single and proj_out."""
+    block = 8 * t * d * d + 4 * t * t * d + 2 * (2 * t * d * d + 2 * s * d * d) + 4 * t * s * d + 16 * t * d * d
+    return (
+        28 * block + 2 * t * 128 * d + 2 * s * (4096 * d + d * d) + 2 * (256 * d + d * d) + 12 * d * d + 2 * t * d * 128
+    )
+
+
 @pytest.mark.parametrize(
     "name, steps, per_call, vae, total",
     [
@@ -188,11 +197,15 @@ def _t5(s: int) -> int:
         ("PixArt-alpha", 20, 6_509_523_566_592, 10_470_392_594_432, 273_085_305_454_592),
         # CogVideoXPipeline: 720x480 x 49 frames, 50 steps, CFG; the denoiser is flopcheck's CogVideoX-5B at that input
         ("CogVideoX-5B", 50, 332_197_712_101_376, 315_027_947_520_000, 33_539_025_307_959_296),
+        # LTXPipeline: 704x512 x 161 frames, 50 steps, CFG, 128 tokens; the denoiser by hand (the arithmetic of
+        # tests/test_diffusers_classes.py's LTX-Video, at T = 21 x 16 x 22 = 7,392), and the VAE's decode equal to
+        # torch.utils.flop_counter (tests/test_encoders.py)
+        ("LTX-Video", 50, _ltx(21 * 16 * 22, 128), 50_524_867_002_368, 3_765_813_114_830_848),
     ],
 )
 def test_t5_pipelines_with_cfg(capsys, name, steps, per_call, vae, total):
     d = _json(["count", f"diffusers-pipeline:{name}", "--json"], capsys)
-    tokens = {"PixArt-alpha": 120, "CogVideoX-5B": 226}[name]
+    tokens = {"PixArt-alpha": 120, "CogVideoX-5B": 226, "LTX-Video": 128}[name]
     got = [(s["component"], s["calls"], s["flops_per_call"]) for s in d["stages"]]
     assert got == [("text_encoder", 2, _t5(tokens)), ("transformer", 2 * steps, per_call), ("vae", 1, vae)]
     assert d["total_flops"] == total == 2 * _t5(tokens) + 2 * steps * per_call + vae
