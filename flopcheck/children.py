@@ -49,8 +49,11 @@ def child_env(**extra: str) -> dict:
 
 
 def one_line(err: BaseException, limit: int = 300) -> str:
-    """'TypeError: the first line of its message', at most `limit` characters."""
+    """'TypeError: the first line of its message', at most `limit` characters (an error whose class says `plain`
+    is a sentence already: its message alone)."""
     text = str(err).strip().splitlines()
+    if getattr(err, "plain", False):
+        return (text[0] if text else "")[:limit]
     return f"{type(err).__name__}: {text[0] if text else ''}"[:limit]
 
 

@@ -440,6 +440,10 @@ class OpRecord:
     calls: int
 
 
+Shape = tuple[int, ...]
+EinsumCall = tuple[str, tuple[Shape, ...], tuple[tuple[str, int], ...]]  # (equation, shapes, (kind, FLOPs) it ran as)
+
+
 @dataclass(frozen=True)
 class ExactCount:
     """The exact count of one forward: counted ops, uncounted ops, and the total in FLOPs."""
@@ -450,6 +454,8 @@ class ExactCount:
     counted: tuple[OpRecord, ...]
     uncounted: tuple[OpRecord, ...]
     leading: dict[str, int] = field(default_factory=dict, compare=False)  # exact path -> its output's first dim (rows)
+    # each torch.einsum call: (equation, operand shapes, ((kind, FLOPs), ...) of the ops it ran as)
+    einsums: tuple[EinsumCall, ...] = field(default=(), compare=False)
 
     @property
     def total(self) -> int:

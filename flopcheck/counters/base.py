@@ -91,6 +91,17 @@ def op_category(name: str) -> Work:
     return next((c for c in found if c is not Work.OTHER), Work.OTHER)
 
 
+def has_formula(name: str) -> bool:
+    """An aten op ('aten::mkldnn_rnn_layer') that flopcheck's exact count has a formula for: it does multiply-adds
+    itself, not through the ops it calls."""
+    import torch
+
+    from flopcheck.exact.ops import FORMULAS
+
+    op = name.replace("aten::", "").replace("aten.", "").split(".")[0]
+    return getattr(torch.ops.aten, op, None) in FORMULAS
+
+
 def _custom_kind(name: str) -> Work | None:
     """The work of an operator outside aten that flopcheck has a formula for ('torchvision::deform_conv2d', or
     'torchvision.deform_conv2d.default' as a dispatch names it): a convolution or a matmul; None for any other op."""
@@ -184,14 +195,34 @@ def logged_ops(stack: LoggedStack, unit: Unit) -> list[Item]:
     return detail.items
 
 
+def bias_of_addmm(name: str, args: tuple, kwargs: dict) -> int:
+    """What a library's addmm rule (ptflops', calflops') adds for the bias: numel(input) unless beta is 0; 0 for
+    any other op."""
+    if not name.endswith("addmm") or not args or kwargs.get("beta", 1) == 0:
+        return 0
+    return int(args[0].numel()) if hasattr(args[0], "numel") else 0
+
+
+def bias_label(name: str, bias) -> str:
+    """The detail item of an addmm's bias: '.bias_per_call' when it is 1-D (counted once per call, not per output
+    row), '.bias' when it is as large as the output."""
+    return f"{name}.bias_per_call" if bias.dim() == 1 else f"{name}.bias"
+
+
+def _multiplies(name) -> bool:
+    """A logged entry of a functional that does multiply-adds (its label's op category)."""
+    return op_category(entry_label(name)).multiply_adds
+
+
 def entry_label(name) -> str:
     """These profilers key entries by `func.__str__` (a bound method-wrapper): its function's name."""
     return getattr(getattr(name, "__self__", None), "__name__", None) or str(name)
 
 
 class _Unpatched:
-    """At the aten level, below any Python patching: a multiply-add op is covered when a patched
-    wrapper logged an entry since the previous one; otherwise the profiler never saw it."""
+    """At the aten level, below any Python patching: a multiply-add op is covered when a patched wrapper of a
+    multiply-add functional (linear, conv, matmul, einsum, ...: not a norm's or an activation's) logged an entry
+    since the previous one; otherwise the profiler never saw it (MultiheadAttention's fused op after a layer_norm)."""
 
     def __init__(self, stack: LoggedStack):
         self.stack, self.pos, self.missing = stack, 0, Counter()
@@ -201,9 +232,9 @@ class _Unpatched:
 
         if packet not in FORMULAS or not self.stack.profiling:
             return
-        if len(self.stack.log) > self.pos:
-            self.pos = len(self.stack.log)
-        else:
+        new = self.stack.log[self.pos :]
+        self.pos = len(self.stack.log)
+        if not any(_multiplies(name) for name, _ in new):
             self.missing[str(packet)] += 1
 
     def skips(self, reason: str) -> tuple[Skip, ...]:

@@ -6,10 +6,27 @@ Skipped: its unsupported_ops(), the ops it traced and had no handle for, each co
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, skipped_ops
 from flopcheck.reconciler.classify import by_op_name
-from flopcheck.types import Unit
+from flopcheck.reconciler.einsum import einsum_parts, fvcore_rule
+from flopcheck.reconciler.parts import Part
+from flopcheck.types import Count, Unit
+
+
+def read(count: Count, ref) -> list[Part]:
+    """fvcore: its einsum class by each call's equation (reconciler.einsum), every other op class as its name says."""
+    parts: list[Part] = []
+    rest = []
+    for i in count.detail:
+        einsum = einsum_parts(i, count, ref, fvcore_rule) if i.name == "einsum" else None
+        if einsum is None:
+            rest.append(i)
+        else:
+            parts += einsum
+    return parts + by_op_name(replace(count, detail=tuple(rest)), ref)
 
 
 @counter(
@@ -25,7 +42,7 @@ from flopcheck.types import Unit
     install="pip install fvcore",
     convention="fvcore docs: 'we count one fused multiply-add as one flop'",
     required=True,
-    reader=by_op_name,
+    reader=read,
 )
 def run(model, inputs) -> Measurement:
     from fvcore.nn import FlopCountAnalysis

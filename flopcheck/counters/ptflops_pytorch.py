@@ -12,42 +12,71 @@ from collections import defaultdict
 from math import isqrt
 
 from flopcheck.counters import counter
-from flopcheck.counters.base import Detail, Measurement, keyword_inputs, module_types, unhooked_module_types
+from flopcheck.counters.base import (
+    Detail,
+    Measurement,
+    bias_label,
+    bias_of_addmm,
+    keyword_inputs,
+    module_types,
+    unhooked_module_types,
+)
 from flopcheck.reconciler import causes as K
-from flopcheck.reconciler.classify import layer_work, op_work
+from flopcheck.reconciler.classify import layer_work, op_work, read_bias
 from flopcheck.reconciler.parts import Part, bare, part, split
+from flopcheck.reconciler.rnn import RnnRule, rnn_parts
 from flopcheck.types import Count, Item, Mechanism, Unit, Work
 
 
 def _attention_rule(i: Item, ref) -> list[Part]:
-    """ptflops' hook for an attention module (its MODULES_MAPPING has timm's Attention) counts, per sample,
-    QK^T + attn@V plus T*e*h for scaling q and h*T^2 for the softmax, e and h read from the module as the hook
-    does; T^2 follows from the exact QK^T at that module, 2*N*h*T^2*e."""
+    """ptflops' hook for an attention module (its MODULES_MAPPING has timm's Attention and nn.MultiheadAttention)
+    counts, per sample, QK^T + attn@V plus T*e*h for scaling q and h*T^2 for the softmax, e and h read from the
+    module as the hook does; T^2 follows from the exact QK^T at that module, 2*N*h*T^2*e. MultiheadAttention's hook
+    adds its projections (the exact count's at that path) and their biases (self-attention: T rows each)."""
     attention = ref.per_instance(i.name, ("qk", "av"))
     layer, n = ref.layers[i.name], ref.batch
     h, e = layer.heads, layer.head_dim
     if h is None or e is None:  # a module that states no heads: its attention matches, the rest is left over
         return split(i.name, i.flops, [(Work.ATTENTION, attention)])
     t = isqrt(ref.per_instance(i.name, ("qk",)) // (2 * n * h * e))
-    return split(i.name, i.flops, [(Work.ATTENTION, attention), (Work.ELEMENTWISE, 2 * n * (t * e * h + h * t * t))])
+    components = [(Work.ATTENTION, attention), (Work.ELEMENTWISE, 2 * n * (t * e * h + h * t * t))]
+    if "MultiheadAttention" in (layer.type_name, layer.subclass_of):  # its hook counts the projections too
+        d = h * e  # embed_dim: q, k and v projections T*d*d each; in_proj_bias 3*T*d; out_proj T*d*(d + 1), bias or not
+        components += [
+            (Work.LINEAR, ref.per_instance(i.name)),
+            (Work.BIAS, 2 * n * ((3 if layer.bias else 0) + 1) * t * d),
+        ]
+    return split(i.name, i.flops, components)
+
+
+# ptflops' rnn_flops, per cell: the RNN's sum (h); the GRU's r Hadamard (h), its sums (3h) and h_t (3h); the LSTM's
+# sums (4h), c_t (3h) and h_t (3h); then b_ih and b_hh
+RNN = RnnRule(elementwise={"LSTM": 4 + 3 + 3, "GRU": 1 + 3 + 3, "RNN": 1})
 
 
 def read(count: Count, ref) -> list[Part]:
     """ptflops, pytorch backend: Linear and conv hooks add one per bias element; an attention module's hook counts
-    attention and its scaling and softmax; modules inside a hooked one are computed but never summed; F.gelu and
-    F.relu are patched while nn.GELU and nn.ReLU are hooked, so an activation module's call counts twice (up to
-    what the hooked modules of that type counted; the rest is the functional's own elementwise work)."""
+    attention and its scaling and softmax (MultiheadAttention's its projections too); an RNN by its rnn_flops
+    (reconciler.rnn); torch.addmm's bias once per call; modules inside a hooked one are computed but never summed;
+    F.gelu and F.relu are patched while nn.GELU and nn.ReLU are hooked, so an activation module's call counts twice
+    (up to what the hooked modules of that type counted; the rest is the functional's own elementwise work)."""
     by_type: dict[str, int] = defaultdict(int)
     for i in count.detail:
         if i.where is Mechanism.MODULE and i.in_total:
             by_type[i.type.lower()] += i.flops
     parts = []
     for i in count.detail:
-        if i.where is Mechanism.FUNCTIONAL:
+        if i.where is Mechanism.FUNCTIONAL and (bias := read_bias(i)) is not None:
+            parts.append(bias)
+        elif i.where is Mechanism.FUNCTIONAL:
             double = min(i.flops, by_type.get(bare(i.name).replace("_", ""), 0))
             rest = i.flops - double
             parts += [part(double, i.name, K.ACTIVATION_DOUBLE_COUNTED)] if double else []
             parts += [part(rest, i.name, op_work(i.name, ref))] if rest else []
+        if i.where is Mechanism.FUNCTIONAL:
+            continue
+        if i.in_total and (rnn := rnn_parts(i, count, ref, RNN)) is not None:
+            parts += rnn
             continue
         work = layer_work(i)
         if not i.in_total:  # computed, then dropped by accumulate_flops
@@ -73,7 +102,10 @@ def _named_handlers(mapping: dict, calls: list) -> dict:
     def wrap(name, handler):
         def recorded(*args, **kwargs):
             flops = handler(*args, **kwargs)
-            calls.append((name, int(flops)))
+            bias = bias_of_addmm(name, args, kwargs)  # its rule's numel(input): the bias, apart
+            calls.append((name, int(flops) - bias))
+            if bias:
+                calls.append((bias_label(name, args[0]), bias))
             return flops
 
         return recorded

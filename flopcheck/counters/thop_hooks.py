@@ -11,13 +11,22 @@ from flopcheck.counters import counter
 from flopcheck.counters.base import CONTAINERS, Detail, Measurement, module_types, unhooked_module_types
 from flopcheck.reconciler.classify import layer_work
 from flopcheck.reconciler.parts import Part, split
+from flopcheck.reconciler.rnn import RnnRule, rnn_parts
 from flopcheck.types import Count, Mechanism, Unit, Work
+
+# thop's rnn_hooks, per cell: each gate's two products summed (h) plus its two biases (2h); the LSTM's c_t (3h) and
+# h_t (h), the GRU's r * (W_hn h + b_hn) (h) and h_t (3h)
+RNN = RnnRule(elementwise={"LSTM": 4 + 3 + 1, "GRU": 3 + 1 + 3, "RNN": 1})
 
 
 def read(count: Count, ref) -> list[Part]:
-    """thop: Linear = in_features x numel(out) and conv = the exact multiply-adds; norms 2 per element."""
+    """thop: Linear = in_features x numel(out) and conv = the exact multiply-adds; norms 2 per element; an RNN by
+    its rnn_hooks (reconciler.rnn)."""
     parts = []
     for i in count.detail:
+        if (rnn := rnn_parts(i, count, ref, RNN)) is not None:
+            parts += rnn
+            continue
         work = layer_work(i)
         exact = ref.per_instance(i.name) if work in (Work.LINEAR, Work.CONV) else i.flops
         parts += split(i.name, i.flops, [(work, exact)])

@@ -10,23 +10,28 @@ from __future__ import annotations
 from collections import Counter
 
 from flopcheck.counters import counter
-from flopcheck.counters.base import Detail, Measurement, costs_nothing, skipped_ops
+from flopcheck.counters.base import Detail, Measurement, costs_nothing, has_formula, skipped_ops
 from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
 
+_ELEMENTWISE = {"aten::add", "aten::mul"}  # the profiler's formulas that are not multiply-adds
 
-def _has_flops(event) -> bool:
-    return bool(event.flops) or any(_has_flops(c) for c in event.cpu_children)
+
+def _has_flops(event, multiply_adds: bool = False) -> bool:
+    """The event or one below it carries FLOPs (multiply_adds: FLOPs of a matmul or conv, not of an add)."""
+    own = bool(event.flops) and not (multiply_adds and event.name in _ELEMENTWISE)
+    return own or any(_has_flops(c, multiply_adds) for c in event.cpu_children)
 
 
 def _uncounted_roots(events) -> Counter:
-    """Outermost compute ops with no FLOPs anywhere below them."""
+    """Outermost compute ops with no FLOPs anywhere below them, and ops with multiply-adds of their own (a formula in
+    flopcheck's registry) that got none: aten::mkldnn_rnn_layer, whose only counted child is its bias sum."""
     found: Counter = Counter()
 
     def visit(event) -> None:
         if event.flops:  # counted: its children are how it ran
             return
-        if not _has_flops(event):
+        if not _has_flops(event) or (has_formula(event.name) and not _has_flops(event, multiply_adds=True)):
             if not costs_nothing(event.name):
                 found[event.name] += 1
             return

@@ -15,18 +15,30 @@ from flopcheck.counters.base import CONTAINERS, Detail, Measurement
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import layer_work
 from flopcheck.reconciler.parts import Part, split
-from flopcheck.types import Count, Mechanism, Skip, Unit, Work
+from flopcheck.reconciler.rnn import RnnRule, rnn_parts
+from flopcheck.types import Count, Kind, Mechanism, Skip, Unit, Work
+
+RNN = RnnRule()  # torchinfo: N*T x every weight_* and bias_* of an RNN, nothing for the gates
 
 
 def read(count: Count, ref) -> list[Part]:
-    """torchinfo: a conv adds weights x output positions (bias too); any other layer with weights
-    adds (weights + bias) x its output's first dimension (the batch; windows x batch in a Swin block), whatever
-    its token count; an embedding table counts as weights."""
+    """torchinfo: an RNN adds its output's N*T x each weight and bias (reconciler.rnn); a conv adds weights x output
+    positions (bias too); any other layer with weights adds (weights + bias) x its output's first dimension (the
+    batch; windows x batch in a Swin block), whatever its token count; an embedding table counts as weights. Its conv
+    rule goes by the class's name ('Conv' in it), so a layer named like a conv that is not one (transformers' Conv1D,
+    a Linear) gets (weights + bias) x N x its output width."""
     parts = []
     for i in count.detail:
+        if (rnn := rnn_parts(i, count, ref, RNN)) is not None:
+            parts += rnn
+            continue
         work = layer_work(i)
         weights, bias = ref.weights(i.name)
-        if work is Work.CONV:
+        if "Conv" in i.type and not _is_conv(ref, i.name):  # its conv rule, by name, on a Linear
+            exact, n = ref.per_instance(i.name), ref.leading(i.name)
+            rule = 2 * (weights + bias) * n * bias  # prod(output[:1] + output[2:]) = N x out, out = the bias's length
+            parts += split(i.name, i.flops, [(Work.LINEAR, exact), (K.NAME_BASED_RULE, rule - exact)])
+        elif work is Work.CONV:
             parts += split(
                 i.name,
                 i.flops,
@@ -43,6 +55,12 @@ def read(count: Count, ref) -> list[Part]:
         else:
             parts += split(i.name, i.flops, [(work, i.flops)])
     return parts
+
+
+def _is_conv(ref, path: str) -> bool:
+    """The layer at the path convolves: the exact count has conv work there (a name is not evidence)."""
+    norm = ref.norm_path[path]
+    return any(r.path == norm and r.kind is Kind.CONV for r in ref.exact.counted)
 
 
 def _path(layer) -> str:

@@ -148,9 +148,45 @@ def count_one(spec: dict, loaded: tuple, job: dict, built: tuple, timeout_s: flo
 
         torch.set_num_threads(threads)  # the child's own pool: the parent never started one, so forking is safe
         on_meta = spec.get("on_meta") and not job.get("local")  # a caller's own model: counted as it is
-        return timed_run(run, *(build_zeroed(job, "meta") if on_meta else built))
+        try:
+            if on_meta:
+                try:
+                    return timed_run(run, *build_zeroed(job, "meta"))
+                except Exception as err:
+                    from flopcheck.specs.measure import _data_dependent, _reads_a_value
+
+                    if not built or not (_reads_a_value(err) or _data_dependent(err)):
+                        raise
+                    # a forward that reads a value: counted on the real model the other counters run (as the
+                    # exact count's own fallback is)
+            return timed_run(run, *built)
+        except Exception as err:
+            raise _in_library(err, spec) from err
 
     return to_count(base, forked(work, timeout_s))
+
+
+class LibraryLimit(Exception):
+    """A counter's library failed inside its own code on this model: its limit, said in one line."""
+
+    plain = True
+
+
+def _in_library(err: Exception, spec: dict) -> Exception:
+    """The error as the library's own limit when it was raised inside the library's code (its last frame there,
+    by file and line), else as it was."""
+    import traceback
+
+    package = f"{os.sep}{spec['import_name']}{os.sep}"
+    frames = [f for f in traceback.extract_tb(err.__traceback__) if package in f.filename]
+    if not frames or spec["import_name"] == "flopcheck":  # flopcheck's own count failing is flopcheck's to say
+        return err
+    where = frames[-1]
+    file = where.filename[where.filename.rindex(package) + 1 :]
+    return LibraryLimit(
+        f"{spec['import_name']} cannot count this model: it failed in its own code ({file}:{where.lineno}, "
+        f"{one_line(err)}): the library's limit, not flopcheck's; the other counters are unaffected"
+    )
 
 
 def main() -> int:

@@ -104,6 +104,36 @@ def _eager_flex_attention(on: bool) -> bool:
     return before
 
 
+class _Einsums:
+    """While entered, torch.einsum notes each call with a string equation: (equation, operand shapes, the counted
+    events its decomposition dispatched), so the reconciler can read a counter's einsum by its equation. A patch, not
+    a TorchFunctionMode: an active mode turns off MultiheadAttention's fast path, which the count must see as run."""
+
+    def __init__(self, events: list):
+        self.events = events
+        self.calls: list[tuple[str, tuple, list]] = []
+        self._saved: Callable | None = None
+
+    def __enter__(self) -> _Einsums:
+        self._saved = original = torch.einsum
+
+        def einsum(*args: Any, **kwargs: Any) -> Any:
+            if not args or not isinstance(args[0], str):
+                return original(*args, **kwargs)
+            operands = args[1] if len(args) == 2 and isinstance(args[1], (list, tuple)) else args[1:]
+            before = len(self.events)
+            out = original(*args, **kwargs)
+            shapes = tuple(tuple(o.shape) for o in operands if isinstance(o, torch.Tensor))
+            self.calls.append((args[0].replace(" ", ""), shapes, self.events[before:]))
+            return out
+
+        torch.einsum = torch.functional.einsum = einsum  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        torch.einsum = torch.functional.einsum = self._saved  # type: ignore[assignment]
+
+
 _PLUGINS: list = []
 
 
@@ -133,6 +163,7 @@ class ExactCounter(TorchDispatchMode):
         self._uncounted: dict[tuple[str, str, Work], list[int]] = defaultdict(lambda: [0, 0])
         self._tags = WeakTensorKeyDictionary()  # tensor -> (origin norm path, 'mm' event | 'softmax')
         self._leading: dict[str, int] = {}  # exact path -> its module's output's first dimension (first call)
+        self._einsums = _Einsums(self._events)
 
     # -- module tracking ------------------------------------------------------------------------
     def __enter__(self) -> ExactCounter:
@@ -142,9 +173,11 @@ class ExactCounter(TorchDispatchMode):
             for module, frame in module_frames(self.model).items():
                 self._hooks.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._push(f, a)))
                 self._hooks.append(module.register_forward_hook(lambda m, a, o, f=frame: self._pop(f, o, a)))
+        self._einsums.__enter__()
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
+        self._einsums.__exit__(*exc)
         _eager_flex_attention(self._flex)
         for hook in self._hooks:
             hook.remove()
@@ -290,8 +323,17 @@ class ExactCounter(TorchDispatchMode):
             entry[1] += 1
         counted = tuple(OpRecord(p, op, k, f, 0, n) for (p, op, k), (f, n) in summed.items())
         uncounted = tuple(OpRecord(p, op, c, 0, el, n) for (p, op, c), (n, el) in self._uncounted.items())
+        einsums = tuple(
+            (eq, shapes, tuple((e.kind.value, e.flops) for e in events)) for eq, shapes, events in self._einsums.calls
+        )
         return ExactCount(
-            model=model, attn=attn, device=device, counted=counted, uncounted=uncounted, leading=dict(self._leading)
+            model=model,
+            attn=attn,
+            device=device,
+            counted=counted,
+            uncounted=uncounted,
+            leading=dict(self._leading),
+            einsums=einsums,
         )
 
 

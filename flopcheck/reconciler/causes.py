@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from flopcheck.reconciler.parts import Part
-from flopcheck.types import Attention, Count, Effect, Finding, Kind, Work
+from flopcheck.reconciler.parts import Part, bare
+from flopcheck.types import Attention, Count, Effect, Finding, Kind, Skip, Work
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,6 +158,24 @@ CONV_OP_UNCOUNTED = cause(
     "aten::conv3d: a video model's 3D patch embedding): its multiply-adds count 0",
     "count at the dispatch level (aten.convolution covers every dimension), or add the op to the counter's formulas",
 )
+RNN_OP_UNCOUNTED = cause(
+    "FC212",
+    "rnn-op-uncounted",
+    "an RNN/LSTM/GRU ran as one op per layer (aten.mkldnn_rnn_layer on CPU, aten._cudnn_rnn on a GPU, aten.lstm "
+    "in a trace) that the counter has no formula for: the multiply-adds on its weight matrices count 0",
+    "count at the dispatch level with a formula for the RNN op (flopcheck's exact count), or a counter with an RNN "
+    "module rule (thop, ptflops' pytorch backend, torchinfo)",
+)
+FUSED_MHA_UNCOUNTED = cause(
+    "FC213",
+    "fused-mha-uncounted",
+    "nn.MultiheadAttention in eval with no gradient ran as one op (aten._native_multi_head_attention, its fast "
+    "path; a whole nn.TransformerEncoderLayer as aten._transformer_encoder_layer_fwd) that the counter has no "
+    "formula for: its in and out projections and its attention (and the layer's feed-forward) all count 0",
+    "count in train mode or with gradients on (the unfused path), or at the dispatch level with a formula for the op "
+    "(flopcheck's exact count)",
+    attention=Attention.MISSING,
+)
 NORM_COUNTED = cause(
     "FC301",
     "norm-counted",
@@ -197,6 +215,27 @@ EMBEDDING_LOOKUP_COUNTED = cause(
     "a table lookup (the class-label embedding) was counted as multiply-adds",
     "a lookup is data movement: count 0",
 )
+DOT_PRODUCT_2N_MINUS_1 = cause(
+    "FC307",
+    "dot-product-2n-minus-1",
+    "a dot product of length n was counted as 2n - 1 FLOPs (n multiplies, n - 1 adds), not 2n: one short per "
+    "output element (calflops' RNN rule, for w_ih x and w_hh h)",
+    "count 2 FLOPs per multiply-add, as for every other layer",
+)
+EINSUM_NUMPY_COST = cause(
+    "FC308",
+    "einsum-numpy-cost",
+    "an einsum was counted from numpy's einsum_path printout: its cost plus 1, printed to 4 significant digits and "
+    "parsed back (fvcore halves and floors it): off the exact 2 FLOPs per multiply-add by the +1 and the rounding",
+    "count an einsum from its equation and shapes: 2 x the product of every index's size",
+)
+BIAS_ONCE_PER_CALL = cause(
+    "FC309",
+    "bias-once-per-call",
+    "a 1-D bias given to addmm (transformers' Conv1D: torch.addmm(b, x, W)) was counted once per call, its length, "
+    "not once per output row: bias adds counted, and too few of them",
+    "leave bias adds out, or count one per output element",
+)
 PER_SAMPLE_COUNTED_PER_TOKEN = cause(
     "FC401",
     "per-sample-counted-per-token",
@@ -208,6 +247,13 @@ LINEAR_DOUBLE_COUNTED = cause(
     "linear-double-counted",
     "Linear layers were counted twice (a module hook and a patched F.linear both fired)",
     "count each Linear once",
+)
+NAME_BASED_RULE = cause(
+    "FC406",
+    "name-based-rule",
+    "the counter chose a layer's rule by its class name, and the name misleads: torchinfo's conv rule ('Conv' in the "
+    "name: weights x output positions) applied to transformers' Conv1D, which is a Linear (x @ W + b)",
+    "choose rules by what the layer computes (isinstance of a torch conv), or count at the dispatch level",
 )
 PER_TOKEN_COUNTED_PER_SAMPLE = cause(
     "FC403",
@@ -330,6 +376,10 @@ for _c in (
     BIAS_ADDS_COUNTED,
     ACTIVATION_DOUBLE_COUNTED,
     EMBEDDING_LOOKUP_COUNTED,
+    DOT_PRODUCT_2N_MINUS_1,
+    EINSUM_NUMPY_COST,
+    BIAS_ONCE_PER_CALL,
+    NAME_BASED_RULE,
     PER_TOKEN_COUNTED_PER_SAMPLE,
     HOOKED_CONTAINER_DROPS_CHILDREN,
 ):
@@ -379,25 +429,74 @@ def _own_forward_layers(ev: Evidence) -> Finding | None:
     return None
 
 
+# the ops an RNN layer runs as, by bare name: oneDNN per layer, cuDNN and MIOpen whole, the traced aten.lstm
+RNN_OPS = {"mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn", "_lstm_mps", "lstm", "gru", "rnn_tanh", "rnn_relu"}
+
+
+# torch's fast paths in eval with no gradient: the op a module runs whole, by bare name -> the module's class
+FUSED_MHA_OPS = {
+    "_native_multi_head_attention": "MultiheadAttention",
+    "_transformer_encoder_layer_fwd": "TransformerEncoderLayer",
+}
+
+
+def fused_skips(count: Count) -> list[Skip]:
+    """The counter's skips of a module's fused fast-path op (MultiheadAttention's, TransformerEncoderLayer's)."""
+    return [s for s in count.skipped if not s.own_forward and bare(s.name) in FUSED_MHA_OPS]
+
+
+def fused_roots(count: Count, ref: Any) -> set[str]:
+    """Normalised paths of the modules whose fused op the counter skipped: what ran inside them it never saw."""
+    classes = {FUSED_MHA_OPS[bare(s.name)] for s in fused_skips(count)}
+    if not classes:
+        return set()
+    return {ref.norm_path[p] for p, layer in ref.layers.items() if {layer.type_name, layer.subclass_of} & classes}
+
+
 def _attention_skips(ev: Evidence) -> list[tuple[Cause, Any]]:
     """(cause, skip) for the skipped things that could have carried the attention, most specific first: a fused
     kernel, a module type whose own forward holds the attention and has no rule, matmuls no patch covered."""
     found = []
     for s in ev.count.skipped:
+        if bare(s.name) in FUSED_MHA_OPS:
+            continue  # named by FC213, projections and all
         if not s.own_forward and s.work is Work.ATTENTION:
             found.append((0, FUSED_ATTENTION_UNCOUNTED, s))
         elif s.own_forward and ev.ref.type_computes_attention(s.name):
             found.append((1, MODULE_TYPE_NOT_HOOKED, s))
-        elif not s.own_forward and s.work is Work.MATMUL:
+        elif not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in RNN_OPS:
             found.append((2, MATMUL_OPERATOR_UNPATCHED, s))
     return [(c, s) for _, c, s in sorted(found, key=lambda f: f[0])]
+
+
+def _fused_mha(ev: Evidence) -> tuple[int, int, int, list[Skip]]:
+    """(projections, QK^T, attn@V) FLOPs of the exact count inside the modules whose fused op the counter skipped
+    (MultiheadAttention, TransformerEncoderLayer; projections: every other multiply-add there), and those skips."""
+    skips = fused_skips(ev.count)
+    if not skips:
+        return 0, 0, 0, []
+    inside = ev.ref.inside(fused_roots(ev.count, ev.ref))
+    score = sum(r.flops for r in inside if r.kind is Kind.ATTN_SCORE)
+    value = sum(r.flops for r in inside if r.kind is Kind.ATTN_VALUE)
+    return sum(r.flops for r in inside) - score - value, score, value, skips
+
+
+@detects(FUSED_MHA_UNCOUNTED)
+def _mha(ev: Evidence) -> Finding | None:
+    """MultiheadAttention's fused op skipped: its projections and attention, exactly as the exact count has them."""
+    projections, score, value, skips = _fused_mha(ev)
+    if not skips or not projections + score + value:
+        return None
+    said = ", ".join(f"{s.name} x{s.calls}" for s in skips)
+    return FUSED_MHA_UNCOUNTED.finding(-(projections + score + value), f"skipped {said}: projections and attention")
 
 
 @detects(QK_MISSING, FUSED_ATTENTION_UNCOUNTED, MODULE_TYPE_NOT_HOOKED, MATMUL_OPERATOR_UNPATCHED, ATTN_V_MISSING)
 def _attention(ev: Evidence) -> Finding | None:
     """Name the attention the counter missed, from how much it has, how it split it, what it skipped."""
     ref = ev.ref
-    score, value = ref.kinds(Kind.ATTN_SCORE), ref.kinds(Kind.ATTN_VALUE)
+    _, in_score, in_value, _ = _fused_mha(ev)  # MultiheadAttention's own, named by FC213
+    score, value = ref.kinds(Kind.ATTN_SCORE) - in_score, ref.kinds(Kind.ATTN_VALUE) - in_value
     got_score, got_value = ev.flops(Kind.ATTN_SCORE), ev.flops(Kind.ATTN_VALUE)
     counted = ev.flops(Work.ATTENTION) + got_score + got_value
     split = bool(ev.of_work(Kind.ATTN_SCORE, Kind.ATTN_VALUE))
@@ -425,6 +524,19 @@ def _conv_ops(ev: Evidence) -> Finding | None:
     if not skips or short <= 0:
         return None
     return CONV_OP_UNCOUNTED.finding(-short, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in skips))
+
+
+@detects(RNN_OP_UNCOUNTED)
+def _rnn_ops(ev: Evidence) -> Finding | None:
+    """An RNN op the counter skipped, named with the exact count of every recurrent layer when the counter's layer
+    work is short by at least that much (a module rule that counted the layer is not short)."""
+    skips = [s for s in ev.count.skipped if not s.own_forward and bare(s.name) in RNN_OPS]
+    ref = ev.ref
+    lost = sum(ref.per_instance(p) for p, layer in ref.layers.items() if layer.rnn is not None)
+    short = ref.linear + ref.kinds(Kind.CONV) - ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL)
+    if not skips or not lost or short < lost:
+        return None
+    return RNN_OP_UNCOUNTED.finding(-lost, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in skips))
 
 
 @detects(LINEAR_DOUBLE_COUNTED)

@@ -76,20 +76,30 @@ _ELEMENTWISE = {
 _ALIASES = {"matmul": "bmm", "__matmul__": "bmm", "__rmatmul__": "bmm", "linear": "addmm", "mm": "addmm"}
 
 
-def _served(ref: Reference) -> dict[str, set[Work]]:
-    """Bare op name -> the work it did in the exact count ('bmm' -> {attention}, 'addmm' -> {linear})."""
-    out: dict[str, set[Work]] = {}
-    for r in ref.exact.counted:
+def _served(ref: Reference, outside: frozenset[str] | set[str] = frozenset()) -> dict[str, dict[Work, int]]:
+    """Bare op name -> the work it did in the exact count and its FLOPs ('bmm' -> {attention: ...}, 'addmm' ->
+    {linear: ...}), outside the modules at these normalised paths."""
+    out: dict[str, dict[Work, int]] = {}
+    hidden = set(map(id, ref.inside(outside))) if outside else set()
+    for r in (r for r in ref.exact.counted if id(r) not in hidden):
         work = (
             Work.ATTENTION
             if r.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
             else (Work.CONV if r.kind is Kind.CONV else Work.LINEAR)
         )
-        out.setdefault(bare(r.op), set()).add(work)
+        by = out.setdefault(bare(r.op), {})
+        by[work] = by.get(work, 0) + r.flops
     return out
 
 
-def op_work(name: str, ref: Reference) -> Work | K.Cause | None:
+def ops_served(name: str, ref: Reference, outside: frozenset[str] | set[str] = frozenset()) -> dict[Work, int]:
+    """What the op of that name did in the exact count, work -> FLOPs (through its alias: 'linear' ran as addmm),
+    outside the modules at these normalised paths (those whose fused op a counter skipped)."""
+    ops, n = _served(ref, outside), bare(name)
+    return ops.get(n) or ops.get(_ALIASES.get(n, ""), {})
+
+
+def op_work(name: str, ref: Reference, outside: frozenset[str] | set[str] = frozenset()) -> Work | K.Cause | None:
     """What an op-level item did, by its name and by what that op did in the exact count; a cause where the
     op is extra work by its nature; None where nothing says."""
     n = bare(name)
@@ -105,8 +115,7 @@ def op_work(name: str, ref: Reference) -> Work | K.Cause | None:
         return K.EMBEDDING_LOOKUP_COUNTED
     if n in _ELEMENTWISE:
         return Work.ELEMENTWISE
-    ops = _served(ref)
-    served = ops.get(n) or ops.get(_ALIASES.get(n, ""), set())
+    served = ops_served(name, ref, outside)
     return next(iter(served)) if len(served) == 1 else None
 
 
@@ -124,9 +133,28 @@ def layer_work(item: Item) -> Work | K.Cause:
     return Work.ELEMENTWISE
 
 
+def read_bias(item: Item) -> Part | None:
+    """An addmm's bias kept apart by its adapter (counters.base.bias_label): once per call (a 1-D bias), or per
+    element; None for any other item."""
+    if item.name.endswith(".bias_per_call"):
+        return part(item.flops, item.name, K.BIAS_ONCE_PER_CALL)
+    if item.name.endswith(".bias"):
+        return part(item.flops, item.name, Work.BIAS)
+    return None
+
+
 def by_op_name(count: Count, ref: Reference) -> list[Part]:
-    """Each item whole, as the work its op name says (fvcore, profiler, FlopCounterMode, torchprofile)."""
-    return [part(i.flops, i.name, op_work(i.name, ref)) for i in count.detail if i.in_total]
+    """Each item whole, as the work its op name says (fvcore, profiler, FlopCounterMode, torchprofile); an op that
+    did several kinds of work (bmm: attention and an einsum's contraction) split as the exact count split it, when
+    the counter's FLOPs for it are the exact count's (else it is left over, whole)."""
+    parts = []
+    for i in (i for i in count.detail if i.in_total):
+        work, served = op_work(i.name, ref), ops_served(i.name, ref)
+        if work is None and len(served) > 1 and i.flops == sum(served.values()):
+            parts += [Part(f, i.name, w) for w, f in served.items()]
+        else:
+            parts.append(part(i.flops, i.name, work))
+    return parts
 
 
 def by_kind(count: Count, ref: Reference) -> list[Part]:
@@ -145,4 +173,4 @@ def states_kinds(count: Count) -> bool:
     return bool(count.detail) and all(i.type in names for i in count.detail)
 
 
-__all__ = ["by_kind", "by_op_name", "layer_work", "op_work", "states_kinds"]
+__all__ = ["by_kind", "by_op_name", "layer_work", "op_work", "ops_served", "read_bias", "states_kinds"]

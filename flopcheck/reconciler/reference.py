@@ -14,9 +14,10 @@ from functools import lru_cache
 
 from flopcheck.counting import exact_matches
 from flopcheck.exact import ExactCount, count_forward
+from flopcheck.exact.counter import join
 from flopcheck.formula import formula_breakdown
 from flopcheck.specs.measure import Layer, Measured, layers_of
-from flopcheck.types import Breakdown, Kind, Work
+from flopcheck.types import Breakdown, Kind, OpRecord, Work
 
 LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)
 
@@ -54,12 +55,21 @@ class Reference:
         """Exact FLOPs counted at one module (an exact path), suffixes for its parts ('qk', 'av')."""
         norm = self.norm_path[path]
         by = self.exact.by_path()
-        total = sum(by.get(f"{norm}.{s}" if s else norm, 0) for s in suffixes)
+        total = sum(by.get(join(norm, s), 0) for s in suffixes)
         return total // self.instances[norm]
 
-    def bias_elements(self, path: str | None = None, op: str | None = None) -> int:
-        """Bias adds the exact count recorded: at one module (exact path, per instance), for one op, or all."""
-        recs = [r for r in self.exact.uncounted if r.kind is Work.BIAS]
+    def inside(self, roots: frozenset[str] | set[str], counted: bool = True) -> list[OpRecord]:
+        """The exact count's records (counted, or uncounted) at or below these normalised paths."""
+        recs = self.exact.counted if counted else self.exact.uncounted
+        return [r for r in recs if any(r.path == n or r.path.startswith(n + ".") for n in roots)]
+
+    def bias_elements(
+        self, path: str | None = None, op: str | None = None, outside: frozenset[str] | set[str] = frozenset()
+    ) -> int:
+        """Bias adds the exact count recorded: at one module (exact path, per instance), for one op (outside the
+        modules at these normalised paths), or all."""
+        hidden = set(map(id, self.inside(outside, counted=False))) if outside else set()
+        recs = [r for r in self.exact.uncounted if r.kind is Work.BIAS and id(r) not in hidden]
         if op is not None:
             return sum(r.elements for r in recs if r.op.split(".")[-1] == op)
         if path is None:
@@ -81,13 +91,15 @@ class Reference:
         """A module of this class computes QK^T or attn@V in its own forward (not only in its children)."""
         by = self.exact.by_path()
         return any(
-            layer.type_name == type_name and any(f"{self.norm_path[p]}.{s}" in by for s in ("qk", "av"))
+            layer.type_name == type_name and any(join(self.norm_path[p], s) in by for s in ("qk", "av"))
             for p, layer in self.layers.items()
         )
 
     def einsum_contracts(self) -> bool:
         """Some einsum of the forward multiplies two operands (else every einsum only permutes axes)."""
-        return any(r.op.split(".")[-1] == "einsum" and r.flops for r in self.exact.counted)
+        return any(len(shapes) >= 2 for _, shapes, _ in self.exact.einsums) or any(
+            r.op.split(".")[-1] == "einsum" and r.flops for r in self.exact.counted
+        )
 
 
 def reference_of(measured: Measured, batch: int = 1) -> Reference:

@@ -24,27 +24,64 @@ class Layer:
     heads: int | None = None
     head_dim: int | None = None
     subclass_of: str | None = None  # the torch.nn layer a class from elsewhere subclasses (timm's Linear: 'Linear')
+    rnn: tuple | None = None  # a recurrent layer's (kind, input_size, hidden_size, layers, bias, directions)
 
 
 def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
     """(exact path -> Layer, exact path -> normalised path) of every module."""
+    from torch import nn
+
     from flopcheck.exact.counter import module_frames
 
     layers, norm = {}, {}
     for m, f in module_frames(model).items():
-        w, b = getattr(m, "weight", None), getattr(m, "bias", None)
         heads = getattr(m, "num_heads", None)
         head_dim = getattr(m, "head_dim", None)
+        rnn = _recurrent(m)
+        own = rnn is not None or isinstance(m, nn.MultiheadAttention)  # weights held as weight_ih_l0, in_proj_weight
+        weight, bias = (
+            _own_weights(m) if own else (_numel(getattr(m, "weight", None)), _numel(getattr(m, "bias", None)))
+        )
         layers[f.path] = Layer(
             type(m).__name__,
-            _numel(w),
-            _numel(b),
+            weight,
+            bias,
             heads if isinstance(heads, int) else None,
             head_dim if isinstance(head_dim, int) else None,
             _torch_base(type(m)),
+            rnn,
         )
         norm[f.path] = f.norm_path
     return layers, norm
+
+
+_GATED = {"LSTM": "LSTM", "GRU": "GRU", "RNN_TANH": "RNN", "RNN_RELU": "RNN"}  # nn.RNNBase.mode -> the kind
+
+
+def _recurrent(m) -> tuple | None:
+    """An RNN/LSTM/GRU layer or cell's (kind, input_size, hidden_size, layers, bias, directions), else None."""
+    from torch import nn
+
+    if isinstance(m, nn.RNNBase):
+        dirs = 2 if m.bidirectional else 1
+        return (_GATED.get(m.mode, m.mode), m.input_size, m.hidden_size, m.num_layers, bool(m.bias), dirs)
+    if isinstance(m, nn.RNNCellBase):
+        kind = type(m).__name__.removesuffix("Cell") if isinstance(m, (nn.LSTMCell, nn.GRUCell)) else "RNN"
+        return (kind, m.input_size, m.hidden_size, 1, bool(m.bias), 1)
+    return None
+
+
+def _layer(d: dict) -> Layer:
+    """A Layer from its JSON (a recurrent layer's tuple came back a list)."""
+    rnn = d.get("rnn")
+    return Layer(**{**d, "rnn": tuple(rnn) if rnn is not None else None})
+
+
+def _own_weights(m) -> tuple[int, int]:
+    """(weight, bias) elements a layer holds itself under other names: an RNN's weight_*/bias_* (w_ih, w_hh per layer
+    and direction), MultiheadAttention's in_proj_weight (or q/k/v_proj_weight) and in_proj_bias."""
+    named = list(m.named_parameters(recurse=False))
+    return (sum(p.numel() for n, p in named if "weight" in n), sum(p.numel() for n, p in named if "bias" in n))
 
 
 def _torch_base(cls: type) -> str | None:
@@ -329,6 +366,9 @@ class Measured:
             "layers": {p: asdict(layer) for p, layer in self.layers.items()},
             "norm_path": self.norm_path,
             "leading": self.exact.leading,
+            "einsums": [
+                [eq, [list(x) for x in shapes], [list(k) for k in kinds]] for eq, shapes, kinds in self.exact.einsums
+            ],
             "blocks": [asdict(b) for b in self.blocks],
             "batch": self.batch,
             "device": self.exact.device,
@@ -377,6 +417,10 @@ class Measured:
             counted=records(d["counted"], True),
             uncounted=records(d["uncounted"], False),
             leading=dict(d.get("leading", {})),
+            einsums=tuple(
+                (eq, tuple(tuple(x) for x in shapes), tuple((k, f) for k, f in kinds))
+                for eq, shapes, kinds in d.get("einsums", ())
+            ),
         )
         return cls(
             text,
@@ -384,7 +428,7 @@ class Measured:
             tuple(d["notes"]),
             d["params"],
             exact,
-            {p: Layer(**v) for p, v in d["layers"].items()},
+            {p: _layer(v) for p, v in d["layers"].items()},
             dict(d["norm_path"]),
             tuple(BlockList(**b) for b in d["blocks"]),
             step,

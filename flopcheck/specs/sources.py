@@ -559,6 +559,7 @@ def bound(built: Built) -> tuple[nn.Module, tuple]:
         return own(*a, **{**kwargs, **k})
 
     forward.__signature__ = inspect.Signature(params)
+    forward.bound_kwargs = kwargs  # type: ignore[attr-defined]  # for a library that needs some input to call with
     model.forward = forward
     return model, args
 
