@@ -42,6 +42,19 @@ def _open(spec: str) -> list[tuple[str, int]]:
 MHA_LSTM = "mha_lstm:factory"
 
 
+@pytest.mark.parametrize("spec", ["mha_lstm:factory", "small_vit:factory"])
+def test_a_model_with_multihead_attention_builds_for_every_counter(spec):
+    from flopcheck.counters import COUNTERS
+
+    counts = [c for c, _ in _reconciled(spec).values()]
+    # before: "cannot build model ...: TypeError: no_init.<locals>.<lambda>() missing 1 required positional argument"
+    # for every counter; now each counts, or fails in its own library (torchprofile's trace of MHA in eval)
+    assert [c.counter for c in counts] == list(COUNTERS)
+    assert not [c.error for c in counts if c.error and ("cannot build" in c.error or "worker died" in c.error)]
+    assert {c.counter for c in counts if c.ok} >= {"flopcheck_exact", "fvcore_jit", "thop_hooks", "torch_dispatch"}
+    assert {c.batch for c in counts} == {2}  # the factory's own batch
+
+
 def test_every_counter_closes_on_a_users_mha_lstm_and_einsum():
     by = _reconciled(MHA_LSTM)
     assert {r.reference_flops for _, r in by.values()} == {114_688}
