@@ -454,6 +454,7 @@ class ExactCount:
     counted: tuple[OpRecord, ...]
     uncounted: tuple[OpRecord, ...]
     leading: dict[str, int] = field(default_factory=dict, compare=False)  # exact path -> its output's first dim (rows)
+    outputs: dict[str, Shape] = field(default_factory=dict, compare=False)  # exact path -> its output's shape
     # each torch.einsum call: (equation, operand shapes, ((kind, FLOPs), ...) of the ops it ran as)
     einsums: tuple[EinsumCall, ...] = field(default=(), compare=False)
 

@@ -187,3 +187,23 @@ def test_torchvisions_vit_closes_with_mhas_fast_path_named():
     assert _open(VIT) == []  # on 1a54415: calflops -88,320 and every op counter -81,920 left
     for counter in ("torch_dispatch", "fvcore_jit", "ptflops_aten", "calflops_hooks"):
         assert _findings(VIT, counter)["FC213"] == -88_320, counter
+
+
+# conv_mix: x (2, 8, 8, 8). Exact FLOPs: grouped conv (groups 4) 2 x 2,048 outputs x (8/4 x 9) = 73,728; depthwise
+# 2 x 2,048 x 9 = 36,864; the shared 1x1 conv, called twice, 2 x (2 x 2,048 x 16) = 131,072; the transposed conv
+# (16 -> 8, kernel 2, stride 2) over its input: 2 x 128 positions x 512 weights = 131,072; total 372,736
+CONV = "conv_mix:factory"
+
+
+def test_transposed_conv_upsampling_and_a_shared_module():
+    by = _reconciled(CONV)
+    assert {r.reference_flops for _, r in by.values()} == {372_736}
+    # over the output instead: 2 x 512 positions x 512 weights = 524,288, less the exact 131,072
+    for counter in ("thop_hooks", "torchinfo_summary", "torchprofile_jit"):
+        assert _findings(CONV, counter)["FC407"] == 393_216, counter
+    # fvcore: nearest 1 per output element (16,384), bilinear 4 (4 x 65,536): 278,528 MACs; thop: bilinear 11
+    assert _findings(CONV, "fvcore_jit")["FC310"] == 2 * (16_384 + 4 * 65_536)
+    assert _findings(CONV, "thop_hooks")["FC310"] == 2 * (16_384 + 11 * 65_536)
+    # left open, and named: calflops takes a transposed conv's bias over the output size of a forward conv,
+    # 8 x 2 x ((8 - 2) // 2 + 1)^2 = 256, not its 2 x 8 x 16 x 16 = 4,096 outputs: 3,840 short
+    assert _open(CONV) == [("calflops_hooks", -3_840)]

@@ -280,11 +280,18 @@ def read_deepspeed_style(count, ref) -> list:
     parts = []
     for i in count.detail:
         if bare(i.name).startswith("conv"):
-            bias = ref.bias_elements(op="convolution")
+            bias = _conv_bias(ref, transposed=bare(i.name).startswith("conv_transpose"))
             parts += split(i.name, i.flops, [(Work.BIAS, bias), (Work.CONV, i.flops - bias)])
         else:
             parts.append(part(i.flops, i.name, op_work(i.name, ref)))
     return parts
+
+
+def _conv_bias(ref, transposed: bool) -> int:
+    """The exact count's bias adds of the convolutions, transposed ones or the others (each functional's own)."""
+    paths = {ref.norm_path[p] for p, layer in ref.layers.items() if layer.transposed_groups is not None}
+    recs = [r for r in ref.exact.uncounted if r.kind is Work.BIAS and r.op.split(".")[-1] == "convolution"]
+    return sum(r.elements for r in recs if (r.path in paths) == transposed)
 
 
 def run_logged(profiler_module, call, reason: str) -> Measurement:

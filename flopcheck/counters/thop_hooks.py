@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import CONTAINERS, Detail, Measurement, module_types, unhooked_module_types
-from flopcheck.reconciler.classify import layer_work
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.classify import layer_work, transposed_over_output
 from flopcheck.reconciler.parts import Part, split
 from flopcheck.reconciler.rnn import RnnRule, rnn_parts
 from flopcheck.types import Count, Mechanism, Unit, Work
@@ -29,7 +30,8 @@ def read(count: Count, ref) -> list[Part]:
             continue
         work = layer_work(i)
         exact = ref.per_instance(i.name) if work in (Work.LINEAR, Work.CONV) else i.flops
-        parts += split(i.name, i.flops, [(work, exact)])
+        over = transposed_over_output(ref, i.name)  # its conv rule: numel(out) x C_in/groups x kernel
+        parts += split(i.name, i.flops, [(work, exact)] + ([(K.TRANSPOSED_CONV_OVER_OUTPUT, over)] if over else []))
     return parts
 
 

@@ -9,11 +9,12 @@ whose own forward computes (attention's matmuls, modulation), which it never see
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import CONTAINERS, Detail, Measurement
 from flopcheck.reconciler import causes as K
-from flopcheck.reconciler.classify import layer_work
+from flopcheck.reconciler.classify import layer_work, transposed_over_output
 from flopcheck.reconciler.parts import Part, split
 from flopcheck.reconciler.rnn import RnnRule, rnn_parts
 from flopcheck.types import Count, Kind, Mechanism, Skip, Unit, Work
@@ -26,9 +27,10 @@ def read(count: Count, ref) -> list[Part]:
     positions (bias too); any other layer with weights adds (weights + bias) x its output's first dimension (the
     batch; windows x batch in a Swin block), whatever its token count; an embedding table counts as weights. Its conv
     rule goes by the class's name ('Conv' in it), so a layer named like a conv that is not one (transformers' Conv1D,
-    a Linear) gets (weights + bias) x N x its output width."""
+    a Linear) gets (weights + bias) x N x its output width; a transposed convolution, weights x its output positions.
+    A module called k times is k rows of one path: read once, its rule x k, against the exact count of all k."""
     parts = []
-    for i in count.detail:
+    for i, calls in _merged(count.detail):
         if (rnn := rnn_parts(i, count, ref, RNN)) is not None:
             parts += rnn
             continue
@@ -36,25 +38,41 @@ def read(count: Count, ref) -> list[Part]:
         weights, bias = ref.weights(i.name)
         if "Conv" in i.type and not _is_conv(ref, i.name):  # its conv rule, by name, on a Linear
             exact, n = ref.per_instance(i.name), ref.leading(i.name)
-            rule = 2 * (weights + bias) * n * bias  # prod(output[:1] + output[2:]) = N x out, out = the bias's length
+            rule = (
+                2 * calls * (weights + bias) * n * bias
+            )  # prod(output[:1] + output[2:]) = N x out (the bias's length)
             parts += split(i.name, i.flops, [(Work.LINEAR, exact), (K.NAME_BASED_RULE, rule - exact)])
         elif work is Work.CONV:
-            parts += split(
-                i.name,
-                i.flops,
-                [(Work.CONV, ref.per_instance(i.name)), (Work.BIAS, 2 * ref.bias_elements(path=i.name))],
-            )
+            over = transposed_over_output(ref, i.name)
+            components = [(Work.CONV, ref.per_instance(i.name)), (Work.BIAS, 2 * ref.bias_elements(path=i.name))]
+            if over is not None:  # output positions x weights, each call
+                components.append(
+                    (K.TRANSPOSED_CONV_OVER_OUTPUT, over + (calls - 1) * (over + ref.per_instance(i.name)))
+                )
+            parts += split(i.name, i.flops, components)
         elif work is Work.LINEAR:
             n, exact = ref.leading(i.name), ref.per_instance(i.name)
-            per_sample = 2 * n * weights - exact  # weights x batch, in place of the per-token work
+            per_sample = 2 * calls * n * weights - exact  # weights x batch each call, in place of the per-token work
             parts += split(
                 i.name,
                 i.flops,
-                [(Work.LINEAR, exact), (K.PER_TOKEN_COUNTED_PER_SAMPLE, per_sample), (Work.BIAS, 2 * n * bias)],
+                [(Work.LINEAR, exact), (K.PER_TOKEN_COUNTED_PER_SAMPLE, per_sample), (Work.BIAS, 2 * calls * n * bias)],
             )
         else:
             parts += split(i.name, i.flops, [(work, i.flops)])
     return parts
+
+
+def _merged(detail) -> list:
+    """(item, calls): the rows of one path summed, in first-seen order."""
+    rows: dict[str, list] = {}
+    for i in detail:
+        if i.name in rows:
+            rows[i.name][0] = replace(rows[i.name][0], flops=rows[i.name][0].flops + i.flops)
+            rows[i.name][1] += 1
+        else:
+            rows[i.name] = [i, 1]
+    return [(i, n) for i, n in rows.values()]
 
 
 def _is_conv(ref, path: str) -> bool:

@@ -8,11 +8,28 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter, defaultdict
+from dataclasses import replace as _replace
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, skipped_ops
-from flopcheck.reconciler.classify import by_op_name
-from flopcheck.types import Unit
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.classify import by_op_name, transposed_over_output
+from flopcheck.reconciler.parts import Part, bare, split
+from flopcheck.types import Count, Kind, Unit, Work
+
+
+def read(count: Count, ref) -> list[Part]:
+    """torchprofile: every op as its name says, but its _convolution takes a transposed convolution over its output:
+    numel(out) x weight.shape[0] (every input channel) x kernel (reconciler.classify.transposed_over_output)."""
+    over = [o for p in ref.layers if (o := transposed_over_output(ref, p, every_channel=True)) is not None]
+    convs = [i for i in count.detail if bare(i.name) in ("_convolution", "convolution")]
+    if not over or len(convs) != 1:
+        return by_op_name(count, ref)
+    (conv,) = convs
+    rest = by_op_name(_replace(count, detail=tuple(i for i in count.detail if i is not conv)), ref)
+    return rest + split(
+        conv.name, conv.flops, [(Work.CONV, ref.kinds(Kind.CONV)), (K.TRANSPOSED_CONV_OVER_OUTPUT, sum(over))]
+    )
 
 
 @counter(
@@ -27,7 +44,7 @@ from flopcheck.types import Unit
     order=7,
     install="pip install torchprofile",
     convention="torchprofile.profile_macs: multiply-accumulate operations",
-    reader=by_op_name,
+    reader=read,
 )
 def run(model, inputs) -> Measurement:
     import torchprofile.profile as tp

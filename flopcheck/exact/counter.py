@@ -163,6 +163,7 @@ class ExactCounter(TorchDispatchMode):
         self._uncounted: dict[tuple[str, str, Work], list[int]] = defaultdict(lambda: [0, 0])
         self._tags = WeakTensorKeyDictionary()  # tensor -> (origin norm path, 'mm' event | 'softmax')
         self._leading: dict[str, int] = {}  # exact path -> its module's output's first dimension (first call)
+        self._outputs: dict[str, tuple[int, ...]] = {}  # exact path -> its module's output's shape (first call)
         self._einsums = _Einsums(self._events)
 
     # -- module tracking ------------------------------------------------------------------------
@@ -194,6 +195,7 @@ class ExactCounter(TorchDispatchMode):
         self._stack.pop()
         if isinstance(out, torch.Tensor) and out.dim() > 0:
             self._leading.setdefault(frame.path, int(out.shape[0]))
+            self._outputs.setdefault(frame.path, tuple(int(s) for s in out.shape))
 
     @property
     def frame(self) -> Frame:
@@ -333,6 +335,7 @@ class ExactCounter(TorchDispatchMode):
             counted=counted,
             uncounted=uncounted,
             leading=dict(self._leading),
+            outputs=dict(self._outputs),
             einsums=einsums,
         )
 

@@ -236,6 +236,13 @@ BIAS_ONCE_PER_CALL = cause(
     "not once per output row: bias adds counted, and too few of them",
     "leave bias adds out, or count one per output element",
 )
+UPSAMPLING_COUNTED = cause(
+    "FC310",
+    "upsampling-counted",
+    "upsampling was counted as work: nearest at 1 per output element, bilinear at 4 (fvcore, torchprofile) or 11 "
+    "(thop); interpolation has no multiply-adds of weights",
+    "leave resampling out of a multiply-add count, or state the convention",
+)
 PER_SAMPLE_COUNTED_PER_TOKEN = cause(
     "FC401",
     "per-sample-counted-per-token",
@@ -254,6 +261,14 @@ NAME_BASED_RULE = cause(
     "the counter chose a layer's rule by its class name, and the name misleads: torchinfo's conv rule ('Conv' in the "
     "name: weights x output positions) applied to transformers' Conv1D, which is a Linear (x @ W + b)",
     "choose rules by what the layer computes (isinstance of a torch conv), or count at the dispatch level",
+)
+TRANSPOSED_CONV_OVER_OUTPUT = cause(
+    "FC407",
+    "transposed-conv-over-output",
+    "a transposed convolution was counted as a convolution producing its output (output positions x its weights), "
+    "but each input position scatters its kernel once: input positions x its weights are the multiply-adds "
+    "(thop, torchinfo, torchprofile; torchprofile also takes every input channel, not those of a group)",
+    "count a transposed convolution over its input positions, or at the dispatch level",
 )
 PER_TOKEN_COUNTED_PER_SAMPLE = cause(
     "FC403",
@@ -379,7 +394,9 @@ for _c in (
     DOT_PRODUCT_2N_MINUS_1,
     EINSUM_NUMPY_COST,
     BIAS_ONCE_PER_CALL,
+    UPSAMPLING_COUNTED,
     NAME_BASED_RULE,
+    TRANSPOSED_CONV_OVER_OUTPUT,
     PER_TOKEN_COUNTED_PER_SAMPLE,
     HOOKED_CONTAINER_DROPS_CHILDREN,
 ):
@@ -542,7 +559,7 @@ def _rnn_ops(ev: Evidence) -> Finding | None:
 @detects(LINEAR_DOUBLE_COUNTED)
 def _linear_twice(ev: Evidence) -> Finding | None:
     linear = ev.flops(Work.LINEAR)
-    if linear == 2 * ev.ref.linear:
+    if ev.ref.linear and linear == 2 * ev.ref.linear:
         return LINEAR_DOUBLE_COUNTED.finding(ev.ref.linear, "linear work is exactly twice the reference's")
     return None
 

@@ -54,8 +54,6 @@ _ELEMENTWISE = {
     "elu",
     "relu6",
     "prelu",
-    "upsample",
-    "interpolate",
     "avg_pool2d",
     "adaptive_avg_pool2d",
     "mean",
@@ -113,10 +111,17 @@ def op_work(name: str, ref: Reference, outside: frozenset[str] | set[str] = froz
         return K.PERMUTATION_EINSUM_COUNTED  # every einsum of the model only permutes: no multiply-adds
     if n == "embedding":
         return K.EMBEDDING_LOOKUP_COUNTED
+    if _upsamples(n):
+        return K.UPSAMPLING_COUNTED
     if n in _ELEMENTWISE:
         return Work.ELEMENTWISE
     served = ops_served(name, ref, outside)
     return next(iter(served)) if len(served) == 1 else None
+
+
+def _upsamples(name: str) -> bool:
+    """An op, functional or module that resamples (upsample_bilinear2d, F.interpolate, nn.Upsample)."""
+    return name.startswith(("upsample", "interpolate", "_upsample"))
 
 
 def layer_work(item: Item) -> Work | K.Cause:
@@ -130,6 +135,8 @@ def layer_work(item: Item) -> Work | K.Cause:
         return Work.NORM
     if t == "embedding":
         return K.EMBEDDING_LOOKUP_COUNTED
+    if _upsamples(t):
+        return K.UPSAMPLING_COUNTED
     return Work.ELEMENTWISE
 
 
@@ -141,6 +148,17 @@ def read_bias(item: Item) -> Part | None:
     if item.name.endswith(".bias"):
         return part(item.flops, item.name, Work.BIAS)
     return None
+
+
+def transposed_over_output(ref: Reference, path: str, every_channel: bool = False) -> int | None:
+    """What counting a transposed convolution at an exact path over its output adds to its exact FLOPs:
+    2 x output positions x its weights (x groups where the rule takes every input channel), less the exact; None if
+    the layer is not a transposed convolution or its output was not recorded."""
+    layer, positions = ref.layers.get(path), ref.positions(path)
+    if layer is None or layer.transposed_groups is None or positions is None:
+        return None
+    groups = layer.transposed_groups if every_channel else 1
+    return 2 * positions * layer.weight * groups - ref.per_instance(path)
 
 
 def by_op_name(count: Count, ref: Reference) -> list[Part]:
@@ -173,4 +191,13 @@ def states_kinds(count: Count) -> bool:
     return bool(count.detail) and all(i.type in names for i in count.detail)
 
 
-__all__ = ["by_kind", "by_op_name", "layer_work", "op_work", "ops_served", "read_bias", "states_kinds"]
+__all__ = [
+    "by_kind",
+    "by_op_name",
+    "layer_work",
+    "op_work",
+    "ops_served",
+    "read_bias",
+    "states_kinds",
+    "transposed_over_output",
+]

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
+from math import prod
 
 from flopcheck.counting import exact_matches
 from flopcheck.exact import ExactCount, count_forward
@@ -81,6 +82,12 @@ class Reference:
         """The first dimension of the output of the module at an exact path (the batch, or windows x batch), as
         the forward made it; the batch where the module returned no tensor."""
         return self.exact.leading.get(path, self.batch)
+
+    def positions(self, path: str) -> int | None:
+        """Output positions of the module at an exact path, N x prod(spatial) of an (N, C, *spatial) output (a
+        convolution's); None where the forward recorded no output there."""
+        shape = self.exact.outputs.get(path)
+        return None if shape is None or len(shape) < 2 else prod(shape) // shape[1]
 
     def weights(self, path: str) -> tuple[int, int]:
         """(weight elements, bias elements) of the layer at an exact path."""

@@ -25,6 +25,7 @@ class Layer:
     head_dim: int | None = None
     subclass_of: str | None = None  # the torch.nn layer a class from elsewhere subclasses (timm's Linear: 'Linear')
     rnn: tuple | None = None  # a recurrent layer's (kind, input_size, hidden_size, layers, bias, directions)
+    transposed_groups: int | None = None  # a transposed convolution's groups (None: not one)
 
 
 def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
@@ -50,6 +51,7 @@ def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
             head_dim if isinstance(head_dim, int) else None,
             _torch_base(type(m)),
             rnn,
+            int(m.groups) if isinstance(m, nn.modules.conv._ConvTransposeNd) else None,
         )
         norm[f.path] = f.norm_path
     return layers, norm
@@ -366,6 +368,7 @@ class Measured:
             "layers": {p: asdict(layer) for p, layer in self.layers.items()},
             "norm_path": self.norm_path,
             "leading": self.exact.leading,
+            "outputs": {p: list(s) for p, s in self.exact.outputs.items()},
             "einsums": [
                 [eq, [list(x) for x in shapes], [list(k) for k in kinds]] for eq, shapes, kinds in self.exact.einsums
             ],
@@ -417,6 +420,7 @@ class Measured:
             counted=records(d["counted"], True),
             uncounted=records(d["uncounted"], False),
             leading=dict(d.get("leading", {})),
+            outputs={p: tuple(s) for p, s in d.get("outputs", {}).items()},
             einsums=tuple(
                 (eq, tuple(tuple(x) for x in shapes), tuple((k, f) for k, f in kinds))
                 for eq, shapes, kinds in d.get("einsums", ())
