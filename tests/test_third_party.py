@@ -207,3 +207,24 @@ def test_transposed_conv_upsampling_and_a_shared_module():
     # left open, and named: calflops takes a transposed conv's bias over the output size of a forward conv,
     # 8 x 2 x ((8 - 2) // 2 + 1)^2 = 256, not its 2 x 8 x 16 x 16 = 4,096 outputs: 3,840 short
     assert _open(CONV) == [("calflops_hooks", -3_840)]
+
+
+def test_a_live_module_is_counted_in_its_own_mode():
+    import flopcheck
+
+    sys.path.insert(0, str(MODELS))
+    from mha_lstm import factory
+
+    net, (x,) = factory()
+    # in eval, MHA takes its fused fast path; the exact count runs on CPU and sees its pieces (attn.in_proj,
+    # attn.qk, ...): fvcore's count with its skips is read white box
+    fvcore, thop = flopcheck.reconcile(net.eval(), x, counters=["fvcore_jit", "thop_hooks"])
+    assert (fvcore.residual, thop.residual) == (0, 0)
+    found = {f.code: f.delta for f in fvcore.findings}
+    assert (found["FC213"], found["FC212"]) == (-40_960, -65_536)
+    # thop: no rule for MhaLstm (its einsum, 8,192) nor MultiheadAttention (in_proj 24,576 and out_proj 8,192)
+    assert {f.code: f.delta for f in thop.findings}["FC209"] == -40_960
+    # in train mode MHA runs unfused: fvcore counts its projections and misses only SDPA, QK^T + attn@V = 8,192
+    (fvcore,) = flopcheck.reconcile(net.train(), x, counters=["fvcore_jit"])
+    found = {f.code: f.delta for f in fvcore.findings}
+    assert fvcore.residual == 0 and found["FC201"] == -8_192 and "FC213" not in found

@@ -116,7 +116,7 @@ def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
         return _reconciliation(
             count, ref, reported=None, counter_flops=None, findings=(), residual=None, error=count.error
         )
-    if count.detail and count.batch == ref.batch:
+    if (count.detail or count.skipped) and count.batch == ref.batch:  # a 0 with its skips is detail too
         return white_box(count, ref)
     return black_box(count, ref)
 

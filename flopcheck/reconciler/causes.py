@@ -408,6 +408,7 @@ def _unhooked_layer_work(ev: Evidence, subclass: bool) -> tuple[int, list[str]]:
     exact count at those modules' own paths: subclasses of a torch layer, or the other types."""
     ref, lost = ev.ref, 0
     names: list[str] = []
+    modules = set(ref.norm_path.values())
     for s in ev.count.skipped:
         if not s.own_forward:
             continue
@@ -420,7 +421,11 @@ def _unhooked_layer_work(ev: Evidence, subclass: bool) -> tuple[int, list[str]]:
             r.flops
             for r in ref.exact.counted
             if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
-            and (r.path in paths or r.path.removesuffix(".matmul") in paths)
+            and (
+                r.path in paths
+                or r.path.removesuffix(".matmul") in paths
+                or (r.path.rpartition(".")[0] in paths and r.path not in modules)  # a fused op's piece: 'attn.in_proj'
+            )
         )
         if own:
             lost, names = lost + own, names + [f"{s.name} x{s.calls}"]
