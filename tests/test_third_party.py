@@ -228,3 +228,19 @@ def test_a_live_module_is_counted_in_its_own_mode():
     (fvcore,) = flopcheck.reconcile(net.train(), x, counters=["fvcore_jit"])
     found = {f.code: f.delta for f in fvcore.findings}
     assert fvcore.residual == 0 and found["FC201"] == -8_192 and "FC213" not in found
+
+
+def test_a_factorys_train_mode_model_is_counted_in_train_mode_and_says_so():
+    from flopcheck.subject import resolve
+
+    sys.path.insert(0, str(MODELS))
+    subject = resolve("mha_lstm:factory_train")
+    # the same 114,688 FLOPs; MultiheadAttention unfused, as its user runs it: fvcore misses SDPA alone, 8,192
+    ref = subject.reference()
+    assert ref.total == 114_688
+    assert any("counted in train mode, as the factory returned it" in n for n in subject.measured().notes)
+    from flopcheck.reconciler import reconcile
+
+    (count,) = subject.counts(["fvcore_jit"])
+    found = {f.code: f.delta for f in reconcile(count, ref).findings}
+    assert reconcile(count, ref).residual == 0 and found["FC201"] == -8_192 and "FC213" not in found

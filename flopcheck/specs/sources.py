@@ -565,7 +565,9 @@ def bound(built: Built) -> tuple[nn.Module, tuple]:
 
 
 def build(spec: ModelSpec, device: str = "meta") -> Built:
-    """The spec's model (eval mode, weights zeroed off meta) and inputs. Its code's failures are SpecErrors."""
+    """The spec's model (weights zeroed off meta) and inputs; a library's model in eval mode, a factory's in the mode
+    it returned (its user's: train mode takes no eval-only fast path, and the notes say so). Its code's failures are
+    SpecErrors."""
     notes: list[str] = []
     try:
         module, _, name = SOURCES[spec.source].build.partition(":")
@@ -574,7 +576,14 @@ def build(spec: ModelSpec, device: str = "meta") -> Built:
         raise
     except Exception as err:  # noqa: BLE001 - whatever the user's or the library's code raised: one line
         raise SpecError(f"cannot build model {spec.text!r}: {one_line(err)}") from None
-    built.model = zeroed(built.model.eval())
+    if spec.source != "module":
+        built.model.eval()
+    elif built.model.training:
+        built.notes.append(
+            "counted in train mode, as the factory returned it: no eval-only fast path (MultiheadAttention's fused "
+            "kernel) runs, and every counter sees the model so; call .eval() in the factory to count inference"
+        )
+    built.model = zeroed(built.model)
     if spec.options.blocks:
         _keep_blocks(built.model, spec.options.blocks, spec.text)
     return built

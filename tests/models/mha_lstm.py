@@ -20,5 +20,10 @@ class MhaLstm(nn.Module):
 
 
 def factory():
-    """(model, args): batch 2, T = 8, d = 16."""
+    """(model, args): batch 2, T = 8, d = 16, in eval mode (MultiheadAttention takes its fused fast path)."""
+    return MhaLstm().eval(), (torch.zeros(2, 8, 16),)
+
+
+def factory_train():
+    """(model, args): the same model in train mode, as nn.Module builds it."""
     return MhaLstm(), (torch.zeros(2, 8, 16),)

@@ -4,10 +4,11 @@ import torch
 
 
 def factory():
-    """(model, args): image 32, patch 16 (T = 4 + 1 class token), 1 layer, d = 32, 2 heads, MLP 64, batch 2."""
+    """(model, args): image 32, patch 16 (T = 4 + 1 class token), 1 layer, d = 32, 2 heads, MLP 64, batch 2;
+    in eval mode."""
     from torchvision.models.vision_transformer import VisionTransformer
 
     model = VisionTransformer(
         image_size=32, patch_size=16, num_layers=1, num_heads=2, hidden_dim=32, mlp_dim=64, num_classes=10
     )
-    return model, (torch.zeros(2, 3, 32, 32),)
+    return model.eval(), (torch.zeros(2, 3, 32, 32),)
