@@ -206,7 +206,10 @@ def _count_built(
     trains, a pattern that matches nothing) is a SpecError, not the inputs' fault."""
     from flopcheck.errors import InputError
     from flopcheck.specs import SpecError
+    from flopcheck.specs.sources import TRAIN_MODE_NOTE
 
+    if training:  # a training step runs in train mode whatever the factory's mode: its forward's note is not news
+        built.notes[:] = [n for n in built.notes if n != TRAIN_MODE_NOTE]
     step = None
     try:
         if frozen:

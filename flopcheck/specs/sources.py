@@ -564,6 +564,13 @@ def bound(built: Built) -> tuple[nn.Module, tuple]:
     return model, args
 
 
+# what a forward counted in the factory's train mode says (a training step is train mode whatever: not said there)
+TRAIN_MODE_NOTE = (
+    "counted in train mode, as the factory returned it: no eval-only fast path (MultiheadAttention's fused "
+    "kernel) runs, and every counter sees the model so; call .eval() in the factory to count inference"
+)
+
+
 def build(spec: ModelSpec, device: str = "meta") -> Built:
     """The spec's model (weights zeroed off meta) and inputs; a library's model in eval mode, a factory's in the mode
     it returned (its user's: train mode takes no eval-only fast path, and the notes say so). Its code's failures are
@@ -579,10 +586,7 @@ def build(spec: ModelSpec, device: str = "meta") -> Built:
     if spec.source != "module":
         built.model.eval()
     elif built.model.training:
-        built.notes.append(
-            "counted in train mode, as the factory returned it: no eval-only fast path (MultiheadAttention's fused "
-            "kernel) runs, and every counter sees the model so; call .eval() in the factory to count inference"
-        )
+        built.notes.append(TRAIN_MODE_NOTE)
     built.model = zeroed(built.model)
     if spec.options.blocks:
         _keep_blocks(built.model, spec.options.blocks, spec.text)
