@@ -116,7 +116,7 @@ def _bias_recording(rule, biases: list):
     """calflops' addmm rule, also recording the bias it adds (numel of the input) under its detail label."""
 
     def recorded(input, *args, **kwargs):
-        if (bias := bias_of_addmm("addmm", (input, *args), kwargs)) and not kwargs.get("beta", 1) == 0:
+        if bias := bias_of_addmm("addmm", (input, *args), kwargs):  # 0 when beta is 0
             biases.append((bias_label("addmm", input), bias))
         return rule(input, *args, **kwargs)
 
