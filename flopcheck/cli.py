@@ -290,7 +290,7 @@ def _report(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {  # name -> (help, add its arguments, run it)
     "list-models": (
-        "list the reference models",
+        "list the reference models (or the zoo's: 'zoo:*')",
         lambda p: p.add_argument("pattern", nargs="?", default="*", help="shell pattern, e.g. 'DiT-XL/*'"),
         _list_models,
     ),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job, Run, run_jobs
+from flopcheck.errors import InputError
 from flopcheck.types import Count, Kind
 from reference_models import ATTN_PATHS
 
@@ -78,7 +79,6 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
     before anything is counted); `counters` (default all) checked by name; the T-sweeps (default SWEEPS) where the
     models are reference models."""
     from flopcheck.counters import get_spec
-    from flopcheck.errors import InputError
     from flopcheck.specs import parse
     from flopcheck.subject import subject_of
     from reference_models import family_of, get_config, list_models
@@ -87,7 +87,9 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
         for size in sizes:
             get_config(model, input_size=size)  # an unknown model or a bad size: refused before anything runs
     out: list[str] = []
-    for item in [t.strip() for t in models.split(",") if t.strip()]:
+    items = [m for t in models.split(",") if t.strip() for m in _zoo_pattern(t.strip())]
+    _measure_in_parallel([i for i in items if is_spec(i)])
+    for item in items:
         if is_spec(item):
             subject_of(parse(item)).check_executable()
             out.append(item)
@@ -104,6 +106,34 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
     if sweeps is None:
         sweeps = () if any(is_spec(m) for m in out) else tuple(SWEEPS.items())
     return Plan(models=tuple(dict.fromkeys(out)), counters=names, sweeps=tuple(sweeps))
+
+
+def _measure_in_parallel(specs: list[str], workers: int = 2) -> None:
+    """Each spec measured in its child, two at a time (each child's answer is cached; a failure is cached too, and
+    the plan's own check of that spec says it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from flopcheck.specs import SpecError, parse
+
+    def one(text: str) -> None:
+        try:
+            _measured(text, parse(text).options.attn or "sdpa")
+        except SpecError:
+            pass  # cached: the plan's check names it
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(one, specs))
+
+
+def _zoo_pattern(item: str) -> list[str]:
+    """A shell pattern of the zoo's models ('zoo:*', 'zoo:timm-*') as its names; any other item as it is."""
+    from flopcheck.zoo import names
+
+    if not (item.startswith("zoo:") and any(c in item for c in "*?[")):
+        return [item]
+    if not (found := names(item)):
+        raise InputError(f"no zoo model matches {item!r}; see flopcheck list-models 'zoo:*'")
+    return found
 
 
 def report(

@@ -13,14 +13,23 @@ DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 p
 
 
 def model_list(pattern: str = "*") -> str:
-    """The reference models matching a shell pattern ('DiT-XL/*'), one line each: name and configuration."""
+    """The reference models matching a shell pattern ('DiT-XL/*'), one line each: name and configuration; a pattern
+    of the zoo's ('zoo:*', 'zoo:timm-*'): each zoo model, the spec it is and what it puts to the counters."""
     from flopcheck.errors import InputError
+    from flopcheck.zoo import BY_NAME, names
     from reference_models import get_config, list_models
 
-    names = list_models(pattern)
-    if not names:
-        raise InputError(f"no model matches {pattern!r}; try `flopcheck list-models`")
-    return "\n".join(f"{name:12s} {get_config(name).summary()}" for name in names)
+    if pattern.startswith("zoo:"):
+        found = [BY_NAME[n.removeprefix("zoo:")] for n in names(pattern)]
+        if not found:
+            raise InputError(f"no zoo model matches {pattern!r}; try `flopcheck list-models 'zoo:*'`")
+        return "\n".join(f"zoo:{e.name:32s} {e.spec:41s} {e.what}" for e in found)
+    models = list_models(pattern)
+    if not models:
+        raise InputError(
+            f"no model matches {pattern!r}; try `flopcheck list-models` or `flopcheck list-models 'zoo:*'`"
+        )
+    return "\n".join(f"{name:12s} {get_config(name).summary()}" for name in models)
 
 
 def counter_names(names: list[str] | None) -> list[str]:

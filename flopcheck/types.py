@@ -457,6 +457,8 @@ class ExactCount:
     outputs: dict[str, Shape] = field(default_factory=dict, compare=False)  # exact path -> its output's shape
     # each torch.einsum call: (equation, operand shapes, ((kind, FLOPs), ...) of the ops it ran as)
     einsums: tuple[EinsumCall, ...] = field(default=(), compare=False)
+    # exact path of a MultiheadAttention -> (query length, key length, called with one tensor as query, key and value)
+    mha: dict[str, tuple[int, int, bool]] = field(default_factory=dict, compare=False)
 
     @property
     def total(self) -> int:

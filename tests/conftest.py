@@ -85,7 +85,7 @@ INTEGRATION_MODULES = {
     "test_one_path",
     "test_hostile",
     "test_counters",
-    "test_third_party",
+    "test_zoo",
 }
 COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
 

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 import torch
-from conftest import MODELS
 from torch import nn
 
 import flopcheck
@@ -61,17 +58,15 @@ def test_a_model_with_multihead_attention_and_an_lstm_builds_for_every_counter()
     from flopcheck.specs import parse
     from flopcheck.specs.sources import build
 
-    sys.path.insert(0, str(MODELS))
     # torch.device('cpu') mode re-calls nn.init.constant_ with tensor=: the build without initialising took it
-    built = build(parse("mha_lstm:factory"), "cpu")
+    built = build(parse("zoo:user-mha-lstm"), "cpu")
     assert type(built.model.attn).__name__ == "MultiheadAttention" and tuple(built.args[0].shape) == (2, 8, 16)
 
 
 def test_a_factorys_own_batch_labels_its_counts():
     from flopcheck.subject import resolve
 
-    sys.path.insert(0, str(MODELS))
-    subject = resolve("mha_lstm:factory")
+    subject = resolve("zoo:user-mha-lstm")
     # the factory returns x (2, 8, 16): batch 2, not the options' default 1
     assert subject.batch == 2 and subject.job().batch == 2 and subject.reference().batch == 2
     (c,) = subject.counts(["torch_dispatch"])
@@ -123,10 +118,9 @@ def test_a_users_module_gets_the_training_estimate_and_is_left_as_it_was():
 def test_a_modulelist_of_unlike_layers_is_not_read_as_repeated_blocks():
     from flopcheck.counters import COUNTERS
 
-    sys.path.insert(0, str(MODELS))
     # net.2: 2 x 4 x 8 x 16 x 2 = 2,048 FLOPs; to_out.0: 2 x 4 x 16 x 8 x 2 = 2,048; 4,096 in all. Before, the three
     # unlike children of net shared the path net.*, so a counter's Linear was divided by 3 (torchinfo: -2,390 left)
-    results = flopcheck.reconcile("unlike_list:factory")
+    results = flopcheck.reconcile("zoo:user-unlike-list")
     assert [r.counter for r in results] == list(COUNTERS)
     assert {r.reference_flops for r in results} == {4_096}
     assert [(r.counter, r.residual) for r in results if r.error is None and r.residual != 0] == []

@@ -86,7 +86,7 @@ def test_a_model_that_reads_a_value_is_counted_on_meta_with_its_values_and_says_
     # the MLP 2 x (2 x 32 x 64 x 256) = 2,097,152; x 2 layers = 6,553,600; lm_head 2 x 32 x 64 x 1,000 = 4,096,000:
     # 10,649,600 FLOPs. Its attention-mask code calls .item(), which a meta tensor cannot answer: counted again on
     # meta with its mask's values beside it (exact/values.py; before: on real CPU tensors, and before that refused)
-    assert main(["count", "small_gpt2:factory", "--json"]) == 0
+    assert main(["count", "zoo:transformers-gpt2-masked", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
     assert d["total_flops"] == 10_649_600 and d["exact_count_device"] == "meta"
     assert any("reads values" in n and "counted on meta with the values" in n for n in d["notes"])

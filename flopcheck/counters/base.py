@@ -288,10 +288,27 @@ def read_deepspeed_style(count, ref) -> list:
 
 
 def _conv_bias(ref, transposed: bool) -> int:
-    """The exact count's bias adds of the convolutions, transposed ones or the others (each functional's own)."""
+    """The convolutions' bias adds: the exact count's for the others; for the transposed ones calflops' own rule,
+    C_out x N x the output size a forward conv of that geometry would give, (in + 2p - d(k - 1) - 1) // s + 1 per
+    dimension (in: the input size the exact output came from), not the output's."""
+    if transposed:
+        return sum(_transposed_bias(ref, p, layer) for p, layer in ref.layers.items() if layer.transposed)
     paths = {ref.norm_path[p] for p, layer in ref.layers.items() if layer.transposed_groups is not None}
     recs = [r for r in ref.exact.uncounted if r.kind is Work.BIAS and r.op.split(".")[-1] == "convolution"]
-    return sum(r.elements for r in recs if (r.path in paths) == transposed)
+    return sum(r.elements for r in recs if r.path not in paths)
+
+
+def _transposed_bias(ref, path: str, layer) -> int:
+    """calflops' bias adds of one transposed convolution's call (0 when it has no bias or left no output shape)."""
+    out = ref.exact.outputs.get(path)
+    if not layer.bias or out is None:
+        return 0
+    kernel, stride, padding, dilation, extra = layer.transposed
+    size = 1
+    for i, o in enumerate(out[2:]):  # the input from the output: o = (x - 1)s - 2p + d(k - 1) + output_padding + 1
+        x = (o - 1 - extra[i] + 2 * padding[i] - dilation[i] * (kernel[i] - 1)) // stride[i] + 1
+        size *= (x + 2 * padding[i] - (dilation[i] * (kernel[i] - 1) + 1)) // stride[i] + 1
+    return out[1] * out[0] * size
 
 
 def run_logged(profiler_module, call, reason: str) -> Measurement:

@@ -30,21 +30,23 @@ from flopcheck.types import Count, Item, Mechanism, Unit, Work
 
 def _attention_rule(i: Item, ref) -> list[Part]:
     """ptflops' hook for an attention module (its MODULES_MAPPING has timm's Attention and nn.MultiheadAttention)
-    counts, per sample, QK^T + attn@V plus T*e*h for scaling q and h*T^2 for the softmax, e and h read from the
-    module as the hook does; T^2 follows from the exact QK^T at that module, 2*N*h*T^2*e. MultiheadAttention's hook
-    adds its projections (the exact count's at that path) and their biases (self-attention: T rows each)."""
+    counts, per sample, QK^T + attn@V plus Tq*e*h for scaling q and h*Tq*Tk for the softmax, e and h read from the
+    module as the hook does; T follows from the exact QK^T at that module, 2*N*h*T^2*e (a MultiheadAttention's Tq
+    and Tk from its call). MultiheadAttention's hook adds its projections (the exact count's at that path) and
+    their biases: in_proj (Tq + 2Tk)*d, out_proj Tq*d."""
     attention = ref.per_instance(i.name, ("qk", "av"))
     layer, n = ref.layers[i.name], ref.batch
     h, e = layer.heads, layer.head_dim
     if h is None or e is None:  # a module that states no heads: its attention matches, the rest is left over
         return split(i.name, i.flops, [(Work.ATTENTION, attention)])
     t = isqrt(ref.per_instance(i.name, ("qk",)) // (2 * n * h * e))
-    components = [(Work.ATTENTION, attention), (Work.ELEMENTWISE, 2 * n * (t * e * h + h * t * t))]
+    tq, tk, _ = ref.exact.mha.get(i.name, (t, t, True))  # a MultiheadAttention's lengths, as it was called
+    components = [(Work.ATTENTION, attention), (Work.ELEMENTWISE, 2 * n * (tq * e * h + h * tq * tk))]
     if "MultiheadAttention" in (layer.type_name, layer.subclass_of):  # its hook counts the projections too
-        d = h * e  # embed_dim: q, k and v projections T*d*d each; in_proj_bias 3*T*d; out_proj T*d*(d + 1), bias or not
+        d = h * e  # embed_dim: q, k, v projections T*d*d each; in_proj_bias (Tq + 2Tk)*d; out_proj Tq*d*(d + 1)
         components += [
             (Work.LINEAR, ref.per_instance(i.name)),
-            (Work.BIAS, 2 * n * ((3 if layer.bias else 0) + 1) * t * d),
+            (Work.BIAS, 2 * n * ((tq + 2 * tk if layer.bias else 0) + tq) * d),
         ]
     return split(i.name, i.flops, components)
 

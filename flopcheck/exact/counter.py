@@ -70,6 +70,13 @@ def _is_parameter(t: torch.Tensor) -> bool:
     return isinstance(t, nn.Parameter) or isinstance(getattr(t, "_base", None), nn.Parameter)
 
 
+def _adds_a_bias(func, args) -> bool:
+    """An add of a 1-D parameter (a layer's bias, added apart from its matmul)."""
+    return func.overloadpacket.__name__ in ("add", "add_") and any(
+        _is_parameter(t) and t.dim() == 1 for t in _tensors(args)
+    )
+
+
 def _repeats(module: nn.Module) -> bool:
     """A ModuleList of blocks of one class (a transformer's blocks): its children share one normalised path. A list
     of unlike layers (diffusers' ff.net = [GELU, Dropout, Linear]) keeps each child's own index."""
@@ -165,6 +172,7 @@ class ExactCounter(TorchDispatchMode):
         self._leading: dict[str, int] = {}  # exact path -> its module's output's first dimension (first call)
         self._outputs: dict[str, tuple[int, ...]] = {}  # exact path -> its module's output's shape (first call)
         self._einsums = _Einsums(self._events)
+        self._mha: dict[str, tuple[int, int, bool]] = {}  # exact path -> (query length, key length, self-attention)
 
     # -- module tracking ------------------------------------------------------------------------
     def __enter__(self) -> ExactCounter:
@@ -174,6 +182,9 @@ class ExactCounter(TorchDispatchMode):
             for module, frame in module_frames(self.model).items():
                 self._hooks.append(module.register_forward_pre_hook(lambda m, a, f=frame: self._push(f, a)))
                 self._hooks.append(module.register_forward_hook(lambda m, a, o, f=frame: self._pop(f, o, a)))
+                if isinstance(module, nn.MultiheadAttention):
+                    hook = lambda m, a, kw, f=frame: self._mha_call(f, m, a, kw)  # noqa: E731
+                    self._hooks.append(module.register_forward_pre_hook(hook, with_kwargs=True))
         self._einsums.__enter__()
         return super().__enter__()
 
@@ -196,6 +207,16 @@ class ExactCounter(TorchDispatchMode):
         if isinstance(out, torch.Tensor) and out.dim() > 0:
             self._leading.setdefault(frame.path, int(out.shape[0]))
             self._outputs.setdefault(frame.path, tuple(int(s) for s in out.shape))
+
+    def _mha_call(self, frame: Frame, module: nn.MultiheadAttention, args: tuple, kwargs: dict) -> None:
+        """A MultiheadAttention's first call: its query and key lengths, and whether one tensor is query, key and
+        value, the only call torch's fused fast path (eval, no grad, on CPU or CUDA) can take (a cross-attention
+        runs its projections as ops)."""
+        q, k, v = (*args, *(kwargs.get(n) for n in ("query", "key", "value")[len(args) :]))[:3]
+        if not all(isinstance(t, torch.Tensor) and t.dim() == 3 for t in (q, k, v)):
+            return
+        axis = 1 if module.batch_first else 0
+        self._mha.setdefault(frame.path, (int(q.shape[axis]), int(k.shape[axis]), q is k and k is v))
 
     @property
     def frame(self) -> Frame:
@@ -292,6 +313,8 @@ class ExactCounter(TorchDispatchMode):
     def _skip(self, func, args, out) -> None:
         frame = self.frame
         category = categories.categorize(func)  # NO_FORMULA for multiply-add work this count has no formula for
+        if category is Work.ELEMENTWISE and _adds_a_bias(func, args):
+            category = Work.BIAS  # F.linear on a strided input runs as mm, then its bias added: a bias add all the same
         self._record_uncounted(frame, str(func.overloadpacket), category, out)
         if len(self._tags) == 0:
             return
@@ -337,6 +360,7 @@ class ExactCounter(TorchDispatchMode):
             leading=dict(self._leading),
             outputs=dict(self._outputs),
             einsums=einsums,
+            mha=dict(self._mha),
         )
 
 

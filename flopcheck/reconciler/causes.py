@@ -176,6 +176,13 @@ FUSED_MHA_UNCOUNTED = cause(
     "(flopcheck's exact count)",
     attention=Attention.MISSING,
 )
+ADDMM_ACTIVATION_UNCOUNTED = cause(
+    "FC214",
+    "addmm-activation-uncounted",
+    "a linear and its activation ran as one op, aten::_addmm_activation (nn.TransformerEncoderLayer's fast path "
+    "runs its first feed-forward linear so), which the counter has no formula for: that linear counts 0",
+    "count at the dispatch level with a formula for the op (flopcheck's exact count), or in train mode",
+)
 NORM_COUNTED = cause(
     "FC301",
     "norm-counted",
@@ -472,7 +479,21 @@ def fused_roots(count: Count, ref: Any) -> set[str]:
     classes = {FUSED_MHA_OPS[bare(s.name)] for s in fused_skips(count)}
     if not classes:
         return set()
-    return {ref.norm_path[p] for p, layer in ref.layers.items() if {layer.type_name, layer.subclass_of} & classes}
+    return fast_path_roots(ref, classes)
+
+
+FUSED_CLASSES = frozenset(FUSED_MHA_OPS.values())
+
+
+def fast_path_roots(ref: Any, classes: frozenset[str] | set[str] = FUSED_CLASSES) -> set[str]:
+    """Normalised paths of the modules of these classes that torch's eval fast path runs as one op: every
+    TransformerEncoderLayer, and each MultiheadAttention called as self-attention (a cross-attention takes none)."""
+    fast = {p for p, (_, _, one) in ref.exact.mha.items() if one}
+    return {
+        ref.norm_path[p]
+        for p, layer in ref.layers.items()
+        if (hit := {layer.type_name, layer.subclass_of} & classes) and (hit != {"MultiheadAttention"} or p in fast)
+    }
 
 
 def _attention_skips(ev: Evidence) -> list[tuple[Cause, Any]]:
@@ -530,6 +551,12 @@ def _attention(ev: Evidence) -> Finding | None:
         for c, skip in _attention_skips(ev):
             return c.finding(-(score + value), f"skipped {skip.name} x{skip.calls}")
         return None
+    fused = [r.flops for r in ref.inside(fast_path_roots(ref)) if r.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)]
+    rest = score + value - sum(fused)
+    attention_op = [s for c, s in _attention_skips(ev) if c is FUSED_ATTENTION_UNCOUNTED]
+    if fused and rest and counted == sum(fused) and attention_op:  # the fast path's own matmuls counted, SDPA not
+        said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention outside the fused fast paths"
+        return FUSED_ATTENTION_UNCOUNTED.finding(-rest, said)
     if counted == score:
         return ATTN_V_MISSING.finding(-value, "attention counted equals QK^T alone")
     if counted == value:
@@ -561,6 +588,20 @@ def _rnn_ops(ev: Evidence) -> Finding | None:
     return RNN_OP_UNCOUNTED.finding(-lost, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in skips))
 
 
+@detects(ADDMM_ACTIVATION_UNCOUNTED)
+def _addmm_activation(ev: Evidence) -> Finding | None:
+    """aten::_addmm_activation skipped once per TransformerEncoderLayer that took its fast path: each layer's
+    linear1, exactly as the exact count has it (no other eager path runs the op)."""
+    skips = [s for s in ev.count.skipped if not s.own_forward and bare(s.name) == "_addmm_activation"]
+    layers = [
+        p for p, layer in ev.ref.layers.items() if "TransformerEncoderLayer" in (layer.type_name, layer.subclass_of)
+    ]
+    if not skips or sum(s.calls for s in skips) != len(layers):
+        return None
+    lost = sum(ev.ref.per_instance(p, ("linear1",)) for p in layers)
+    return ADDMM_ACTIVATION_UNCOUNTED.finding(-lost, f"skipped {skips[0].name} x{skips[0].calls}: each layer's linear1")
+
+
 @detects(LINEAR_DOUBLE_COUNTED)
 def _linear_twice(ev: Evidence) -> Finding | None:
     linear = ev.flops(Work.LINEAR)
@@ -579,7 +620,24 @@ def residual_evidence(ev: Evidence, residual: int) -> str:
         "left over": sum(p.flops for p in ev.unexplained()),
     }
     said = ", ".join(f"{k} {v:+,}" for k, v in gaps.items() if v)
-    return f"residual {residual:+,} FLOPs" + (f": {said}" if said else "")
+    why = f"no modelled rule of {ev.count.counter} accounts for it" + _same_size(ev.ref, abs(residual))
+    return f"residual {residual:+,} FLOPs" + (f": {said}" if said else "") + f"; {why}"
+
+
+def _same_size(ref: Any, flops: int) -> str:
+    """Where the exact count has work or bias adds of just that size (or half of it), the first such module: a clue to
+    which layer the counter ran or read otherwise."""
+    by = ref.exact.by_path()
+    bias: dict[str, int] = {}
+    for r in ref.exact.uncounted:
+        if r.kind is Work.BIAS:
+            bias[r.path] = bias.get(r.path, 0) + 2 * r.elements
+    for what, sizes in (("multiply-adds", by), ("bias adds", bias)):
+        for path, size in sizes.items():
+            for share, words in ((1, "the size of"), (2, "half")):
+                if size and size == share * flops:
+                    return f" ({words} the exact count's {what} at {path or 'the top'}, {size:,} FLOPs)"
+    return ""
 
 
 def detect(ev: Evidence) -> list[Finding]:

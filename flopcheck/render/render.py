@@ -263,6 +263,36 @@ def _specs_note(v: View) -> str:
     )
 
 
+def _closure_cell(r: dict | None) -> str:
+    """One run in the closure matrix: 'closed', its residual in FLOPs, or why it returned no number."""
+    if r is None:
+        return "-"
+    if r["error"]:
+        e = r["error"]
+        return "not installed" if e.startswith("unavailable") else "library's limit" if "library's limit" in e else "error"
+    return "closed" if r["closed"] else f"residual {commas(r['residual_flops'])}"
+
+
+def _closure(v: View) -> tuple[list[str], list[list[str]], str] | None:
+    """The models x counters matrix of a report with specs (models with no hand formula): each run closed, its
+    residual, or why it returned no number; and a line of the totals. None for a report of reference models."""
+    specs = [(m, s) for m, s in v.grid if "inputs" in v.formula[(m, s)]]
+    if not specs:
+        return None
+    rows, ran, closed = [], 0, 0
+    for model, size in specs:
+        for a in v.attns:
+            runs = [v.recs.get((model, size, a, c)) for c in v.counters]
+            if not any(runs):
+                continue
+            ok = [r for r in runs if r is not None and not r["error"]]
+            ran, closed = ran + len(ok), closed + sum(r["closed"] for r in ok)
+            rows.append([model, a, f"{sum(r['closed'] for r in ok)}/{len(ok)}"] + [_closure_cell(r) for r in runs])
+    share = 100 * closed / max(ran, 1)
+    total = f"{closed} of the {ran} runs that returned a number closed to a residual of 0 ({share:.1f}%)."
+    return ["model", "attn", "closed"] + list(v.counters), rows, total
+
+
 def markdown(v: View) -> str:
     res = v.res
     out = [
@@ -277,13 +307,11 @@ def markdown(v: View) -> str:
         "count taken at its word as FLOPs. The self-contained "
         "[index.html](index.html) has every plot inline and every reconciliation as a proof." + _specs_note(v),
         "",
-        "## The formula's terms",
-        "",
-        "![terms](terms.svg)",
-        "",
-        "## Each config",
-        "",
     ]
+    if (closure := _closure(v)) is not None:
+        head, rows, total = closure
+        out += ["## Closure: models x counters", "", total, "", _md_table(head, rows), ""]
+    out += ["## The formula's terms", "", "![terms](terms.svg)", "", "## Each config", ""]
     for model, size in v.grid:
         f = v.formula[(model, size)]
         out += [
@@ -374,6 +402,11 @@ def html(v: View, plots: dict[str, str]) -> str:
         f"on meta tensors. The reference is the formula, equal to the exact count. Bars show each number "
         f"converted to FLOPs; a black tick marks a MAC count taken at its word as FLOPs.{escape(_specs_note(v))}</p>"
         f"<p>Versions: {escape(_versions(res))}.</p>",
+    ]
+    if (closure := _closure(v)) is not None:
+        head, rows, total = closure
+        parts += ["<h2>Closure: models x counters</h2>", f"<p>{escape(total)}</p>", _html_table(head, rows)]
+    parts += [
         "<h2>The formula's terms</h2>",
         plots["terms.svg"],
         "<h2>Each config: every counter as FLOPs against the formula</h2>",

@@ -7,6 +7,7 @@ Sources (sources.py), by prefix:
   hub, no weights;
 - 'transformers:CLASS', from a config file or the class's defaults (text encoders: T5, CLIP's text model, ...); the
   prefix is taken before a module named transformers would be;
+- 'zoo:NAME', a model of the third-party zoo (flopcheck.zoo): the spec its entry names, with the entry's options;
 - 'package.module:factory': the user's own code (imported and run in a child process, child.py).
 
 No torch here: parsing a spec is cheap, building one imports what it needs.
@@ -60,6 +61,7 @@ SOURCES = {
             ("config", "text_tokens", "inputs"),
             "its config and --text-tokens, or --inputs",
         ),
+        Source("zoo", "flopcheck.specs.sources:from_zoo", (), "its entry in the zoo (flopcheck list-models 'zoo:*')"),
         Source(
             "module",
             "flopcheck.specs.sources:from_factory",
@@ -200,7 +202,22 @@ def parse(text: str, **options) -> ModelSpec:
     if spec.options.config and spec.source not in ("diffusers", "transformers"):
         raise SpecError(f"--config applies to diffusers:CLASS and transformers:CLASS specs, not to {text!r}")
     _read_by_source(spec)
+    if spec.source == "zoo":
+        zoo_entry(spec.name)  # an unknown name: refused now, with the close ones
     return spec
+
+
+def zoo_entry(name: str):
+    """The zoo's entry called `name` (flopcheck.zoo), else a SpecError naming the close ones."""
+    import difflib
+
+    from flopcheck.zoo import BY_NAME
+
+    if name not in BY_NAME:
+        close = difflib.get_close_matches(name, BY_NAME, n=3, cutoff=0.6)
+        hint = f"did you mean {', '.join('zoo:' + c for c in close)}?" if close else "see flopcheck list-models 'zoo:*'"
+        raise SpecError(f"the zoo has no model {name!r}: {hint}")
+    return BY_NAME[name]
 
 
 # two options that each give the whole input: the first would win unseen

@@ -26,6 +26,8 @@ class Layer:
     subclass_of: str | None = None  # the torch.nn layer a class from elsewhere subclasses (timm's Linear: 'Linear')
     rnn: tuple | None = None  # a recurrent layer's (kind, input_size, hidden_size, layers, bias, directions)
     transposed_groups: int | None = None  # a transposed convolution's groups (None: not one)
+    # a transposed convolution's (kernel, stride, padding, dilation, output_padding), each per spatial dimension
+    transposed: tuple | None = None
 
 
 def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
@@ -52,9 +54,19 @@ def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
             _torch_base(type(m)),
             rnn,
             int(m.groups) if isinstance(m, nn.modules.conv._ConvTransposeNd) else None,
+            _transposed(m),
         )
         norm[f.path] = f.norm_path
     return layers, norm
+
+
+def _transposed(m) -> tuple | None:
+    """A transposed convolution's geometry, (kernel, stride, padding, dilation, output_padding), else None."""
+    from torch import nn
+
+    if not isinstance(m, nn.modules.conv._ConvTransposeNd) or isinstance(m.padding, str):
+        return None
+    return tuple(tuple(int(x) for x in v) for v in (m.kernel_size, m.stride, m.padding, m.dilation, m.output_padding))
 
 
 _GATED = {"LSTM": "LSTM", "GRU": "GRU", "RNN_TANH": "RNN", "RNN_RELU": "RNN"}  # nn.RNNBase.mode -> the kind
@@ -76,7 +88,14 @@ def _recurrent(m) -> tuple | None:
 def _layer(d: dict) -> Layer:
     """A Layer from its JSON (a recurrent layer's tuple came back a list)."""
     rnn = d.get("rnn")
-    return Layer(**{**d, "rnn": tuple(rnn) if rnn is not None else None})
+    geometry = d.get("transposed")
+    return Layer(
+        **{
+            **d,
+            "rnn": tuple(rnn) if rnn is not None else None,
+            "transposed": tuple(tuple(v) for v in geometry) if geometry is not None else None,
+        }
+    )
 
 
 def _own_weights(m) -> tuple[int, int]:
@@ -372,6 +391,7 @@ class Measured:
             "norm_path": self.norm_path,
             "leading": self.exact.leading,
             "outputs": {p: list(s) for p, s in self.exact.outputs.items()},
+            "mha": {p: list(v) for p, v in self.exact.mha.items()},
             "einsums": [
                 [eq, [list(x) for x in shapes], [list(k) for k in kinds]] for eq, shapes, kinds in self.exact.einsums
             ],
@@ -428,6 +448,7 @@ class Measured:
                 (eq, tuple(tuple(x) for x in shapes), tuple((k, f) for k, f in kinds))
                 for eq, shapes, kinds in d.get("einsums", ())
             ),
+            mha={p: (int(q), int(k), bool(one)) for p, (q, k, one) in d.get("mha", {}).items()},
         )
         return cls(
             text,

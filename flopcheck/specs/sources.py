@@ -408,6 +408,17 @@ def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     return Built(model, args, kwargs, notes + [words])
 
 
+def from_zoo(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+    """The zoo entry's own spec (flopcheck.zoo), built as that spec is, with the zoo spec's batch; the notes say
+    which spec it is."""
+    from flopcheck.specs import parse, zoo_entry
+
+    e = zoo_entry(spec.name)
+    built = build(parse(e.spec, batch=spec.options.batch, **e.options_given()), device)
+    built.notes.insert(0, f"zoo:{e.name} is {e.spec}" + "".join(f", {k} {v}" for k, v in e.options.items()))
+    return built
+
+
 def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     """transformers.CLASS(CLASS.config_class.from_dict(the config file, else {})): no hub, no weights, no remote code (a
     config with auto_map names code to download and is refused); inputs: input_ids of zeros (a valid id of every
@@ -583,7 +594,7 @@ def build(spec: ModelSpec, device: str = "meta") -> Built:
         raise
     except Exception as err:  # noqa: BLE001 - whatever the user's or the library's code raised: one line
         raise SpecError(f"cannot build model {spec.text!r}: {one_line(err)}") from None
-    if spec.source != "module":
+    if spec.source not in ("module", "zoo"):  # a zoo entry was built as its own spec: its mode is that spec's
         built.model.eval()
     elif built.model.training:
         built.notes.append(TRAIN_MODE_NOTE)

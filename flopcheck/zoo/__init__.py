@@ -1,0 +1,121 @@
+"""The third-party zoo: models nobody at flopcheck wrote, each a spec as a user would give it (timm, torchvision,
+diffusers and transformers at small configs, and user-style modules shipped here), in one list that the tests, the
+report (`flopcheck report --models 'zoo:*'`) and `flopcheck list-models 'zoo:*'` all read.
+
+`zoo:NAME` is a spec like any other (flopcheck.specs reads it, specs.sources builds it): its entry's spec and options
+are built as that spec would be, so a zoo model's count is the count of the spec it names; only its label differs.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CONFIGS = Path(__file__).parent / "configs"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One zoo model: its name, the spec it is, the options its input takes and what it puts to the counters."""
+
+    name: str
+    spec: str
+    what: str
+    options: dict = field(default_factory=dict)
+
+    def options_given(self) -> dict:
+        """Its options as parse takes them, a config file named relative to CONFIGS."""
+        o = dict(self.options)
+        if "config" in o:
+            o["config"] = str(CONFIGS / o["config"])
+        return o
+
+
+def _here(module: str) -> str:
+    return f"flopcheck.zoo.{module}:factory"
+
+
+SQUARE = {"resolution": (64, 64)}  # CNNs at a reduced input: every op kind as at 224, a twelfth of the work
+
+ZOO: tuple[Entry, ...] = (
+    # timm: a ViT with fused attention, windowed attention, depthwise and squeeze-excite CNNs
+    Entry("timm-vit-tiny", "timm:vit_tiny_patch16_224", "timm's fused SDPA attention, its Linear subclass"),
+    Entry("timm-deit-tiny-distilled", "timm:deit_tiny_distilled_patch16_224", "two tokens and two heads"),
+    Entry("timm-swin-tiny", "timm:swin_tiny_patch4_window7_224", "windowed attention with a relative position bias"),
+    Entry("timm-convnext-atto", "timm:convnext_atto", "depthwise 7x7 convs, LayerNorm over channels", SQUARE),
+    Entry("timm-resnet18", "timm:resnet18", "convs, batch norm, a max pool", SQUARE),
+    Entry("timm-efficientnet-b0", "timm:efficientnet_b0", "depthwise convs, squeeze-excite, SiLU", SQUARE),
+    Entry("timm-mobilenetv3-small", "timm:mobilenetv3_small_100", "hard-swish, squeeze-excite, timm's Linear", SQUARE),
+    Entry("timm-mixer-s16", "timm:mixer_s16_224", "token-mixing MLPs: a Linear over the token axis"),
+    # torchvision: MHA's fused fast path, a shifted-window transformer, CNNs, a detection backbone
+    Entry("torchvision-vit-small", _here("small_vit"), "nn.MultiheadAttention's fused fast path in eval"),
+    Entry("torchvision-swin-t", "torchvision:swin_t", "shifted windows computed with F.linear in its forward"),
+    Entry("torchvision-mobilenet-v3-small", "torchvision:mobilenet_v3_small", "hard-swish, squeeze-excite", SQUARE),
+    Entry("torchvision-regnet-y-400mf", "torchvision:regnet_y_400mf", "grouped convs, squeeze-excite", SQUARE),
+    Entry("torchvision-resnet18-fpn", _here("fpn_backbone"), "a detection backbone: a pyramid, nearest upsampling"),
+    # diffusers transformers at tiny widths
+    Entry(
+        "diffusers-flux-tiny",
+        "diffusers:FluxTransformer2DModel",
+        "joint and single blocks, RoPE, guidance",
+        {"config": "flux-tiny.json", "resolution": (64, 64), "text_tokens": 8},
+    ),
+    Entry(
+        "diffusers-sd3-tiny",
+        "diffusers:SD3Transformer2DModel",
+        "joint attention, a last block with no text out",
+        {"config": "sd3-tiny.json", "resolution": (64, 64), "text_tokens": 8},
+    ),
+    Entry(
+        "diffusers-dit-tiny",
+        "diffusers:DiTTransformer2DModel",
+        "adaLN-Zero over class labels",
+        {"config": "dit-tiny.json", "resolution": (64, 64)},
+    ),
+    Entry(
+        "diffusers-pixart-tiny",
+        "diffusers:PixArtTransformer2DModel",
+        "cross-attention to a caption, adaLN-single",
+        {"config": "pixart-tiny.json", "resolution": (64, 64), "text_tokens": 8},
+    ),
+    # transformers at tiny widths
+    Entry(
+        "transformers-bert-tiny",
+        "transformers:BertModel",
+        "post-norm encoder, a pooler, token types",
+        {"config": "bert-tiny.json", "text_tokens": 16},
+    ),
+    Entry(
+        "transformers-gpt2-tiny",
+        "transformers:GPT2Model",
+        "Conv1D (a transposed linear by addmm)",
+        {"config": "gpt2-tiny.json", "text_tokens": 16},
+    ),
+    Entry("transformers-gpt2-masked", _here("small_gpt2"), "an attention mask whose code reads a value (.item())"),
+    Entry(
+        "transformers-t5-tiny-encoder",
+        "transformers:T5EncoderModel",
+        "relative position bias, gated GELU, RMSNorm",
+        {"config": "t5-tiny-encoder.json", "text_tokens": 16},
+    ),
+    Entry(
+        "transformers-clip-tiny-text",
+        "transformers:CLIPTextModel",
+        "causal mask, quick GELU",
+        {"config": "clip-tiny-text.json", "text_tokens": 16},
+    ),
+    Entry("transformers-vit-tiny", _here("hf_vit"), "a conv patch embedding, its own attention, a pooler"),
+    # user-style modules
+    Entry("user-mha-lstm", _here("mha_lstm"), "nn.MultiheadAttention, an LSTM and an einsum"),
+    Entry("user-einsum-attention", _here("einsum_attention"), "QK^T and attn@V as einsums, then a GRU"),
+    Entry("user-conv-mix", _here("conv_mix"), "grouped, depthwise, transposed convs, upsampling, a custom Function"),
+    Entry("user-unlike-list", _here("unlike_list"), "a ModuleList of unlike layers (diffusers' ff.net, to_out)"),
+    Entry("user-nn-transformer", _here("transformer_layers"), "nn.Transformer: the encoder layer's fused op"),
+)
+BY_NAME = {e.name: e for e in ZOO}
+
+
+def names(pattern: str) -> list[str]:
+    """The zoo's specs ('zoo:NAME') whose name matches a shell pattern ('zoo:*', 'zoo:timm-*')."""
+    return [f"zoo:{e.name}" for e in ZOO if fnmatch.fnmatchcase(f"zoo:{e.name}", pattern)]
