@@ -196,9 +196,9 @@ def logged_ops(stack: LoggedStack, unit: Unit) -> list[Item]:
 
 
 def bias_of_addmm(name: str, args: tuple, kwargs: dict) -> int:
-    """What a library's addmm rule (ptflops', calflops') adds for the bias: numel(input) unless beta is 0; 0 for
-    any other op."""
-    if not name.endswith("addmm") or not args or kwargs.get("beta", 1) == 0:
+    """What a library's addmm rule (ptflops', calflops'; ptflops' baddbmm too) adds for the bias: numel(input)
+    unless beta is 0; 0 for any other op."""
+    if not name.endswith(("addmm", "baddbmm")) or not args or kwargs.get("beta", 1) == 0:
         return 0
     return int(args[0].numel()) if hasattr(args[0], "numel") else 0
 

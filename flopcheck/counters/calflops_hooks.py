@@ -102,9 +102,10 @@ def run(model, inputs) -> Measurement:
         extra.add(path, flops, calls=1, where=Mechanism.MODULE, type=cls)
     for label in dict.fromkeys(b for b, _ in biases):
         extra.add(label, sum(f for b, f in biases if b == label), where=Mechanism.FUNCTIONAL)
-    moved = sum(f for _, f in biases)  # out of the addmm item, into its bias items: the total is the same
-    detail = tuple(
-        replace(i, flops=i.flops - moved, reported=i.reported - moved) if i.name == "addmm" else i for i in m.detail
+    moved = {op: sum(f for b, f in biases if b.split(".")[0] == op) for op in ("addmm", "baddbmm")}
+    detail = tuple(  # out of the op's item, into its bias items: the total is the same
+        replace(i, flops=i.flops - moved[i.name], reported=i.reported - moved[i.name]) if i.name in moved else i
+        for i in m.detail
     )
     return replace(m, detail=detail + tuple(extra.items))
 
@@ -113,11 +114,13 @@ _ADDMM_RULES = ("_addmm_flops_compute", "_tensor_addmm_flops_compute")
 
 
 def _bias_recording(rule, biases: list):
-    """calflops' addmm rule, also recording the bias it adds (numel of the input) under its detail label."""
+    """calflops' addmm rule, also recording the bias it adds (numel of the input) under its detail label: torch.baddbmm
+    shares Tensor.addmm's rule, told apart by its 3-D operands."""
 
     def recorded(input, *args, **kwargs):
-        if bias := bias_of_addmm("addmm", (input, *args), kwargs):  # 0 when beta is 0
-            biases.append((bias_label("addmm", input), bias))
+        name = "baddbmm" if args and getattr(args[0], "dim", lambda: 2)() == 3 else "addmm"
+        if bias := bias_of_addmm(name, (input, *args), kwargs):  # 0 when beta is 0
+            biases.append((bias_label(name, input), bias))
         return rule(input, *args, **kwargs)
 
     return recorded

@@ -12,18 +12,22 @@ from flopcheck.counters.base import Detail, Measurement, keyword_inputs, recordi
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import op_work
 from flopcheck.reconciler.parts import Part, bare, split
+from flopcheck.reconciler.rnn import input_bias_apart
 from flopcheck.types import Count, Unit, Work
 
 
 def read(count: Count, ref) -> list[Part]:
     """ptflops' aten formulas add the bias: addmm = m*k*n + m*n, convolution = ... + numel(out), the bias adds the
-    exact count's outside the modules whose fused op ptflops never saw (MultiheadAttention's fast path); the rest of
+    exact count's outside the modules whose fused op ptflops never saw (MultiheadAttention's fast path), less a
+    batch-first GRU's input bias, which CPU adds apart from its mm; the rest of
     an op is the work its name did there (matched against the reference's work, so the residual checks it)."""
     parts = []
     hidden = K.fused_roots(count, ref)
+    apart = input_bias_apart(ref)  # a batch-first GRU's b_ih, which CPU adds after an mm (reconciler.rnn)
     for i in count.detail:
         op = bare(i.name)
         bias = 2 * ref.bias_elements(op=op, outside=hidden) if op in ("addmm", "convolution") else 0
+        bias -= 2 * apart if op == "addmm" else 0
         work = op_work(i.name, ref, hidden)
         parts += split(i.name, i.flops, [(Work.BIAS, bias), (work, i.flops - bias)])
     return parts

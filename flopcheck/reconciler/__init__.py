@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
-from flopcheck.types import BySpace, Count, Evidence, Finding, Reconciliation, Unit
+from flopcheck.types import BySpace, Count, Evidence, Finding, Mechanism, Reconciliation, Unit
 
 if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconciliation needs it
     from flopcheck.reconciler.reference import Reference
@@ -74,14 +74,20 @@ def _reconciliation(count: Count, ref: Reference, **fields: Any) -> Reconciliati
 
 
 def white_box(count: Count, ref: Reference) -> Reconciliation:
-    """Reconcile a count that has per-op or per-module detail (a per-sample count's detail read x its samples)."""
+    """Reconcile a count that has per-op or per-module detail (a per-sample count's module items read x its samples:
+    ptflops divides its modules' sum by the batch and adds its patched functionals' whole)."""
     n = count.samples_divided
     assert count.flops is not None
-    whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) for i in count.detail)) if n > 1 else count
+    divided = [i for i in count.detail if i.where is Mechanism.MODULE]
+    ids = set(map(id, divided))
+    whole = count
+    if n > 1:
+        whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) if id(i) in ids else i for i in count.detail))
     ev = K.Evidence(whole, ref, reading_of(count)(whole, ref))
     findings = K.detect(ev)
-    if n > 1:  # the library's division by the batch, exactly: its number x (1 - n)
-        findings.append(K.PER_SAMPLE_REPORTED.finding(count.flops - count.flops * n, f"divided by {n} samples"))
+    if n > 1:  # the library's division by the batch, exactly: its modules' sum x (1 - n)
+        share = sum(i.flops for i in divided if i.in_total)
+        findings.append(K.PER_SAMPLE_REPORTED.finding(share - share * n, f"its modules divided by {n} samples"))
     residual = _residual(count, ref.total, findings)
     return _closed(count, ref, findings, residual, K.residual_evidence(ev, residual), Evidence.WHITE_BOX)
 

@@ -611,7 +611,8 @@ def _linear_twice(ev: Evidence) -> Finding | None:
 
 
 def residual_evidence(ev: Evidence, residual: int) -> str:
-    """FC901's evidence: where the residual sits, which matched work differs from the reference, what was left over."""
+    """FC901's evidence: where the residual sits (what of the counter's detail no work matched; else which matched
+    work differs from the reference's) and why it is left."""
     gaps = {
         "linear": ev.flops(Work.LINEAR)
         - ev.ref.linear
@@ -619,6 +620,8 @@ def residual_evidence(ev: Evidence, residual: int) -> str:
         "conv": ev.flops(Work.CONV) - ev.ref.kinds(Kind.CONV),
         "left over": sum(p.flops for p in ev.unexplained()),
     }
+    if gaps["left over"]:  # the counter's own items that no work matched: the residual sits there
+        gaps = {"left over": gaps["left over"]}
     said = ", ".join(f"{k} {v:+,}" for k, v in gaps.items() if v)
     why = f"no modelled rule of {ev.count.counter} accounts for it" + _same_size(ev.ref, abs(residual))
     return f"residual {residual:+,} FLOPs" + (f": {said}" if said else "") + f"; {why}"

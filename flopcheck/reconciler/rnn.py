@@ -51,7 +51,7 @@ def rnn_parts(item: Item, count: Count, ref: Reference, rule: RnnRule) -> list[P
     layer = ref.layers.get(item.name)
     if layer is None or layer.rnn is None or (n := steps(ref, item.name)) is None:
         return None
-    kind, _inputs, h, layers, _bias, dirs = layer.rnn
+    kind, _inputs, h, layers, _bias, dirs, _batch_first = layer.rnn
     cells = n * layers * dirs  # one cell update per layer, direction and step
     per = 2 if count.unit is Unit.MAC else 1  # a MAC counter's ops read as FLOPs
     components: list[tuple[Any, int]] = [(Work.LINEAR, ref.per_instance(item.name))]
@@ -63,4 +63,19 @@ def rnn_parts(item: Item, count: Count, ref: Reference, rule: RnnRule) -> list[P
     return split(item.name, item.flops, components)
 
 
-__all__ = ["GATES", "RnnRule", "rnn_parts", "steps"]
+def input_bias_apart(ref: Reference) -> int:
+    """Bias elements that CPU adds apart from a matmul in a batch-first GRU or RNN of more than one sample: it projects
+    the first layer's whole input at once, and the (T, N, in) view of a batch-first input is not contiguous, so that
+    is mm and then b_ih added (a later layer's input, and one sample's, are contiguous: addmm). N*T x gates x h per
+    direction. An LSTM runs as one oneDNN op there, not so."""
+    out = 0
+    for path, layer in ref.layers.items():
+        if layer.rnn is None or layer.rnn[0] not in ("GRU", "RNN") or not layer.rnn[4] or not layer.rnn[6]:
+            continue
+        n = steps(ref, path)
+        if n is not None and ref.leading(path) > 1:
+            out += n * GATES[layer.rnn[0]] * layer.rnn[2] * layer.rnn[5]
+    return out
+
+
+__all__ = ["GATES", "RnnRule", "input_bias_apart", "rnn_parts", "steps"]

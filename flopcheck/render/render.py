@@ -269,7 +269,9 @@ def _closure_cell(r: dict | None) -> str:
         return "-"
     if r["error"]:
         e = r["error"]
-        return "not installed" if e.startswith("unavailable") else "library's limit" if "library's limit" in e else "error"
+        if e.startswith("unavailable"):
+            return "not installed"
+        return "library's limit" if "library's limit" in e else "error"
     return "closed" if r["closed"] else f"residual {commas(r['residual_flops'])}"
 
 

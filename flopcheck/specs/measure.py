@@ -24,7 +24,8 @@ class Layer:
     heads: int | None = None
     head_dim: int | None = None
     subclass_of: str | None = None  # the torch.nn layer a class from elsewhere subclasses (timm's Linear: 'Linear')
-    rnn: tuple | None = None  # a recurrent layer's (kind, input_size, hidden_size, layers, bias, directions)
+    # a recurrent layer's (kind, input_size, hidden_size, layers, bias, directions, batch_first)
+    rnn: tuple | None = None
     transposed_groups: int | None = None  # a transposed convolution's groups (None: not one)
     # a transposed convolution's (kernel, stride, padding, dilation, output_padding), each per spatial dimension
     transposed: tuple | None = None
@@ -73,15 +74,17 @@ _GATED = {"LSTM": "LSTM", "GRU": "GRU", "RNN_TANH": "RNN", "RNN_RELU": "RNN"}  #
 
 
 def _recurrent(m) -> tuple | None:
-    """An RNN/LSTM/GRU layer or cell's (kind, input_size, hidden_size, layers, bias, directions), else None."""
+    """An RNN/LSTM/GRU layer or cell's (kind, input_size, hidden_size, layers, bias, directions, batch_first), else
+    None."""
     from torch import nn
 
     if isinstance(m, nn.RNNBase):
         dirs = 2 if m.bidirectional else 1
-        return (_GATED.get(m.mode, m.mode), m.input_size, m.hidden_size, m.num_layers, bool(m.bias), dirs)
+        kind = _GATED.get(m.mode, m.mode)
+        return (kind, m.input_size, m.hidden_size, m.num_layers, bool(m.bias), dirs, bool(m.batch_first))
     if isinstance(m, nn.RNNCellBase):
         kind = type(m).__name__.removesuffix("Cell") if isinstance(m, (nn.LSTMCell, nn.GRUCell)) else "RNN"
-        return (kind, m.input_size, m.hidden_size, 1, bool(m.bias), 1)
+        return (kind, m.input_size, m.hidden_size, 1, bool(m.bias), 1, False)
     return None
 
 

@@ -79,6 +79,15 @@ ZOO: tuple[Entry, ...] = (
         "cross-attention to a caption, adaLN-single",
         {"config": "pixart-tiny.json", "resolution": (64, 64), "text_tokens": 8},
     ),
+    Entry(
+        "diffusers-unet-tiny", _here("unet_tiny"), "Stable Diffusion's UNet: ResNet blocks, cross-attention, resampling"
+    ),
+    Entry(
+        "diffusers-vae-tiny-decode",
+        "diffusers:AutoencoderKL.decode",
+        "a VAE decoder: GroupNorm, a mid-block attention, nearest upsampling",
+        {"config": "vae-tiny.json", "resolution": (32, 32)},
+    ),
     # transformers at tiny widths
     Entry(
         "transformers-bert-tiny",
@@ -106,12 +115,20 @@ ZOO: tuple[Entry, ...] = (
         {"config": "clip-tiny-text.json", "text_tokens": 16},
     ),
     Entry("transformers-vit-tiny", _here("hf_vit"), "a conv patch embedding, its own attention, a pooler"),
+    Entry(
+        "transformers-llama-tiny",
+        "transformers:LlamaModel",
+        "grouped-query attention, RoPE, SwiGLU, RMSNorm",
+        {"config": "llama-tiny.json", "text_tokens": 16},
+    ),
     # user-style modules
     Entry("user-mha-lstm", _here("mha_lstm"), "nn.MultiheadAttention, an LSTM and an einsum"),
     Entry("user-einsum-attention", _here("einsum_attention"), "QK^T and attn@V as einsums, then a GRU"),
     Entry("user-conv-mix", _here("conv_mix"), "grouped, depthwise, transposed convs, upsampling, a custom Function"),
     Entry("user-unlike-list", _here("unlike_list"), "a ModuleList of unlike layers (diffusers' ff.net, to_out)"),
     Entry("user-nn-transformer", _here("transformer_layers"), "nn.Transformer: the encoder layer's fused op"),
+    Entry("user-bmm-attention", _here("bmm_attention"), "attention by torch.baddbmm and torch.bmm, a BatchNorm1d"),
+    Entry("user-sequence-net", _here("sequence_net"), "an embedding, dilated Conv1d, a bidirectional 2-layer GRU"),
 )
 BY_NAME = {e.name: e for e in ZOO}
 
