@@ -459,6 +459,8 @@ class ExactCount:
     einsums: tuple[EinsumCall, ...] = field(default=(), compare=False)
     # exact path of a MultiheadAttention -> (query length, key length, called with one tensor as query, key and value)
     mha: dict[str, tuple[int, int, bool]] = field(default_factory=dict, compare=False)
+    # normalised path (with its 'qk'/'av' suffix) -> FLOPs counted inside F.scaled_dot_product_attention calls
+    sdpa: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def total(self) -> int:

@@ -35,7 +35,7 @@ def _attention_rule(i: Item, ref) -> list[Part]:
     and Tk from its call). MultiheadAttention's hook adds its projections (the exact count's at that path) and
     their biases: in_proj (Tq + 2Tk)*d, out_proj Tq*d."""
     attention = ref.per_instance(i.name, ("qk", "av"))
-    layer, n = ref.layers[i.name], ref.batch
+    layer, n = ref.layers[i.name], ref.leading(i.name)  # its rows: MobileViT runs B x patch-area sequences
     h, e = layer.heads, layer.head_dim
     if h is None or e is None:  # a module that states no heads: its attention matches, the rest is left over
         return split(i.name, i.flops, [(Work.ATTENTION, attention)])

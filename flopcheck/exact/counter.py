@@ -77,6 +77,14 @@ def _adds_a_bias(func, args) -> bool:
     )
 
 
+def _summed(pairs) -> dict[str, int]:
+    """(key, value) pairs summed per key."""
+    out: dict[str, int] = defaultdict(int)
+    for k, v in pairs:
+        out[k] += v
+    return dict(out)
+
+
 def _repeats(module: nn.Module) -> bool:
     """A ModuleList of blocks of one class (a transformer's blocks): its children share one normalised path. A list
     of unlike layers (diffusers' ff.net = [GELU, Dropout, Linear]) keeps each child's own index."""
@@ -141,6 +149,35 @@ class _Einsums:
         torch.einsum = torch.functional.einsum = self._saved  # type: ignore[assignment]
 
 
+class _Sdpa:
+    """While entered, F.scaled_dot_product_attention notes the counted events of each call: the attention that runs
+    as one fused kernel on a device (a counter with no formula for it sees none of it), whatever meta ran it as."""
+
+    def __init__(self, events: list) -> None:
+        self.events = events
+        self.calls: list[list] = []
+        self._saved: Callable | None = None
+
+    def __enter__(self) -> _Sdpa:
+        import torch.nn.functional as F
+
+        self._saved = original = F.scaled_dot_product_attention
+
+        def sdpa(*args: Any, **kwargs: Any) -> Any:
+            before = len(self.events)
+            out = original(*args, **kwargs)
+            self.calls.append(self.events[before:])
+            return out
+
+        F.scaled_dot_product_attention = sdpa
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        import torch.nn.functional as F
+
+        F.scaled_dot_product_attention = self._saved
+
+
 _PLUGINS: list = []
 
 
@@ -172,6 +209,7 @@ class ExactCounter(TorchDispatchMode):
         self._leading: dict[str, int] = {}  # exact path -> its module's output's first dimension (first call)
         self._outputs: dict[str, tuple[int, ...]] = {}  # exact path -> its module's output's shape (first call)
         self._einsums = _Einsums(self._events)
+        self._sdpa = _Sdpa(self._events)
         self._mha: dict[str, tuple[int, int, bool]] = {}  # exact path -> (query length, key length, self-attention)
 
     # -- module tracking ------------------------------------------------------------------------
@@ -186,10 +224,12 @@ class ExactCounter(TorchDispatchMode):
                     hook = lambda m, a, kw, f=frame: self._mha_call(f, m, a, kw)  # noqa: E731
                     self._hooks.append(module.register_forward_pre_hook(hook, with_kwargs=True))
         self._einsums.__enter__()
+        self._sdpa.__enter__()
         return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
         self._einsums.__exit__(*exc)
+        self._sdpa.__exit__(*exc)
         _eager_flex_attention(self._flex)
         for hook in self._hooks:
             hook.remove()
@@ -361,6 +401,7 @@ class ExactCounter(TorchDispatchMode):
             outputs=dict(self._outputs),
             einsums=einsums,
             mha=dict(self._mha),
+            sdpa=_summed((join(e.frame.norm_path, e.suffix), e.flops) for call in self._sdpa.calls for e in call),
         )
 
 

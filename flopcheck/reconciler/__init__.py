@@ -78,6 +78,15 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
     ptflops divides its modules' sum by the batch and adds its patched functionals' whole)."""
     n = count.samples_divided
     assert count.flops is not None
+    again = [
+        i
+        for i in count.detail
+        if count.counter in K.SUMS_PER_PATH and i.where is Mechanism.MODULE and i.name in ref.aliases and i.in_total
+    ]
+    if again:  # a shared module summed again at each later path of it: named, and read at its first path only
+        count = replace(count, detail=tuple(i for i in count.detail if not any(i is a for a in again)))
+    elif ref.aliases:  # a shared module listed once per call at each path: read at its one path, the rows merged
+        count = replace(count, detail=tuple(replace(i, name=ref.aliases.get(i.name, i.name)) for i in count.detail))
     divided = [i for i in count.detail if i.where is Mechanism.MODULE]
     ids = set(map(id, divided))
     whole = count
@@ -85,6 +94,11 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
         whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) if id(i) in ids else i for i in count.detail))
     ev = K.Evidence(whole, ref, reading_of(count)(whole, ref))
     findings = K.detect(ev)
+    if again:
+        paths = ", ".join(sorted({ref.aliases[i.name] for i in again})[:3])
+        findings.append(
+            K.SHARED_MODULE_PER_PATH.finding(sum(i.flops for i in again), f"{len(again)} more paths of {paths}")
+        )
     if n > 1:  # the library's division by the batch, exactly: its modules' sum x (1 - n)
         share = sum(i.flops for i in divided if i.in_total)
         findings.append(K.PER_SAMPLE_REPORTED.finding(share - share * n, f"its modules divided by {n} samples"))

@@ -250,6 +250,17 @@ UPSAMPLING_COUNTED = cause(
     "(thop); interpolation has no multiply-adds of weights",
     "leave resampling out of a multiply-add count, or state the convention",
 )
+SHARED_MODULE_PER_PATH = cause(
+    "FC311",
+    "shared-module-counted-per-path",
+    "one module reachable at several paths (CoaT's conv position encodings, shared by a stage's blocks) was summed "
+    "at each path: the counter walks the module tree, so the same module's count enters its total once per path",
+    "sum each module object once (model.modules() does), not once per path in the tree",
+)
+# the counters whose total walks the module tree by path, so a shared module's count enters it once per path (thop:
+# its profile sums total_ops over each module's _modules, duplicates too); a counter that lists a row per call
+# (torchinfo) is read as it is
+SUMS_PER_PATH = {"thop_hooks"}
 PER_SAMPLE_COUNTED_PER_TOKEN = cause(
     "FC401",
     "per-sample-counted-per-token",
@@ -551,17 +562,37 @@ def _attention(ev: Evidence) -> Finding | None:
         for c, skip in _attention_skips(ev):
             return c.finding(-(score + value), f"skipped {skip.name} x{skip.calls}")
         return None
-    fused = [r.flops for r in ref.inside(fast_path_roots(ref)) if r.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)]
-    rest = score + value - sum(fused)
     attention_op = [s for c, s in _attention_skips(ev) if c is FUSED_ATTENTION_UNCOUNTED]
-    if fused and rest and counted == sum(fused) and attention_op:  # the fast path's own matmuls counted, SDPA not
-        said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention outside the fused fast paths"
-        return FUSED_ATTENTION_UNCOUNTED.finding(-rest, said)
+    fused = _sdpa_attention(ref)
+    if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
+        said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention run by SDPA"
+        return FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
     if counted == score:
         return ATTN_V_MISSING.finding(-value, "attention counted equals QK^T alone")
     if counted == value:
         return QK_MISSING.finding(-score, "attention counted equals attn@V alone")
     return None
+
+
+@detects(MATMUL_OPERATOR_UNPATCHED)
+def _free_matmuls(ev: Evidence) -> Finding | None:
+    """Matmuls of two activations the exact count could not call attention (CaiT's talking heads mix the scores
+    through a Linear between QK^T and the softmax) that the counter never saw: its skipped matmul op, and none of
+    that work counted, so the exact count's whole."""
+    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in RNN_OPS]
+    work = ev.ref.kinds(Kind.MATMUL)
+    if not skips or not work or ev.flops(Kind.MATMUL):
+        return None
+    return MATMUL_OPERATOR_UNPATCHED.finding(
+        -work, f"skipped {skips[0].name} x{skips[0].calls}: matmuls of activations"
+    )
+
+
+def _sdpa_attention(ref: Any) -> int:
+    """The exact count's attention FLOPs inside F.scaled_dot_product_attention calls, less those in modules torch's
+    fast path ran whole (there SDPA is inside the fused op, named by FC213)."""
+    roots = fast_path_roots(ref)
+    return sum(f for p, f in ref.exact.sdpa.items() if not any(p == r or p.startswith(r + ".") for r in roots))
 
 
 @detects(CONV_OP_UNCOUNTED)

@@ -9,7 +9,7 @@ give each module's weights, so a library's rule for a layer (weights x batch, sa
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from math import prod
 
@@ -36,6 +36,7 @@ class Reference:
     instances: Counter[str]  # normalised path -> how many modules share it
     tokens: int = 1  # T, for the readings that scale per-sample work by it
     label: str = "formula = exact count"  # what the truth is, in words
+    aliases: dict[str, str] = field(default_factory=dict)  # a shared module's later paths -> its first
 
     @property
     def total(self) -> int:
@@ -122,6 +123,7 @@ def reference_of(measured: Measured, batch: int = 1) -> Reference:
         Counter(measured.norm_path.values()),
         tokens=1,
         label="exact count",
+        aliases=measured.aliases,
     )
 
 

@@ -341,7 +341,21 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
         norm,
         block_lists(model, count.by_path()),
         batch=batch,
+        aliases=aliases_of(model),
     )
+
+
+def aliases_of(model) -> dict[str, str]:
+    """A module shared at several paths (one object, two names): each later path -> the first, the path its frame
+    and its Layer have (a counter that lists it once per path is read at that one)."""
+    first: dict[int, str] = {}
+    out = {}
+    for path, m in model.named_modules(remove_duplicate=False):
+        if id(m) in first:
+            out[path] = first[id(m)]
+        else:
+            first[id(m)] = path
+    return out
 
 
 @dataclass(frozen=True)
@@ -358,6 +372,7 @@ class Measured:
     blocks: tuple[BlockList, ...] = ()
     training: object = None  # exact.training.TrainingCount, when measured with training
     batch: int | None = None  # samples in its input: the first dimension of its first tensor (None: no tensor)
+    aliases: dict = field(default_factory=dict)  # a shared module's later paths -> its first (aliases_of)
 
     def to_dict(self) -> dict:
         """JSON-ready, for the parent (from_dict reads it back)."""
@@ -392,9 +407,11 @@ class Measured:
             "uncounted": uncounted,
             "layers": {p: asdict(layer) for p, layer in self.layers.items()},
             "norm_path": self.norm_path,
+            "aliases": self.aliases,
             "leading": self.exact.leading,
             "outputs": {p: list(s) for p, s in self.exact.outputs.items()},
             "mha": {p: list(v) for p, v in self.exact.mha.items()},
+            "sdpa": self.exact.sdpa,
             "einsums": [
                 [eq, [list(x) for x in shapes], [list(k) for k in kinds]] for eq, shapes, kinds in self.exact.einsums
             ],
@@ -452,6 +469,7 @@ class Measured:
                 for eq, shapes, kinds in d.get("einsums", ())
             ),
             mha={p: (int(q), int(k), bool(one)) for p, (q, k, one) in d.get("mha", {}).items()},
+            sdpa={p: int(f) for p, f in d.get("sdpa", {}).items()},
         )
         return cls(
             text,
@@ -464,6 +482,7 @@ class Measured:
             tuple(BlockList(**b) for b in d["blocks"]),
             step,
             d.get("batch"),
+            dict(d.get("aliases", {})),
         )
 
     def breakdown(self) -> Breakdown:

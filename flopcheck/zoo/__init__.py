@@ -48,6 +48,13 @@ ZOO: tuple[Entry, ...] = (
     Entry("timm-efficientnet-b0", "timm:efficientnet_b0", "depthwise convs, squeeze-excite, SiLU", SQUARE),
     Entry("timm-mobilenetv3-small", "timm:mobilenetv3_small_100", "hard-swish, squeeze-excite, timm's Linear", SQUARE),
     Entry("timm-mixer-s16", "timm:mixer_s16_224", "token-mixing MLPs: a Linear over the token axis"),
+    Entry(
+        "timm-xcit-nano", "timm:xcit_nano_12_p16_224", "cross-covariance attention by matmul, class attention by SDPA"
+    ),
+    Entry("timm-mobilevit-xxs", "timm:mobilevit_xxs", "attention over B x patch-area sequences inside a CNN"),
+    Entry(
+        "timm-cait-xxs24", "timm:cait_xxs24_224", "talking heads (a Linear between QK^T and the softmax), LayerScale"
+    ),
     # torchvision: MHA's fused fast path, a shifted-window transformer, CNNs, a detection backbone
     Entry("torchvision-vit-small", _here("small_vit"), "nn.MultiheadAttention's fused fast path in eval"),
     Entry("torchvision-swin-t", "torchvision:swin_t", "shifted windows computed with F.linear in its forward"),
