@@ -459,6 +459,9 @@ class ExactCount:
     einsums: tuple[EinsumCall, ...] = field(default=(), compare=False)
     # exact path of a MultiheadAttention -> (query length, key length, called with one tensor as query, key and value)
     mha: dict[str, tuple[int, int, bool]] = field(default_factory=dict, compare=False)
+    # exact path (with its suffix) -> FLOPs counted there: each module's own, where a normalised path groups several
+    by_module: dict[str, int] = field(default_factory=dict, compare=False)
+    bias_by_module: dict[str, int] = field(default_factory=dict, compare=False)  # exact path -> bias elements there
     # normalised path (with its 'qk'/'av' suffix) -> FLOPs counted inside F.scaled_dot_product_attention calls
     sdpa: dict[str, int] = field(default_factory=dict, compare=False)
 

@@ -419,3 +419,42 @@ def test_talking_heads_matmuls_that_calflops_never_sees_are_named():
     error = _runs(cait)["torch_dispatch"]["error"]
     assert error.startswith("torch cannot count this model: it failed in its own code (torch/autograd/graph.py:")
     assert "the library's limit" in error and "\n" not in error
+
+
+# user-shared-module: one Conv2d(4, 4, 3, padding=1) at conv, blocks.0.conv and blocks.1.conv, called once by each
+# block on x (1, 4, 8, 8): 2 calls x 2 x 64 positions x 4 x 4 x 9 = 36,864 FLOPs; its bias 2 calls x 4 x 64 = 512 adds
+SHARED = "zoo:user-shared-module"
+
+
+def test_a_module_shared_at_three_paths_is_read_once_and_its_recounts_named():
+    by = _runs(SHARED)
+    assert {r["reference_flops"] for r in by.values()} == {36_864}
+    # thop hooks it at each of its 3 paths (each call counted 3 times, no bias) and sums it at each: 9 x 36,864
+    assert _findings(SHARED, "thop_hooks")["FC311"] == 9 * 36_864 - 36_864
+    # ptflops hooks it once, its bias a MAC an element (36,864 + 2 x 512 = 37,888), and sums it at each path
+    assert _findings(SHARED, "ptflops_pytorch")["FC311"] == 2 * 37_888
+    # calflops: its bias 1 FLOP an element (36,864 + 512 = 37,376), its get_module_flops walks children per path
+    # (before, a crash reading thop's item at conv, a path no frame had: each block's call overwrote the frame)
+    assert _findings(SHARED, "calflops_hooks")["FC311"] == 2 * 37_376
+    for counter in ("torch_profiler", "torch_dispatch", "fvcore_jit", "ptflops_aten", "torchinfo_summary"):
+        assert "FC311" not in _findings(SHARED, counter), counter
+    assert _open(SHARED) == []
+
+
+def test_a_reading_that_fails_loses_only_that_counters_reading(monkeypatch):
+    from flopcheck.counters import COUNTERS
+    from flopcheck.reconciler import reconcile
+    from flopcheck.subject import resolve
+
+    def boom(count, ref):
+        raise KeyError("conv")
+
+    subject = resolve(SHARED)
+    thop, profiler = subject.counts(["thop_hooks", "torch_profiler"])
+    monkeypatch.setitem(COUNTERS, "thop_hooks", replace(COUNTERS["thop_hooks"], reader=boom))
+    failed, kept = reconcile(thop, subject.reference()), reconcile(profiler, subject.reference())
+    assert failed.error == (
+        "flopcheck could not read thop_hooks's count of this model (KeyError: 'conv'): "
+        "a flopcheck bug, please report it"
+    )
+    assert failed.residual is None and kept.residual == 0 and kept.error is None

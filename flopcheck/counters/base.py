@@ -155,6 +155,19 @@ def module_types(model) -> dict[str, str]:
     return {name: type(m).__name__ for name, m in model.named_modules()}
 
 
+def later_paths(model) -> list[tuple[str, object]]:
+    """(path, module) for each later path of a module shared at several paths, topmost only (a shared module's
+    children at its later path are inside it)."""
+    seen, out = set(), []
+    for path, m in model.named_modules(remove_duplicate=False):
+        if any(path.startswith(p + ".") for p, _ in out):
+            continue
+        if id(m) in seen:
+            out.append((path, m))
+        seen.add(id(m))
+    return out
+
+
 class _LoggedFrame(list):
     """One module's list of (op name, value) in a DeepSpeed-style profiler, logged as it fills."""
 

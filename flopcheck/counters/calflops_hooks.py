@@ -2,7 +2,8 @@
 methods, summed per module. It returns (flops, macs, params); the FLOPs figure is reported.
 
 Detail: every patched call, by functional name, logged from calflops' own module stack, and what each of its
-module hooks (its RNN rules) added, by module path.
+module hooks (its RNN rules) added, by module path; a module shared at several paths, what its total summed again
+at each later path (calflops' get_module_flops walks children, per path).
 Skipped: the aten ops that ran outside any patched functional (rebuilt by an op recorder that
 notes which ops ran inside a logged call), e.g. '@' and fused attention when it patches neither.
 """
@@ -12,7 +13,15 @@ from __future__ import annotations
 from dataclasses import replace
 
 from flopcheck.counters import counter
-from flopcheck.counters.base import Detail, Measurement, bias_label, bias_of_addmm, read_deepspeed_style, run_logged
+from flopcheck.counters.base import (
+    Detail,
+    Measurement,
+    bias_label,
+    bias_of_addmm,
+    later_paths,
+    read_deepspeed_style,
+    run_logged,
+)
 from flopcheck.reconciler.classify import read_bias
 from flopcheck.reconciler.einsum import calflops_rule, einsum_parts
 from flopcheck.reconciler.parts import Part
@@ -86,19 +95,23 @@ def run(model, inputs) -> Measurement:
 
     hooked: list[tuple[str, str, int]] = []
     biases: list[tuple[str, int]] = []
+    again: list[tuple[str, str, int]] = []
     saved = dict(pytorch_ops.MODULE_HOOK_MAPPING)  # calculate_pipline holds this same dict
     rules = {n: getattr(pytorch_ops, n) for n in _ADDMM_RULES}
     pytorch_ops.MODULE_HOOK_MAPPING.update(_recording(saved, {id(m): p for p, m in model.named_modules()}, hooked))
     for n, rule in rules.items():  # read by name when calflops patches torch.addmm and Tensor.addmm
         setattr(pytorch_ops, n, _bias_recording(rule, biases))
+    total = calculate_pipline.CalFlopsPipline.get_total_flops
+    calculate_pipline.CalFlopsPipline.get_total_flops = _per_path_recording(total, model, again)
     try:
         m = run_logged(calculate_pipline, call, "no calflops patch covers it: counted 0")
     finally:
+        calculate_pipline.CalFlopsPipline.get_total_flops = total
         pytorch_ops.MODULE_HOOK_MAPPING.update(saved)
         for n, rule in rules.items():
             setattr(pytorch_ops, n, rule)
     extra = Detail(Unit.FLOP)
-    for path, cls, flops in hooked:
+    for path, cls, flops in hooked + again:
         extra.add(path, flops, calls=1, where=Mechanism.MODULE, type=cls)
     for label in dict.fromkeys(b for b, _ in biases):
         extra.add(label, sum(f for b, f in biases if b == label), where=Mechanism.FUNCTIONAL)
@@ -111,6 +124,18 @@ def run(model, inputs) -> Measurement:
 
 
 _ADDMM_RULES = ("_addmm_flops_compute", "_tensor_addmm_flops_compute")
+
+
+def _per_path_recording(get_total, model, again: list):
+    """calflops' get_total_flops, also recording (later path, class, FLOPs) for each module shared at several paths:
+    its sum enters the total again at each later path."""
+    from calflops.utils import get_module_flops
+
+    def recorded(self, as_string=False):
+        again.extend((path, type(m).__name__, get_module_flops(m)) for path, m in later_paths(model))
+        return get_total(self, as_string)
+
+    return recorded
 
 
 def _bias_recording(rule, biases: list):

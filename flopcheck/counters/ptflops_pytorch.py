@@ -149,7 +149,7 @@ def run(model, inputs) -> Measurement:
     def capture(flops_model, *args, **kwargs):  # stands in for print_model_with_flops
         batch, hooked = flops_model.__batch_counter__, []
         divided[0] = max(1, int(batch))
-        for path, m in flops_model.named_modules():  # parents before children
+        for path, m in flops_model.named_modules(remove_duplicate=False):  # parents first; a shared one at each path
             if hasattr(m, "__flops__") and pytorch_engine.is_supported_instance(m):
                 reached = not any(p == "" or path.startswith(p + ".") for p in hooked)
                 hooked.append(path)

@@ -92,12 +92,15 @@ def _repeats(module: nn.Module) -> bool:
 
 
 def module_frames(model: nn.Module) -> dict[nn.Module, Frame]:
-    """Every submodule's Frame; children of a ModuleList of one class get '*' in the normalised path."""
+    """Every submodule's Frame, at its first path; children of a ModuleList of one class get '*' in the normalised
+    path."""
     frames = {model: ROOT}
     for _, module in model.named_modules():
         parent = frames[module]
         repeats = _repeats(module)
         for name, child in module.named_children():
+            if child in frames:  # a module shared at several paths keeps its first (named_modules' own order)
+                continue
             seg = "*" if repeats else name
             has_weights = next(child.parameters(recurse=False), None) is not None
             is_leaf = next(child.children(), None) is None
@@ -210,6 +213,7 @@ class ExactCounter(TorchDispatchMode):
         self._outputs: dict[str, tuple[int, ...]] = {}  # exact path -> its module's output's shape (first call)
         self._einsums = _Einsums(self._events)
         self._sdpa = _Sdpa(self._events)
+        self._bias: dict[str, int] = defaultdict(int)  # exact path -> bias elements added there
         self._mha: dict[str, tuple[int, int, bool]] = {}  # exact path -> (query length, key length, self-attention)
 
     # -- module tracking ------------------------------------------------------------------------
@@ -299,6 +303,7 @@ class ExactCounter(TorchDispatchMode):
         if parts.bias_elements:
             self._uncounted[(frame.norm_path, name, Work.BIAS)][0] += 1
             self._uncounted[(frame.norm_path, name, Work.BIAS)][1] += parts.bias_elements
+            self._bias[frame.path] += parts.bias_elements
         if packet in MATMUL_OPS and not frame.is_layer:
             self._free_matmul(name, frame, parts.flops, args, out)
             return
@@ -377,6 +382,8 @@ class ExactCounter(TorchDispatchMode):
         entry = self._uncounted[(frame.norm_path, name, category)]
         entry[0] += 1
         entry[1] += int(written)
+        if category is Work.BIAS:
+            self._bias[frame.path] += int(written)
 
     # -- result ---------------------------------------------------------------------------------
     def result(self, model: str = "", attn: str = "", device: str = "") -> ExactCount:
@@ -401,6 +408,8 @@ class ExactCounter(TorchDispatchMode):
             outputs=dict(self._outputs),
             einsums=einsums,
             mha=dict(self._mha),
+            by_module=_summed((join(e.frame.path, e.suffix), e.flops) for e in self._events),
+            bias_by_module=dict(self._bias),
             sdpa=_summed((join(e.frame.norm_path, e.suffix), e.flops) for call in self._sdpa.calls for e in call),
         )
 

@@ -8,6 +8,7 @@ and the causes' detectors (causes.py) name every difference. Black box: the read
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -73,20 +74,41 @@ def _reconciliation(count: Count, ref: Reference, **fields: Any) -> Reconciliati
     return Reconciliation(**{**base, **fields})
 
 
+def _shared_modules(count: Count, ref: Reference) -> tuple[Count, Finding | None]:
+    """A module shared at k paths. A counter that sums per path (thop, ptflops) holds its count at each of the k paths,
+    FC311; thop hooks it once per path too, so each call counted k times: its first path is read at 1/k of its item,
+    the rest of its k^2 is FC311. Any other counter's rows at a later path are read at its first path, merged."""
+    if not ref.aliases:
+        return count, None
+    if count.counter not in K.SUMS_PER_PATH:
+        return replace(
+            count, detail=tuple(replace(i, name=ref.aliases.get(i.name, i.name)) for i in count.detail)
+        ), None
+    k = Counter(ref.aliases.values())  # first path -> its later paths
+    extra, kept = 0, []
+    for i in count.detail:
+        if i.where is not Mechanism.MODULE or not i.in_total:
+            kept.append(i)
+        elif i.name in ref.aliases:
+            extra += i.flops
+        elif K.SUMS_PER_PATH[count.counter] and i.name in k and i.flops % (k[i.name] + 1) == 0:
+            n = k[i.name] + 1
+            extra += i.flops - i.flops // n
+            kept.append(replace(i, flops=i.flops // n, reported=i.reported / n))
+        else:
+            kept.append(i)
+    if not extra:
+        return count, None
+    said = f"{sum(k.values())} more paths of {', '.join(sorted(k)[:3])}" + (" (+more)" if len(k) > 3 else "")
+    return replace(count, detail=tuple(kept)), K.SHARED_MODULE_PER_PATH.finding(extra, said)
+
+
 def white_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a count that has per-op or per-module detail (a per-sample count's module items read x its samples:
     ptflops divides its modules' sum by the batch and adds its patched functionals' whole)."""
     n = count.samples_divided
     assert count.flops is not None
-    again = [
-        i
-        for i in count.detail
-        if count.counter in K.SUMS_PER_PATH and i.where is Mechanism.MODULE and i.name in ref.aliases and i.in_total
-    ]
-    if again:  # a shared module summed again at each later path of it: named, and read at its first path only
-        count = replace(count, detail=tuple(i for i in count.detail if not any(i is a for a in again)))
-    elif ref.aliases:  # a shared module listed once per call at each path: read at its one path, the rows merged
-        count = replace(count, detail=tuple(replace(i, name=ref.aliases.get(i.name, i.name)) for i in count.detail))
+    count, shared = _shared_modules(count, ref)
     divided = [i for i in count.detail if i.where is Mechanism.MODULE]
     ids = set(map(id, divided))
     whole = count
@@ -94,11 +116,8 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
         whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) if id(i) in ids else i for i in count.detail))
     ev = K.Evidence(whole, ref, reading_of(count)(whole, ref))
     findings = K.detect(ev)
-    if again:
-        paths = ", ".join(sorted({ref.aliases[i.name] for i in again})[:3])
-        findings.append(
-            K.SHARED_MODULE_PER_PATH.finding(sum(i.flops for i in again), f"{len(again)} more paths of {paths}")
-        )
+    if shared is not None:
+        findings.append(shared)
     if n > 1:  # the library's division by the batch, exactly: its modules' sum x (1 - n)
         share = sum(i.flops for i in divided if i.in_total)
         findings.append(K.PER_SAMPLE_REPORTED.finding(share - share * n, f"its modules divided by {n} samples"))
@@ -136,9 +155,14 @@ def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
         return _reconciliation(
             count, ref, reported=None, counter_flops=None, findings=(), residual=None, error=count.error
         )
-    if (count.detail or count.skipped) and count.batch == ref.batch:  # a 0 with its skips is detail too
-        return white_box(count, ref)
-    return black_box(count, ref)
+    detail = (count.detail or count.skipped) and count.batch == ref.batch  # a 0 with its skips is detail too
+    try:
+        return (white_box if detail else black_box)(count, ref)
+    except Exception as e:  # a reading that fails on a model loses this counter's reading only, in one line
+        why = f"flopcheck could not read {count.counter}'s count of this model ({type(e).__name__}: {e})"
+        return _reconciliation(
+            count, ref, findings=(), residual=None, error=f"{why}: a flopcheck bug, please report it"
+        )
 
 
 __all__ = ["Reference", "black_box", "reconcile", "reference_for", "white_box"]

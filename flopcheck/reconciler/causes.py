@@ -253,14 +253,14 @@ UPSAMPLING_COUNTED = cause(
 SHARED_MODULE_PER_PATH = cause(
     "FC311",
     "shared-module-counted-per-path",
-    "one module reachable at several paths (CoaT's conv position encodings, shared by a stage's blocks) was summed "
-    "at each path: the counter walks the module tree, so the same module's count enters its total once per path",
+    "one module reachable at k paths (CoaT's conv position encodings, shared by a stage's blocks) was counted k^2 "
+    "times: the counter hooks it once per path, so each call counts k times, and sums it at each of the k paths",
     "sum each module object once (model.modules() does), not once per path in the tree",
 )
-# the counters whose total walks the module tree by path, so a shared module's count enters it once per path (thop:
-# its profile sums total_ops over each module's _modules, duplicates too); a counter that lists a row per call
-# (torchinfo) is read as it is
-SUMS_PER_PATH = {"thop_hooks"}
+# the counters whose total walks the module tree by path, so a shared module's count enters it once per path, and
+# whether they also hook it once per path (thop's model.apply registers a hook at each; ptflops' once); a counter
+# that lists a row per call (torchinfo) is read at the module's one path
+SUMS_PER_PATH = {"thop_hooks": True, "ptflops_pytorch": False, "calflops_hooks": False}
 PER_SAMPLE_COUNTED_PER_TOKEN = cause(
     "FC401",
     "per-sample-counted-per-token",

@@ -54,7 +54,12 @@ class Reference:
         return self.kinds(*LINEAR_KINDS)
 
     def per_instance(self, path: str, suffixes: tuple[str, ...] = ("",)) -> int:
-        """Exact FLOPs counted at one module (an exact path), suffixes for its parts ('qk', 'av')."""
+        """Exact FLOPs counted at one module (an exact path), suffixes for its parts ('qk', 'av'): its own, where the
+        exact count kept each module's (CoaT's conv_list of 3, 5 and 7 wide kernels shares one normalised path),
+        else its normalised path's share."""
+        own = self.exact.by_module
+        if own and path in self.norm_path:
+            return sum(own.get(join(path, s), 0) for s in suffixes)
         norm = self.norm_path[path]
         by = self.exact.by_path()
         total = sum(by.get(join(norm, s), 0) for s in suffixes)
@@ -76,6 +81,8 @@ class Reference:
             return sum(r.elements for r in recs if r.op.split(".")[-1] == op)
         if path is None:
             return sum(r.elements for r in recs)
+        if self.exact.by_module and path in self.norm_path:  # its own, where the exact count kept each module's
+            return self.exact.bias_by_module.get(path, 0)
         norm = self.norm_path[path]
         return sum(r.elements for r in recs if r.path == norm) // self.instances[norm]
 

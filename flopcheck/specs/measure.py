@@ -412,6 +412,8 @@ class Measured:
             "outputs": {p: list(s) for p, s in self.exact.outputs.items()},
             "mha": {p: list(v) for p, v in self.exact.mha.items()},
             "sdpa": self.exact.sdpa,
+            "by_module": self.exact.by_module,
+            "bias_by_module": self.exact.bias_by_module,
             "einsums": [
                 [eq, [list(x) for x in shapes], [list(k) for k in kinds]] for eq, shapes, kinds in self.exact.einsums
             ],
@@ -470,6 +472,8 @@ class Measured:
             ),
             mha={p: (int(q), int(k), bool(one)) for p, (q, k, one) in d.get("mha", {}).items()},
             sdpa={p: int(f) for p, f in d.get("sdpa", {}).items()},
+            by_module={p: int(f) for p, f in d.get("by_module", {}).items()},
+            bias_by_module={p: int(f) for p, f in d.get("bias_by_module", {}).items()},
         )
         return cls(
             text,

@@ -55,6 +55,9 @@ ZOO: tuple[Entry, ...] = (
     Entry(
         "timm-cait-xxs24", "timm:cait_xxs24_224", "talking heads (a Linear between QK^T and the softmax), LayerScale"
     ),
+    Entry(
+        "timm-coat-lite-tiny", "timm:coat_lite_tiny", "conv position encodings one module shared by a stage's blocks"
+    ),
     # torchvision: MHA's fused fast path, a shifted-window transformer, CNNs, a detection backbone
     Entry("torchvision-vit-small", _here("small_vit"), "nn.MultiheadAttention's fused fast path in eval"),
     Entry("torchvision-swin-t", "torchvision:swin_t", "shifted windows computed with F.linear in its forward"),
@@ -136,6 +139,7 @@ ZOO: tuple[Entry, ...] = (
     Entry("user-nn-transformer", _here("transformer_layers"), "nn.Transformer: the encoder layer's fused op"),
     Entry("user-bmm-attention", _here("bmm_attention"), "attention by torch.baddbmm and torch.bmm, a BatchNorm1d"),
     Entry("user-sequence-net", _here("sequence_net"), "an embedding, dilated Conv1d, a bidirectional 2-layer GRU"),
+    Entry("user-shared-module", _here("shared_module"), "one Conv2d object at three paths, called by two blocks"),
 )
 BY_NAME = {e.name: e for e in ZOO}
 
