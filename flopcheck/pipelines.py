@@ -243,8 +243,8 @@ def from_folder(folder: Path) -> dict:
 
 
 def shipped() -> list[str]:
-    """The pipelines flopcheck ships (data/pipelines/): FLUX.1-dev and -schnell, SD3-medium, PixArt-alpha, CogVideoX-5B,
-    Wan2.1-T2V-1.3B and -14B."""
+    """The pipelines flopcheck ships (data/pipelines/): FLUX.1-dev and -schnell, SD3-medium, PixArt-alpha and -Sigma,
+    CogVideoX-5B, Wan2.1-T2V-1.3B and -14B, LTX-Video, HunyuanVideo."""
     return sorted(p.stem for p in (DATA / "pipelines").glob("*.json"))
 
 

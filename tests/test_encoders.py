@@ -108,6 +108,18 @@ def test_the_transformers_prefix_is_a_source_not_a_module():
         ("AutoencoderKLLTXVideo", "ltx-video-vae.json", (704, 512), 161, (1, 128, 21, 16, 22), 50_524_867_002_368),
         # Stable Diffusion's VAE (PixArt-alpha's): 4 latent channels, with its quant convolutions
         ("AutoencoderKL", "sd-vae.json", (1024, 1024), None, (1, 4, 128, 128), 10_470_392_594_432),
+        # SDXL's VAE (PixArt-Sigma's): the same layers, another scaling factor: the same FLOPs
+        ("AutoencoderKL", "sdxl-vae.json", (1024, 1024), None, (1, 4, 128, 128), 10_470_392_594_432),
+        # HunyuanVideo's VAE: 33 latent frames of 16 x 90 x 160 into 129 frames of 1280x720, frame-wise as its
+        # default runs it (use_framewise_decoding: overlapping windows of latent frames, blended)
+        (
+            "AutoencoderKLHunyuanVideo",
+            "hunyuanvideo-vae.json",
+            (1280, 720),
+            129,
+            (1, 16, 33, 90, 160),
+            2_999_972_184_883_200,
+        ),
     ],
 )
 def test_a_vae_decode_equals_flop_counter(spec, config, resolution, frames, shape, flops):

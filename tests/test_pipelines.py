@@ -189,12 +189,22 @@ def _ltx(t: int, s: int, d: int = 2048) -> int:
     )
 
 
+def _pixart(t: int, s: int, d: int = 1152) -> int:
+    """PixArt XL/2's FLOPs on t tokens and s text tokens with no micro-conditions (PixArt-Sigma's config): the
+    arithmetic of tests/test_diffusers_classes.py's PixArt-alpha, less its resolution and aspect-ratio embedders."""
+    block = 8 * t * d * d + 4 * t * t * d + 2 * (2 * t * d * d + 2 * s * d * d) + 4 * t * s * d + 16 * t * d * d
+    return 28 * block + 2 * s * (4096 * d + d * d) + 2 * t * 16 * d + 2 * (256 * d + d * d) + 12 * d * d + 64 * t * d
+
+
 @pytest.mark.parametrize(
     "name, steps, per_call, vae, total",
     [
         # PixArtAlphaPipeline: 20 steps, CFG; the denoiser is PixArt-alpha XL/2 at 1024 px with 120 tokens, derived by
         # hand in tests/test_diffusers_classes.py; the SD VAE's decode equals torch.utils.flop_counter
         ("PixArt-alpha", 20, 6_509_523_566_592, 10_470_392_594_432, 273_085_305_454_592),
+        # PixArtSigmaPipeline: 20 steps, CFG, 300 tokens; PixArt-Sigma XL/2 has no micro-conditions; its SDXL VAE has
+        # the SD VAE's layers (only its scaling factor differs)
+        ("PixArt-Sigma", 20, _pixart(4096, 300), 10_470_392_594_432, 281_440_976_371_712),
         # CogVideoXPipeline: 720x480 x 49 frames, 50 steps, CFG; the denoiser is flopcheck's CogVideoX-5B at that input
         ("CogVideoX-5B", 50, 332_197_712_101_376, 315_027_947_520_000, 33_539_025_307_959_296),
         # LTXPipeline: 704x512 x 161 frames, 50 steps, CFG, 128 tokens; the denoiser by hand (the arithmetic of
@@ -205,7 +215,35 @@ def _ltx(t: int, s: int, d: int = 2048) -> int:
 )
 def test_t5_pipelines_with_cfg(capsys, name, steps, per_call, vae, total):
     d = _json(["count", f"diffusers-pipeline:{name}", "--json"], capsys)
-    tokens = {"PixArt-alpha": 120, "CogVideoX-5B": 226, "LTX-Video": 128}[name]
+    tokens = {"PixArt-alpha": 120, "PixArt-Sigma": 300, "CogVideoX-5B": 226, "LTX-Video": 128}[name]
     got = [(s["component"], s["calls"], s["flops_per_call"]) for s in d["stages"]]
     assert got == [("text_encoder", 2, _t5(tokens)), ("transformer", 2 * steps, per_call), ("vae", 1, vae)]
     assert d["total_flops"] == total == 2 * _t5(tokens) + 2 * steps * per_call + vae
+
+
+def _llama(s: int, d: int = 4096, kv: int = 1024, ff: int = 14336) -> int:
+    """Llama-3-8B's FLOPs on s tokens (HunyuanVideo's text encoder, llava-llama-3-8b's language model): 32 layers; per
+    layer q and o 2*2*s*d^2, k and v (8 heads of 128) 2*2*s*d*kv, scores and values 4*s^2*d, gate, up and down
+    3*2*s*d*ff (RoPE and the norms: no multiply-adds of a matmul)."""
+    return 32 * (4 * s * d * d + 4 * s * d * kv + 4 * s * s * d + 6 * s * d * ff)
+
+
+def test_hunyuanvideo_runs_50_steps_with_guidance_embedded_and_its_llama_on_the_template(capsys):
+    d = _json(["count", "diffusers-pipeline:HunyuanVideo", "--json"], capsys)
+    # HunyuanVideoPipeline's defaults: 1280x720 x 129 frames, 50 steps, no CFG (true_cfg_scale 1; its guidance 6 is
+    # an input); the Llama runs on the template's 95 tokens + 256 = 351 (4,964,076,748,800), CLIP on 77; the denoiser
+    # is flopcheck's HunyuanVideo at that input with 256 text tokens (tests/test_text_conditioned.py), the decode equal
+    # to torch.utils.flop_counter (tests/test_encoders.py)
+    got = [(s["component"], s["calls"], s["flops_per_call"]) for s in d["stages"]]
+    assert got == [
+        ("text_encoder", 1, _llama(351)),
+        ("text_encoder_2", 1, CLIP_L),
+        ("transformer", 50, 12_068_592_207_003_648),
+        ("vae", 1, 2_999_972_184_883_200),
+    ]
+    assert (d["cfg"], d["frames"], d["resolution"]) == (False, 129, [1280, 720])
+    assert (
+        d["total_flops"]
+        == 606_434_559_910_318_080
+        == _llama(351) + CLIP_L + 50 * 12_068_592_207_003_648 + 2_999_972_184_883_200
+    )
