@@ -24,6 +24,11 @@ CALLS = {  # how many times one generation calls a component, by its role: (step
 }
 
 
+def is_pipeline(text: str) -> bool:
+    """'diffusers-pipeline:NAME': a whole pipeline, not one model."""
+    return text.startswith(PREFIX)
+
+
 @dataclass(frozen=True)
 class Stage:
     """One component of a pipeline: its stage, its spec and input, its calls per generation and one call's FLOPs."""
@@ -70,17 +75,20 @@ class PipelineCount:
     def exit_code(self) -> int:
         return 0 if all(s.complete for s in self.stages) else 1
 
+    @property
+    def headline(self) -> str:
+        """'FLUX.1-dev (FluxPipeline) at 1024x1024 px, 28 steps, no CFG'."""
+        w, h = self.resolution
+        frames = f" x {self.frames} frames" if self.frames else ""
+        return f"{self.name} ({self.pipeline_class}) at {w}x{h} px{frames}, {self.steps} steps, " + (
+            "CFG (x2)" if self.cfg else "no CFG"
+        )
+
     def to_text(self) -> str:
         from flopcheck.fmt import commas, si, table
         from flopcheck.types import Unit
 
-        w, h = self.resolution
-        head = (
-            f"{self.name} ({self.pipeline_class}) at {w}x{h} px"
-            + (f" x {self.frames} frames" if self.frames else "")
-            + f", {self.steps} steps, "
-            f"{'CFG (x2)' if self.cfg else 'no CFG'}: {self.note}"
-        )
+        head = f"{self.headline}: {self.note}"
         rows = [
             [s.stage, s.component, s.spec, str(s.calls), commas(s.per_call), commas(s.flops), s.inputs]
             for s in self.stages
@@ -332,4 +340,13 @@ def count_pipeline(
     return PipelineCount(name, p["_class_name"], res, steps, cfg, p["_note"], tuple(stages), video)
 
 
-__all__ = ["PREFIX", "PipelineCount", "PipelineEstimate", "Stage", "count_pipeline", "estimate_pipeline", "shipped"]
+__all__ = [
+    "PREFIX",
+    "PipelineCount",
+    "is_pipeline",
+    "PipelineEstimate",
+    "Stage",
+    "count_pipeline",
+    "estimate_pipeline",
+    "shipped",
+]

@@ -153,26 +153,31 @@ class Auditing:
         return 2 if self.failed else 0 if all(v.passed for v in self.verdicts) else 1
 
     def to_text(self) -> str:
-        from flopcheck.render.audit import to_text
-
-        return "\n\n".join(to_text(v) for v in self.verdicts)
+        return "\n\n".join(_rendered(v, "to_text") for v in self.verdicts)
 
     def to_data(self) -> list:
-        from flopcheck.render.audit import to_dict
-
-        return [to_dict(v) for v in self.verdicts]
+        return [_rendered(v, "to_dict") for v in self.verdicts]
 
     def to_markdown(self) -> str:
-        from flopcheck.render.audit import to_markdown
+        from flopcheck.render.audit import MARKDOWN_HEAD
 
-        return to_markdown(self.verdicts)
+        return "\n".join([MARKDOWN_HEAD, *(_rendered(v, "markdown_row") for v in self.verdicts)])
+
+
+def _rendered(verdict, how: str):
+    """A verdict rendered: a pipeline's by its own methods, a model's by render.audit's functions of that name."""
+    from flopcheck.render import audit as render
+
+    own = getattr(verdict, how, None)
+    return own() if own else getattr(render, how)(verdict)
 
 
 def names_code(claim) -> str:
     """The code a claim would run (its model a package.module:factory, its inputs a module:fn), or ''."""
+    from flopcheck.pipelines import is_pipeline
     from flopcheck.specs import ModelSpec
 
-    model = claim.model if ModelSpec(claim.model).source == "module" else ""
+    model = claim.model if ModelSpec(claim.model).source == "module" and not is_pipeline(claim.model) else ""
     return " and ".join(x for x in (model, claim.inputs or "") if x)
 
 
@@ -192,7 +197,6 @@ def audit(
 
 
 def _audit(claims: list, names, allow_code: bool) -> Auditing:
-    from flopcheck.auditor import audit as judge
     from flopcheck.errors import InputError, bad_input
 
     code = {id(c): "" if allow_code else names_code(c) for c in claims}
@@ -207,12 +211,27 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     out = Auditing([], [f"flopcheck: {_refusal(c, code)}" for c, code in refused])
     for claim in claims:
         try:
-            out.verdicts.append(judge(claim, counters=names))
+            out.verdicts.append(_judged(claim, names))
         except bad_input() as err:
             if len(claims) == 1:
                 raise
             out.failed.append(f"flopcheck: claim {claim.id or claim.text!r}: {err}")
     return out
+
+
+def _judged(claim, names):
+    """A claim about a pipeline against its stage combinations; any other against its model, and when that does not
+    pass, the stage combination of the model's pipeline within 10% said beside it."""
+    from dataclasses import replace
+
+    from flopcheck.auditor import audit as judge
+    from flopcheck.auditor import pipeline
+    from flopcheck.pipelines import is_pipeline
+
+    if is_pipeline(claim.model):
+        return pipeline.judge(claim)
+    verdict = judge(claim, counters=names)
+    return verdict if verdict.passed else replace(verdict, pipeline_hint=pipeline.hint(claim))
 
 
 def _refusal(claim, code: str) -> str:

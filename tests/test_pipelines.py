@@ -247,3 +247,64 @@ def test_hunyuanvideo_runs_50_steps_with_guidance_embedded_and_its_llama_on_the_
         == 606_434_559_910_318_080
         == _llama(351) + CLIP_L + 50 * 12_068_592_207_003_648 + 2_999_972_184_883_200
     )
+
+
+# FLUX.1-dev at 1024 px and 28 steps, no CFG: one forward 74,384,653,418,496; 28 of them 2,082,770,295,717,888; the
+# text encoders 13,298,503,680 + 4,844,723,109,888 = 4,858,021,613,568; the decode 10,472,204,009,472; the whole
+# generation 2,098,100,521,340,928 FLOPs (= 1,049,050,260,670,464 MACs)
+FLUX_CLAIMS = """
+- {id: whole, model: "diffusers-pipeline:FLUX.1-dev", claim: 2.098 PFLOPs}
+- {id: ambiguous, model: "diffusers-pipeline:FLUX.1-dev", claim: 2.1 PFLOPs}
+- {id: forward, model: "diffusers-pipeline:FLUX.1-dev", claim: 74.38 TFLOPs}
+- {id: macs, model: "diffusers-pipeline:FLUX.1-dev", claim: 1.049 PFLOPs}
+- {id: far, model: "diffusers-pipeline:FLUX.1-dev", claim: 9 PFLOPs}
+"""
+
+
+def test_a_claim_about_a_pipeline_names_the_stages_it_counts(tmp_path, capsys):
+    claims = tmp_path / "claims.yaml"
+    claims.write_text(FLUX_CLAIMS)
+    # a pipeline names no code: the file runs without --allow-code; 'far' does not pass: exit 1
+    assert main(["audit", "--file", str(claims), "--no-counters", "--json"]) == 1
+    by = {v["id"]: v for v in json.loads(capsys.readouterr().out)}
+    got = {k: (v["verdict"], v["stages"], v["unit"], v["reading_flops"]) for k, v in by.items()}
+    assert got == {
+        "whole": ("consistent", "the whole generation", "FLOP", 2_098_100_521_340_928),
+        # 2.1 rounds both the whole generation and 28 steps with the decode (2,093,242,499,727,360): said
+        "ambiguous": ("consistent", "the whole generation", "FLOP", 2_098_100_521_340_928),
+        "forward": ("consistent", "the denoiser, one forward", "FLOP", 74_384_653_418_496),
+        # MACs labelled FLOPs: the whole generation at 1,049,050,260,670,464 MACs
+        "macs": ("consistent", "the whole generation", "MAC", 2_098_100_521_340_928),
+        # 9 PFLOPs is 4.3x the whole generation: nothing within 10%
+        "far": ("unexplained", "the whole generation", "FLOP", 2_098_100_521_340_928),
+    }
+    # nearest first: 28 steps with the decode, with the text encoders (2,087,628,317,331,456), the 28 steps alone
+    assert by["ambiguous"]["also"] == [
+        "all 28 steps and the decode, in FLOPs",
+        "the text encoders and all 28 steps, in FLOPs",
+        "the denoiser, all 28 steps, in FLOPs",
+    ]
+    assert "ambiguous" in by["ambiguous"]["sentence"] and by["whole"]["also"] == []
+    assert by["whole"]["pipeline"]["total_flops"] == 2_098_100_521_340_928
+
+
+def test_a_reference_models_claim_keeps_its_denoiser_and_names_the_pipeline_combination(capsys):
+    assert main(["audit", "FLUX.1-dev 2.1 PFLOPs", "--no-counters", "--json"]) == 1
+    (v,) = json.loads(capsys.readouterr().out)
+    # judged against the denoiser's one forward as ever (74,384,653,418,496), and the pipeline's whole generation,
+    # 2,098,100,521,340,928, is 0.091% under the claim
+    assert (v["verdict"], v["true_flops"]) == ("unexplained", 74_384_653_418_496)
+    assert v["pipeline_hint"] == (
+        "its pipeline: the whole generation, in FLOPs = 2.10 PFLOPs (0.091% off): the claim may count more than the "
+        "denoiser; audit it as 'diffusers-pipeline:FLUX.1-dev 2.1 PFLOPs'"
+    )
+    # a claim the denoiser explains gets no hint
+    assert main(["audit", "FLUX.1-dev 74.38 TFLOPs", "--no-counters", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["pipeline_hint"] == ""
+
+
+@pytest.mark.parametrize("flag", [["--training"], ["--batch", "2"], ["--part", "attention"]])
+def test_a_pipeline_claim_that_states_another_scope_is_one_line(flag, capsys):
+    assert main(["audit", "diffusers-pipeline:FLUX.1-dev 2.1 PFLOPs", *flag]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "a claim about a pipeline cannot state" in err

@@ -133,6 +133,7 @@ class Verdict:
     space: Space | None = None  # the space of the best reading, for a model that runs on either; else None
     stated: B.Reading | None = None  # the reading the claim states (its label's unit, its scope): causes count from it
     readings: tuple[Candidate, ...] = ()  # every counter's reading of the claim, matching its digits or not
+    pipeline_hint: str = ""  # a claim that did not pass: the stage combination of the model's pipeline within 10%
 
     @property
     def attention(self) -> Attention:

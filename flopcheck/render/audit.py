@@ -178,6 +178,8 @@ def to_text(v: Verdict) -> str:
         lines.append(f"  counter     {r.describe()}: {_value(r.value, r.unit)} (off by {float(r.relative):.3%})")
     for note in v.notes:
         lines.append(f"  no reading  {note}")
+    if v.pipeline_hint:
+        lines.append(f"  pipeline    {v.pipeline_hint}")
     return "\n".join(lines)
 
 
@@ -217,6 +219,7 @@ def to_dict(v: Verdict) -> dict:
             for c in (best, *v.runners_up)
         ],
         "notes": list(v.notes),
+        "pipeline_hint": v.pipeline_hint,
         "counters": [
             {
                 "counter": t.tool.count.counter,
@@ -231,20 +234,20 @@ def to_dict(v: Verdict) -> dict:
     }
 
 
-def to_markdown(verdicts: list[Verdict]) -> str:
-    """One row per claim: id, the claim as written, verdict, the count judged against, the cause of the distance
-    (or the counters whose output matches), how far off, the true value in FLOPs."""
-    rows = [
-        "| claim | as written | verdict | judged against | cause of the distance | off by | true value |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for v in verdicts:
-        c = v.claim
-        written = c.text[len(c.model) :].strip() if c.text.startswith(c.model) else c.text
-        cause = v.cause.describe() if v.cause else (_tool_names(list(v.tools)) + " match" if v.tools else "")
-        judged = v.best.describe() if not v.best.tool else v.best.tool.tool
-        rows.append(
-            f"| {c.id} | {written} | {v.verdict} | {judged} | {cause} | {float(v.best.relative):.3%} | "
-            f"{v.true_flops:,} FLOPs |"
-        )
-    return "\n".join(rows)
+MARKDOWN_HEAD = (
+    "| claim | as written | verdict | judged against | cause of the distance | off by | true value |\n"
+    "|---|---|---|---|---|---|---|"
+)
+
+
+def markdown_row(v: Verdict) -> str:
+    """One claim's row: id, the claim as written, verdict, the count judged against, the cause of the distance (or the
+    counters whose output matches), how far off, the true value in FLOPs."""
+    c = v.claim
+    written = c.text[len(c.model) :].strip() if c.text.startswith(c.model) else c.text
+    cause = v.cause.describe() if v.cause else (_tool_names(list(v.tools)) + " match" if v.tools else "")
+    judged = v.best.describe() if not v.best.tool else v.best.tool.tool
+    return (
+        f"| {c.id} | {written} | {v.verdict} | {judged} | {cause} | {float(v.best.relative):.3%} | "
+        f"{v.true_flops:,} FLOPs |"
+    )
