@@ -87,3 +87,15 @@ def test_a_read_of_an_activation_falls_back_to_real_tensors_and_says_so(capsys, 
     # Linear(8 -> 4) on one row, 2 * 8 * 4 = 64 FLOPs
     assert d["total_flops"] == 64 and d["exact_count_device"] == "cpu"
     assert any("counted on real CPU tensors" in n for n in d["notes"])
+
+
+@pytest.mark.integration
+def test_a_real_tensor_fallback_whose_weights_would_not_fit_is_one_line(capsys, monkeypatch):
+    from flopcheck.cli import main
+
+    monkeypatch.syspath_prepend(str(MODELS))
+    # built on meta (free), it reads an activation, so it counts only on real tensors; its 2^36 + 2^18 =
+    # 68,719,738,880 parameters take 275 GB in fp32, over half of any machine this suite runs on: refused, not tried
+    assert main(["count", "reads_values:build_huge"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "68,719,738,880 parameters (275 GB in fp32) do not fit in half this machine" in err

@@ -35,3 +35,15 @@ class ReadsActivation(torch.nn.Module):
 
 def build_activation():
     return ReadsActivation(), (torch.empty(1, 8),)
+
+
+class ReadsActivationHuge(ReadsActivation):
+    """ReadsActivation with a Linear(2^18, 2^18): 68,719,738,880 parameters, 275 GB in fp32."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(2**18, 2**18)
+
+
+def build_huge():
+    return ReadsActivationHuge(), (torch.empty(1, 2**18),)
