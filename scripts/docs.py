@@ -1,6 +1,6 @@
 """The documentation's own tooling: `python scripts/docs.py COMMAND`.
 
-  generate   write the generated pages (docs/cli.md, docs/counters.md, docs/causes.md) from the code
+  generate   write the generated pages (docs/cli.md, counters.md, causes.md, diffusers.md) from the code
   check      fail when a generated page differs from the one committed (CI)
   examples   run every ```python block in docs/ (the blocks of one page share a namespace, in order)
   links SITE [REPORT ...]  every relative link and anchor resolves to a file and an id there
@@ -226,7 +226,41 @@ def causes_page() -> str:
     return "\n".join(out) + "\n"
 
 
-PAGES: dict[str, Callable[[], str]] = {"cli.md": cli_page, "counters.md": counters_page, "causes.md": causes_page}
+# -- every diffusers transformer class, from the committed census ----------------------------------------------------
+
+
+def diffusers_page() -> str:
+    """One row per class of flopcheck/data/diffusers/classes.json: what `flopcheck count diffusers:CLASS`, with no
+    other argument, gives from the class's defaults (scripts/diffusers_census.py wrote it; the suite checks it)."""
+    from flopcheck.fmt import commas, si
+
+    census = json.loads((ROOT / "flopcheck" / "data" / "diffusers" / "classes.json").read_text())
+    rows = ["| class | FLOPs of one forward | input |", "|---|---:|---|"]
+    for name, row in census["classes"].items():
+        if "refused" in row:
+            fix = row["refused"].rsplit("; ", 1)[-1]
+            rows.append(f"| `{name}` | refused | {fix} |")
+        else:
+            done = "" if row["complete"] else " (incomplete: an op has no formula)"
+            rows.append(f"| `{name}` | {commas(row['flops'])} ({si(row['flops'])}){done} | {row['inputs']} |")
+    complete = sum(1 for r in census["classes"].values() if r.get("complete"))
+    intro = (
+        f"Each of the {len(census['classes'])} transformer classes of diffusers {census['diffusers']}, counted as "
+        "`flopcheck count diffusers:CLASS` counts it with no other argument: built from the class's own defaults (no "
+        "config, no weights), on the input its pipeline's convention builds (or flopcheck's generic input, which its "
+        f"row says), in FLOPs. {complete} count complete; a refused one says what to give. A published config "
+        "(`--config FILE`) and `--resolution`, `--frames`, `--text-tokens` give the model and input you mean: "
+        "[specs](specs.md#every-diffusers-transformer-class)."
+    )
+    return "\n".join([GENERATED, "", "# Every diffusers transformer class", "", intro, "", *rows]) + "\n"
+
+
+PAGES: dict[str, Callable[[], str]] = {
+    "cli.md": cli_page,
+    "counters.md": counters_page,
+    "causes.md": causes_page,
+    "diffusers.md": diffusers_page,
+}
 
 
 def generate() -> int:
