@@ -17,6 +17,7 @@ from flopcheck.subject import Subject, live, resolve
 if TYPE_CHECKING:  # the result types (flopcheck exports them); importing them here would import torch
     from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate
     from flopcheck.auditor import Verdict
+    from flopcheck.auditor.pipeline import PipelineVerdict
     from flopcheck.types import Count, ExactCount, Reconciliation
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -136,7 +137,7 @@ def audit(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scope: dict[str, Any] | None = None,
     **kwargs: Any,
-) -> Verdict:
+) -> Verdict | PipelineVerdict:
     """The verdict on a FLOP figure: what it most likely counted (its unit, attention, scope), and the true value.
 
     Args:
@@ -149,7 +150,8 @@ def audit(
 
     Returns:
         Verdict: `.verdict` ('consistent', 'close', 'wrong', 'unexplained', 'incomplete'), `.best`, `.tools`,
-        `.true_flops`, `.passed`.
+        `.true_flops`, `.passed`; a claim about 'diffusers-pipeline:NAME' gives a PipelineVerdict (`.best` the stage
+        combination its digits match).
 
     Example:
         >>> import torch, flopcheck
@@ -164,7 +166,9 @@ def audit(
     if model is None or isinstance(model, str):
         if args or kwargs:
             raise _error("a claim about a named model takes no inputs: give its input options in scope={...}")
-        return judge(parse_claim(claim, model=model, **scope), counters=counters)
+        from flopcheck.runs import judge_claim
+
+        return judge_claim(parse_claim(claim, model=model, **scope), counters)  # the CLI's path: a pipeline's too
     subject = _subject(model, args, kwargs, timeout_s)
     m = subject.measured()
     parsed = parse_claim(claim, model=m.text, **scope)

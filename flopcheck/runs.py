@@ -7,7 +7,11 @@ renders itself through flopcheck.render, so the CLI parses, calls one function a
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flopcheck.auditor import Claim, Verdict
+    from flopcheck.auditor.pipeline import PipelineVerdict
 
 DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 px, both attention paths
 
@@ -211,7 +215,7 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     out = Auditing([], [f"flopcheck: {_refusal(c, code)}" for c, code in refused])
     for claim in claims:
         try:
-            out.verdicts.append(_judged(claim, names))
+            out.verdicts.append(judge_claim(claim, names))
         except bad_input() as err:
             if len(claims) == 1:
                 raise
@@ -219,7 +223,7 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     return out
 
 
-def _judged(claim, names):
+def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict:
     """A claim about a pipeline against its stage combinations; any other against its model, and when that does not
     pass, the stage combination of the model's pipeline within 10% said beside it."""
     from dataclasses import replace

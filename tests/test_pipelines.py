@@ -308,3 +308,15 @@ def test_a_pipeline_claim_that_states_another_scope_is_one_line(flag, capsys):
     assert main(["audit", "diffusers-pipeline:FLUX.1-dev 2.1 PFLOPs", *flag]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "a claim about a pipeline cannot state" in err
+
+
+def test_the_python_audit_of_a_pipeline_claim_takes_the_clis_path():
+    import flopcheck
+
+    # the denoiser's one forward, 74,384,653,418,496 FLOPs, to 4 digits
+    v = flopcheck.audit("diffusers-pipeline:FLUX.1-dev 74.38 TFLOPs", counters=False)
+    assert (v.verdict, v.best.combination.words, v.best.combination.flops) == (
+        "consistent",
+        "the denoiser, one forward",
+        74_384_653_418_496,
+    )
