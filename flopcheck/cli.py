@@ -75,7 +75,7 @@ FLAGS: dict[str, dict] = {
     "frames": dict(type=whole, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)"),
     "attn": dict(choices=[a.value for a in ATTN_PATHS], help="attention path (default: the model's, sdpa)"),
     "space": dict(choices=("latent", "pixel"), help="pixel: 3 channels, no VAE"),
-    "batch": dict(type=whole, help="samples per forward (default 1)"),
+    "batch": dict(type=whole, help="samples per forward (a pipeline: images per prompt; default 1)"),
     "config": dict(help="diffusers:CLASS: its published config.json (no weights read); none: its defaults"),
     "inputs": dict(metavar="MODULE:FN", help="package.module:fn, fn(model) -> args or (args, kwargs)"),
     "input-shape": dict(type=_claims_type("parse_shape"), help="one input tensor's shape, e.g. 1,3,224,224"),

@@ -17,10 +17,12 @@ from flopcheck.specs import SpecError
 
 PREFIX = "diffusers-pipeline:"
 DATA = Path(__file__).resolve().parent / "data"
-CALLS = {  # how many times one generation calls a component, by its role: (steps, cfg) -> calls
-    "prompt": lambda steps, cfg: 2 if cfg else 1,  # under CFG the negative prompt is encoded too
-    "steps": lambda steps, cfg: steps * (2 if cfg else 1),  # CFG: a batch of two, exactly twice one's FLOPs
-    "once": lambda steps, cfg: 1,
+# how many batch-1 forwards of a component one generation runs, by its role: (steps, cfg, images per prompt) -> calls.
+# Each is exactly that many times one forward's FLOPs: no op mixes the samples of a batch
+CALLS = {
+    "prompt": lambda steps, cfg, images: 2 if cfg else 1,  # the negative prompt too under CFG; repeated per image
+    "steps": lambda steps, cfg, images: steps * (2 if cfg else 1) * images,  # CFG: a batch of two
+    "once": lambda steps, cfg, images: images,  # the decode of every image's latent
 }
 
 
@@ -59,6 +61,7 @@ class PipelineCount:
     note: str
     stages: tuple[Stage, ...]
     frames: int | None = None  # a video pipeline's pixel frames
+    images: int = 1  # images (or videos) per prompt: num_images_per_prompt
 
     @property
     def total(self) -> int:
@@ -80,8 +83,11 @@ class PipelineCount:
         """'FLUX.1-dev (FluxPipeline) at 1024x1024 px, 28 steps, no CFG'."""
         w, h = self.resolution
         frames = f" x {self.frames} frames" if self.frames else ""
-        return f"{self.name} ({self.pipeline_class}) at {w}x{h} px{frames}, {self.steps} steps, " + (
-            "CFG (x2)" if self.cfg else "no CFG"
+        images = f", {self.images} {'videos' if self.frames else 'images'} per prompt" if self.images > 1 else ""
+        return (
+            f"{self.name} ({self.pipeline_class}) at {w}x{h} px{frames}, {self.steps} steps, "
+            + ("CFG (x2)" if self.cfg else "no CFG")
+            + images
         )
 
     def to_text(self) -> str:
@@ -106,6 +112,7 @@ class PipelineCount:
             "pipeline_class": self.pipeline_class,
             "resolution": list(self.resolution),
             "frames": self.frames,
+            "images_per_prompt": self.images,
             "steps": self.steps,
             "cfg": self.cfg,
             "note": self.note,
@@ -151,9 +158,8 @@ class PipelineEstimate:
         rows = [[stage, si(f), f"{self.seconds(f):.3f} s"] for stage, f in c.by_stage().items()]
         rows.append(["generation", si(c.total), f"{self.seconds(c.total):.3f} s"])
         head = (
-            f"{c.name} at {c.resolution[0]}x{c.resolution[1]} px, {c.steps} steps, {'CFG' if c.cfg else 'no CFG'}, "
-            f"on {self.gpu} at MFU {self.mfu:g} ({self.peak / 1e12:g} TFLOP/s dense BF16 peak; one MFU for every "
-            f"stage: a text encoder or a VAE usually runs below the denoiser's)"
+            f"{c.headline}, on {self.gpu} at MFU {self.mfu:g} ({self.peak / 1e12:g} TFLOP/s dense BF16 peak; one MFU "
+            f"for every stage: a text encoder or a VAE usually runs below the denoiser's)"
         )
         return "\n".join([head, "", table(rows, ["stage", "FLOPs", "time"], right={1, 2})])
 
@@ -275,23 +281,24 @@ def read(name: str) -> dict:
 
 
 # flags a pipeline does not read (its components' inputs follow from the pipeline's own): refused, never ignored
-NOT_READ = ("config", "inputs", "input_shape", "text_tokens", "input_size", "space", "attn", "batch", "training")
+NOT_READ = ("config", "inputs", "input_shape", "text_tokens", "input_size", "space", "attn", "training")
 
 
 def options(args) -> dict:
-    """The command's flags a pipeline count reads (--resolution, --frames, --steps, --cfg, --timeout); another one
-    given is one line."""
+    """The command's flags a pipeline count reads (--resolution, --frames, --steps, --cfg, --batch: images per
+    prompt, --timeout); another one given is one line."""
     for name in NOT_READ:
         if getattr(args, name, None) not in (None, False, []):
             raise SpecError(
                 f"--{name.replace('_', '-')} does not apply to a pipeline: its components' inputs are the pipeline's "
-                f"(give --resolution, --frames, --steps or --cfg), or count a component as its own spec"
+                f"(give --resolution, --frames, --steps, --cfg or --batch), or count a component as its own spec"
             )
     return {
         "resolution": args.resolution,
         "frames": args.frames,
         "steps": args.steps,
         "cfg": args.cfg or None,
+        "images": getattr(args, "batch", None),
         "timeout_s": args.timeout,
     }
 
@@ -302,10 +309,12 @@ def count_pipeline(
     frames: int | None = None,
     steps: int | None = None,
     cfg: bool | None = None,
+    images: int | None = None,
     timeout_s: float | None = None,
 ) -> PipelineCount:
     """'diffusers-pipeline:NAME' counted per component at the pipeline's defaults, any of which the arguments
-    replace: each component counted once, exactly, and multiplied by its calls."""
+    replace (images: per prompt, 1 by default): each component counted once, exactly, at batch 1, and multiplied by
+    its calls."""
     from flopcheck.specs import parse
     from flopcheck.specs.child import measure_all, measured
 
@@ -331,13 +340,13 @@ def count_pipeline(
                 component,
                 spec.text,
                 m.notes[-1] if m.notes else m.inputs,
-                CALLS[c["calls"]](steps, cfg),
+                CALLS[c["calls"]](steps, cfg, images or 1),
                 m.exact.total,
                 m.exact.complete,
             )
         )
     video = frames or p.get("frames")
-    return PipelineCount(name, p["_class_name"], res, steps, cfg, p["_note"], tuple(stages), video)
+    return PipelineCount(name, p["_class_name"], res, steps, cfg, p["_note"], tuple(stages), video, images or 1)
 
 
 __all__ = [

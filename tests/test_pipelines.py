@@ -80,7 +80,7 @@ def test_the_pipelines_text_names_each_stage_and_the_total(capsys):
             "flopcheck ships no pipeline 'FLUX.2': give one of CogVideoX-5B, FLUX.1-dev",
         ),
         (["count", "diffusers-pipeline:FLUX.1-dev", "--resolution", "1000"], "width 1000 is not a multiple of 16"),
-        (["count", "diffusers-pipeline:FLUX.1-dev", "--batch", "2"], "--batch does not apply to a pipeline"),
+        (["count", "diffusers-pipeline:FLUX.1-dev", "--space", "pixel"], "--space does not apply to a pipeline"),
         (
             ["count", "diffusers-pipeline:FLUX.1-dev", "--text-tokens", "9"],
             "--text-tokens does not apply to a pipeline",
@@ -258,6 +258,7 @@ FLUX_CLAIMS = """
 - {id: forward, model: "diffusers-pipeline:FLUX.1-dev", claim: 74.38 TFLOPs}
 - {id: macs, model: "diffusers-pipeline:FLUX.1-dev", claim: 1.049 PFLOPs}
 - {id: far, model: "diffusers-pipeline:FLUX.1-dev", claim: 9 PFLOPs}
+- {id: two, model: "diffusers-pipeline:FLUX.1-dev", claim: 4.1913 PFLOPs, batch: 2}
 """
 
 
@@ -277,6 +278,9 @@ def test_a_claim_about_a_pipeline_names_the_stages_it_counts(tmp_path, capsys):
         "macs": ("consistent", "the whole generation", "MAC", 2_098_100_521_340_928),
         # 9 PFLOPs is 4.3x the whole generation: nothing within 10%
         "far": ("unexplained", "the whole generation", "FLOP", 2_098_100_521_340_928),
+        # batch 2, two images per prompt: the prompt encoded once, 28 steps and the decode twice:
+        # 4,858,021,613,568 + 2 x (2,082,770,295,717,888 + 10,472,204,009,472)
+        "two": ("consistent", "the whole generation", "FLOP", 4_191_343_021_068_288),
     }
     # nearest first: 28 steps with the decode, with the text encoders (2,087,628,317,331,456), the 28 steps alone
     assert by["ambiguous"]["also"] == [
@@ -303,7 +307,7 @@ def test_a_reference_models_claim_keeps_its_denoiser_and_names_the_pipeline_comb
     assert json.loads(capsys.readouterr().out)[0]["pipeline_hint"] == ""
 
 
-@pytest.mark.parametrize("flag", [["--training"], ["--batch", "2"], ["--part", "attention"]])
+@pytest.mark.parametrize("flag", [["--training"], ["--input-shape", "1,3"], ["--part", "attention"]])
 def test_a_pipeline_claim_that_states_another_scope_is_one_line(flag, capsys):
     assert main(["audit", "diffusers-pipeline:FLUX.1-dev 2.1 PFLOPs", *flag]) == 2
     err = capsys.readouterr().err
@@ -320,3 +324,15 @@ def test_the_python_audit_of_a_pipeline_claim_takes_the_clis_path():
         "the denoiser, one forward",
         74_384_653_418_496,
     )
+
+
+def test_images_per_prompt_batch_the_denoiser_and_the_decode_not_the_prompt(capsys):
+    d = _json(["count", "diffusers-pipeline:SD3-medium", "--batch", "2", "--json"], capsys)
+    # num_images_per_prompt 2: the prompt and the negative prompt are encoded once each and repeated; each of the
+    # 28 CFG steps runs 2 x 2 latents (112 forwards of 8,904,337,539,072, flopcheck's SD3-medium), the VAE decodes 2
+    calls = {s["component"]: s["calls"] for s in d["stages"]}
+    assert calls == {"text_encoder": 2, "text_encoder_2": 2, "text_encoder_3": 2, "transformer": 112, "vae": 2}
+    assert d["images_per_prompt"] == 2
+    # one image: 514,130,615,279,616 FLOPs (test_sd3_medium_runs_cfg...), its encoding 5,015,509,082,112 once; the
+    # rest, 509,115,106,197,504, twice
+    assert d["total_flops"] == 5_015_509_082_112 + 2 * 509_115_106_197_504 == 1_023_245_721_477_120

@@ -173,20 +173,21 @@ class PipelineVerdict:
 
 
 def _count(claim: Claim, name: str) -> PipelineCount:
-    """The pipeline at the claim's resolution, frames, steps and CFG where it states them, else its own defaults."""
+    """The pipeline at the claim's resolution, frames, steps, CFG and batch (images per prompt) where it states them,
+    else its own defaults."""
     return count_pipeline(
         PREFIX + name,
         resolution=claim.resolution,
         frames=claim.frames,
         steps=claim.steps if claim.steps > 1 else None,
         cfg=claim.cfg or None,
+        images=claim.batch,
     )
 
 
 # what a pipeline claim cannot state: its scope is one generation, its inputs the pipeline's (the field, its default)
 NOT_STATED = {
     "training": False,
-    "batch": 1,
     "part": "model",
     "space": "latent",
     "config": None,
@@ -203,7 +204,8 @@ def judge(claim: Claim) -> PipelineVerdict:
         if getattr(claim, name) != default:
             raise SpecError(
                 f"a claim about a pipeline cannot state {name} ({getattr(claim, name)!r}): it is read against one "
-                f"generation at the pipeline's own inputs (give resolution, frames, steps or cfg), or claim a component"
+                f"generation at the pipeline's own inputs (give resolution, frames, steps, cfg or batch), or claim a "
+                f"component"
             )
     p = _count(claim, claim.model.removeprefix(PREFIX))
     ranked = readings(claim, p)
