@@ -75,9 +75,10 @@ def _reconciliation(count: Count, ref: Reference, **fields: Any) -> Reconciliati
 
 
 def _shared_modules(count: Count, ref: Reference) -> tuple[Count, Finding | None]:
-    """A module shared at k paths. A counter that sums per path (thop, ptflops) holds its count at each of the k paths,
-    FC311; thop hooks it once per path too, so each call counted k times: its first path is read at 1/k of its item,
-    the rest of its k^2 is FC311. Any other counter's rows at a later path are read at its first path, merged."""
+    """A module shared at k paths. A counter that sums per path (thop, ptflops, calflops: causes.SUMS_PER_PATH) holds
+    its count again at each later path, FC311; thop hooks it once per path too, so each call counted k times: its
+    first path is read at 1/k of its item, the rest of its k^2 is FC311. Any other counter's rows at a later path are
+    read at its first path, merged."""
     if not ref.aliases:
         return count, None
     if count.counter not in K.SUMS_PER_PATH:
