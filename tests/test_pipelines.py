@@ -289,6 +289,7 @@ def test_a_claim_about_a_pipeline_names_the_stages_it_counts(tmp_path, capsys):
         "the denoiser, all 28 steps, in FLOPs",
     ]
     assert "ambiguous" in by["ambiguous"]["sentence"] and by["whole"]["also"] == []
+    assert by["far"]["sentence"].startswith("UNEXPLAINED: 9 PFLOPs is beyond 10% of every stage combination of FLUX")
     assert by["whole"]["pipeline"]["total_flops"] == 2_098_100_521_340_928
 
 

@@ -66,9 +66,10 @@ def combinations(p: PipelineCount) -> tuple[Combination, ...]:
     by = p.by_stage()
     one = next(s.per_call for s in p.stages if s.stage == "denoise")
     enc, steps, dec = by.get("encode prompt", 0), by["denoise"], by.get("decode", 0)
+    step = [w for w, on in (("CFG's two forwards", p.cfg), (f"{p.images} images per prompt", p.images > 1)) if on]
     every = [
         Combination("the denoiser, one forward", one),
-        Combination("one step, CFG's two forwards", 2 * one) if p.cfg else None,
+        Combination(f"one step ({', '.join(step)})", steps // p.steps) if step else None,
         Combination(f"the denoiser, all {p.steps} steps{' with CFG' if p.cfg else ''}", steps),
         Combination("the text encoders", enc) if enc else None,
         Combination("the VAE's decode", dec) if dec else None,
@@ -118,10 +119,11 @@ class PipelineVerdict:
         value = si(b.combination.flops, b.unit)
         if self.verdict is Tier.UNEXPLAINED:
             return (
-                f"unexplained: {claim} is beyond 10% of every stage combination of {self.count.name}; nearest "
+                f"UNEXPLAINED: {claim} is beyond 10% of every stage combination of {self.count.name}; nearest "
                 f"{b.describe()} = {value} ({float(b.relative):.3%} off)"
             )
-        head = f"{self.verdict.value}: {claim} is {b.describe()} = {value}"
+        word = self.verdict.value if self.passed else self.verdict.value.upper()  # as a model's verdict says it
+        head = f"{word}: {claim} is {b.describe()} = {value}"
         head += f" ({b.fit(c)})" if b.fit(c) else f" ({float(b.relative):.3%} off)"
         if self.also:
             a = self.also[0]
