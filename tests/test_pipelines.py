@@ -306,6 +306,10 @@ def test_a_reference_models_claim_keeps_its_denoiser_and_names_the_pipeline_comb
     # a claim the denoiser explains gets no hint
     assert main(["audit", "FLUX.1-dev 74.38 TFLOPs", "--no-counters", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["pipeline_hint"] == ""
+    # nor one that does not pass but is under the forward even read as MACs (2 x 30 = 60 TFLOPs < 74.38): no more of
+    # the pipeline can be in it, and the pipeline is not counted
+    assert main(["audit", "FLUX.1-dev 30 TFLOPs", "--no-counters", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)[0]["pipeline_hint"] == ""
 
 
 @pytest.mark.parametrize("flag", [["--training"], ["--input-shape", "1,3"], ["--part", "attention"]])

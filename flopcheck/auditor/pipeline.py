@@ -219,11 +219,12 @@ def judge(claim: Claim) -> PipelineVerdict:
     return PipelineVerdict(claim, p, tier, best, runners, also)
 
 
-def hint(claim: Claim) -> str:
+def hint(claim: Claim, true_flops: int) -> str:
     """For a reference model's claim that did not pass: the stage combination of its pipeline within 10%, in words,
-    or ''."""
+    or ''. Only a claim over 110% of the model's true value at its stated scope (read as MACs, its larger reading,
+    2 x its number in FLOPs) can be more of the pipeline; any other is not counted again."""
     name = PIPELINE_OF.get(claim.model)
-    if name is None or claim.training or claim.part != "model":
+    if name is None or claim.training or claim.part != "model" or 2 * claim.value <= Decimal("1.1") * true_flops:
         return ""
     from flopcheck.fmt import si
 
