@@ -235,7 +235,9 @@ def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict:
     if is_pipeline(claim.model):
         return pipeline.judge(claim)
     verdict = judge(claim, counters=names)
-    return verdict if verdict.passed else replace(verdict, pipeline_hint=pipeline.hint(claim, verdict.true_flops))
+    return (
+        verdict if verdict.passed else replace(verdict, pipeline_hint=pipeline.hint(verdict.claim, verdict.true_flops))
+    )
 
 
 def _refusal(claim, code: str) -> str:

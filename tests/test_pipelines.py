@@ -301,8 +301,12 @@ def test_a_reference_models_claim_keeps_its_denoiser_and_names_the_pipeline_comb
     assert (v["verdict"], v["true_flops"]) == ("unexplained", 74_384_653_418_496)
     assert v["pipeline_hint"] == (
         "its pipeline: the whole generation, in FLOPs = 2.10 PFLOPs (0.091% off): the claim may count more than the "
-        "denoiser; audit it as 'diffusers-pipeline:FLUX.1-dev 2.1 PFLOPs'"
+        "denoiser; audit it as 'diffusers-pipeline:FLUX.1-dev 2.1 PFLOPs' --resolution 1024x1024"
     )
+    # at the claim's own resolution, not the pipeline's default: 28 forwards at 512 px are far over one forward there,
+    # and the suggested command carries the 512 px (before: read at the pipeline's 1024 px)
+    assert main(["audit", "FLUX.1-dev 0.6 PFLOPs", "--resolution", "512", "--no-counters", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)[0]["pipeline_hint"].endswith("PFLOPs' --resolution 512x512")
     # a claim the denoiser explains gets no hint
     assert main(["audit", "FLUX.1-dev 74.38 TFLOPs", "--no-counters", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["pipeline_hint"] == ""

@@ -232,9 +232,12 @@ def hint(claim: Claim, true_flops: int) -> str:
     if r.relative > WRONG_LIMIT:
         return ""
     said = claim.text.removeprefix(claim.model).strip()
+    res = claim.resolution
+    w, h = (res, res) if isinstance(res, int) else res or (0, 0)
+    given = (f" --resolution {w}x{h}" if w else "") + (f" --frames {claim.frames}" if claim.frames else "")
     return (
         f"its pipeline: {r.describe()} = {si(r.combination.flops, r.unit)} ({float(r.relative):.3%} off): the "
-        f"claim may count more than the denoiser; audit it as '{PREFIX}{name} {said}'"
+        f"claim may count more than the denoiser; audit it as '{PREFIX}{name} {said}'{given}"
     )
 
 
