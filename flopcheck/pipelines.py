@@ -21,6 +21,8 @@ DATA = Path(__file__).resolve().parent / "data"
 # Each is exactly that many times one forward's FLOPs: no op mixes the samples of a batch
 CALLS = {
     "prompt": lambda steps, cfg, images: 2 if cfg else 1,  # the negative prompt too under CFG; repeated per image
+    "prompt alone": lambda steps, cfg, images: 1,  # a prompt encoded unlike its negative (SANA's instruction)
+    "negative prompt": lambda steps, cfg, images: 1 if cfg else 0,  # ... and that negative prompt, under CFG only
     "steps": lambda steps, cfg, images: steps * (2 if cfg else 1) * images,  # CFG: a batch of two
     "once": lambda steps, cfg, images: images,  # the decode of every image's latent
 }
@@ -258,7 +260,7 @@ def from_folder(folder: Path) -> dict:
 
 def shipped() -> list[str]:
     """The pipelines flopcheck ships (data/pipelines/): FLUX.1-dev and -schnell, SD3-medium, PixArt-alpha and -Sigma,
-    CogVideoX-5B, Wan2.1-T2V-1.3B and -14B, LTX-Video, HunyuanVideo."""
+    SANA, CogVideoX-5B, Wan2.1-T2V-1.3B and -14B, LTX-Video, HunyuanVideo."""
     return sorted(p.stem for p in (DATA / "pipelines").glob("*.json"))
 
 

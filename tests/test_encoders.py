@@ -43,6 +43,16 @@ def test_t5_v1_1_xxl_encoder_on_512_tokens_by_hand():
     assert _exact("transformers:T5EncoderModel", config=config, text_tokens=512) == 4_844_723_109_888
 
 
+def test_gemma_2_2b_decoder_on_506_tokens_by_hand():
+    # Gemma-2-2B's decoder (SANA's text encoder, Gemma2Model): 26 layers, d 2304, 8 query heads and 4 key-value heads
+    # of 256, a gated MLP of 9216, on S = 506 tokens (SANA's instruction and prompt). Per layer and token: q 2304*2048,
+    # k and v 2*2304*1024, o 2048*2304, gate, up and down 3*2304*9216: 77,856,768 MACs; x 26 x 506 x 2 =
+    # 2,048,567,279,616 FLOPs. Scores and values: 2 x 8 heads x 506^2 x 256 MACs x 26 x 2 = 54,533,619,712. Sum
+    # 2,103,100,899,328 (the soft-capping, RoPE and norms: no multiply-adds of a matmul; no lm_head in Gemma2Model)
+    config = str(DATA / "transformers" / "gemma-2-2b-it.json")
+    assert _exact("transformers:Gemma2Model", config=config, text_tokens=506) == 2_103_100_899_328
+
+
 @pytest.mark.parametrize("half, flops", [("decode", 10_472_204_009_472), ("encode", 4_882_572_509_184)])
 def test_the_flux_vae_at_1024_px_equals_flop_counter(half, flops):
     # FLUX.1-dev's VAE (AutoencoderKL, 16 latent channels, 8x): decode a 16x128x128 latent, encode a 1024x1024 image.
@@ -106,6 +116,9 @@ def test_the_transformers_prefix_is_a_source_not_a_module():
         # LTX-Video's VAE (AutoencoderKLLTXVideo's defaults): 21 latent frames of 128 x 16 x 22 into 161 frames of
         # 704x512, 32x per side and 8x per frame
         ("AutoencoderKLLTXVideo", "ltx-video-vae.json", (704, 512), 161, (1, 128, 21, 16, 22), 50_524_867_002_368),
+        # SANA's DC-AE (AutoencoderDC, 32 latent channels, 32x per side): a 32x32x32 latent into 1024x1024, through
+        # ResBlocks and EfficientViT blocks (ReLU linear attention: matmuls)
+        ("AutoencoderDC", "dc-ae-f32c32-sana-1.0.json", (1024, 1024), None, (1, 32, 32, 32), 8_368_611_655_680),
         # Stable Diffusion's VAE (PixArt-alpha's): 4 latent channels, with its quant convolutions
         ("AutoencoderKL", "sd-vae.json", (1024, 1024), None, (1, 4, 128, 128), 10_470_392_594_432),
         # SDXL's VAE (PixArt-Sigma's): the same layers, another scaling factor: the same FLOPs

@@ -249,6 +249,42 @@ def test_hunyuanvideo_runs_50_steps_with_guidance_embedded_and_its_llama_on_the_
     )
 
 
+def _gemma2(s: int) -> int:
+    """Gemma-2-2B's decoder on s tokens (SANA's text encoder; tests/test_encoders.py): 26 layers of q, k, v, o (8 query
+    and 4 key-value heads of 256), a gated MLP of 9216, and scores and values."""
+    return 26 * (2 * s * 2304 * (2048 + 2 * 1024 + 2048) + 6 * s * 2304 * 9216 + 4 * 8 * s * s * 256)
+
+
+def _sana(t: int, s: int, d: int = 2240) -> int:
+    """SANA-1600M's FLOPs on t latent tokens and s text tokens: 20 blocks of ReLU linear attention (q, k, v, out 8td^2;
+    70 heads of 32: v.k^T and its product with q, 2 x 2 x 70 x 33 x 32 x t, the pad row of ones included), cross-
+    attention (q and out 4td^2, k and v 4sd^2, scores and values 4tsd) and GLUMBConv (1x1 d -> 11200, a 3x3
+    depthwise conv, 1x1 5600 -> d); plus the 1x1 patch embed 32 -> d, the timestep MLP and adaLN-single, the caption
+    projection 2304 -> d -> d, and proj_out d -> 32."""
+    block = 8 * t * d * d + 4 * 70 * 33 * 32 * t + 4 * t * d * d + 4 * s * d * d + 4 * t * s * d
+    block += 2 * t * d * 11200 + 2 * t * 11200 * 9 + 2 * t * 5600 * d
+    head = 2 * t * 32 * d + 2 * (256 * d + d * d + d * 6 * d) + 2 * s * (2304 * d + d * d) + 2 * t * d * 32
+    return 20 * block + head
+
+
+def test_sana_encodes_its_prompt_behind_the_instruction_and_its_negative_prompt_without(capsys):
+    d = _json(["count", "diffusers-pipeline:SANA", "--json"], capsys)
+    # SanaPipeline's defaults: 1024 px, 20 steps, CFG. The prompt goes behind the default complex_human_instruction
+    # (208 Gemma tokens with <bos>) and is padded to 208 + 300 - 2 = 506 tokens; the negative prompt "" is encoded
+    # without it on 300; the denoiser takes 300 of each, a 32x32 latent (DC-AE: 32x per side), 40 forwards; the DC-AE
+    # decode equals torch.utils.flop_counter (tests/test_encoders.py)
+    got = [(s["component"], s["calls"], s["flops_per_call"]) for s in d["stages"]]
+    assert got == [
+        ("text_encoder", 1, _gemma2(506)),
+        ("text_encoder (negative prompt)", 1, _gemma2(300)),
+        ("transformer", 40, _sana(1024, 300)),
+        ("vae", 1, 8_368_611_655_680),
+    ]
+    # 2,103,100,899,328 + 1,233,734,860,800 + 40 x 2,966,661,160,960 + 8,368,611,655,680
+    whole = _gemma2(506) + _gemma2(300) + 40 * _sana(1024, 300) + 8_368_611_655_680
+    assert d["total_flops"] == 130_371_893_854_208 == whole
+
+
 # FLUX.1-dev at 1024 px and 28 steps, no CFG: one forward 74,384,653,418,496; 28 of them 2,082,770,295,717,888; the
 # text encoders 13,298,503,680 + 4,844,723,109,888 = 4,858,021,613,568; the decode 10,472,204,009,472; the whole
 # generation 2,098,100,521,340,928 FLOPs (= 1,049,050,260,670,464 MACs)
