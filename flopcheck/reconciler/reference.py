@@ -53,13 +53,17 @@ class Reference:
         """Every linear-layer matmul: per-token, per-sample, head."""
         return self.kinds(*LINEAR_KINDS)
 
+    def kept(self, path: str) -> bool:
+        """Whether the exact count kept this module's own FLOPs and bias (an exact path), not only its normalised
+        path's sum over every instance."""
+        return bool(self.exact.by_module) and path in self.norm_path
+
     def per_instance(self, path: str, suffixes: tuple[str, ...] = ("",)) -> int:
         """Exact FLOPs counted at one module (an exact path), suffixes for its parts ('qk', 'av'): its own, where the
         exact count kept each module's (CoaT's conv_list of 3, 5 and 7 wide kernels shares one normalised path),
         else its normalised path's share."""
-        own = self.exact.by_module
-        if own and path in self.norm_path:
-            return sum(own.get(join(path, s), 0) for s in suffixes)
+        if self.kept(path):
+            return sum(self.exact.by_module.get(join(path, s), 0) for s in suffixes)
         norm = self.norm_path[path]
         by = self.exact.by_path()
         total = sum(by.get(join(norm, s), 0) for s in suffixes)
@@ -81,7 +85,7 @@ class Reference:
             return sum(r.elements for r in recs if r.op.split(".")[-1] == op)
         if path is None:
             return sum(r.elements for r in recs)
-        if self.exact.by_module and path in self.norm_path:  # its own, where the exact count kept each module's
+        if self.kept(path):
             return self.exact.bias_by_module.get(path, 0)
         norm = self.norm_path[path]
         return sum(r.elements for r in recs if r.path == norm) // self.instances[norm]
