@@ -184,43 +184,19 @@ def estimate_pipeline(text: str, gpu: str, mfu: float, **options) -> PipelineEst
     return PipelineEstimate(count_pipeline(text, **options), g.name, g.peak, mfu)
 
 
-# A published pipeline folder's components, by its pipeline class: each role's stage, calls and text tokens, and the
-# class's __call__ defaults. The shipped pipelines (data/pipelines/) are these with their configs named.
-CONVENTIONS = {
-    "FluxPipeline": {
-        "steps": 28,
-        "cfg": False,
-        "note": "FluxPipeline's defaults: 28 steps, max_sequence_length 512, guidance-distilled (no CFG)",
-        "roles": {
-            "text_encoder": ("encode prompt", "prompt", 77),
-            "text_encoder_2": ("encode prompt", "prompt", 512),
-            "transformer": ("denoise", "steps", 512),
-            "vae": ("decode", "once", None),
-        },
-    },
-    "LTXPipeline": {
-        "steps": 50,
-        "cfg": True,
-        "note": "LTXPipeline's defaults: 50 steps, guidance_scale 3 (CFG), max_sequence_length 128",
-        "roles": {
-            "text_encoder": ("encode prompt", "prompt", 128),
-            "transformer": ("denoise", "steps", 128),
-            "vae": ("decode", "once", None),
-        },
-    },
-    "StableDiffusion3Pipeline": {
-        "steps": 28,
-        "cfg": True,
-        "note": "StableDiffusion3Pipeline's defaults: 28 steps, guidance_scale 7.0 (CFG), max_sequence_length 256",
-        "roles": {
-            "text_encoder": ("encode prompt", "prompt", 77),
-            "text_encoder_2": ("encode prompt", "prompt", 77),
-            "text_encoder_3": ("encode prompt", "prompt", 256),
-            "transformer": ("denoise", "steps", 333),
-            "vae": ("decode", "once", None),
-        },
-    },
-}
+def conventions(cls: str | None) -> dict:
+    """The shipped pipeline that runs pipeline class `cls` at its own __call__ defaults (steps, CFG, resolution,
+    frames, each role's calls and text tokens): a published folder of that class runs as it does. FLUX.1-schnell runs
+    its model card's call instead (_class_defaults false); the Wan2.1 pair share theirs."""
+    for name in shipped():
+        p = json.loads((DATA / "pipelines" / f"{name}.json").read_text())
+        if p["_class_name"] == cls and p.get("_class_defaults", True):
+            return {**p, "_note": f"{p['_note']} (the conventions of the shipped {name})"}
+    known = sorted({json.loads((DATA / "pipelines" / f"{n}.json").read_text())["_class_name"] for n in shipped()})
+    raise SpecError(
+        f"flopcheck knows no conventions for {cls!r} (steps, CFG, text tokens): give a folder of one of "
+        f"{', '.join(known)}, or count its components as specs"
+    )
 
 
 def from_folder(folder: Path) -> dict:
@@ -232,30 +208,30 @@ def from_folder(folder: Path) -> dict:
         raise SpecError(
             f"{folder}: cannot read its model_index.json ({type(err).__name__}): give a pipeline folder"
         ) from None
-    cls = index.get("_class_name")
-    if cls not in CONVENTIONS:
-        raise SpecError(
-            f"{folder}: flopcheck knows no conventions for {cls!r} (steps, CFG, text tokens): give one of "
-            f"{', '.join(CONVENTIONS)}, or count its components as specs"
-        )
-    conv, components = CONVENTIONS[cls], {}
-    for role, (stage, calls, tokens) in conv["roles"].items():
-        library, name = (index.get(role) or [None, None])[:2]
-        if library not in ("diffusers", "transformers") or not name:
+    if not isinstance(index, dict):
+        raise SpecError(f"{folder}: its model_index.json is a {type(index).__name__}, not one JSON object")
+    conv = conventions(index.get("_class_name"))
+    components = {}
+    for key, c in conv["components"].items():
+        role = c.get("role", key)  # SANA's text encoder runs twice, on the prompt and on the negative prompt
+        entry = index.get(role)
+        if entry in (None, [None, None]):
             continue  # a component the pipeline leaves out (SD3 without its T5)
+        if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(x, str) for x in entry)):
+            raise SpecError(
+                f"{folder}: model_index.json's {role!r} is {json.dumps(entry)}: give [library, class], as "
+                f'["diffusers", "AutoencoderKL"]'
+            )
+        library, name = entry
+        if library not in ("diffusers", "transformers"):
+            raise SpecError(f"{folder}: {role} is {library}.{name}: flopcheck builds diffusers and transformers models")
         config = folder / role / "config.json"
         if not config.is_file():
             raise SpecError(f"{folder}: {role} has no config.json: give the folder as published (configs, no weights)")
-        spec = f"{library}:{name}" + (".decode" if role == "vae" else "")
-        components[role] = {"stage": stage, "spec": spec, "config": str(config), "calls": calls, "text_tokens": tokens}
-    return {
-        "_class_name": cls,
-        "_note": conv["note"],
-        "steps": conv["steps"],
-        "cfg": conv["cfg"],
-        "resolution": [1024, 1024],
-        "components": components,
-    }
+        half = c["spec"].partition(".")[2]  # the autoencoder's decode
+        spec = f"{library}:{name}" + (f".{half}" if half else "")
+        components[key] = {**c, "spec": spec, "config": str(config)}
+    return {**conv, "components": components}
 
 
 def shipped() -> list[str]:

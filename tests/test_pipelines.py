@@ -138,15 +138,46 @@ def test_a_pipeline_folder_counts_as_the_shipped_pipeline(tmp_path, capsys):
     assert d["total_flops"] == 2_098_100_521_340_928 and d["steps"] == 28 and d["cfg"] is False
 
 
+def test_a_video_pipeline_folder_runs_its_class_resolution_and_frames(tmp_path, capsys):
+    import shutil
+    from pathlib import Path
+
+    # LTX-Video laid out as published: LTXPipeline's 704x512 x 161 frames reach the denoiser and the decode alike (a
+    # folder once ran at 1024x1024, its denoiser at 161 frames and its VAE at 81), so it counts as the shipped one:
+    # 2 x T5-XXL on 128 + 100 x LTX-Video + one decode = 3,765,813,114,830,848 FLOPs (test_t5_pipelines_with_cfg)
+    data = Path(__file__).resolve().parents[1] / "flopcheck" / "data"
+    index = {"_class_name": "LTXPipeline", "scheduler": ["diffusers", "FlowMatchEulerDiscreteScheduler"]}
+    for role, cls, config in [
+        ("text_encoder", "T5EncoderModel", "transformers/t5-v1_1-xxl-encoder.json"),
+        ("transformer", "LTXVideoTransformer3DModel", "diffusers/ltx-video-2b.json"),
+        ("vae", "AutoencoderKLLTXVideo", "diffusers/ltx-video-vae.json"),
+    ]:
+        index[role] = ["transformers" if role == "text_encoder" else "diffusers", cls]
+        (tmp_path / role).mkdir()
+        shutil.copy(data / config, tmp_path / role / "config.json")
+    (tmp_path / "model_index.json").write_text(json.dumps(index))
+    d = _json(["count", f"diffusers-pipeline:{tmp_path}", "--json"], capsys)
+    assert (d["resolution"], d["frames"], d["steps"], d["cfg"]) == ([704, 512], 161, 50, True)
+    assert d["total_flops"] == 3_765_813_114_830_848
+    assert "the conventions of the shipped LTX-Video" in d["note"]
+
+
 def test_a_pipeline_folders_bad_parts_are_one_line(tmp_path, capsys):
     folder = _flux_folder(tmp_path)
     config = folder / "text_encoder" / "config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "auto_map": {"AutoModel": "x.Model"}}))
     assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
     assert "auto_map: it names code to download and run" in capsys.readouterr().err
-    (folder / "model_index.json").write_text(json.dumps({"_class_name": "WanPipeline"}))
+    for entry, needle in [(5, "'vae' is 5: give [library, class]"), (["diffusers"], "'vae' is [\"diffusers\"]")]:
+        (folder / "model_index.json").write_text(json.dumps({"_class_name": "FluxPipeline", "vae": entry}))
+        assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
+        assert needle in capsys.readouterr().err
+    (folder / "model_index.json").write_text("[1, 2]")
     assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
-    assert "flopcheck knows no conventions for 'WanPipeline'" in capsys.readouterr().err
+    assert "its model_index.json is a list, not one JSON object" in capsys.readouterr().err
+    (folder / "model_index.json").write_text(json.dumps({"_class_name": "KandinskyPipeline"}))
+    assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
+    assert "flopcheck knows no conventions for 'KandinskyPipeline'" in capsys.readouterr().err
     (folder / "model_index.json").unlink()
     assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
     assert "cannot read its model_index.json" in capsys.readouterr().err
