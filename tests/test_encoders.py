@@ -90,11 +90,26 @@ def test_bad_halves_and_names_are_one_line(text, needle):
         build(parse(text, text_tokens=77 if flag else None))
 
 
-def test_a_config_that_names_remote_code_is_refused(tmp_path):
+@pytest.mark.parametrize("text", ["transformers:T5EncoderModel", "diffusers:AutoencoderKL.decode"])
+def test_a_config_that_names_remote_code_is_refused(tmp_path, text):
+    # transformers' and diffusers' configs alike: auto_map names code to download, which flopcheck never runs
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"model_type": "t5", "auto_map": {"AutoModel": "evil.Model"}}))
     with pytest.raises(SpecError, match="auto_map: it names code to download and run"):
-        build(parse("transformers:T5EncoderModel", config=str(path)))
+        build(parse(text, config=str(path)))
+
+
+def test_a_claims_files_config_that_names_remote_code_is_refused_for_that_claim_alone(tmp_path, capsys):
+    from flopcheck.cli import main
+
+    (tmp_path / "evil.json").write_text(json.dumps({"model_type": "t5", "auto_map": {"AutoModel": "evil.Model"}}))
+    (tmp_path / "claims.yaml").write_text(
+        "- {id: evil, model: transformers:T5EncoderModel, config: evil.json, claim: 1 TFLOPs}\n"
+        "- {id: dit, model: DiT-XL/2, claim: 118.64 GFLOPs}\n"
+    )
+    assert main(["audit", "--file", str(tmp_path / "claims.yaml"), "--no-counters"]) == 2
+    out, err = capsys.readouterr()
+    assert "claim 'evil': --config" in err and "evil.json has auto_map" in err and "DiT-XL/2 118.64" in out
 
 
 def test_the_transformers_prefix_is_a_source_not_a_module():

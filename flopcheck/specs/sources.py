@@ -441,11 +441,6 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         )
     path = spec.options.config
     config = read_config(path) if path else {}
-    if "auto_map" in config:
-        raise SpecError(
-            f"--config {path} has auto_map: it names code to download and run, which flopcheck never does "
-            f"(no trust_remote_code); give a config of a class transformers ships"
-        )
     where = path or f"the defaults of {spec.name}'s config (transformers {transformers.__version__})"
     try:
         cfg = cls.config_class.from_dict({k: v for k, v in config.items() if not k.startswith("_")})
@@ -461,7 +456,8 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
 
 
 def read_config(path: str) -> dict:
-    """A config.json as a dict; a missing or malformed file is one line."""
+    """A config.json as a dict; a missing or malformed file, or one with auto_map (code to download: diffusers' and
+    transformers' alike), is one line."""
     try:
         with open(path) as f:
             config = json.load(f)
@@ -469,6 +465,11 @@ def read_config(path: str) -> dict:
         raise SpecError(f"--config {path}: not JSON ({err.msg} at line {err.lineno}): give a config.json") from None
     if not isinstance(config, dict):
         raise SpecError(f"--config {path}: a config.json is one JSON object, got a {type(config).__name__}")
+    if "auto_map" in config:
+        raise SpecError(
+            f"--config {path} has auto_map: it names code to download and run, which flopcheck never does "
+            f"(no trust_remote_code); give a config of a class diffusers or transformers ships"
+        )
     return config
 
 
