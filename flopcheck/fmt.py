@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flopcheck.types import Unit
 
-_PREFIXES = ((10**15, "P"), (10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K"))
+_PREFIXES = ((10**18, "E"), (10**15, "P"), (10**12, "T"), (10**9, "G"), (10**6, "M"), (10**3, "K"))
 
 
 def commas(n: int) -> str:

@@ -56,6 +56,13 @@ def test_count_scopes(capsys):
     assert data["total_flops"] == data["exact_count_flops"] == 125_747_920_896
 
 
+def test_a_huge_count_reads_in_exaflops(capsys):
+    # DiT-S/2 over 10^8 steps with CFG: 2 x 10^8 x 12,111,347,712 = 2,422,269,542,400,000,000 FLOPs: 2.42 EFLOPs, and
+    # 1.21 EMACs (the claim parser reads E too)
+    code, out, _ = run(capsys, "count", "DiT-S/2", "--steps", "100000000", "--cfg")
+    assert code == 0 and "2,422,269,542,400,000,000" in out and "2.42 EFLOPs" in out and "1.21 EMACs" in out
+
+
 def test_unknown_model_is_one_line_and_exit_2(capsys):
     code, out, err = run(capsys, "count", "DiT-XXL/2")
     assert code == 2 and out == ""
