@@ -199,6 +199,23 @@ def conventions(cls: str | None) -> dict:
     )
 
 
+def sample_resolution(folder: Path, keys: list[str]) -> list[int]:
+    """[width, height] as PixArt's, SD3's and CogVideoX's pipelines default them: the folder's transformer config's
+    sample size (keys: width's, height's) x the VAE's stride, 2^(len(block_out_channels) - 1)."""
+    from flopcheck.specs.sources import read_config
+
+    paths = [folder / role / "config.json" for role in ("transformer", "vae")]
+    transformer, vae = [read_config(str(p)) if p.is_file() else {} for p in paths]
+    size = [transformer.get(k) for k in keys]
+    blocks = vae.get("block_out_channels")
+    if not (all(type(v) is int and v > 0 for v in size) and isinstance(blocks, list) and blocks):
+        raise SpecError(
+            f"{folder}: its transformer's {' and '.join(dict.fromkeys(keys))} and its VAE's block_out_channels give "
+            f"the pipeline's default size: give a folder whose configs have them"
+        )
+    return [v * 2 ** (len(blocks) - 1) for v in size]
+
+
 def from_folder(folder: Path) -> dict:
     """A folder laid out as a published diffusers pipeline (model_index.json, each component's config.json, no
     weights) as a pipeline description: its class's conventions, each component's class from model_index.json."""
@@ -231,6 +248,8 @@ def from_folder(folder: Path) -> dict:
         half = c["spec"].partition(".")[2]  # the autoencoder's decode
         spec = f"{library}:{name}" + (f".{half}" if half else "")
         components[key] = {**c, "spec": spec, "config": str(config)}
+    if conv.get("_resolution_from"):  # the class's default size is its transformer's sample size x the VAE's stride
+        conv = {**conv, "resolution": sample_resolution(folder, conv["_resolution_from"])}
     return {**conv, "components": components}
 
 

@@ -102,36 +102,30 @@ def test_estimate_times_each_stage_at_one_mfu(capsys):
     assert round(d["seconds"], 3) == 4.712 and round(d["seconds_by_stage"]["denoise"], 3) == 4.678
 
 
-def _flux_folder(tmp_path):
-    """FLUX.1-dev laid out as published (model_index.json and each component's config.json, no weights), from the
-    shipped configs."""
+def _folder(tmp_path, name: str, edit: dict | None = None):
+    """A shipped pipeline laid out as published (model_index.json, each component's config.json, no weights), from
+    its shipped configs; edit: {role: {key: value}} changes a component's config."""
     import shutil
     from pathlib import Path
 
     data = Path(__file__).resolve().parents[1] / "flopcheck" / "data"
-    index = {
-        "_class_name": "FluxPipeline",
-        "scheduler": ["diffusers", "FlowMatchEulerDiscreteScheduler"],
-        "text_encoder": ["transformers", "CLIPTextModel"],
-        "text_encoder_2": ["transformers", "T5EncoderModel"],
-        "tokenizer": ["transformers", "CLIPTokenizer"],
-        "transformer": ["diffusers", "FluxTransformer2DModel"],
-        "vae": ["diffusers", "AutoencoderKL"],
-    }
+    shipped = json.loads((data / "pipelines" / f"{name}.json").read_text())
+    index = {"_class_name": shipped["_class_name"], "scheduler": ["diffusers", "FlowMatchEulerDiscreteScheduler"]}
+    for key, c in shipped["components"].items():
+        role = c.get("role", key)
+        library, cls = c["spec"].split(".")[0].split(":")
+        index[role] = [library, cls]
+        (tmp_path / role).mkdir(exist_ok=True)
+        shutil.copy(data / c["config"], tmp_path / role / "config.json")
+    for role, changes in (edit or {}).items():
+        config = tmp_path / role / "config.json"
+        config.write_text(json.dumps({**json.loads(config.read_text()), **changes}))
     (tmp_path / "model_index.json").write_text(json.dumps(index))
-    for role, config in [
-        ("text_encoder", "transformers/clip-vit-large-patch14-text.json"),
-        ("text_encoder_2", "transformers/t5-v1_1-xxl-encoder.json"),
-        ("transformer", "diffusers/flux1-dev.json"),
-        ("vae", "diffusers/flux1-dev-vae.json"),
-    ]:
-        (tmp_path / role).mkdir()
-        shutil.copy(data / config, tmp_path / role / "config.json")
     return tmp_path
 
 
 def test_a_pipeline_folder_counts_as_the_shipped_pipeline(tmp_path, capsys):
-    folder = _flux_folder(tmp_path)
+    folder = _folder(tmp_path, "FLUX.1-dev")
     d = _json(["count", f"diffusers-pipeline:{folder}", "--json"], capsys)
     # the same components and calls as the shipped FLUX.1-dev: the same 2,098,100,521,340,928 FLOPs
     assert [s["component"] for s in d["stages"]] == ["text_encoder", "text_encoder_2", "transformer", "vae"]
@@ -139,31 +133,39 @@ def test_a_pipeline_folder_counts_as_the_shipped_pipeline(tmp_path, capsys):
 
 
 def test_a_video_pipeline_folder_runs_its_class_resolution_and_frames(tmp_path, capsys):
-    import shutil
-    from pathlib import Path
-
     # LTX-Video laid out as published: LTXPipeline's 704x512 x 161 frames reach the denoiser and the decode alike (a
     # folder once ran at 1024x1024, its denoiser at 161 frames and its VAE at 81), so it counts as the shipped one:
     # 2 x T5-XXL on 128 + 100 x LTX-Video + one decode = 3,765,813,114,830,848 FLOPs (test_t5_pipelines_with_cfg)
-    data = Path(__file__).resolve().parents[1] / "flopcheck" / "data"
-    index = {"_class_name": "LTXPipeline", "scheduler": ["diffusers", "FlowMatchEulerDiscreteScheduler"]}
-    for role, cls, config in [
-        ("text_encoder", "T5EncoderModel", "transformers/t5-v1_1-xxl-encoder.json"),
-        ("transformer", "LTXVideoTransformer3DModel", "diffusers/ltx-video-2b.json"),
-        ("vae", "AutoencoderKLLTXVideo", "diffusers/ltx-video-vae.json"),
-    ]:
-        index[role] = ["transformers" if role == "text_encoder" else "diffusers", cls]
-        (tmp_path / role).mkdir()
-        shutil.copy(data / config, tmp_path / role / "config.json")
-    (tmp_path / "model_index.json").write_text(json.dumps(index))
-    d = _json(["count", f"diffusers-pipeline:{tmp_path}", "--json"], capsys)
+    d = _json(["count", f"diffusers-pipeline:{_folder(tmp_path, 'LTX-Video')}", "--json"], capsys)
     assert (d["resolution"], d["frames"], d["steps"], d["cfg"]) == ([704, 512], 161, 50, True)
     assert d["total_flops"] == 3_765_813_114_830_848
     assert "the conventions of the shipped LTX-Video" in d["note"]
 
 
+def test_a_folders_default_size_is_its_transformers_sample_size_where_its_class_reads_it(tmp_path, capsys):
+    # PixArtSigmaPipeline defaults its size to the transformer's sample_size x the VAE's stride 8: a 512 px model's
+    # folder (sample_size 64) runs at 512x512, its denoiser on 32 x 32 = 1,024 tokens (PixArt-Sigma XL/2 by hand)
+    folder = _folder(tmp_path, "PixArt-Sigma", {"transformer": {"sample_size": 64}})
+    d = _json(["count", f"diffusers-pipeline:{folder}", "--json"], capsys)
+    assert d["resolution"] == [512, 512] and d["stages"][1]["flops_per_call"] == _pixart(1024, 300)
+    (folder / "transformer" / "config.json").write_text(json.dumps({"_class_name": "PixArtTransformer2DModel"}))
+    assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
+    assert "its transformer's sample_size and its VAE's block_out_channels" in capsys.readouterr().err
+
+
+def test_a_shipped_pipelines_size_is_the_one_its_class_reads_off_its_configs(tmp_path):
+    # PixArt-alpha and -Sigma, SD3-medium: sample_size 128 x 8 = 1024; CogVideoX-5B: 90 x 8 by 60 x 8 = 720x480
+    from flopcheck.pipelines import read, sample_resolution
+
+    sizes = {"PixArt-alpha": [1024, 1024], "PixArt-Sigma": [1024, 1024], "SD3-medium": [1024, 1024]}
+    for name, size in {**sizes, "CogVideoX-5B": [720, 480]}.items():
+        (tmp_path / name).mkdir()
+        p = read(name)
+        assert p["resolution"] == size == sample_resolution(_folder(tmp_path / name, name), p["_resolution_from"])
+
+
 def test_a_pipeline_folders_bad_parts_are_one_line(tmp_path, capsys):
-    folder = _flux_folder(tmp_path)
+    folder = _folder(tmp_path, "FLUX.1-dev")
     config = folder / "text_encoder" / "config.json"
     config.write_text(json.dumps({**json.loads(config.read_text()), "auto_map": {"AutoModel": "x.Model"}}))
     assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
