@@ -300,6 +300,21 @@ def options(args) -> dict:
     }
 
 
+def component_specs(p: dict, resolution: tuple[int, int], frames: int | None = None) -> list[tuple[str, dict, object]]:
+    """(component, its description, its ModelSpec) for each component of pipeline description p: a diffusers one at
+    the pipeline's resolution and frames (given, else its own), a text encoder on its text tokens; batch 1."""
+    from flopcheck.specs import parse
+
+    specs = []
+    for component, c in p["components"].items():
+        given = {"config": str(DATA / c["config"]), "text_tokens": c.get("text_tokens")}  # a folder's: absolute
+        if c["spec"].startswith("diffusers:"):
+            given["resolution"] = resolution
+            given["frames"] = frames or p.get("frames")
+        specs.append((component, c, parse(c["spec"], **given)))
+    return specs
+
+
 def count_pipeline(
     text: str,
     resolution: tuple[int, int] | None = None,
@@ -312,7 +327,6 @@ def count_pipeline(
     """'diffusers-pipeline:NAME' counted per component at the pipeline's defaults, any of which the arguments
     replace (images: per prompt, 1 by default): each component counted once, exactly, at batch 1, and multiplied by
     its calls."""
-    from flopcheck.specs import parse
     from flopcheck.specs.child import measure_all, measured
 
     name = text.removeprefix(PREFIX)
@@ -320,13 +334,7 @@ def count_pipeline(
     res = tuple(resolution or p["resolution"])
     steps = steps or p["steps"]
     cfg = p["cfg"] if cfg is None else cfg
-    specs = []
-    for component, c in p["components"].items():
-        given = {"config": str(DATA / c["config"]), "text_tokens": c.get("text_tokens")}  # a folder's: absolute
-        if c["spec"].startswith("diffusers:"):
-            given["resolution"] = res
-            given["frames"] = frames or p.get("frames")
-        specs.append((component, c, parse(c["spec"], **given)))
+    specs = component_specs(p, res, frames)
     measure_all([s for _, _, s in specs], timeout_s)
     stages = []
     for component, c, spec in specs:

@@ -29,17 +29,37 @@ SEED_001 = [  # (diffusers class, config file, flopcheck's reference model)
 ]
 
 
-def _both(cls: str, config: str, ref: str, resolution=None, frames=None) -> tuple[int, int]:
-    """(diffusers' exact count, flopcheck's formula) at one input: the reference's own when none is given."""
+def _small(ref: str) -> dict:
+    """The small input: 160x96 x 5 frames for a video model, 256 px for an image one."""
+    video = getattr(get_config(ref), "video", False)
+    return {"resolution": (160, 96), "frames": 5} if video else {"resolution": (256, 256)}
+
+
+def _spec(cls: str, config: str, ref: str, resolution=None, frames=None):
+    """The diffusers class from its config, on the reference's input (its own when none is given)."""
     cfg = get_config(ref, **{k: v for k, v in (("resolution", resolution), ("frames", frames)) if v})
     video = getattr(cfg, "video", False)
-    spec = parse(
-        f"diffusers:{cls}",
-        config=str(DATA / config),
-        resolution=cfg.resolution,
-        frames=cfg.frames if video else None,
-        text_tokens=cfg.text_tokens,
-    )
+    given = {"resolution": cfg.resolution, "frames": cfg.frames if video else None, "text_tokens": cfg.text_tokens}
+    return parse(f"diffusers:{cls}", config=str(DATA / config), **given), cfg
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _every_input_measured_in_one_child():
+    """The module's specs at both inputs, measured in one child (torch and diffusers imported once, not per test)."""
+    from flopcheck.specs.child import measure_all
+
+    dit = [_dit(side) for side in (256, 128)]
+    measure_all([_spec(*row, **given)[0] for row in SEED_001 for given in ({}, _small(row[2]))] + dit)
+
+
+def _dit(side: int):
+    """diffusers' DiT-XL/2 from its published config at side x side px."""
+    return parse("diffusers:DiTTransformer2DModel", config=str(DATA / "dit-xl-2-256.json"), resolution=(side, side))
+
+
+def _both(cls: str, config: str, ref: str, resolution=None, frames=None) -> tuple[int, int]:
+    """(diffusers' exact count, flopcheck's formula) at one input: the reference's own when none is given."""
+    spec, cfg = _spec(cls, config, ref, resolution, frames)
     m = measured(spec)
     assert m.exact.complete, m.exact.incompleteness()
     return m.exact.total, formula_breakdown(ref, cfg).total
@@ -53,8 +73,7 @@ def test_diffusers_equals_the_reference_at_the_seeds_input(cls, config, ref):
 
 @pytest.mark.parametrize("cls, config, ref", SEED_001)
 def test_diffusers_equals_the_reference_at_a_small_input(cls, config, ref):
-    video = getattr(get_config(ref), "video", False)
-    ours, theirs = _both(cls, config, ref, resolution=(160, 96) if video else (256, 256), frames=5 if video else None)
+    ours, theirs = _both(cls, config, ref, **_small(ref))
     assert ours == theirs
 
 
@@ -70,13 +89,7 @@ def test_diffusers_dit_differs_from_the_paper_by_its_per_block_timestep_mlp(reso
     # first block's again for the final layer): 28 + 1 timestep MLPs where the paper's DiT has 1. One MLP is
     # Linear(256 -> 1152) + Linear(1152 -> 1152) per sample: 2 * (256*1152 + 1152*1152) = 3,244,032 FLOPs;
     # 28 more of them: 28 * 3,244,032 = 90,832,896 FLOPs, whatever the input size (it is per sample)
-    m = measured(
-        parse(
-            "diffusers:DiTTransformer2DModel",
-            config=str(DATA / "dit-xl-2-256.json"),
-            resolution=(resolution, resolution),
-        )
-    )
+    m = measured(_dit(resolution))
     paper = formula_breakdown("DiT-XL/2", get_config("DiT-XL/2", input_size=size)).total
     assert m.exact.total - paper == 90_832_896
 

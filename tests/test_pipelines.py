@@ -20,6 +20,16 @@ FLUX_DEV_1024 = 74_384_653_418_496  # flopcheck's FLUX.1-dev at 1024x1024, 512 t
 FLUX_VAE_DECODE_1024 = 10_472_204_009_472  # equal to torch.utils.flop_counter (tests/test_encoders.py)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _every_shipped_component_measured_in_one_child():
+    """Every shipped pipeline's components at its defaults, measured in one child (torch, diffusers and transformers
+    imported once, not once per test); a count at other inputs, or a folder's, measures its own."""
+    from flopcheck.pipelines import component_specs, read, shipped
+    from flopcheck.specs.child import measure_all
+
+    measure_all([s for n in shipped() for _, _, s in component_specs(read(n), tuple(read(n)["resolution"]))])
+
+
 def _json(argv, capsys) -> dict:
     assert main(argv) == 0
     return json.loads(capsys.readouterr().out)
