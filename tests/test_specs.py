@@ -244,6 +244,11 @@ def test_a_counters_worker_runs_a_spec_on_zeros_not_on_empty_memory(monkeypatch)
 
     monkeypatch.syspath_prepend(str(MODELS))
     empty = torch.empty
+    # torch keeps the set of factory functions a `with torch.device(...)` redirects in a cache filled on first use:
+    # filled under the patch below, it would hold the patch, not torch.empty, and every later model built "on meta"
+    # in this process would get its weights on the CPU (the next test in this file failed when run alone)
+    with torch.device("cpu"):
+        torch.zeros(1)
 
     def worst_memory(*a, **k):
         t = empty(*a, **k)
