@@ -188,11 +188,11 @@ def conventions(cls: str | None) -> dict:
     """The shipped pipeline that runs pipeline class `cls` at its own __call__ defaults (steps, CFG, resolution,
     frames, each role's calls and text tokens): a published folder of that class runs as it does. FLUX.1-schnell runs
     its model card's call instead (_class_defaults false); the Wan2.1 pair share theirs."""
-    for name in shipped():
-        p = json.loads((DATA / "pipelines" / f"{name}.json").read_text())
+    pipelines = {name: read(name) for name in shipped()}
+    for name, p in pipelines.items():
         if p["_class_name"] == cls and p.get("_class_defaults", True):
             return {**p, "_note": f"{p['_note']} (the conventions of the shipped {name})"}
-    known = sorted({json.loads((DATA / "pipelines" / f"{n}.json").read_text())["_class_name"] for n in shipped()})
+    known = sorted({p["_class_name"] for p in pipelines.values()})
     raise SpecError(
         f"flopcheck knows no conventions for {cls!r} (steps, CFG, text tokens): give a folder of one of "
         f"{', '.join(known)}, or count its components as specs"
