@@ -211,7 +211,7 @@ def sample_resolution(folder: Path, keys: list[str]) -> list[int]:
     if not (all(type(v) is int and v > 0 for v in size) and isinstance(blocks, list) and blocks):
         raise SpecError(
             f"{folder}: its transformer's {' and '.join(dict.fromkeys(keys))} and its VAE's block_out_channels give "
-            f"the pipeline's default size: give a folder whose configs have them"
+            f"the pipeline's default size: give a folder whose configs have them as whole numbers above 0 (got {size})"
         )
     return [v * 2 ** (len(blocks) - 1) for v in size]
 
