@@ -282,7 +282,12 @@ def _report(args: argparse.Namespace) -> int:
         took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
         print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)
     files = render(res)
-    write_report(out, files)
+    _, kept = write_report(out, files)
+    for name in kept:
+        print(
+            f"kept {out / name}: the last report wrote it, but it is not as written (changed, or a link)",
+            file=sys.stderr,
+        )
     written = f"index.md, index.html, results.json, results.csv and {len(files) - 4} SVGs, and their list, {MANIFEST}"
     print(f"wrote {len(files)} files to {out}/: {written}")
     return 0

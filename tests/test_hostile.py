@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 from pathlib import Path
 from unittest import mock
 
@@ -329,10 +330,14 @@ def test_writing_again_removes_only_what_the_last_report_wrote(tmp_path):
     # 25 files of the committed report (index.md, index.html, results.json, results.csv, 21 SVGs) and the manifest
     assert len(written) == 26 and "flopcheck-manifest.txt" in written
     (tmp_path / "notes.txt").write_text("mine")  # a user's file, added after
-    (tmp_path / "config-DiT-B-2.svg").write_text("stale")  # one of ours
+    (tmp_path / "config-DiT-B-2.svg").write_text("edited")  # one of ours, changed since: no longer provably ours
+    code, err = report_from(tmp_path)
+    assert code == 2 and "config-DiT-B-2.svg is not as a flopcheck report wrote it" in err
+    assert (tmp_path / "config-DiT-B-2.svg").read_text() == "edited"
+    (tmp_path / "config-DiT-B-2.svg").unlink()
     assert report_from(tmp_path)[0] == 0
     assert (tmp_path / "notes.txt").read_text() == "mine"
-    assert (tmp_path / "config-DiT-B-2.svg").read_text() != "stale"
+    assert (tmp_path / "config-DiT-B-2.svg").read_bytes() == (REPORTS / "config-DiT-B-2.svg").read_bytes()
 
 
 def test_no_file_is_written_through_a_link(tmp_path):
@@ -343,6 +348,83 @@ def test_no_file_is_written_through_a_link(tmp_path):
     (tmp_path / "index.md").symlink_to(target)
     code, err = report_from(tmp_path)
     assert code == 2 and "is a symbolic link" in err and target.read_text() == "outside"
+
+
+def test_a_planted_manifest_deletes_nothing_it_names(tmp_path):
+    # held-out round 4's data loss: a manifest is a file anyone can put in a folder; naming the user's file in it
+    # once made the next report delete that file. Now a name only counts with a SHA-256 its bytes still match.
+    (tmp_path / "thesis.tex").write_text("mine")
+    (tmp_path / "flopcheck-manifest.txt").write_text("thesis.tex\n")
+    code, err = report_from(tmp_path)
+    assert code == 0 and (tmp_path / "thesis.tex").read_text() == "mine"
+    assert "kept " in err and "thesis.tex" in err
+    # ... and a forged hash line is no better: the hash of other bytes does not match the file's
+    forged = "0" * 64
+    (tmp_path / "flopcheck-manifest.txt").write_text(f"{forged}  thesis.tex\n")
+    assert report_from(tmp_path)[0] == 0 and (tmp_path / "thesis.tex").read_text() == "mine"
+
+
+def test_a_planted_manifest_cannot_make_a_report_overwrite_a_users_file(tmp_path):
+    (tmp_path / "index.md").write_text("my notes")
+    (tmp_path / "flopcheck-manifest.txt").write_text("index.md\n")
+    code, err = report_from(tmp_path)
+    assert code == 2 and "index.md is not as a flopcheck report wrote it" in err
+    assert (tmp_path / "index.md").read_text() == "my notes"
+
+
+def test_a_hard_link_in_the_folder_leaves_the_file_outside_untouched(tmp_path):
+    # held-out round 4's second data loss: a hard link at a report's name let the report truncate the file outside
+    out = tmp_path / "out"
+    assert report_from(out)[0] == 0
+    outside = tmp_path / "outside.md"
+    outside.write_text("outside")
+    (out / "index.md").unlink()
+    os.link(outside, out / "index.md")
+    code, err = report_from(out)
+    assert code == 2 and "not as a flopcheck report wrote it" in err and outside.read_text() == "outside"
+    # a hard link to a file whose bytes are the report's own is replaced by a new file, never written through
+    (out / "index.md").unlink()
+    outside.write_bytes((REPORTS / "index.md").read_bytes())
+    os.link(outside, out / "index.md")
+    assert report_from(out)[0] == 0
+    assert os.stat(outside).st_nlink == 1 and outside.read_bytes() == (REPORTS / "index.md").read_bytes()
+
+
+def test_a_stale_file_the_user_changed_is_kept(tmp_path):
+    assert report_from(tmp_path)[0] == 0
+    manifest = (tmp_path / "flopcheck-manifest.txt").read_text().splitlines()
+    # sha256sum's format: 64 hex digits, two spaces, the name
+    assert len(manifest) == 25 and all(len(line.split("  ")[0]) == 64 for line in manifest)
+    (tmp_path / "flopcheck-manifest.txt").write_text("\n".join([*manifest, f"{'0' * 64}  old.svg"]) + "\n")
+    (tmp_path / "old.svg").write_text("edited by hand")
+    code, err = report_from(tmp_path)
+    assert code == 0 and (tmp_path / "old.svg").read_text() == "edited by hand" and "kept" in err
+
+
+def test_a_report_with_a_manifest_of_names_alone_is_proven_by_its_results_json(tmp_path):
+    import shutil
+
+    # the committed reports/ predates the hashes: each of its files is proven flopcheck's by re-rendering its
+    # results.json, so writing over a copy works, and a user's file the old manifest is made to name is kept
+    shutil.copytree(REPORTS, tmp_path / "r")
+    (tmp_path / "r" / "mine.txt").write_text("mine")
+    with open(tmp_path / "r" / "flopcheck-manifest.txt", "a") as f:
+        f.write("mine.txt\n")
+    code, err = report_from(tmp_path / "r")
+    assert code == 0 and (tmp_path / "r" / "mine.txt").read_text() == "mine" and "kept" in err
+    assert all("  " in line for line in (tmp_path / "r" / "flopcheck-manifest.txt").read_text().splitlines())
+
+
+@pytest.mark.parametrize("manifest", ["fifo", "huge"])
+def test_a_manifest_that_is_no_plain_small_file_is_refused(tmp_path, manifest):
+    (tmp_path / "index.md").write_text("x")
+    path = tmp_path / "flopcheck-manifest.txt"
+    if manifest == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_text("index.md\n" * 200_000)  # 1.8 MB, over the 1 MiB bound
+    code, err = report_from(tmp_path)
+    assert code == 2 and "is not a plain file of at most 1,048,576 bytes" in err
 
 
 def test_names_from_a_crafted_results_json_stay_inside(tmp_path):
