@@ -95,7 +95,9 @@ def compare(
         ...                                     counters=["torch_dispatch"])]
         [192]
     """
-    return _subject(model, args, kwargs, timeout_s, options).counts(counters, timeout_s)
+    from flopcheck.runs import compare as run
+
+    return run([_subject(model, args, kwargs, timeout_s, options)], counters, timeout_s).counts
 
 
 def reconcile(
@@ -123,10 +125,9 @@ def reconcile(
         ...                                          counters=["torch_dispatch"])]
         [0]
     """
-    from flopcheck.reconciler import reconcile as explain
+    from flopcheck.runs import reconcile as run
 
-    subject = _subject(model, args, kwargs, timeout_s, options)
-    return [explain(c, subject.reference()) for c in subject.counts(counters, timeout_s)]
+    return run([_subject(model, args, kwargs, timeout_s, options)], counters, timeout_s).results
 
 
 def audit(

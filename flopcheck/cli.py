@@ -170,10 +170,10 @@ def _list_models(args: argparse.Namespace) -> int:
 
 def _count(args: argparse.Namespace) -> int:
     from flopcheck.counting import check_device, count, training_options
-    from flopcheck.pipelines import PREFIX, count_pipeline, options
+    from flopcheck.pipelines import count_pipeline, is_pipeline, options
     from flopcheck.types import Scope
 
-    if (args.model or "").startswith(PREFIX):  # a whole pipeline: its components, each a spec, times its calls
+    if is_pipeline(args.model or ""):  # a whole pipeline: its components, each a spec, times its calls
         return _show(count_pipeline(args.model, **options(args)), args)
     check_device(args.device)
     step = training_options(args.training, args.freeze, args.checkpoint, args.optimizer)
@@ -243,9 +243,9 @@ def _causes(args: argparse.Namespace) -> int:
 def _estimate(args: argparse.Namespace) -> int:
     from flopcheck.arithmetic import estimate
     from flopcheck.counting import training_options
-    from flopcheck.pipelines import PREFIX, estimate_pipeline, options
+    from flopcheck.pipelines import estimate_pipeline, is_pipeline, options
 
-    if (args.model or "").startswith(PREFIX):  # per stage, at one MFU
+    if is_pipeline(args.model or ""):  # per stage, at one MFU
         return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **options(args)), args)
     step = training_options(args.training, args.freeze, args.checkpoint)
     run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}

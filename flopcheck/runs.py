@@ -43,12 +43,6 @@ def counter_names(names: list[str] | None) -> list[str]:
     return [get_spec(n).name for n in ([names] if isinstance(names, str) else names or list(COUNTERS))]
 
 
-def _key(subject) -> tuple:
-    """(model, input size, attention path) as a subject's counts carry them."""
-    resolved = subject.job().resolved()
-    return resolved["model"], resolved["input_size"], resolved["attn"]
-
-
 @dataclass
 class Comparison:
     """Every counter's count of each subject beside the truth it is compared with."""
@@ -77,7 +71,7 @@ def compare(subjects: list, names: list[str] | None = None, timeout_s: float = 6
     from flopcheck.subject import counts_of
 
     counts = counts_of(subjects, counter_names(names), timeout_s=timeout_s)
-    truth = {_key(s): s.truth() for s in subjects}
+    truth = {s.key(): s.truth() for s in subjects}
     first = subjects[0]
     label, inputs = ("formula", "") if first.formula_family else ("exact count", first.measured().inputs)
     return Comparison(counts, truth, label, inputs)
@@ -129,11 +123,11 @@ def reconcile(
         )
     for s in subjects:
         s.check_executable()
-    main_size = _key(first)[1]  # a bad model or size: exit 2 before anything runs
+    main_size = first.key()[1]  # a bad model or size: exit 2 before anything runs
     grid = sweep_sizes(first.config().patch_size) if sweep else []
     swept = [s.with_options(input_size=g) for s in subjects for g in grid if g != main_size]
     counts = counts_of(subjects + swept, counter_names(names), timeout_s=timeout_s)
-    refs = {_key(s): s.reference() for s in subjects}
+    refs = {s.key(): s.reference() for s in subjects}
     results = [explain(c, refs[(c.model, c.input_size, c.attn)]) for c in counts if c.input_size == main_size]
     tokens = {s.attn: ", ".join(str(s.with_options(input_size=g).config().tokens) for g in grid) for s in subjects}
     header = (

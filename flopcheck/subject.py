@@ -182,17 +182,26 @@ class Subject:
 
         if self.source is Source.REFERENCE:
             o = self.spec.options
-            return Job(self.text, self.config().input_size if o.resolution else o.input_size, self.attn, o.batch)
+            return Job(self.text, getattr(self.config(), "input_size", None), self.attn, o.batch)
         if self.source is Source.SPEC:
             return Job.of_spec(self.spec, self.batch)
         return Job(self.text, None, "sdpa", self.batch)
+
+    def key(self) -> tuple:
+        """(model, input size, attention path) as its counts carry them."""
+        if self.source is Source.LIVE:
+            return self.text, None, "sdpa"
+        resolved = self.job().resolved()
+        return resolved["model"], resolved["input_size"], resolved["attn"]
 
     def reference(self) -> Reference:
         """The Reference counts of this subject are reconciled against."""
         if self.source is Source.REFERENCE:
             from flopcheck.reconciler.reference import reference_for
 
-            return reference_for(self.text, self.job().input_size, self.attn, self.batch)
+            fields = self.config().input_fields()  # DiT: its latent side; the others: frames, height, width
+            size = fields.pop("input_size", None)
+            return reference_for(self.text, size, self.attn, self.batch, tuple(sorted(fields.items())))
         from flopcheck.reconciler.reference import reference_of
 
         return reference_of(self.measured(), self.batch)
@@ -231,6 +240,82 @@ class Subject:
             if self.kwargs and not had_forward:
                 del model.forward  # the keyword inputs were bound into it for the counters' calls
 
+    def paths(self) -> list[Subject]:
+        """This subject on each attention path it runs: a reference model's every path its config takes (DiT: sdpa
+        and math), a timm model that computes attention on timm's switch too, any other on its own."""
+        if self.source is Source.REFERENCE:
+            from reference_models import ATTN_PATHS, ConfigError
+
+            runs = [self.with_options(attn=ATTN_PATHS[0].value)]
+            for attn in ATTN_PATHS[1:]:
+                try:  # a family built with one attention path refuses the others in its config
+                    runs.append(self.with_options(attn=attn.value))
+                    runs[-1].config()
+                except ConfigError:
+                    runs.pop()
+            return runs
+        if self.source is Source.SPEC and self.switches_attention():
+            return [self, self.with_options(attn="math")]
+        return [self]
+
+    def switches_attention(self) -> bool:
+        """A timm model that computes attention: timm's fused-attention switch changes its path."""
+        from flopcheck.types import ATTENTION_KINDS
+
+        if self.source is not Source.SPEC or self.spec.source != "timm" or self.spec.options.attn:
+            return False
+        return any(t.kind in ATTENTION_KINDS for t in self.measured().breakdown().terms)
+
+    def meta_only(self) -> str:
+        """Why counters cannot execute it, in words ('' where they can): a reference model built on meta only."""
+        if self.source is not Source.REFERENCE:
+            return ""
+        from flopcheck.counters.pool import meta_only_gb
+
+        if meta_only_gb(self.text) is None:
+            return ""
+        return f"{self.text} exists on meta only: counters execute it on real tensors"
+
+    def stand_ins(self) -> list:
+        """The counters' jobs on smaller configs of the same architecture (its config's stand_ins); none for a spec."""
+        if self.source is not Source.REFERENCE:
+            return []
+        from flopcheck.counters.pool import Job
+
+        return [Job.stand_in(self.text, attn, **fields) for attn, fields in self.config().stand_ins()]
+
+    def blocks(self) -> list:
+        """A spec's lists of repeated blocks as it was measured (none for a reference model: it has its config)."""
+        return [] if self.source is Source.REFERENCE else list(self.measured().blocks)
+
+    def backward(self, space: str | None = None) -> int:
+        """The exact backward of one training step, FLOPs: a reference model's on meta (on pixels with space), a
+        spec's measured in its child."""
+        if self.source is not Source.REFERENCE:
+            return self.measured(training=True).training.backward.total
+        from flopcheck.counting import training_step
+
+        on = self.with_options(space=space) if space else self
+        return training_step(self.text, on.config()).backward.total
+
+    def default_input(self) -> tuple[tuple[int, int] | None, int | None]:
+        """The input a reference model runs on unless told (its resolution, and frames for video); a spec's: none."""
+        if self.source is not Source.REFERENCE:
+            return None, None
+        cfg = self.config()
+        return cfg.resolution, (cfg.frames if getattr(cfg, "video", False) else None)
+
+    @property
+    def inputs(self) -> str:
+        """The input its counts are for, in words: a spec's as built, a reference model's resolution and latent."""
+        if self.source is not Source.REFERENCE:
+            return self.measured().inputs
+        cfg = self.config()
+        w, h = cfg.resolution if isinstance(cfg.resolution, tuple) else (cfg.resolution, cfg.resolution)
+        frames = f" x {cfg.frames} frames" if getattr(cfg, "video", False) else ""
+        side = getattr(cfg, "input_size", None)
+        return f"{w}x{h} px{frames}" + (f", latent {side}x{side}" if isinstance(side, int) else "")
+
     def with_options(self, **options: Any) -> Subject:
         """The same named model with other input options (another attention path, another latent side)."""
         if self.spec is None:
@@ -239,12 +324,29 @@ class Subject:
 
 
 def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.0) -> list:
-    """Each named counter on each named subject (not a live module), in one pool of workers: torch and each library
-    imported once. Counter after counter, subject after subject."""
+    """Each named counter on each subject: the named ones in one pool of workers (torch and each library imported
+    once), counter after counter, subject after subject; a live module's in forked children of this process."""
     from flopcheck.counters.pool import run_counters
 
-    jobs = [s.job() for s in subjects]
-    return run_counters(names, jobs, timeout_s=timeout_s)
+    if any(s.source is Source.LIVE for s in subjects):
+        return [c for s in subjects for c in s.counts(names, timeout_s)]
+    return run_counters(names, [s.job() for s in subjects], timeout_s=timeout_s)
+
+
+def measure_all(subjects: list[Subject]) -> None:
+    """The exact counts of the subjects built in a child (specs), and of their explicit-attention twins, in as few
+    children as can be; a subject whose spec cannot be read is left to its own count, which refuses it in one line."""
+    from flopcheck.specs.child import measure_all as measure
+
+    specs = [s for s in subjects if s.source is Source.SPEC]
+    measure([s.spec for s in specs])
+    twins = []
+    for s in specs:
+        try:
+            twins += [p.spec for p in s.paths()[1:]]
+        except Exception:  # noqa: BLE001  (refused by its own count, one line)
+            continue
+    measure(twins)
 
 
 def subject_of(spec, timeout_s: float | None = None) -> Subject:
@@ -285,4 +387,4 @@ def _is_module(model: Any) -> bool:
     return isinstance(model, nn.Module)
 
 
-__all__ = ["Source", "Subject", "counts_of", "is_reference", "live", "resolve", "subject_of"]
+__all__ = ["Source", "Subject", "counts_of", "is_reference", "live", "measure_all", "resolve", "subject_of"]

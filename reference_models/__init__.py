@@ -7,7 +7,15 @@ Importing this package imports no torch.
 
 from reference_models.configs import ATTN_PATHS, Attn, ConfigError, DiTConfig, LatentTransformerConfig, pixel_space
 from reference_models.families import FAMILIES, Family, family_of
-from reference_models.registry import UnknownModelError, build, create_model, get_config, list_models, prepare
+from reference_models.registry import (
+    UnknownModelError,
+    build,
+    create_model,
+    get_config,
+    list_models,
+    pipeline_of,
+    prepare,
+)
 
 __all__ = [
     "ATTN_PATHS",
@@ -23,6 +31,7 @@ __all__ = [
     "family_of",
     "get_config",
     "list_models",
+    "pipeline_of",
     "pixel_space",
     "prepare",
 ]

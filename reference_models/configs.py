@@ -18,6 +18,7 @@ class Attn(str, Enum):
 
 ATTN_PATHS = tuple(Attn)
 VAE_FACTOR = 8  # the SD VAE downsamples 256 px to a 32 x 32 latent (DiT paper, section 3.1)
+STAND_IN_SIDE = 4  # a stand-in's token grid is 4 x 4 (x 2 latent frames for a video model): 16 or 32 tokens
 
 
 class ConfigError(ValueError):
@@ -107,6 +108,20 @@ class DiTConfig:
                 f"(patch) = {step}: try {width // step * step or step}"
             )
         return {"input_size": width // VAE_FACTOR}
+
+    def norm_outputs_per_token(self, part: str) -> int:
+        """LayerNorm output elements per token of a claim's part: norm1 and norm2 per block and norm_final, d each
+        ((2L + 1) d for the model, 2d for one block, none for the other parts)."""
+        return {"model": 2 * self.depth + 1, "block": 2}.get(part, 0) * self.hidden_size
+
+    def stand_ins(self) -> list[tuple[str, dict]]:
+        """Smaller configs of the same architecture for counters that cannot run this one: one block at its width,
+        a STAND_IN_SIDE x STAND_IN_SIDE token grid, on both attention paths, as (attn, overrides)."""
+        return [(attn.value, {"depth": 1, "input_size": STAND_IN_SIDE * self.patch_size}) for attn in ATTN_PATHS]
+
+    def input_fields(self) -> dict[str, int]:
+        """The fields that fix its input: the latent side."""
+        return {"input_size": self.input_size}
 
     def on_pixels(self, image_size: int | None = None) -> DiTConfig:
         """The same DiT on pixels (3 channels, no VAE); already there, unchanged."""
@@ -234,6 +249,35 @@ class LatentTransformerConfig:
     @property
     def head_dim(self) -> int:
         return self.hidden_size // self.num_heads
+
+    def norm_outputs_per_token(self, part: str) -> int:
+        """LayerNorm output elements per token: not modelled for a text-conditioned transformer (0)."""
+        return 0
+
+    def stand_ins(self) -> list[tuple[str, dict]]:
+        """A smaller config of the same architecture for counters that cannot run this one: two blocks (SD3's last
+        differs), one of each other kind, d = 64 over 2 heads (its MLP ratio kept), 8 text tokens of width 32, a
+        STAND_IN_SIDE^2 token grid (2 latent frames for video); fused attention, its only path."""
+        d = 64
+        fields = {
+            "depth": 2,
+            "hidden_size": d,
+            "num_heads": 2,
+            "mlp_hidden": round(d * self.mlp_hidden / self.hidden_size),
+            "text_tokens": 8,
+            "text_dim": 32,
+            "width": self.vae_stride[2] * self.patch[2] * STAND_IN_SIDE,
+            "height": self.vae_stride[1] * self.patch[1] * STAND_IN_SIDE,
+        }
+        optional = {"single_depth": 1, "refiner_depth": 1, "pooled_dim": 16, "time_embed_dim": 32}
+        fields.update({k: v for k, v in optional.items() if getattr(self, k)})
+        if self.video:
+            fields["frames"] = self.vae_stride[0] * (2 * self.patch[0] - 1) + 1  # 2 p_t latent frames: 2 token rows
+        return [(Attn.SDPA.value, fields)]
+
+    def input_fields(self) -> dict[str, int]:
+        """The fields that fix its input: frames, height and width in pixels."""
+        return {"frames": self.frames, "height": self.height, "width": self.width}
 
     @property
     def patch_volume(self) -> int:

@@ -14,6 +14,7 @@ from reference_models.configs import ConfigError, DiTConfig, LatentTransformerCo
 from reference_models.families import family_of
 
 _CONFIGS: dict[str, Any] = {}
+_PIPELINES: dict[str, str] = {}  # a model -> the shipped diffusers pipeline whose denoiser it is
 
 
 class UnknownModelError(KeyError):
@@ -29,11 +30,18 @@ class UnknownModelError(KeyError):
         return self.message
 
 
-def register(name: str, config: Any) -> None:
-    """Add one named config; a name registers once."""
+def register(name: str, config: Any, pipeline: str = "") -> None:
+    """Add one named config (and the shipped pipeline it is the denoiser of); a name registers once."""
     if name in _CONFIGS:
         raise ValueError(f"model {name!r} is registered twice")
     _CONFIGS[name] = config
+    if pipeline:
+        _PIPELINES[name] = pipeline
+
+
+def pipeline_of(name: str) -> str | None:
+    """The shipped pipeline (flopcheck/data/pipelines) whose denoiser the named model is, if any."""
+    return _PIPELINES.get(name)
 
 
 def list_models(pattern: str = "*") -> list[str]:
@@ -106,6 +114,7 @@ register(
         height=1024,
         pooled_dim=2048,
     ),
+    pipeline="SD3-medium",
 )
 register(
     "FLUX.1-dev",
@@ -122,6 +131,7 @@ register(
         pooled_dim=768,
         guidance_embed=True,
     ),
+    pipeline="FLUX.1-dev",
 )
 register(
     "Wan2.1-1.3B",
@@ -137,6 +147,7 @@ register(
         frames=81,
         **_VIDEO,
     ),
+    pipeline="Wan2.1-T2V-1.3B",
 )
 register(
     "Wan2.1-14B",
@@ -152,6 +163,7 @@ register(
         frames=81,
         **_VIDEO,
     ),
+    pipeline="Wan2.1-T2V-14B",
 )
 register(
     "CogVideoX-5B",
@@ -168,6 +180,7 @@ register(
         time_embed_dim=512,
         **_VIDEO,
     ),
+    pipeline="CogVideoX-5B",
 )
 register(
     "HunyuanVideo",
@@ -187,4 +200,5 @@ register(
         refiner_depth=2,
         **_VIDEO,
     ),
+    pipeline="HunyuanVideo",
 )

@@ -125,3 +125,33 @@ def test_a_modulelist_of_unlike_layers_is_not_read_as_repeated_blocks():
     assert {r.reference_flops for r in results} == {4_096}
     assert [(r.counter, r.residual) for r in results if r.error is None and r.residual != 0] == []
     assert sum(r.error is None for r in results) >= 9  # every installed counter but deepspeed's
+
+
+# every verb's Python door and its CLI door make the same checks and refuse in the same one line: the CLI prints
+# "flopcheck: LINE" and exits 2, the Python door raises InputError(LINE)
+DOORS = [
+    # a reference model that exists on meta only: counters execute models on real tensors (FLUX.1-dev: 48 GB fp32)
+    ("compare", "FLUX.1-dev", {}, ["compare", "FLUX.1-dev"], "exists on meta only (48 GB of fp32 weights)"),
+    ("reconcile", "FLUX.1-dev", {}, ["reconcile", "FLUX.1-dev"], "exists on meta only (48 GB of fp32 weights)"),
+    # a misspelled reference name, on each verb that takes a model
+    ("count", "DiT-XL/3", {}, ["count", "DiT-XL/3"], "unknown model 'DiT-XL/3'"),
+    ("compare", "DiT-XL/3", {}, ["compare", "DiT-XL/3"], "unknown model 'DiT-XL/3'"),
+    ("reconcile", "DiT-XL/3", {}, ["reconcile", "DiT-XL/3"], "unknown model 'DiT-XL/3'"),
+    ("estimate", "DiT-XL/3", {}, ["estimate", "DiT-XL/3"], "unknown model 'DiT-XL/3'"),
+    ("audit", "DiT-XL/3 118 GFLOPs", {}, ["audit", "DiT-XL/3 118 GFLOPs"], "unknown model 'DiT-XL/3'"),
+    # an unknown counter
+    ("compare", "DiT-S/8", {"counters": ["fvcoer"]}, ["compare", "DiT-S/8", "--counter", "fvcoer"], "fvcoer"),
+    ("reconcile", "DiT-S/8", {"counters": ["fvcoer"]}, ["reconcile", "DiT-S/8", "--counter", "fvcoer"], "fvcoer"),
+]
+
+
+@pytest.mark.parametrize(("verb", "model", "options", "argv", "said"), DOORS, ids=[f"{d[0]}-{d[1]}" for d in DOORS])
+def test_every_verbs_python_and_cli_doors_refuse_alike(capsys, verb, model, options, argv, said):
+    from flopcheck.cli import main
+    from flopcheck.errors import InputError
+
+    with pytest.raises(InputError) as raised:
+        getattr(flopcheck, verb)(model, **options)
+    assert main(argv) == 2
+    line = capsys.readouterr().err.strip()
+    assert said in str(raised.value) and line == f"flopcheck: {raised.value}"

@@ -166,27 +166,12 @@ MAX_CAUSES = 2  # a reading with more causes than this explains anything, and so
 
 
 def _backward(claim: Claim, has_pixel: bool) -> BySpace | None:
-    """The exact backward of one sample of a reference model (latent, and pixels where it runs there), for a claim
-    that says it is a training step of the whole model; None otherwise (the 3x rule is then the only reading)."""
-    from flopcheck.specs import is_reference
-    from reference_models import get_config
-
+    """The exact backward of one sample (latent, and pixels where the model runs there), for a claim that says it
+    is a training step of the whole model; None otherwise (the 3x rule is then the only reading)."""
     if not claim.training or claim.part != "model":
         return None
-    if not is_reference(claim.model):  # a spec: its step measured in its child process, as its forward is
-        from flopcheck.auditor.models import spec_of
-        from flopcheck.specs.child import measured
-
-        return BySpace(measured(spec_of(claim), training=True).training.backward.total)
-    from flopcheck.counting import training_step
-
-    fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
-    latent = training_step(claim.model, get_config(claim.model, **fields)).backward.total
-    if not has_pixel:
-        return BySpace(latent)
-    return BySpace(
-        latent, training_step(claim.model, get_config(claim.model, space=Space.PIXEL.value, **fields)).backward.total
-    )
+    latent = claim.subject.backward()
+    return BySpace(latent, claim.subject.backward(Space.PIXEL.value)) if has_pixel else BySpace(latent)
 
 
 def _options(
@@ -312,35 +297,16 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
 
 
 def _inputs(claim: Claim, measured) -> str:
-    """The input the readings are for: a spec's as built, a reference model's resolution and latent."""
-    from flopcheck.specs import is_reference
-    from reference_models import get_config
-
-    if not is_reference(claim.model):
-        from flopcheck.auditor.models import spec_of
-        from flopcheck.specs.child import measured as measure
-
-        return (measured or measure(spec_of(claim))).inputs
-    fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
-    cfg = get_config(claim.model, **fields)
-    w, h = cfg.resolution if isinstance(cfg.resolution, tuple) else (cfg.resolution, cfg.resolution)
-    frames = f" x {cfg.frames} frames" if getattr(cfg, "video", False) else ""
-    return f"{w}x{h} px{frames}" + (
-        f", latent {cfg.input_size}x{cfg.input_size}" if isinstance(getattr(cfg, "input_size", None), int) else ""
-    )
+    """The input the readings are for: a given model's as built, else the claim's subject's."""
+    return measured.inputs if measured is not None else claim.subject.inputs
 
 
 def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None) -> Verdict:
     """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure);
     `counters`: the counters whose output is a reading (default: every installed one; False: none)."""
-    from flopcheck.specs import is_reference
-    from reference_models import get_config
-
-    if is_reference(claim.model):  # say which input the verdict is for
-        cfg = get_config(claim.model)
-        claim = replace(claim, resolution=claim.resolution or cfg.resolution)
-        if claim.frames is None and getattr(cfg, "video", False):
-            claim = replace(claim, frames=cfg.frames)
+    if measured is None:  # say which input the verdict is for: the model's own unless the claim states one
+        resolution, frames = claim.subject.default_input()
+        claim = replace(claim, resolution=claim.resolution or resolution, frames=claim.frames or frames)
     ref = reference_breakdowns(claim, measured)
     latent, pixel, tokens, norms, reference = ref.latent, ref.pixel, ref.tokens, ref.norms, ref.label
     kinds = latent.by_kind()

@@ -6,8 +6,11 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from functools import cached_property
 
 from flopcheck.errors import InputError
+from flopcheck.specs import parse
+from flopcheck.subject import Subject, subject_of
 from flopcheck.types import Space, Tier, Unit
 
 PREFIXES = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -94,6 +97,12 @@ class Claim:
             raise ClaimError(f"space must be latent or pixel, got {self.space!r}")
         if not (isinstance(self.omission_limit, Decimal) and 0 <= self.omission_limit < 1):
             raise ClaimError(f"omission_limit must be a fraction in [0, 1), like 0.10, got {self.omission_limit!r}")
+
+    @cached_property
+    def subject(self) -> Subject:
+        """The claim's model resolved once, on the input the claim states (resolution, frames, shape, config)."""
+        o = {"resolution": self.resolution, "frames": self.frames, "input_shape": self.input_shape}
+        return subject_of(parse(self.model, **o, config=self.config, inputs=self.inputs))
 
     @property
     def allowed(self) -> Decimal:

@@ -41,8 +41,7 @@ def _pixel_and_latent_breakdowns(claim: Claim) -> ClaimReference:
     latent = _part(formula_breakdown(claim.model, latent_cfg, batch=1), claim.part, cfg)
     pixel = _part(formula_breakdown(claim.model, pixel_cfg, batch=1), claim.part, cfg)
     tokens = BySpace(latent_cfg.tokens, pixel_cfg.tokens)
-    # LayerNorm outputs: norm1 and norm2 per block and norm_final, T x d each
-    per_token = {"model": 2 * cfg.depth + 1, "block": 2}.get(claim.part, 0) * cfg.hidden_size
+    per_token = cfg.norm_outputs_per_token(claim.part)  # LayerNorm outputs per token
     return ClaimReference(
         latent, pixel, tokens, BySpace(per_token * tokens.latent, per_token * tokens.pixel), "formula"
     )
@@ -88,26 +87,10 @@ def _part(b: Breakdown, part: str, cfg) -> Breakdown:
     raise ClaimError(f"unknown part {part!r}: use model, linear, attention, embeddings or block")
 
 
-def spec_of(claim: Claim):
-    """The model spec a claim names, with the input it states (resolution, frames, input shape, config)."""
-    from flopcheck.specs import parse
-
-    return parse(
-        claim.model,
-        resolution=claim.resolution,
-        frames=claim.frames,
-        input_shape=claim.input_shape,
-        config=claim.config,
-        inputs=claim.inputs,
-    )
-
-
 def _spec_breakdowns(claim: Claim, given=None) -> ClaimReference:
     """A spec's exact count (measured in a child process, or given) as the only breakdown, cut to the claim's
     part."""
-    from flopcheck.specs.child import measured
-
-    m = given or measured(spec_of(claim))
+    m = given or claim.subject.measured()
     b = spec_part(m, claim.part)
     reference = f"exact count at {m.inputs}" + (f" ({m.exact.incompleteness()})" if not m.exact.complete else "")
     norms = m.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1] if claim.part == "model" else 0
@@ -171,12 +154,10 @@ def _one_block(blocks, terms: tuple[Term, ...], model: str) -> tuple[Term, ...]:
 def reference_breakdowns(claim: Claim, given=None) -> ClaimReference:
     """What the claim's readings are built from: a reference model's formula (on the latent and, for a family that
     runs there too, on pixels), or a spec's (or a given model's) exact count."""
-    from flopcheck.specs import is_reference
     from reference_models import family_of, get_config
 
-    if given is not None:
+    if given is not None or not claim.subject.formula_family:
         return _spec_breakdowns(claim, given)
-    if is_reference(claim.model):  # a family that runs on pixels too has the pixel readings
-        pixels = family_of(get_config(claim.model)).pixel_space
-        return _pixel_and_latent_breakdowns(claim) if pixels else _latent_breakdowns(claim)
-    return _spec_breakdowns(claim)
+    if family_of(get_config(claim.model)).pixel_space:  # a family that runs on pixels too has the pixel readings
+        return _pixel_and_latent_breakdowns(claim)
+    return _latent_breakdowns(claim)

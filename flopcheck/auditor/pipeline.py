@@ -17,16 +17,6 @@ from flopcheck.auditor.claims import Claim
 from flopcheck.pipelines import PREFIX, PipelineCount, count_pipeline
 from flopcheck.types import Category, Tier, Unit
 
-# a reference model -> the shipped pipeline whose denoiser it is (at the claim's resolution and frames)
-PIPELINE_OF = {
-    "FLUX.1-dev": "FLUX.1-dev",
-    "SD3-medium": "SD3-medium",
-    "Wan2.1-1.3B": "Wan2.1-T2V-1.3B",
-    "Wan2.1-14B": "Wan2.1-T2V-14B",
-    "CogVideoX-5B": "CogVideoX-5B",
-    "HunyuanVideo": "HunyuanVideo",
-}
-
 
 @dataclass(frozen=True)
 class Combination:
@@ -223,7 +213,9 @@ def hint(claim: Claim, true_flops: int) -> str:
     """For a reference model's claim that did not pass: the stage combination of its pipeline within 10%, in words,
     or ''. Only a claim over 110% of the model's true value at its stated scope (read as MACs, its larger reading,
     2 x its number in FLOPs) can be more of the pipeline; any other is not counted again."""
-    name = PIPELINE_OF.get(claim.model)
+    from reference_models import pipeline_of
+
+    name = pipeline_of(claim.model)
     if name is None or claim.training or claim.part != "model" or 2 * claim.value <= Decimal("1.1") * true_flops:
         return ""
     from flopcheck.fmt import si
@@ -241,4 +233,4 @@ def hint(claim: Claim, true_flops: int) -> str:
     )
 
 
-__all__ = ["PIPELINE_OF", "PipelineVerdict", "combinations", "hint", "judge"]
+__all__ = ["PipelineVerdict", "combinations", "hint", "judge"]

@@ -108,51 +108,19 @@ def jobs_of(claim: Claim, named: bool = False) -> tuple[list, str]:
 
 def _forward_flops(claim: Claim) -> int:
     """One forward of the claim's model and input, FLOPs (the formula, or the spec's exact count)."""
-    from flopcheck.specs import is_reference
-    from reference_models import get_config
-
-    if is_reference(claim.model):
-        from flopcheck.formula import formula_breakdown
-
-        return formula_breakdown(claim.model, get_config(claim.model, resolution=claim.resolution)).total
-    from flopcheck.auditor.models import spec_of
-    from flopcheck.specs.child import measured
-
-    return measured(spec_of(claim)).exact.total
+    return claim.subject.truth()
 
 
 def _jobs_of(claim: Claim) -> tuple[list, str]:
-    from flopcheck.counters.pool import Job, meta_only_gb
-
     if claim.part != "model":
         return [], "counters count whole models"
     if claim.space == "pixel":
         return [], "counters run the model on its latent"
-    from flopcheck.specs import is_reference
-    from reference_models import get_config
-
-    if is_reference(claim.model):
-        if meta_only_gb(claim.model) is not None:
-            return [], f"{claim.model} exists on meta only: counters execute it on real tensors"
-        side = get_config(claim.model, resolution=claim.resolution).input_size
-        return [Job(claim.model, side, attn) for attn in ("sdpa", "math")], ""
-    from flopcheck.auditor.models import spec_of
-    from flopcheck.specs.child import measured
-
-    spec = spec_of(claim)
-    measured(spec)  # its code builds and runs in its own child, with a deadline, before any counter runs it
-    paths = [spec] + ([replace(spec, options=replace(spec.options, attn="math"))] if _switches(spec) else [])
-    return [Job.of_spec(s, measured(s).batch) for s in paths], ""
-
-
-def _switches(spec) -> bool:
-    """A timm model that computes attention: timm's fused-attention switch changes its path."""
-    from flopcheck.specs.child import measured
-    from flopcheck.types import ATTENTION_KINDS
-
-    if spec.source != "timm" or spec.options.attn:
-        return False
-    return any(t.kind in ATTENTION_KINDS for t in measured(spec).breakdown().terms)
+    why = claim.subject.meta_only()
+    if why:
+        return [], why
+    # a spec's code builds and runs in its own child, with a deadline, before any counter runs it
+    return [s.job() for s in claim.subject.paths()], ""
 
 
 def _path_words(job, switch: bool) -> str:
@@ -196,66 +164,15 @@ def fill(jobs: list, names: list[str] | None, workers: int | None = None) -> Non
 
 # ---------------------------------------------------------------------------------------------
 # Stand-ins: where a counter cannot run on the model, its convention on a smaller one of the same architecture
+# (the config's stand_ins)
 # ---------------------------------------------------------------------------------------------
-
-STAND_IN_SIDE = 4  # a stand-in's token grid is 4 x 4 (x 2 latent frames for a video model): 16 or 32 tokens
-
-
-def _small_dit(cfg) -> list[tuple[str, dict]]:
-    """DiT: one block at its width, a 4 x 4 token grid; both attention paths."""
-    return [(attn, {"depth": 1, "input_size": STAND_IN_SIDE * cfg.patch_size}) for attn in ("sdpa", "math")]
-
-
-def _small_text_model(cfg) -> list[tuple[str, dict]]:
-    """A text-conditioned transformer: two blocks (SD3's last differs), one of each other kind, d = 64 over 2 heads
-    (its MLP ratio kept), 8 text tokens of width 32, a 4 x 4 token grid (2 latent frames for video); fused
-    attention, its only path."""
-    d = 64
-    fields = {
-        "depth": 2,
-        "hidden_size": d,
-        "num_heads": 2,
-        "mlp_hidden": round(d * cfg.mlp_hidden / cfg.hidden_size),
-        "text_tokens": 8,
-        "text_dim": 32,
-        "width": cfg.vae_stride[2] * cfg.patch[2] * STAND_IN_SIDE,
-        "height": cfg.vae_stride[1] * cfg.patch[1] * STAND_IN_SIDE,
-    }
-    optional = {"single_depth": 1, "refiner_depth": 1, "pooled_dim": 16, "time_embed_dim": 32}
-    fields.update({k: v for k, v in optional.items() if getattr(cfg, k)})
-    if cfg.video:
-        fields["frames"] = cfg.vae_stride[0] * (2 * cfg.patch[0] - 1) + 1  # 2 p_t latent frames: 2 token rows
-    return [("sdpa", fields)]
-
-
-STAND_INS = {"dit": _small_dit}  # family -> its stand-ins; any other family is a text-conditioned transformer
 
 
 def stand_ins(claim: Claim) -> list:
     """The stand-in jobs of a whole-model latent claim on a reference model; none for a part, pixels or a spec."""
-    from flopcheck.counters.pool import Job
-    from flopcheck.specs import is_reference
-    from reference_models import get_config
-
-    if claim.part != "model" or claim.space == "pixel" or not is_reference(claim.model):
+    if claim.part != "model" or claim.space == "pixel":
         return []
-    cfg = get_config(claim.model)
-    return [
-        Job.stand_in(claim.model, attn, **fields) for attn, fields in STAND_INS.get(cfg.family, _small_text_model)(cfg)
-    ]
-
-
-def _model_reference(claim: Claim, attn: str):
-    """The reference of the claim's model at its input, on one attention path."""
-    from flopcheck.reconciler import reference_for
-    from reference_models import get_config
-
-    fields = {"resolution": claim.resolution, **({"frames": claim.frames} if claim.frames else {})}
-    cfg = get_config(claim.model, **fields)
-    if cfg.family == "dit":
-        return reference_for(claim.model, cfg.input_size, attn)
-    shape = tuple((f, getattr(cfg, f)) for f in ("frames", "height", "width"))
-    return reference_for(claim.model, None, attn, 1, shape)
+    return claim.subject.stand_ins()
 
 
 MAX_UNCERTAIN = 1000  # a carried value is kept when at most 1/1000 of it is carried at a mixed rate
@@ -282,7 +199,7 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
         small = reference_for(
             job.model, resolved["input_size"], job.attn, 1, tuple(sorted(json.loads(job.overrides).items()))
         )
-        model = _model_reference(claim, job.attn)
+        model = claim.subject.with_options(attn=job.attn).reference()
         for name in executing:
             c = COUNTS.get(count_key(name, resolved))
             if c is None or not c.ok:
@@ -332,21 +249,16 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
 def _depth_stand_ins(claim: Claim) -> list[tuple[Any, Any, int, str]]:
     """A spec whose forward counters would not execute, but whose work is one list of L >= 3 identical blocks: its
     stand-ins of 1 and 2 blocks on each attention path, as (1-block spec, 2-block spec, L, path words)."""
-    from flopcheck.auditor.models import spec_of
-    from flopcheck.specs import is_reference
-    from flopcheck.specs.child import measured
-
-    if claim.part != "model" or claim.space == "pixel" or is_reference(claim.model):
+    if claim.part != "model" or claim.space == "pixel":
         return []
-    spec = spec_of(claim)
-    lists = measured(spec).blocks
+    lists = claim.subject.blocks()
     if len(lists) != 1 or lists[0].count < 3:
         return []
-    paths = [spec, replace(spec, options=replace(spec.options, attn="math"))] if _switches(spec) else [spec]
+    paths = claim.subject.paths()
     out = []
     for s in paths:
-        one, two = (replace(s, options=replace(s.options, blocks=n)) for n in (1, 2))
-        out.append((one, two, lists[0].count, _path_words(_job(s), len(paths) > 1)))
+        one, two = (replace(s.spec, options=replace(s.spec.options, blocks=n)) for n in (1, 2))
+        out.append((one, two, lists[0].count, _path_words(s.job(), len(paths) > 1)))
     return out
 
 
@@ -370,7 +282,6 @@ def _per_block(one: float, two: float, blocks: int) -> Fraction:
 def scaled_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
     """Each counter's reading of a spec it cannot execute whole: its counts on the model with 1 and 2 of its L
     identical blocks, scaled per block (every cause's delta too), exact where the blocks are alike."""
-    from flopcheck.auditor.models import spec_of
     from flopcheck.counters import COUNTERS
     from flopcheck.reconciler import reconcile
     from flopcheck.reconciler.reference import reference_of
@@ -382,7 +293,7 @@ def scaled_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[li
     executing = [n for n in (names or list(COUNTERS)) if not COUNTERS[n].on_meta]
     fill([_job(s) for one, two, _, _ in stand for s in (one, two)], executing)
     factor = claim.batch * (2 if claim.cfg else 1) * claim.steps * (3 if claim.training else 1)
-    base = measured(spec_of(claim)).exact.total
+    base = claim.subject.truth()
     out, notes = [], [f"counters not run on the model: {why}; each one's count is scaled per block from its stand-ins"]
     for one, two, blocks, path in stand:
         refs = [reference_of(measured(s), measured(s).batch or 1) for s in (one, two)]
@@ -422,26 +333,16 @@ def _short(why: str) -> str:
 
 def _measure_specs(claims: list[Claim]) -> None:
     """The exact counts of the claims' specs (and of their explicit-attention twins), in as few children as can be."""
-    from flopcheck.auditor.models import spec_of
-    from flopcheck.specs import is_reference
-    from flopcheck.specs.child import measure_all
+    from flopcheck.subject import measure_all
 
-    specs = []
+    subjects = []
     for claim in claims:
-        if not is_reference(claim.model) and claim.part == "model" and claim.space != "pixel":
+        if claim.part == "model" and claim.space != "pixel":
             try:
-                specs.append(spec_of(claim))
+                subjects.append(claim.subject)
             except Exception:  # noqa: BLE001  (refused by the claim's own audit, one line)
                 continue
-    measure_all(specs)
-    twins = []
-    for spec in specs:
-        try:
-            if _switches(spec):
-                twins.append(replace(spec, options=replace(spec.options, attn="math")))
-        except Exception:  # noqa: BLE001
-            continue
-    measure_all(twins)
+    measure_all(subjects)
 
 
 def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolReading], list[str]]:
@@ -535,15 +436,7 @@ def _reference(t: ToolReading, claim: Claim):
         return t.reference
     if t.count.input_size is not None:
         return reference_for(t.count.model, t.count.input_size, t.count.attn, t.count.batch)
-    from flopcheck.auditor.models import spec_of
-    from flopcheck.specs.child import measured
-
-    spec = spec_of(claim)
-    spec = replace(spec, options=replace(spec.options, attn=None if t.count.attn == "sdpa" else t.count.attn))
-    from flopcheck.reconciler.reference import reference_of
-
-    m = measured(spec)
-    return reference_of(m, m.batch or spec.options.batch)
+    return claim.subject.with_options(attn=None if t.count.attn == "sdpa" else t.count.attn).reference()
 
 
 def _words(f, unit: Unit, ref) -> str:
