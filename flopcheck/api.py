@@ -95,7 +95,7 @@ def compare(
         ...                                     counters=["torch_dispatch"])]
         [192]
     """
-    from flopcheck.runs import compare as run
+    from flopcheck.verbs.compare import run
 
     return run([_subject(model, args, kwargs, timeout_s, options)], counters, timeout_s).counts
 
@@ -125,7 +125,7 @@ def reconcile(
         ...                                          counters=["torch_dispatch"])]
         [0]
     """
-    from flopcheck.runs import reconcile as run
+    from flopcheck.verbs.reconcile import run
 
     return run([_subject(model, args, kwargs, timeout_s, options)], counters, timeout_s).results
 
@@ -159,15 +159,14 @@ def audit(
         >>> print(flopcheck.audit("96 MACs", torch.nn.Linear(4, 12), torch.zeros(2, 4), counters=False).verdict)
         consistent
     """
-    from flopcheck.auditor import audit as judge
-    from flopcheck.auditor import parse_claim
+    from flopcheck.auditor import judge, parse_claim
     from flopcheck.auditor.tools import readings_of_counts
 
     scope = dict(scope or {})
     if model is None or isinstance(model, str):
         if args or kwargs:
             raise _error("a claim about a named model takes no inputs: give its input options in scope={...}")
-        from flopcheck.runs import judge_claim
+        from flopcheck.verbs.audit import judge_claim
 
         return judge_claim(parse_claim(claim, model=model, **scope), counters)  # the CLI's path: a pipeline's too
     subject = _subject(model, args, kwargs, timeout_s)
@@ -214,7 +213,7 @@ def estimate(
         >>> e.flops  # 28 x 74,384,653,418,496 FLOPs per forward
         2082770295717888
     """
-    from flopcheck.arithmetic import estimate as arithmetic
+    from flopcheck.verbs.estimate import run as arithmetic
 
     return arithmetic(
         _subject(model, args, kwargs, timeout_s, options),
@@ -243,8 +242,7 @@ def report(
     Returns:
         dict: JSON-ready, full integers in FLOPs: formulas, counts, reconciliations (with proofs), sweeps, versions.
     """
-    from flopcheck.reporting import plan
-    from flopcheck.reporting import report as run
+    from flopcheck.verbs.report import plan, run
 
     return run(plan(models, counters, sweeps), workers=workers, timeout_s=timeout_s)[0]
 

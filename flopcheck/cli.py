@@ -162,16 +162,17 @@ def _show(result, args: argparse.Namespace) -> int:
 
 
 def _list_models(args: argparse.Namespace) -> int:
-    from flopcheck.runs import model_list
+    from flopcheck.verbs.list_models import run as model_list
 
     print(model_list(args.pattern))
     return 0
 
 
 def _count(args: argparse.Namespace) -> int:
-    from flopcheck.counting import check_device, count, training_options
     from flopcheck.pipelines import count_pipeline, is_pipeline, options
     from flopcheck.types import Scope
+    from flopcheck.verbs.count import check_device, training_options
+    from flopcheck.verbs.count import run as count
 
     if is_pipeline(args.model or ""):  # a whole pipeline: its components, each a spec, times its calls
         return _show(count_pipeline(args.model, **options(args)), args)
@@ -189,7 +190,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from flopcheck.runs import compare
+    from flopcheck.verbs.compare import run as compare
 
     return _show(compare(_subjects(args, args.model, args.input_size, args.attn), args.counter, args.timeout), args)
 
@@ -201,7 +202,8 @@ def _counters_alias(args: argparse.Namespace) -> int:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    from flopcheck.runs import DEFAULT_RECONCILE, reconcile
+    from flopcheck.verbs.reconcile import DEFAULT_RECONCILE
+    from flopcheck.verbs.reconcile import run as reconcile
 
     model = args.model or DEFAULT_RECONCILE[0]
     size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
@@ -220,7 +222,7 @@ CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape conf
 
 def _audit(args: argparse.Namespace) -> int:
     from flopcheck.auditor import load_claims, parse_claim
-    from flopcheck.runs import audit
+    from flopcheck.verbs.audit import run as audit
 
     if bool(args.claim) == bool(args.file):
         raise UsageError("give one claim ('DiT-XL/2 118.64 GFLOPs') or --file CLAIMS.yaml")
@@ -235,15 +237,15 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _causes(args: argparse.Namespace) -> int:
-    from flopcheck.runs import causes
+    from flopcheck.verbs.causes import run as causes
 
     return print(causes(args.measure).to_text(markdown=args.markdown)) or 0
 
 
 def _estimate(args: argparse.Namespace) -> int:
-    from flopcheck.arithmetic import estimate
-    from flopcheck.counting import training_options
     from flopcheck.pipelines import estimate_pipeline, is_pipeline, options
+    from flopcheck.verbs.count import training_options
+    from flopcheck.verbs.estimate import run as estimate
 
     if is_pipeline(args.model or ""):  # per stage, at one MFU
         return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **options(args)), args)
@@ -270,7 +272,8 @@ def _report(args: argparse.Namespace) -> int:
 
     from flopcheck.render.files import MANIFEST, previous, write_report
     from flopcheck.render.render import read_results, render
-    from flopcheck.reporting import plan, progress_bar, report
+    from flopcheck.verbs.report import plan, progress_bar
+    from flopcheck.verbs.report import run as report
 
     out = Path(args.out) if args.out.strip() else None
     previous(out)  # no folder, or a folder that is no report: refused before anything is counted

@@ -293,7 +293,7 @@ class Subject:
         spec's measured in its child."""
         if self.source is not Source.REFERENCE:
             return self.measured(training=True).training.backward.total
-        from flopcheck.counting import training_step
+        from flopcheck.exact.training import training_step
 
         on = self.with_options(space=space) if space else self
         return training_step(self.text, on.config()).backward.total

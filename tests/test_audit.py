@@ -6,7 +6,7 @@ from fractions import Fraction
 
 import pytest
 
-from flopcheck.auditor import ClaimError, audit, load_claims, parse_claim, tier_of
+from flopcheck.auditor import ClaimError, judge, load_claims, parse_claim, tier_of
 from flopcheck.auditor.claims import parse_value
 from flopcheck.cli import main
 from flopcheck.types import Category, Unit
@@ -17,7 +17,7 @@ def verdicts(path):
 
     claims = load_claims(path)
     prefetch(claims)  # every claim's counter readings in one pool, as `flopcheck audit --file` does
-    return {c.id: audit(c) for c in claims}
+    return {c.id: judge(c) for c in claims}
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +42,13 @@ def test_every_table4_entry_is_macs_with_attention_counted(paper):
 
 def test_table4_b4_is_the_exact_count_truncated():
     # the case: 5,565,186,048 MACs (the formula) truncated to 5.56, not rounded (5.57): consistent
-    v = audit(parse_claim("DiT-B/4 5.56 GFLOPs"), counters=False)
+    v = judge(parse_claim("DiT-B/4 5.56 GFLOPs"), counters=False)
     assert (v.verdict, v.best.fit(v.claim), v.best.flops) == ("consistent", "truncated", 11_130_372_096)
 
 
 def test_table4_xl2_is_close_and_names_layernorm():
     # 118,621,421,568 MACs + 57 LayerNorms x 256 x 1152 = 16,809,984 MACs = 118,638,231,552 -> 118.64
-    v = audit(parse_claim("DiT-XL/2 118.64 Gflops"), counters=False)
+    v = judge(parse_claim("DiT-XL/2 118.64 Gflops"), counters=False)
     assert v.verdict == "close" and v.passed and v.best.flops == 237_242_843_136
     assert v.cause.reading.norms == 1 and v.cause.fit(v.claim) == "rounded"
     assert main(["audit", "DiT-XL/2 118.64 Gflops", "--no-counters"]) == 0
@@ -111,7 +111,7 @@ def test_seed_figures_pinned(seed, key):
 def test_a_shortcut_is_named_as_the_cause():
     # 236 GFLOPs: the digits are the blocks-only formula 28 * (24*256*1152^2 + 4*256^2*1152) = 28 * 8,455,716,864
     # = 236,760,072,192 truncated (FC208), judged against the full forward 237,242,843,136: 0.52% under, close
-    v = audit(parse_claim("DiT-XL/2 236 GFLOPs"), counters=False)
+    v = judge(parse_claim("DiT-XL/2 236 GFLOPs"), counters=False)
     assert (v.verdict, v.cause.reading.coverage, v.cause.flops) == ("close", "blocks-only", 236_760_072_192)
     assert v.cause.fit(v.claim) == "truncated"
 
@@ -211,9 +211,9 @@ def test_seed001_audit_text_names_the_per_layer_formula(capsys):
 
 @pytest.mark.integration
 def test_a_number_right_in_flops_is_consistent_as_flops():
-    v = audit(parse_claim("DiT-XL/2 237.24 GFLOPs"))
+    v = judge(parse_claim("DiT-XL/2 237.24 GFLOPs"))
     assert (v.verdict, v.best.reading.unit.value, v.attention) == ("consistent", "FLOP", "counted")
-    v = audit(parse_claim("DiT-XL/2 237242843136 FLOPs"))
+    v = judge(parse_claim("DiT-XL/2 237242843136 FLOPs"))
     assert v.verdict == "consistent" and v.best.distance == 0
 
 
@@ -321,7 +321,7 @@ def test_a_bare_macs_label_is_macs_not_mega_acs():
 )
 @pytest.mark.integration
 def test_a_training_claim_is_judged_against_the_exact_step_with_the_rule_still_a_reading(claim, reading):
-    v = audit(parse_claim(claim, training=True))
+    v = judge(parse_claim(claim, training=True))
     assert v.verdict == "consistent" and v.true_flops == 711_718_502_400
     assert reading in v.best.reading.describe() and "exact backward" in v.reference
 

@@ -219,9 +219,9 @@ def test_a_custom_operator_is_counted_by_its_formula_or_makes_the_count_incomple
 
 
 def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
-    from flopcheck.counting import count
     from flopcheck.render.count import to_dict, to_text
     from flopcheck.subject import resolve
+    from flopcheck.verbs.count import run as count
 
     r = count(resolve("DiT-S/8"))
     complete = to_dict(r)
@@ -240,7 +240,7 @@ def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
 
 @pytest.mark.integration
 def test_an_audit_against_an_incomplete_count_gives_no_verdict(tmp_path, monkeypatch):
-    from flopcheck.auditor import audit, parse_claim
+    from flopcheck.auditor import judge, parse_claim
 
     (tmp_path / "inverting_model.py").write_text(
         "import torch\nfrom torch import nn\n\n"
@@ -252,7 +252,7 @@ def test_an_audit_against_an_incomplete_count_gives_no_verdict(tmp_path, monkeyp
     monkeypatch.syspath_prepend(str(tmp_path))
     # the Linear on (1, 3, 224, 224): 2*3*224*224*224 = 67,436,544 FLOPs, which "67.4 MFLOPs" would match; but the
     # inverse after it is uncounted, so no reading of a lower bound can vouch for the claim
-    v = audit(parse_claim("67.4 MFLOPs", model="inverting_model:build"))
+    v = judge(parse_claim("67.4 MFLOPs", model="inverting_model:build"))
     assert v.verdict == "incomplete" and "aten.linalg_inv_ex" in v.reference
 
 

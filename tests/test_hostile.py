@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import flopcheck.reporting  # noqa: F401  (imported before run_jobs is patched, so it keeps the real one)
+import flopcheck.verbs.report  # noqa: F401  (imported before run_jobs is patched, so it keeps the real one)
 from flopcheck.cli import main
 
 MODELS = ["DiT-S/8", "DiT-XL/2", "DiT-Q/2", "dit-s/8", "FLUX.1-dev", "", "timm:nope", "os:getcwd"]
@@ -146,7 +146,7 @@ def test_any_command_line_is_one_of_three_exits(argv, tmp_path_factory, monkeypa
     monkeypatch.chdir(tmp_path_factory.getbasetemp())  # a report writes here, never into the checkout
     with (
         mock.patch("flopcheck.counters.pool.run_jobs", no_counting),
-        mock.patch("flopcheck.reporting.run_jobs", no_counting),
+        mock.patch("flopcheck.verbs.report.run_jobs", no_counting),
     ):
         check(*run(argv)[::2])
 

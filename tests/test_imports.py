@@ -95,8 +95,8 @@ def test_rendering_starts_no_process_and_builds_no_model():
         "flopcheck.exact",
         "flopcheck.exact.counter",
         "flopcheck.reconciler.reference",
-        "flopcheck.reporting",
-        "flopcheck.runs",
+        "flopcheck.verbs.report",
+        "flopcheck.verbs.audit",
     }
     found = {
         m: sorted(_imports(p, set(files)) & builders) for m, p in files.items() if m.startswith("flopcheck.render")

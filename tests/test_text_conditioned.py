@@ -7,9 +7,9 @@ import json
 import pytest
 
 from flopcheck.cli import main
-from flopcheck.counting import count
 from flopcheck.subject import resolve
 from flopcheck.types import Kind, Scope
+from flopcheck.verbs.count import run as count
 from reference_models import create_model, get_config
 
 # Published transformer parameter counts (safetensors totals of the released checkpoints):

@@ -10,8 +10,7 @@ from conftest import MODELS
 from torch import nn
 
 from flopcheck.cli import main
-from flopcheck.counting import training_step
-from flopcheck.exact.training import count_training_step
+from flopcheck.exact.training import count_training_step, training_step
 from flopcheck.types import Kind
 from reference_models import get_config
 

@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from flopcheck.auditor import audit, load_claims, parse_claim
+from flopcheck.auditor import judge, load_claims, parse_claim
 from flopcheck.auditor.tools import prefetch
 from flopcheck.cli import main
 
@@ -25,7 +25,7 @@ def committed(counter_results, large_counter_results):  # noqa: ARG001  (they se
     """Every committed claim but timm's table, audited as `flopcheck audit --file` does: every counter a reading."""
     claims = [c for path in COMMITTED if path != TIMM for c in load_claims(path)]
     prefetch(claims)
-    return {c.id: (c, audit(c)) for c in claims}
+    return {c.id: (c, judge(c)) for c in claims}
 
 
 @pytest.mark.parametrize("key", [c.id for p in COMMITTED if p != TIMM for c in load_claims(p)])
@@ -39,7 +39,7 @@ def timm_table():
     """timm's published infer_gmacs, with fvcore (the tool timm's benchmark.py uses) as the counter reading."""
     claims = load_claims(TIMM)
     prefetch(claims, ["fvcore_jit"])
-    return {c.id: (c, audit(c, counters=["fvcore_jit"])) for c in claims}
+    return {c.id: (c, judge(c, counters=["fvcore_jit"])) for c in claims}
 
 
 @pytest.mark.parametrize("key", [c.id for c in load_claims(TIMM)])
@@ -137,7 +137,7 @@ def test_a_counters_output_on_dit_xl2_is_attributed_to_it(counter, attn, printed
     spec = COUNTERS[counter]
     if version(spec.library) == "unknown":
         pytest.skip(f"{spec.library} is not installed")
-    v = audit(parse_claim(f"DiT-XL/2 {printed}"))
+    v = judge(parse_claim(f"DiT-XL/2 {printed}"))
     path = {"sdpa": "fused attention", "math": "explicit attention"}[attn]
     matched = [t for t in (*v.tools, v.cause, v.best) if t is not None and t.tool is not None]
     assert v.verdict == tier
@@ -148,7 +148,7 @@ def test_a_counters_output_on_dit_xl2_is_attributed_to_it(counter, attn, printed
 def test_fvcore_on_the_math_path_is_named_with_its_fingerprint():
     # 118.69 G: no count of the formula is within its digits (MACs 118.62, + LayerNorm 1 per element 118.64)
     # fvcore's output to its digits: bookkeeping (norms, the permuting einsum), close, fvcore named as the cause
-    v = audit(parse_claim("DiT-XL/2 118.69 GMACs"))
+    v = judge(parse_claim("DiT-XL/2 118.69 GMACs"))
     assert v.verdict == "close" and v.cause.tool is not None and v.cause.tool.count.counter == "fvcore_jit"
     from flopcheck.render.audit import fingerprint_words, sentence
 
@@ -162,7 +162,7 @@ def test_two_meanings_of_the_same_digits_are_both_said():
     # round to 0.36; the first, the label taken at its word, is the simplest
     from flopcheck.render.audit import sentence
 
-    v = audit(parse_claim("DiT-S/8 0.36 GMACs"), counters=False)
+    v = judge(parse_claim("DiT-S/8 0.36 GMACs"), counters=False)
     assert v.verdict == "consistent" and v.best.flops == 715_948_032
     assert [(a.reading.coverage, a.flops) for a in v.also] == [
         ("qk-only", 713_588_736),
@@ -193,7 +193,7 @@ def test_tiers_and_exit_codes(capsys, claim, verdict, code):
 def test_wrong_gives_the_right_value():
     from flopcheck.render.audit import sentence
 
-    v = audit(parse_claim("DiT-XL/2 245 GFLOPs"), counters=False)
+    v = judge(parse_claim("DiT-XL/2 245 GFLOPs"), counters=False)
     assert v.verdict == "wrong" and v.true_flops == 237_242_843_136 and "237.24 GFLOPs" in sentence(v)
     assert abs(v.best.relative - Decimal("0.032698")) < Decimal("0.000001")  # (245 - 237.2428) / 237.2428
 
@@ -310,7 +310,7 @@ def test_a_figure_equal_to_fvcores_convention_on_a_meta_only_model_is_attributed
     # (the final norm) = 216,355 rows of 1536: 1,329,285,120 MACs. Total 3,007,246,583,808 MACs
     # The attention it misses is 1,446,251,470,848 / 4,452,168,769,536 = 32.484% of the model's multiply-adds: the
     # digits are fvcore's, named, and a figure that leaves out a third of the work is wrong (exit 1)
-    v = audit(parse_claim("SD3-medium 3.0072 TMACs"))
+    v = judge(parse_claim("SD3-medium 3.0072 TMACs"))
     fvcore = v.cause.tool
     assert v.verdict == "wrong" and fvcore.count.counter == "fvcore_jit"
     assert fvcore.count.reported == 4_452_168_769_536 - 1_446_251_470_848 + 4 * 216_355 * 1536 == 3_007_246_583_808
@@ -327,7 +327,7 @@ def test_a_forward_over_the_real_tensor_limit_reads_the_counters_conventions():
     # DiT-XL/2 at 512 px is 1,049,076,596,736 FLOPs, over the 250 GFLOPs limit: no counter runs on it unless named.
     # fvcore on explicit attention, by hand: 524,538,298,368 MACs + LayerNorm 4 MACs x 57 norms x 1024 x 1152
     # (268,959,744) + the unpatchify einsum's 8 x 64 x 64 FLOPs as MACs (16,384) = 524,807,274,496 MACs
-    v = audit(parse_claim("DiT-XL/2 524.81 GMACs", resolution=(512, 512)))
+    v = judge(parse_claim("DiT-XL/2 524.81 GMACs", resolution=(512, 512)))
     fvcore = v.cause.tool  # its norms and the einsum are bookkeeping: close
     assert v.verdict == "close" and fvcore.count.counter == "fvcore_jit" and fvcore.path == "explicit attention"
     assert fvcore.count.reported == 524_538_298_368 + 4 * 57 * 1024 * 1152 + 8 * 64 * 64 // 2 == 524_807_274_496

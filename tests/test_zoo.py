@@ -21,7 +21,8 @@ OPEN: dict[tuple[str, str], int] = {}
 @cache
 def _zoo() -> dict:
     """The report's results for the whole zoo: {(model, counter): reconciliation dict}, and the counts likewise."""
-    from flopcheck.reporting import plan, report
+    from flopcheck.verbs.report import plan
+    from flopcheck.verbs.report import run as report
 
     res, _ = report(plan("zoo:*"), workers=2)
     recs = {(r["model"], r["counter"]): r for r in res["reconciliations"]}

@@ -301,7 +301,7 @@ def _inputs(claim: Claim, measured) -> str:
     return measured.inputs if measured is not None else claim.subject.inputs
 
 
-def audit(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None) -> Verdict:
+def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None) -> Verdict:
     """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure);
     `counters`: the counters whose output is a reading (default: every installed one; False: none)."""
     if measured is None:  # say which input the verdict is for: the model's own unless the claim states one
@@ -374,7 +374,7 @@ __all__ = [
     "ClaimError",
     "Judgement",
     "Verdict",
-    "audit",
+    "judge",
     "load_claims",
     "parse_claim",
     "parse_resolution",

@@ -14,6 +14,8 @@ import bisect
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
 
 import torch
 from torch import nn
@@ -394,4 +396,33 @@ def _step(
         trainable=trainable,
         custom=tuple(sorted(bwd.custom)),
         fused_scores=fused.flops,
+    )
+
+
+@lru_cache(maxsize=32)
+def training_step(
+    name: str,
+    config: Any,
+    batch: int = 1,
+    frozen: tuple[str, ...] = (),
+    checkpointed: tuple[str, ...] = (),
+    optimizer: str = "",
+):
+    """The exact training step of a reference model on meta: its forward, a mean loss, its backward, the modules
+    matching `frozen` training no weights, those matching `checkpointed` recomputed in the backward (once per
+    config: a claims file asks again)."""
+    from reference_models import prepare
+
+    model, inputs, forward = prepare(config, batch=batch, device="meta")
+    return count_training_step(
+        model,
+        inputs,
+        forward,
+        getattr(model, "flop_kinds", ()),
+        frozen_paths=frozen,
+        checkpointed=checkpointed,
+        optimizer=optimizer,
+        model=name,
+        attn=config.attn,
+        device="meta",
     )

@@ -26,4 +26,9 @@ def formula_breakdown(name: str, config: Any, batch: int = 1, scope: Scope = Sco
     return family_of(config).load("formula")(name, config, batch).scoped(scope)
 
 
-__all__ = ["BLOCK_LISTS", "formula_breakdown", "in_blocks", "per_layer"]
+def exact_matches(exact_by_path: dict[str, int], formula: Breakdown) -> bool:
+    """The exact count equals the formula term by term (and so in total): the one check of a formula."""
+    return exact_by_path == formula.by_path()
+
+
+__all__ = ["BLOCK_LISTS", "exact_matches", "formula_breakdown", "in_blocks", "per_layer"]

@@ -13,10 +13,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from math import prod
 
-from flopcheck.counting import exact_matches
 from flopcheck.exact import ExactCount, count_forward
 from flopcheck.exact.counter import join
-from flopcheck.formula import formula_breakdown
+from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.specs.measure import Layer, Measured, layers_of
 from flopcheck.types import Breakdown, Kind, OpRecord, Work
 

@@ -10,7 +10,7 @@ from flopcheck.fmt import commas, si, table
 from flopcheck.types import Unit, Work
 
 if TYPE_CHECKING:
-    from flopcheck.counting import CountResult
+    from flopcheck.verbs.count import CountResult
 
 
 def headline(r: CountResult) -> str:

@@ -5,11 +5,11 @@ subject's family has one (a reference model), else the exact count alone is the 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from flopcheck.exact import ExactCount, exact_count
-from flopcheck.formula import formula_breakdown
+from flopcheck.exact.training import training_step
+from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.types import Breakdown, Scope
 
 
@@ -66,11 +66,6 @@ class CountResult:
         return self.formula is None or exact_matches(self.exact_by_path(), self.formula)
 
 
-def exact_matches(exact_by_path: dict[str, int], formula: Breakdown) -> bool:
-    """The exact count equals the formula term by term (and so in total): the one check of a formula."""
-    return exact_by_path == formula.by_path()
-
-
 def check_device(device: str) -> None:
     """A device torch knows and this machine has: meta (no compute), cpu, or an accelerator that is here."""
     from flopcheck.errors import InputError
@@ -104,7 +99,7 @@ def training_options(training: bool, freeze=None, checkpoint=None, optimizer: st
     }
 
 
-def count(
+def run(
     subject,
     scope: Scope = Scope(),
     device: str = "meta",
@@ -152,33 +147,3 @@ def with_kernel(step, attn_kernel: str):
     if attn_kernel and step is None:
         raise InputError("--attn-kernel sets a training step's executed FLOPs: add --training")
     return replace(step, attn_kernel=attn_kernel) if step is not None and attn_kernel else step
-
-
-@lru_cache(maxsize=32)
-def training_step(
-    name: str,
-    config: Any,
-    batch: int = 1,
-    frozen: tuple[str, ...] = (),
-    checkpointed: tuple[str, ...] = (),
-    optimizer: str = "",
-):
-    """The exact training step of a reference model on meta: its forward, a mean loss, its backward, the modules
-    matching `frozen` training no weights, those matching `checkpointed` recomputed in the backward (once per
-    config: a claims file asks again)."""
-    from flopcheck.exact.training import count_training_step
-    from reference_models import prepare
-
-    model, inputs, forward = prepare(config, batch=batch, device="meta")
-    return count_training_step(
-        model,
-        inputs,
-        forward,
-        getattr(model, "flop_kinds", ()),
-        frozen_paths=frozen,
-        checkpointed=checkpointed,
-        optimizer=optimizer,
-        model=name,
-        attn=config.attn,
-        device="meta",
-    )

@@ -136,7 +136,7 @@ def _zoo_pattern(item: str) -> list[str]:
     return found
 
 
-def report(
+def run(
     chosen: Plan, workers: int = 2, timeout_s: float = 600.0, progress: Callable[[int, int, Count], None] | None = None
 ) -> tuple[dict, dict]:
     """Every counter of the plan on every job, in the counters' pool: (the results dict, the run's stats)."""

@@ -1,0 +1,116 @@
+"""The audit verb: each claim judged (a pipeline's against its stage combinations, a model's against its readings);
+several claims' counts run in one pool, a claim that names code runs it only with the user's say-so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from flopcheck.verbs.compare import counter_names
+
+if TYPE_CHECKING:
+    from flopcheck.auditor import Claim, Verdict
+    from flopcheck.auditor.pipeline import PipelineVerdict
+
+
+@dataclass
+class Auditing:
+    """The verdicts on a list of claims, and one line for each claim that could not be judged."""
+
+    verdicts: list
+    failed: list[str] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        """2 when a claim could not be judged, 1 when a verdict does not pass, else 0."""
+        return 2 if self.failed else 0 if all(v.passed for v in self.verdicts) else 1
+
+    def to_text(self) -> str:
+        return "\n\n".join(_rendered(v, "to_text") for v in self.verdicts)
+
+    def to_data(self) -> list:
+        return [_rendered(v, "to_dict") for v in self.verdicts]
+
+    def to_markdown(self) -> str:
+        from flopcheck.render.audit import MARKDOWN_HEAD
+
+        return "\n".join([MARKDOWN_HEAD, *(_rendered(v, "markdown_row") for v in self.verdicts)])
+
+
+def _rendered(verdict, how: str):
+    """A verdict rendered: a pipeline's by its own methods, a model's by render.audit's functions of that name."""
+    from flopcheck.render import audit as render
+
+    own = getattr(verdict, how, None)
+    return own() if own else getattr(render, how)(verdict)
+
+
+def names_code(claim) -> str:
+    """The code a claim would run (its model a package.module:factory, its inputs a module:fn), or ''."""
+    from flopcheck.pipelines import is_pipeline
+    from flopcheck.specs import ModelSpec
+
+    model = claim.model if ModelSpec(claim.model).source == "module" and not is_pipeline(claim.model) else ""
+    return " and ".join(x for x in (model, claim.inputs or "") if x)
+
+
+def run(
+    claims: list, names: list[str] | bool | None = None, allow_code: bool = False, timeout_s: float | None = None
+) -> Auditing:
+    """Each claim judged; `names`: the counters whose output is a reading (None: every installed one, False: none).
+    Several claims' counts run in one pool (each model built once); a claim whose model cannot be built or run is
+    one line and the rest go on (a single claim's failure is the run's bad input). A claim that names code (a
+    factory, an input builder) runs it only with `allow_code` (a claims file is data someone sent): without, it is
+    refused in one line before anything of it is imported; timeout_s: each build and count of a claim's model."""
+    from flopcheck.children import deadline
+
+    names = names if names is False or names is None else counter_names(names)
+    with deadline(timeout_s):  # every build and count of the claims' models: timeout_s each
+        return _audit(claims, names, allow_code)
+
+
+def _audit(claims: list, names, allow_code: bool) -> Auditing:
+    from flopcheck.errors import InputError, bad_input
+
+    code = {id(c): "" if allow_code else names_code(c) for c in claims}
+    refused = [(c, code[id(c)]) for c in claims if code[id(c)]]
+    if refused and len(claims) == 1:
+        raise InputError(_refusal(*refused[0]))
+    claims = [c for c in claims if not code[id(c)]]
+    if names is not False and len(claims) > 1:
+        from flopcheck.auditor.tools import prefetch
+
+        prefetch(claims, names)
+    out = Auditing([], [f"flopcheck: {_refusal(c, code)}" for c, code in refused])
+    for claim in claims:
+        try:
+            out.verdicts.append(judge_claim(claim, names))
+        except bad_input() as err:
+            if len(claims) == 1:
+                raise
+            out.failed.append(f"flopcheck: claim {claim.id or claim.text!r}: {err}")
+    return out
+
+
+def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict:
+    """A claim about a pipeline against its stage combinations; any other against its model, and when that does not
+    pass, the stage combination of the model's pipeline within 10% said beside it."""
+    from dataclasses import replace
+
+    from flopcheck.auditor import judge, pipeline
+    from flopcheck.pipelines import is_pipeline
+
+    if is_pipeline(claim.model):
+        return pipeline.judge(claim)
+    verdict = judge(claim, counters=names)
+    return (
+        verdict if verdict.passed else replace(verdict, pipeline_hint=pipeline.hint(verdict.claim, verdict.true_flops))
+    )
+
+
+def _refusal(claim, code: str) -> str:
+    return (
+        f"claim {claim.id or claim.text!r} names code ({code}), which runs only with your say-so: "
+        f"audit it with --allow-code (allow_code=True in Python) if you trust the file"
+    )

@@ -1,0 +1,70 @@
+"""The reconcile verb: every counter's count of each subject explained against the truth, cause by cause, to a
+residual; with sweep, each counter judged from its totals at four latent sides too (the T-sweep).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flopcheck.verbs.compare import counter_names
+
+DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 px, both attention paths
+
+
+@dataclass
+class Reconciling:
+    """Every counter's count explained against the truth, and the T-sweeps' verdicts from totals alone."""
+
+    results: list
+    sweeps: list
+    tokens: dict  # attention path -> the sweep's token counts, in words
+    header: str = ""  # a model without a formula: its input and its reference, in words
+    required: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a residual is left, or a counter on the card gave no number."""
+        unexplained = any(r.residual not in (0, None) for r in self.results)
+        return 1 if unexplained or any(r.error for r in self.results if r.counter in self.required) else 0
+
+    def to_text(self) -> str:
+        from flopcheck.render.reconcile import to_text
+
+        return self.header + to_text(self.results, self.sweeps, self.tokens)
+
+    def to_data(self) -> list:
+        from flopcheck.render.reconcile import to_list
+
+        return to_list(self.results, self.sweeps)
+
+
+def run(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0, sweep: bool = False) -> Reconciling:
+    """Each named counter on each subject explained, cause by cause; with sweep, a reference model is also counted
+    at four latent sides and each counter judged from its totals alone (the T-sweep)."""
+    from flopcheck.counters import REQUIRED
+    from flopcheck.errors import InputError
+    from flopcheck.reconciler import reconcile as explain
+    from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
+    from flopcheck.subject import counts_of
+
+    first = subjects[0]
+    if sweep and not first.formula_family:
+        raise InputError(
+            f"--sweep varies a reference model's latent side; {first.text} has its own input: "
+            f"reconcile it at --resolution values one by one"
+        )
+    for s in subjects:
+        s.check_executable()
+    main_size = first.key()[1]  # a bad model or size: exit 2 before anything runs
+    grid = sweep_sizes(first.config().patch_size) if sweep else []
+    swept = [s.with_options(input_size=g) for s in subjects for g in grid if g != main_size]
+    counts = counts_of(subjects + swept, counter_names(names), timeout_s=timeout_s)
+    refs = {s.key(): s.reference() for s in subjects}
+    results = [explain(c, refs[(c.model, c.input_size, c.attn)]) for c in counts if c.input_size == main_size]
+    tokens = {s.attn: ", ".join(str(s.with_options(input_size=g).config().tokens) for g in grid) for s in subjects}
+    header = (
+        ""
+        if first.formula_family
+        else f"{first.text} · input {first.measured().inputs} · reference: its exact count\n\n"
+    )
+    return Reconciling(results, sweeps_for(results, counts, grid), tokens, header, REQUIRED)
