@@ -140,6 +140,11 @@ def is_reference(text: str) -> bool:
     return text in list_models()
 
 
+def is_spec(text: str) -> bool:
+    """A spec's text (timm:NAME, torchvision:NAME, package.module:factory), not a reference name or pattern."""
+    return ModelSpec(text).source != "reference"
+
+
 def parse(text: str, **options) -> ModelSpec:
     """A spec from its text and options, checked for form (not built): an unknown reference name, an empty
     name after a prefix or a module spec without its factory is a SpecError."""
@@ -237,4 +242,4 @@ def _read_by_source(spec: ModelSpec) -> None:
             raise SpecError(f"{flag(a)} and {flag(b)} each give {spec.text}'s whole input: give one")
 
 
-__all__ = ["ModelSpec", "Options", "SpecError", "is_reference", "parse"]
+__all__ = ["ModelSpec", "Options", "SpecError", "is_reference", "is_spec", "parse"]

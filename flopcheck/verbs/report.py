@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job, Run, run_jobs
 from flopcheck.errors import InputError
+from flopcheck.specs import SpecError, is_spec, parse
+from flopcheck.subject import Subject, subject_of
 from flopcheck.types import Count, Kind
 from reference_models import ATTN_PATHS
 
@@ -32,45 +34,18 @@ class Plan:
     attns: tuple[str, ...] = ATTN_PATHS
     sweeps: tuple[tuple[str, tuple[int, ...]], ...] = tuple(SWEEPS.items())
 
-    def jobs(self) -> list[Job]:
-        """Grid jobs at each model's default input, then the sweep points not already in the grid; a spec (a
-        model that is no reference name) at its own input, on both attention paths where it has a switch (timm)."""
-        from reference_models import get_config
+    @property
+    def subjects(self) -> list[Subject]:
+        """Its models, each resolved once (a spec at its own input, a reference model at its default)."""
+        return [subject_of(parse(m)) for m in self.models]
 
-        out: list[Job] = []
-        for model in self.models:
-            if is_spec(model):
-                out += [
-                    Job.of_spec(s, _measured(s.text, s.options.attn or "sdpa").batch)
-                    for s in spec_paths(model, self.attns)
-                ]
-                continue
-            out += [Job(model, get_config(model).input_size, a) for a in self.attns]
+    def jobs(self) -> list[Job]:
+        """Grid jobs at each model's default input on each attention path it runs (Subject.paths), then the sweep
+        points not already in the grid."""
+        out = [p.job() for s in self.subjects for p in s.paths() if p.attn in self.attns]
         for model, sizes in self.sweeps:
             out += [Job(model, s, a) for s in sizes for a in self.attns]
         return list(dict.fromkeys(out))
-
-
-def is_spec(model: str) -> bool:
-    """timm:NAME, torchvision:NAME, package.module:factory (a report takes specs at their default input)."""
-    return ":" in model
-
-
-def spec_paths(model: str, attns: tuple[str, ...]) -> list:
-    """The spec on each attention path it can take: both for timm (its fused-attention switch), else its own."""
-    from flopcheck.specs import parse
-
-    spec = parse(model)
-    return [parse(model, attn=a) for a in attns] if spec.source == "timm" else [spec]
-
-
-def _measured(model: str, attn: str):
-    """A spec's measurement (its child process) on one path."""
-    from flopcheck.specs import parse
-    from flopcheck.specs.child import measured
-
-    spec = parse(model)
-    return measured(parse(model, attn=attn) if spec.source == "timm" and attn != "sdpa" else spec)
 
 
 def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple | None = None) -> Plan:
@@ -79,8 +54,6 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
     before anything is counted); `counters` (default all) checked by name; the T-sweeps (default SWEEPS) where the
     models are reference models."""
     from flopcheck.counters import get_spec
-    from flopcheck.specs import parse
-    from flopcheck.subject import subject_of
     from reference_models import family_of, get_config, list_models
 
     for model, sizes in sweeps or ():
@@ -91,7 +64,7 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
     _measure_in_parallel([i for i in items if is_spec(i)])
     for item in items:
         if is_spec(item):
-            subject_of(parse(item)).check_executable()
+            subject_of(parse(item)).check_executable()  # measured above, two children at a time
             out.append(item)
             continue
         found = [m for m in list_models(item) if family_of(get_config(m)).executes]
@@ -113,11 +86,9 @@ def _measure_in_parallel(specs: list[str], workers: int = 2) -> None:
     the plan's own check of that spec says it)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from flopcheck.specs import SpecError, parse
-
     def one(text: str) -> None:
         try:
-            _measured(text, parse(text).options.attn or "sdpa")
+            subject_of(parse(text)).measured()
         except SpecError:
             pass  # cached: the plan's check names it
 
@@ -172,7 +143,7 @@ def _formula(model: str, size: int | None) -> dict:
     from reference_models import get_config
 
     if is_spec(model):  # no hand formula: the exact count is the reference
-        m = _measured(model, "sdpa")
+        m = subject_of(parse(model)).measured()
         b = m.breakdown()
         return {
             "model": model,
@@ -238,6 +209,12 @@ def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
     return out
 
 
+def _path(model: str, attn: str) -> Subject:
+    """A spec on one attention path: the path of its own that it ran (Subject.paths)."""
+    subject = subject_of(parse(model))
+    return next((p for p in subject.paths() if p.attn == attn), subject)
+
+
 def results(plan: Plan, counts: list[Count]) -> dict:
     """The report's data: formulas, counts, reconciliations (with proofs), sweeps, versions."""
     from flopcheck.reconciler import reconcile
@@ -247,7 +224,7 @@ def results(plan: Plan, counts: list[Count]) -> dict:
     sizes = list(dict.fromkeys((c.model, c.input_size) for c in counts))
     recs, whites = [], {}
     for c in counts:
-        r = reconcile(c, reference_of(_measured(c.model, c.attn), c.batch) if is_spec(c.model) else None)
+        r = reconcile(c, reference_of(_path(c.model, c.attn).measured(), c.batch) if is_spec(c.model) else None)
         whites[(c.model, c.input_size, c.attn, c.counter)] = r
         recs.append({**to_dict(r), "proof": proof(r)})
     return {
