@@ -4,6 +4,11 @@ report (`flopcheck report --models 'zoo:*'`) and `flopcheck list-models 'zoo:*'`
 
 `zoo:NAME` is a spec like any other (flopcheck.specs reads it, specs.sources builds it): its entry's spec and options
 are built as that spec would be, so a zoo model's count is the count of the spec it names; only its label differs.
+
+Why it ships inside the package rather than under tests/: it is a feature, not a fixture. A user runs
+`flopcheck report --models 'zoo:*'` on an installed flopcheck to see every counter closed on models like theirs,
+and `zoo:NAME` specs name its user-style modules (flopcheck/zoo/*.py) and configs (flopcheck/zoo/configs/) by
+package path, which a wheel without tests/ must still contain.
 """
 
 from __future__ import annotations
