@@ -66,7 +66,9 @@ def count(model: Any, *args: Any, timeout_s: float | None = None, options: Optio
         >>> flopcheck.count(torch.nn.Linear(4, 12), torch.zeros(2, 4)).total  # 2 x 2 x 4 x 12
         192
     """
-    return _subject(model, args, kwargs, timeout_s, options).exact()
+    from flopcheck.verbs.count import run
+
+    return run(_subject(model, args, kwargs, timeout_s, options)).exact
 
 
 def compare(
@@ -159,24 +161,16 @@ def audit(
         >>> print(flopcheck.audit("96 MACs", torch.nn.Linear(4, 12), torch.zeros(2, 4), counters=False).verdict)
         consistent
     """
-    from flopcheck.auditor import judge, parse_claim
-    from flopcheck.auditor.tools import readings_of_counts
+    from flopcheck.auditor import parse_claim
+    from flopcheck.verbs import audit as verb
 
     scope = dict(scope or {})
     if model is None or isinstance(model, str):
         if args or kwargs:
             raise _error("a claim about a named model takes no inputs: give its input options in scope={...}")
-        from flopcheck.verbs.audit import judge_claim
-
-        return judge_claim(parse_claim(claim, model=model, **scope), counters)  # the CLI's path: a pipeline's too
-    subject = _subject(model, args, kwargs, timeout_s)
-    m = subject.measured()
-    parsed = parse_claim(claim, model=m.text, **scope)
-    if counters is False:
-        return judge(parsed, measured=m, counters=False)
-    counts = subject.counts(counters if isinstance(counters, list) and counters else None, timeout_s)
-    found, notes = readings_of_counts(parsed, counts, reference=subject.reference())
-    return judge(parsed, measured=m, counters=(tuple(found), tuple(notes)))
+        # the CLI's path, its deadline and checks too (a pipeline's claim as well)
+        return verb.run([parse_claim(claim, model=model, **scope)], counters, True, timeout_s).verdicts[0]
+    return verb.judge_live(claim, _subject(model, args, kwargs, timeout_s), scope, counters, timeout_s)
 
 
 def estimate(

@@ -155,3 +155,12 @@ def test_every_verbs_python_and_cli_doors_refuse_alike(capsys, verb, model, opti
     assert main(argv) == 2
     line = capsys.readouterr().err.strip()
     assert said in str(raised.value) and line == f"flopcheck: {raised.value}"
+
+
+def test_a_counter_named_as_a_string_runs_that_counter_alone():
+    # held-out round 4: counters="torch_dispatch" (a string, not a list) ran every counter
+    net, x = _linear()
+    assert [c.counter for c in flopcheck.compare(net, x, counters="torch_dispatch")] == ["torch_dispatch"]
+    v = flopcheck.audit("96 MACs", net, x, counters="torch_dispatch")
+    # 2 x 4 x 12 = 96 MACs = 192 FLOPs: torch_dispatch's own reading, alone
+    assert [t.tool.count.counter for t in v.readings] == ["torch_dispatch"] and v.true_flops == 192

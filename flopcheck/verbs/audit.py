@@ -109,6 +109,21 @@ def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict:
     )
 
 
+def judge_live(text: str, subject, scope: dict, names: Any, timeout_s: float | None) -> Verdict:
+    """A claim about the caller's own module (a live subject, measured in this process): every named counter
+    (None: all, False: none) run on it in forked children, each a reading."""
+    from flopcheck.auditor import judge, parse_claim
+    from flopcheck.auditor.tools import readings_of_counts
+
+    m = subject.measured()
+    claim = parse_claim(text, model=m.text, **scope)
+    if names is False:
+        return judge(claim, measured=m, counters=False)
+    counts = subject.counts(counter_names(names), timeout_s or 600.0)
+    found, notes = readings_of_counts(claim, counts, reference=subject.reference())
+    return judge(claim, measured=m, counters=(tuple(found), tuple(notes)))
+
+
 def _refusal(claim, code: str) -> str:
     return (
         f"claim {claim.id or claim.text!r} names code ({code}), which runs only with your say-so: "
