@@ -237,7 +237,7 @@ def report(
 ) -> dict[str, Any]:
     """The comparison report's results: every counter on every model named (a shell pattern of reference models,
     or a comma list of them and specs), both attention paths, and T-sweeps; render it with
-    flopcheck.render.render.render and write it with flopcheck.render.files.write_report.
+    flopcheck.render.report.render and write it with flopcheck.render.files.write_report.
 
     Returns:
         dict: JSON-ready, full integers in FLOPs: formulas, counts, reconciliations (with proofs), sweeps, versions.

@@ -269,7 +269,7 @@ def _report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from flopcheck.render.files import MANIFEST, previous, write_report
-    from flopcheck.render.render import read_results, render
+    from flopcheck.render.report import read_results, render
     from flopcheck.reporting import plan, progress_bar, report
 
     out = Path(args.out) if args.out.strip() else None
