@@ -263,9 +263,9 @@ class FlopCounter:
     """
 
     def __init__(self, model: Any = None) -> None:
-        from flopcheck.exact import ExactCounter
+        from flopcheck.exact import ExactCounter, flop_kinds
 
-        self._counter = ExactCounter(model, getattr(model, "flop_kinds", ()))
+        self._counter = ExactCounter(model, flop_kinds(model))
         self._result: ExactCount | None = None
 
     def __enter__(self) -> FlopCounter:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from flopcheck.exact import ExactCount, exact_count
+from flopcheck.exact import ExactCount, exact_count, flop_kinds
 from flopcheck.formula import formula_breakdown
 from flopcheck.types import Breakdown, Scope
 
@@ -174,7 +174,7 @@ def training_step(
         model,
         inputs,
         forward,
-        getattr(model, "flop_kinds", ()),
+        flop_kinds(model),
         frozen_paths=frozen,
         checkpointed=checkpointed,
         optimizer=optimizer,
