@@ -22,7 +22,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--model", default="DiT-XL/2")
     args = ap.parse_args()
-    from flopcheck.exact import count_forward
+    from flopcheck.exact import count_forward, flop_kinds
     from flopcheck.exact.training import count_training_step
     from reference_models import get_config, prepare
 
@@ -31,7 +31,7 @@ def main() -> int:
     def timed(count) -> float:
         model, inputs, forward = prepare(cfg, device="meta")
         start = time.perf_counter()
-        count(model, inputs, forward, getattr(model, "flop_kinds", ()))
+        count(model, inputs, forward, flop_kinds(model))
         return time.perf_counter() - start
 
     runs = {

@@ -231,7 +231,7 @@ def report(
 ) -> dict[str, Any]:
     """The comparison report's results: every counter on every model named (a shell pattern of reference models,
     or a comma list of them and specs), both attention paths, and T-sweeps; render it with
-    flopcheck.render.render.render and write it with flopcheck.render.files.write_report.
+    flopcheck.render.report.render and write it with flopcheck.render.files.write_report.
 
     Returns:
         dict: JSON-ready, full integers in FLOPs: formulas, counts, reconciliations (with proofs), sweeps, versions.
@@ -256,9 +256,9 @@ class FlopCounter:
     """
 
     def __init__(self, model: Any = None) -> None:
-        from flopcheck.exact import ExactCounter
+        from flopcheck.exact import ExactCounter, flop_kinds
 
-        self._counter = ExactCounter(model, getattr(model, "flop_kinds", ()))
+        self._counter = ExactCounter(model, flop_kinds(model))
         self._result: ExactCount | None = None
 
     def __enter__(self) -> FlopCounter:

@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from flopcheck import codec
+
 CACHE_ENV = "FLOPCHECK_CACHE"
 CACHE_FOLDER = "flopcheck-counts"  # the one folder flopcheck writes its counts in; nothing else is touched
 
@@ -128,10 +130,10 @@ def count_key(counter: str, job: dict) -> str:
 def _count(d: dict):
     from flopcheck.types import Count
 
-    return Count.from_dict(d)
+    return codec.decode(Count, d)
 
 
-COUNTS = Cache(cache_dir, encode=lambda c: c.to_dict(), decode=_count)
+COUNTS = Cache(cache_dir, encode=codec.encode, decode=_count)
 MEASURED = Cache()  # spec JSON -> its child's answer: each spec and input is measured once a process
 FINGERPRINTS = Cache()  # a count on a claim's model -> its convention in words
 

@@ -271,7 +271,7 @@ def _report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from flopcheck.render.files import MANIFEST, previous, write_report
-    from flopcheck.render.render import read_results, render
+    from flopcheck.render.report import read_results, render
     from flopcheck.verbs.report import plan, progress_bar
     from flopcheck.verbs.report import run as report
 

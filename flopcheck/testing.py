@@ -28,9 +28,9 @@ def exact_flops(model, inputs, kwargs: dict | None = None) -> int:
 
 
 def _count(model, inputs, kwargs: dict | None = None):
-    from flopcheck.exact import count_forward
+    from flopcheck.exact import count_forward, flop_kinds
 
-    return count_forward(model, _as_tuple(inputs), kind_map=getattr(model, "flop_kinds", ()), kwargs=kwargs)
+    return count_forward(model, _as_tuple(inputs), kind_map=flop_kinds(model), kwargs=kwargs)
 
 
 def _verdict(value: float, unit: Unit, model, inputs, kwargs: dict | None):

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, cast
 
+from flopcheck.codec import OMIT_DEFAULT
+
 
 class Unit(str, Enum):
     """The convention a number is in: FLOP (2 per multiply-add) or MAC (1 per multiply-add)."""
@@ -289,17 +291,17 @@ class Breakdown:
         return replace(self, terms=terms, symbols=symbols, scope=scope)
 
 
-def _sum_by(items: Iterable[Any], key: Callable[[Any], Any]) -> dict[Any, int]:
-    """{key(item): sum of item.flops}, in first-seen order."""
+def _sum_by(
+    items: Iterable[Any], key: Callable[[Any], Any], value: Callable[[Any], int] = lambda i: i.flops
+) -> dict[Any, int]:
+    """{key(item): sum of value(item) (its FLOPs by default)}, in first-seen order."""
     out: dict[Any, int] = defaultdict(int)
     for item in items:
-        out[key(item)] += item.flops
+        out[key(item)] += value(item)
     return dict(out)
 
 
-# ---------------------------------------------------------------------------------------------
-# What a counter says
-# ---------------------------------------------------------------------------------------------
+# ----- What a counter says -----
 
 
 @dataclass(frozen=True)
@@ -349,39 +351,15 @@ class Count:
     time_s: float | None = None  # the counting call alone
     peak_rss_mb: float | None = None  # the whole counting process
     error: str | None = None  # one line: crash, timeout, or 'unavailable: pip install ...'
-    samples_divided: int = 1  # the library divided its number by this many samples (ptflops: per sample)
+    samples_divided: int = field(default=1, metadata=OMIT_DEFAULT)  # ptflops divides by its samples; 1: not in JSON
 
     @property
     def ok(self) -> bool:
         """A number came back."""
         return self.error is None and self.flops is not None
 
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready, full integers."""
-        from dataclasses import asdict
 
-        out = asdict(self)
-        out["unit"] = self.unit.value
-        if self.samples_divided == 1:  # the usual case, left out: results.json stays as it was
-            del out["samples_divided"]
-        return out
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> Count:
-        """Inverse of to_dict."""
-        d = dict(d)
-        d["unit"] = Unit(d["unit"])
-        d["detail"] = tuple(Item(**{**i, "where": Mechanism(i.get("where", "op"))}) for i in d.get("detail", ()))
-        d["skipped"] = tuple(
-            Skip(**{**s, "where": Mechanism(s.get("where", "op")), "work": Work(s.get("work", "other"))})
-            for s in d.get("skipped", ())
-        )
-        return cls(**d)
-
-
-# ---------------------------------------------------------------------------------------------
-# What the reconciler says
-# ---------------------------------------------------------------------------------------------
+# ----- What the reconciler says -----
 
 
 @dataclass(frozen=True)
@@ -423,9 +401,7 @@ class Reconciliation:
         return Evidence.WHITE_BOX if self.mode == Evidence.WHITE_BOX else Evidence.BLACK_BOX
 
 
-# ---------------------------------------------------------------------------------------------
-# flopcheck's exact count (exact/counter.py makes it; no torch here, so a parent process can read one)
-# ---------------------------------------------------------------------------------------------
+# ----- flopcheck's exact count (exact/counter.py makes it; no torch here, so a parent process can read one) -----
 
 
 @dataclass(frozen=True)
@@ -499,17 +475,11 @@ class ExactCount:
 
     def by_kind(self) -> dict[Kind, int]:
         """FLOPs per kind of term."""
-        out: dict[Kind, int] = defaultdict(int)
-        for r in self.counted:
-            out[cast(Kind, r.kind)] += r.flops
-        return dict(out)
+        return _sum_by(self.counted, lambda r: cast(Kind, r.kind))
 
     def by_path(self) -> dict[str, int]:
         """FLOPs per normalised path ('blocks.*.attn.qk')."""
-        out: dict[str, int] = defaultdict(int)
-        for r in self.counted:
-            out[r.path] += r.flops
-        return dict(out)
+        return _sum_by(self.counted, lambda r: r.path)
 
     def terms(self) -> tuple[Term, ...]:
         """The count as Terms, one per path, the ops that made it as the formula text."""
@@ -522,8 +492,6 @@ class ExactCount:
 
     def uncounted_by_category(self) -> dict[Work, tuple[int, int]]:
         """category -> (calls, elements written) of the ops not counted."""
-        out: dict[Work, list[int]] = defaultdict(lambda: [0, 0])
-        for r in self.uncounted:
-            out[cast(Work, r.kind)][0] += r.calls
-            out[cast(Work, r.kind)][1] += r.elements
-        return {k: (v[0], v[1]) for k, v in out.items()}
+        calls = _sum_by(self.uncounted, lambda r: cast(Work, r.kind), lambda r: r.calls)
+        elements = _sum_by(self.uncounted, lambda r: cast(Work, r.kind), lambda r: r.elements)
+        return {k: (calls[k], elements[k]) for k in calls}

@@ -5,6 +5,7 @@ DiT-S/2 at input 32 (T = 256, d = 384, L = 12), in FLOPs (derivations in test_co
   reference 12,111,347,712; attention 12 * 4 * T^2 * d = 1,207,959,552 (QK^T and attn@V 603,979,776 each)
 """
 
+import importlib
 import json
 from dataclasses import replace
 
@@ -15,6 +16,7 @@ from flopcheck.cli import main
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import reconcile, reference_for
 from flopcheck.reconciler.causes import CAUSES
+from flopcheck.reconciler.detectors import DETECTORS
 from flopcheck.reconciler.sweep import sweep
 from flopcheck.types import BySpace, Count, Item, Unit
 
@@ -247,6 +249,23 @@ def test_fc901_unexplained_residual(counter_results):
 def test_every_cause_is_registered_with_a_fix():
     assert all(c.fix and c.what and c.slug for c in CAUSES.values())
     assert CAUSES["FC201"].upstream  # an upstream gap, cited so the cause can be retired
+
+
+def test_a_second_detector_for_a_cause_raises_at_import(tmp_path, monkeypatch):
+    """A module (a plugin) registering a detector for a cause that has one fails to import, and registers nothing."""
+    (tmp_path / "second_norm_detector.py").write_text(
+        "from flopcheck.reconciler.causes import NORM_COUNTED\n"
+        "from flopcheck.reconciler.detectors import detects\n\n\n"
+        "@detects(NORM_COUNTED)\n"
+        "def again(ev):\n"
+        "    return None\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    before = list(DETECTORS)
+    with pytest.raises(ValueError, match=r"cause FC301 \(norm-counted\) has a detector already"):
+        importlib.import_module("second_norm_detector")
+    assert DETECTORS == before
+    assert sum(c.code == "FC301" for causes, _ in DETECTORS for c in causes) == 1
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flopcheck.cli import main
-from flopcheck.render.render import render
+from flopcheck.render.report import render
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ROOT / "tests" / "data" / "report_small"

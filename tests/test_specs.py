@@ -510,13 +510,13 @@ def test_report_refuses_a_bad_spec_before_counting(tmp_path, capsys):
 def test_the_block_lists_found_from_the_module_tree_are_the_families_own(name):
     # HunyuanVideo's token refiner (txt_in.blocks, 2 blocks over the text) is a list of identical blocks too, and
     # does under 10% of the forward: not the main stack
-    from flopcheck.exact import count_forward
+    from flopcheck.exact import count_forward, flop_kinds
     from flopcheck.specs.measure import block_lists
     from reference_models import family_of, get_config, prepare
 
     cfg = get_config(name)
     model, inputs, forward = prepare(cfg, device="meta")
-    exact = count_forward(model, inputs, forward, getattr(model, "flop_kinds", ()))
+    exact = count_forward(model, inputs, forward, flop_kinds(model))
     assert tuple(b.path for b in block_lists(model, exact.by_path())) == family_of(cfg).blocks
 
 

@@ -347,7 +347,7 @@ def test_a_bias_added_apart_from_its_matmul_is_a_bias_add():
 
 
 def test_the_report_of_the_zoo_shows_the_models_x_counters_matrix():
-    from flopcheck.render.render import render
+    from flopcheck.render.report import render
 
     res = _zoo()["res"]
     files = render(res)

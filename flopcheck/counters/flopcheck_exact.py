@@ -30,9 +30,9 @@ from flopcheck.types import Mechanism, Skip, Unit, Work
     reader=by_kind,
 )
 def run(model, inputs) -> Measurement:
-    from flopcheck.exact import count_forward
+    from flopcheck.exact import count_forward, flop_kinds
 
-    count = count_forward(model, inputs, kind_map=getattr(model, "flop_kinds", ()))
+    count = count_forward(model, inputs, kind_map=flop_kinds(model))
     detail = Detail(Unit.FLOP)
     for term in count.terms():
         detail.add(term.path, term.flops, where=Mechanism.MODULE, type=term.kind.value)

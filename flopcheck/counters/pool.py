@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from flopcheck.children import Child, deadline_s, ready
+from flopcheck.codec import decode
 from flopcheck.counters import COUNTERS, CounterSpec, get_spec
 from flopcheck.errors import InputError
 from flopcheck.types import Count
@@ -218,7 +219,7 @@ def run_jobs(
                         next_job(w)
                         continue
                     build_s += d.pop("build_s", 0.0)
-                    keep(Count.from_dict(d), w.job)
+                    keep(decode(Count, d), w.job)
             elif time.monotonic() > w.deadline:  # hung outside a count's own deadline: killed
                 w.kill()
                 lose(w.job, "its worker ran past its deadline and was killed")

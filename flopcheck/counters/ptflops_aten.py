@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, keyword_inputs, recording_ops, skipped_ops
-from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import op_work
+from flopcheck.reconciler.detectors import fused_roots
 from flopcheck.reconciler.parts import Part, bare, split
 from flopcheck.reconciler.rnn import input_bias_apart
 from flopcheck.types import Count, Unit, Work
@@ -22,7 +22,7 @@ def read(count: Count, ref) -> list[Part]:
     batch-first GRU's input bias, which CPU adds apart from its mm; the rest of
     an op is the work its name did there (matched against the reference's work, so the residual checks it)."""
     parts = []
-    hidden = K.fused_roots(count, ref)
+    hidden = fused_roots(count, ref)
     apart = input_bias_apart(ref)  # a batch-first GRU's b_ih, which CPU adds after an mm (reconciler.rnn)
     for i in count.detail:
         op = bare(i.name)

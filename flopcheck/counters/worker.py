@@ -20,9 +20,9 @@ import math
 import os
 import sys
 import time
-from dataclasses import asdict
 
 from flopcheck.children import forked, one_line
+from flopcheck.codec import decode, encode
 from flopcheck.types import Count, Unit
 
 
@@ -75,8 +75,8 @@ def timed_run(run, model, inputs) -> dict:
         elapsed = time.perf_counter() - start
     return {
         "reported": m.reported,
-        "detail": [asdict(i) for i in m.detail],
-        "skipped": [asdict(s) for s in m.skipped],
+        "detail": encode(m.detail),
+        "skipped": encode(m.skipped),
         "time_s": elapsed,
         "samples_divided": m.samples_divided,
     }
@@ -105,7 +105,8 @@ def to_count(base: dict, out: dict) -> Count:
         out = {**out, "error": f"it returned {reported!r}, not a number of {base['unit'].value}s"}
     if "error" in out:
         return Count(**base, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
-    return Count.from_dict(
+    return decode(
+        Count,
         {
             **base,
             "unit": base["unit"].value,
@@ -116,7 +117,7 @@ def to_count(base: dict, out: dict) -> Count:
             "time_s": out["time_s"],
             "peak_rss_mb": out["peak_rss_mb"],
             "samples_divided": out.get("samples_divided", 1),
-        }
+        },
     )
 
 
@@ -217,7 +218,7 @@ def main() -> int:
                 if failed is None
                 else to_count(_base(spec, job), {"error": failed})
             )
-            results.write(json.dumps({**count.to_dict(), "build_s": build_s}) + "\n")
+            results.write(json.dumps({**encode(count), "build_s": build_s}) + "\n")
             results.flush()
             build_s = 0.0  # the build is reported once per model
         del built

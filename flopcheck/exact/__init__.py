@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from flopcheck.exact.counter import ExactCount, ExactCounter, OpRecord, count_forward
+
+
+def flop_kinds(model: Any) -> Iterable[tuple[str, str]]:
+    """The model's kind map (its `flop_kinds`: (path pattern, kind) pairs), () when it declares none."""
+    kinds: Iterable[tuple[str, str]] = getattr(model, "flop_kinds", ())
+    return kinds
 
 
 def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, device: str = "meta") -> ExactCount:
@@ -17,8 +24,7 @@ def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, devic
 def count_prepared(name: str, config: Any, prepared: tuple, device: str = "meta") -> ExactCount:
     """Count one forward of (model, inputs, forward) as `prepare` gives it, using the model's kind map."""
     model, inputs, forward = prepared
-    kind_map = getattr(model, "flop_kinds", ())
-    return count_forward(model, inputs, forward, kind_map, model=name, attn=config.attn, device=device)
+    return count_forward(model, inputs, forward, flop_kinds(model), model=name, attn=config.attn, device=device)
 
 
-__all__ = ["ExactCount", "ExactCounter", "OpRecord", "count_forward", "count_prepared", "exact_count"]
+__all__ = ["ExactCount", "ExactCounter", "OpRecord", "count_forward", "count_prepared", "exact_count", "flop_kinds"]

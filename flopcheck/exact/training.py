@@ -20,6 +20,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from flopcheck.exact import flop_kinds
 from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _tensors, join, module_frames
 from flopcheck.types import ExactCount, Work
 
@@ -418,7 +419,7 @@ def training_step(
         model,
         inputs,
         forward,
-        getattr(model, "flop_kinds", ()),
+        flop_kinds(model),
         frozen_paths=frozen,
         checkpointed=checkpointed,
         optimizer=optimizer,

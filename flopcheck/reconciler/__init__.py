@@ -3,7 +3,7 @@
 counter (as FLOPs) = reference + sum(FLOP-cause deltas) + residual; closed when the residual is 0.
 A MAC counter's FC101 comes last, from its number in FLOPs to the number it printed.
 White box: the counter's own detail is read as exact parts (its module's reading, or a generic one),
-and the causes' detectors (causes.py) name every difference. Black box: the reading of its total.
+and the causes' detectors (detectors.py) name every difference. Black box: the reading of its total.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
+from flopcheck.reconciler import detectors as D
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
 from flopcheck.types import BySpace, Count, Evidence, Finding, Mechanism, Reconciliation, Unit
 
@@ -115,15 +116,15 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
     whole = count
     if n > 1:
         whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) if id(i) in ids else i for i in count.detail))
-    ev = K.Evidence(whole, ref, reading_of(count)(whole, ref))
-    findings = K.detect(ev)
+    ev = D.Evidence(whole, ref, reading_of(count)(whole, ref))
+    findings = D.detect(ev)
     if shared is not None:
         findings.append(shared)
     if n > 1:  # the library's division by the batch, exactly: its modules' sum x (1 - n)
         share = sum(i.flops for i in divided if i.in_total)
         findings.append(K.PER_SAMPLE_REPORTED.finding(share - share * n, f"its modules divided by {n} samples"))
     residual = _residual(count, ref.total, findings)
-    return _closed(count, ref, findings, residual, K.residual_evidence(ev, residual), Evidence.WHITE_BOX)
+    return _closed(count, ref, findings, residual, D.residual_evidence(ev, residual), Evidence.WHITE_BOX)
 
 
 def black_box(count: Count, ref: Reference) -> Reconciliation:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from math import prod
 
-from flopcheck.exact import ExactCount, count_forward
+from flopcheck.exact import ExactCount, count_forward, flop_kinds
 from flopcheck.exact.counter import join
 from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.specs.measure import Layer, Measured, layers_of
@@ -151,9 +151,7 @@ def reference_for(
 
     config = get_config(name, input_size=input_size, attn=attn, **dict(overrides))
     model, inputs, forward = prepare(config, batch=batch, device="meta")
-    exact = count_forward(
-        model, inputs, forward, getattr(model, "flop_kinds", ()), model=name, attn=config.attn, device="meta"
-    )
+    exact = count_forward(model, inputs, forward, flop_kinds(model), model=name, attn=config.attn, device="meta")
     formula = formula_breakdown(name, config, batch=batch)
     if not exact_matches(exact.by_path(), formula):
         raise AssertionError(f"{name}: the exact count disagrees with the formula; reconcile against neither")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flopcheck.codec import encode
 from flopcheck.fmt import commas, table
 from flopcheck.types import Count, Skip, Work
 
@@ -58,4 +59,4 @@ def to_text(counts: list[Count], formula_flops: dict[tuple, int], label: str = "
 
 def to_list(counts: list[Count], formula_flops: dict[tuple, int]) -> list[dict]:
     """JSON-ready: every Count in full, with the formula's FLOPs beside it."""
-    return [{**c.to_dict(), "formula_flops": formula_flops[(c.model, c.input_size, c.attn)]} for c in counts]
+    return [{**encode(c), "formula_flops": formula_flops[(c.model, c.input_size, c.attn)]} for c in counts]

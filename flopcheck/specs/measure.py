@@ -313,7 +313,7 @@ def _data_dependent(err: BaseException) -> bool:
 def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str = "") -> Measured:
     """A model in this process (the caller's own object: its code already runs here) measured as a spec is:
     the exact count of model(*args, **kwargs), its layers and its blocks."""
-    from flopcheck.exact import count_forward
+    from flopcheck.exact import count_forward, flop_kinds
     from flopcheck.specs.sources import Built
 
     text, kwargs = name or type(model).__name__, kwargs or {}
@@ -324,7 +324,7 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
     count = count_forward(
         model,
         tuple(args),
-        kind_map=getattr(model, "flop_kinds", ()),
+        kind_map=flop_kinds(model),
         kwargs=kwargs,
         batch=batch,
         model=text,

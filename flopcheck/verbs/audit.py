@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 class Auditing:
     """The verdicts on a list of claims, and one line for each claim that could not be judged."""
 
-    verdicts: list
+    verdicts: list[Verdict | PipelineVerdict]
     failed: list[str] = field(default_factory=list)
 
     @property

@@ -12,6 +12,7 @@ import platform
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from flopcheck.codec import encode
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job, Run, run_jobs
 from flopcheck.errors import InputError
@@ -168,7 +169,7 @@ def _formula(model: str, size: int | None) -> dict:
 
 
 def _count_dict(c: Count) -> dict:
-    d = c.to_dict()
+    d = encode(c)
     for key in VOLATILE:
         d.pop(key, None)
     return d

@@ -32,9 +32,9 @@ def read(count, ref) -> list[Part]:
     reader=read,
 )
 def run(model, inputs) -> Measurement:
-    from flopcheck.exact import count_forward
+    from flopcheck.exact import count_forward, flop_kinds
 
-    count = count_forward(model, inputs, kind_map=getattr(model, "flop_kinds", ()))
+    count = count_forward(model, inputs, kind_map=flop_kinds(model))
     softmax = 5 * count.uncounted_by_category().get(Work.SOFTMAX, (0, 0))[1]
     detail = Detail(Unit.FLOP)
     for term in count.terms():

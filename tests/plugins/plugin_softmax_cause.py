@@ -3,7 +3,8 @@ counter's reading could not name. Loaded as a plugin (FLOPCHECK_PLUGINS=plugin_s
 
 from __future__ import annotations
 
-from flopcheck.reconciler.causes import Evidence, cause, detects, sources
+from flopcheck.reconciler.causes import cause
+from flopcheck.reconciler.detectors import Evidence, detects, sources
 
 SOFTMAX_FIVE = cause(
     "FC391",

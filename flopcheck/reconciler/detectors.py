@@ -1,0 +1,368 @@
+"""White-box detection: a counter's detail read as parts (`parts.Part`), each matching the reference's work or
+explained by a cause; each cause's one detector, run in the order registered here (then any a plugin registers),
+turns the evidence into findings with exact deltas. The residual (FC901) and the unit (FC101) close every
+reconciliation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.parts import Part, bare
+from flopcheck.types import Count, Finding, Kind, Skip, Work
+
+
+@dataclass
+class Evidence:
+    """What a detector sees: the count, the reference, and the count's detail read as parts."""
+
+    count: Count
+    ref: Any  # reconcile.reference.Reference
+    parts: list[Part]
+
+    def of_work(self, *works: Work | Kind) -> list[Part]:
+        """Parts that did this work (and are not explained by a cause of their own)."""
+        return [p for p in self.parts if p.cause is None and p.work in works]
+
+    def flops(self, *works: Work | Kind) -> int:
+        """FLOPs of the parts that did this work."""
+        return sum(p.flops for p in self.of_work(*works))
+
+    def explained_by(self, c: K.Cause) -> list[Part]:
+        """Parts this cause explains: attributed to it, or doing the extra work it accounts for."""
+        return [p for p in self.parts if p.cause is c or (p.cause is None and p.work in c.accounts)]
+
+    def unexplained(self) -> list[Part]:
+        """Parts neither matching work nor explained by any cause."""
+        return [p for p in self.parts if p.cause is None and p.work is None]
+
+
+Detector = Callable[[Evidence], "Finding | list[Finding] | None"]
+DETECTORS: list[tuple[tuple[K.Cause, ...], Detector]] = []  # in registration order, each cause in one entry at most
+
+
+def detects(*causes: K.Cause) -> Callable[[Detector], Detector]:
+    """Decorator: `fn(evidence) -> Finding | list[Finding] | None` is these causes' one white-box detector."""
+
+    def wrap(fn: Detector) -> Detector:
+        taken = {c.code: f for cs, f in DETECTORS for c in cs}
+        for i, c in enumerate(causes):
+            if c.code in taken or c in causes[:i]:
+                other = getattr(taken.get(c.code, fn), "__qualname__", "?")
+                raise ValueError(
+                    f"cause {c.code} ({c.slug}) has a detector already ({other}): a cause has one detector, "
+                    f"so merge the two into one"
+                )
+        DETECTORS.append((causes, fn))
+        return fn
+
+    return wrap
+
+
+def sources(parts: list[Part], limit: int = 3) -> str:
+    """The items the parts came from, the first few by name."""
+    names = list(dict.fromkeys(p.source for p in parts))
+    return ", ".join(names[:limit]) + (f" (+{len(names) - limit} more)" if len(names) > limit else "")
+
+
+def _work_counted(c: K.Cause) -> Detector:
+    """The detector of a cause that names work counted beyond (or short of) the reference: its parts' sum."""
+
+    def detect(ev: Evidence) -> Finding | None:
+        parts = ev.explained_by(c)
+        delta = sum(p.flops for p in parts)
+        return c.finding(delta, sources(parts)) if delta else None
+
+    return detect
+
+
+for _c in (
+    K.NORM_COUNTED,
+    K.ELEMENTWISE_COUNTED,
+    K.PERMUTATION_EINSUM_COUNTED,
+    K.BIAS_ADDS_COUNTED,
+    K.ACTIVATION_DOUBLE_COUNTED,
+    K.EMBEDDING_LOOKUP_COUNTED,
+    K.DOT_PRODUCT_2N_MINUS_1,
+    K.EINSUM_NUMPY_COST,
+    K.BIAS_ONCE_PER_CALL,
+    K.UPSAMPLING_COUNTED,
+    K.NAME_BASED_RULE,
+    K.TRANSPOSED_CONV_OVER_OUTPUT,
+    K.PER_TOKEN_COUNTED_PER_SAMPLE,
+    K.HOOKED_CONTAINER_DROPS_CHILDREN,
+):
+    detects(_c)(_work_counted(_c))
+
+
+def _unhooked_layer_work(ev: Evidence, subclass: bool) -> tuple[int, list[str]]:
+    """(FLOPs, names) of the layer work (not attention) that skipped module types did in their own forward, per the
+    exact count at those modules' own paths: subclasses of a torch layer, or the other types."""
+    ref, lost = ev.ref, 0
+    names: list[str] = []
+    modules = set(ref.norm_path.values())
+    for s in ev.count.skipped:
+        if not s.own_forward:
+            continue
+        paths = {
+            ref.norm_path[p]
+            for p, layer in ref.layers.items()
+            if layer.type_name == s.name and bool(layer.subclass_of and layer.weight) == subclass
+        }
+        own = sum(
+            r.flops
+            for r in ref.exact.counted
+            if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)
+            and (
+                r.path in paths
+                or r.path.removesuffix(".matmul") in paths
+                or (r.path.rpartition(".")[0] in paths and r.path not in modules)  # a fused op's piece: 'attn.in_proj'
+            )
+        )
+        if own:
+            lost, names = lost + own, names + [f"{s.name} x{s.calls}"]
+    return lost, names
+
+
+@detects(K.LAYER_SUBCLASS_UNHOOKED, K.OWN_FORWARD_LAYERS_UNCOUNTED)
+def _own_forward_layers(ev: Evidence) -> Finding | None:
+    """Layer work the counter's rules never reached: a layer subclass, or a module multiplying by its weights in its
+    own forward; named only when the counter's layer work is short by at least that much."""
+    ref = ev.ref
+    counted = ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL) + sum(
+        p.flops for p in ev.explained_by(K.HOOKED_CONTAINER_DROPS_CHILDREN)
+    )
+    short = ref.linear + ref.kinds(Kind.CONV) - counted
+    for subclass, c, why in (
+        (True, K.LAYER_SUBCLASS_UNHOOKED, "a subclass of a torch layer"),
+        (False, K.OWN_FORWARD_LAYERS_UNCOUNTED, "their own F.linear/matmul work"),
+    ):
+        lost, names = _unhooked_layer_work(ev, subclass)
+        if lost and short >= lost:
+            return c.finding(-lost, f"skipped {', '.join(names)}: {why}")
+    return None
+
+
+# the ops an RNN layer runs as, by bare name: oneDNN per layer, cuDNN and MIOpen whole, the traced aten.lstm
+RNN_OPS = {"mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn", "_lstm_mps", "lstm", "gru", "rnn_tanh", "rnn_relu"}
+
+
+# torch's fast paths in eval with no gradient: the op a module runs whole, by bare name -> the module's class
+FUSED_MHA_OPS = {
+    "_native_multi_head_attention": "MultiheadAttention",
+    "_transformer_encoder_layer_fwd": "TransformerEncoderLayer",
+}
+
+
+def fused_skips(count: Count) -> list[Skip]:
+    """The counter's skips of a module's fused fast-path op (MultiheadAttention's, TransformerEncoderLayer's)."""
+    return [s for s in count.skipped if not s.own_forward and bare(s.name) in FUSED_MHA_OPS]
+
+
+def fused_roots(count: Count, ref: Any) -> set[str]:
+    """Normalised paths of the modules whose fused op the counter skipped: what ran inside them it never saw."""
+    classes = {FUSED_MHA_OPS[bare(s.name)] for s in fused_skips(count)}
+    if not classes:
+        return set()
+    return fast_path_roots(ref, classes)
+
+
+FUSED_CLASSES = frozenset(FUSED_MHA_OPS.values())
+
+
+def fast_path_roots(ref: Any, classes: frozenset[str] | set[str] = FUSED_CLASSES) -> set[str]:
+    """Normalised paths of the modules of these classes that torch's eval fast path runs as one op: every
+    TransformerEncoderLayer, and each MultiheadAttention called as self-attention (a cross-attention takes none)."""
+    fast = {p for p, (_, _, one) in ref.exact.mha.items() if one}
+    return {
+        ref.norm_path[p]
+        for p, layer in ref.layers.items()
+        if (hit := {layer.type_name, layer.subclass_of} & classes) and (hit != {"MultiheadAttention"} or p in fast)
+    }
+
+
+def _attention_skips(ev: Evidence) -> list[tuple[K.Cause, Any]]:
+    """(cause, skip) for the skipped things that could have carried the attention, most specific first: a fused
+    kernel, a module type whose own forward holds the attention and has no rule, matmuls no patch covered."""
+    found = []
+    for s in ev.count.skipped:
+        if bare(s.name) in FUSED_MHA_OPS:
+            continue  # named by FC213, projections and all
+        if not s.own_forward and s.work is Work.ATTENTION:
+            found.append((0, K.FUSED_ATTENTION_UNCOUNTED, s))
+        elif s.own_forward and ev.ref.type_computes_attention(s.name):
+            found.append((1, K.MODULE_TYPE_NOT_HOOKED, s))
+        elif not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in RNN_OPS:
+            found.append((2, K.MATMUL_OPERATOR_UNPATCHED, s))
+    return [(c, s) for _, c, s in sorted(found, key=lambda f: f[0])]
+
+
+def _fused_mha(ev: Evidence) -> tuple[int, int, int, list[Skip]]:
+    """(projections, QK^T, attn@V) FLOPs of the exact count inside the modules whose fused op the counter skipped
+    (MultiheadAttention, TransformerEncoderLayer; projections: every other multiply-add there), and those skips."""
+    skips = fused_skips(ev.count)
+    if not skips:
+        return 0, 0, 0, []
+    inside = ev.ref.inside(fused_roots(ev.count, ev.ref))
+    score = sum(r.flops for r in inside if r.kind is Kind.ATTN_SCORE)
+    value = sum(r.flops for r in inside if r.kind is Kind.ATTN_VALUE)
+    return sum(r.flops for r in inside) - score - value, score, value, skips
+
+
+@detects(K.FUSED_MHA_UNCOUNTED)
+def _mha(ev: Evidence) -> Finding | None:
+    """MultiheadAttention's fused op skipped: its projections and attention, exactly as the exact count has them."""
+    projections, score, value, skips = _fused_mha(ev)
+    if not skips or not projections + score + value:
+        return None
+    said = ", ".join(f"{s.name} x{s.calls}" for s in skips)
+    return K.FUSED_MHA_UNCOUNTED.finding(-(projections + score + value), f"skipped {said}: projections and attention")
+
+
+def _attention(ev: Evidence) -> Finding | None:
+    """Name the attention the counter missed, from how much it has, how it split it, what it skipped."""
+    ref = ev.ref
+    _, in_score, in_value, _ = _fused_mha(ev)  # MultiheadAttention's own, named by FC213
+    score, value = ref.kinds(Kind.ATTN_SCORE) - in_score, ref.kinds(Kind.ATTN_VALUE) - in_value
+    got_score, got_value = ev.flops(Kind.ATTN_SCORE), ev.flops(Kind.ATTN_VALUE)
+    counted = ev.flops(Work.ATTENTION) + got_score + got_value
+    split = bool(ev.of_work(Kind.ATTN_SCORE, Kind.ATTN_VALUE))
+    if counted == score + value:
+        return None
+    if split and (got_score, got_value) == (0, value) and score:
+        return K.QK_MISSING.finding(-score, "attn@V counted, QK^T not")
+    if counted == 0 and score + value:
+        for c, skip in _attention_skips(ev):
+            return c.finding(-(score + value), f"skipped {skip.name} x{skip.calls}")
+        return None
+    attention_op = [s for c, s in _attention_skips(ev) if c is K.FUSED_ATTENTION_UNCOUNTED]
+    fused = _sdpa_attention(ref)
+    if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
+        said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention run by SDPA"
+        return K.FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
+    if counted == score:
+        return K.ATTN_V_MISSING.finding(-value, "attention counted equals QK^T alone")
+    if counted == value:
+        return K.QK_MISSING.finding(-score, "attention counted equals attn@V alone")
+    return None
+
+
+def _free_matmuls(ev: Evidence) -> Finding | None:
+    """Matmuls of two activations the exact count could not call attention (CaiT's talking heads mix the scores
+    through a Linear between QK^T and the softmax) that the counter never saw: its skipped matmul op, and none of
+    that work counted, so the exact count's whole."""
+    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in RNN_OPS]
+    work = ev.ref.kinds(Kind.MATMUL)
+    if not skips or not work or ev.flops(Kind.MATMUL):
+        return None
+    return K.MATMUL_OPERATOR_UNPATCHED.finding(
+        -work, f"skipped {skips[0].name} x{skips[0].calls}: matmuls of activations"
+    )
+
+
+@detects(
+    K.QK_MISSING, K.FUSED_ATTENTION_UNCOUNTED, K.MODULE_TYPE_NOT_HOOKED, K.MATMUL_OPERATOR_UNPATCHED, K.ATTN_V_MISSING
+)
+def _matmuls_of_activations(ev: Evidence) -> list[Finding]:
+    """The attention the counter missed, then the free matmuls it never saw (FC207 can name both)."""
+    return [f for f in (_attention(ev), _free_matmuls(ev)) if f is not None]
+
+
+def _sdpa_attention(ref: Any) -> int:
+    """The exact count's attention FLOPs inside F.scaled_dot_product_attention calls, less those in modules torch's
+    fast path ran whole (there SDPA is inside the fused op, named by FC213)."""
+    roots = fast_path_roots(ref)
+    return sum(f for p, f in ref.exact.sdpa.items() if not any(p == r or p.startswith(r + ".") for r in roots))
+
+
+@detects(K.CONV_OP_UNCOUNTED)
+def _conv_ops(ev: Evidence) -> Finding | None:
+    """A convolution op the counter skipped (not a module: an op with no formula in its list), named when its conv
+    work is short of the reference's."""
+    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.CONV]
+    short = ev.ref.kinds(Kind.CONV) - ev.flops(Work.CONV)
+    if not skips or short <= 0:
+        return None
+    return K.CONV_OP_UNCOUNTED.finding(-short, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in skips))
+
+
+@detects(K.RNN_OP_UNCOUNTED)
+def _rnn_ops(ev: Evidence) -> Finding | None:
+    """An RNN op the counter skipped, named with the exact count of every recurrent layer when the counter's layer
+    work is short by at least that much (a module rule that counted the layer is not short)."""
+    skips = [s for s in ev.count.skipped if not s.own_forward and bare(s.name) in RNN_OPS]
+    ref = ev.ref
+    lost = sum(ref.per_instance(p) for p, layer in ref.layers.items() if layer.rnn is not None)
+    short = ref.linear + ref.kinds(Kind.CONV) - ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL)
+    if not skips or not lost or short < lost:
+        return None
+    return K.RNN_OP_UNCOUNTED.finding(-lost, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in skips))
+
+
+@detects(K.ADDMM_ACTIVATION_UNCOUNTED)
+def _addmm_activation(ev: Evidence) -> Finding | None:
+    """aten::_addmm_activation skipped once per TransformerEncoderLayer that took its fast path: each layer's
+    linear1, exactly as the exact count has it (no other eager path runs the op)."""
+    skips = [s for s in ev.count.skipped if not s.own_forward and bare(s.name) == "_addmm_activation"]
+    layers = [
+        p for p, layer in ev.ref.layers.items() if "TransformerEncoderLayer" in (layer.type_name, layer.subclass_of)
+    ]
+    if not skips or sum(s.calls for s in skips) != len(layers):
+        return None
+    lost = sum(ev.ref.per_instance(p, ("linear1",)) for p in layers)
+    return K.ADDMM_ACTIVATION_UNCOUNTED.finding(
+        -lost, f"skipped {skips[0].name} x{skips[0].calls}: each layer's linear1"
+    )
+
+
+@detects(K.LINEAR_DOUBLE_COUNTED)
+def _linear_twice(ev: Evidence) -> Finding | None:
+    linear = ev.flops(Work.LINEAR)
+    if ev.ref.linear and linear == 2 * ev.ref.linear:
+        return K.LINEAR_DOUBLE_COUNTED.finding(ev.ref.linear, "linear work is exactly twice the reference's")
+    return None
+
+
+def residual_evidence(ev: Evidence, residual: int) -> str:
+    """FC901's evidence: where the residual sits (what of the counter's detail no work matched; else which matched
+    work differs from the reference's) and why it is left."""
+    gaps = {
+        "linear": ev.flops(Work.LINEAR)
+        - ev.ref.linear
+        - sum(p.flops for p in ev.explained_by(K.HOOKED_CONTAINER_DROPS_CHILDREN)),
+        "conv": ev.flops(Work.CONV) - ev.ref.kinds(Kind.CONV),
+        "left over": sum(p.flops for p in ev.unexplained()),
+    }
+    if gaps["left over"]:  # the counter's own items that no work matched: the residual sits there
+        gaps = {"left over": gaps["left over"]}
+    said = ", ".join(f"{k} {v:+,}" for k, v in gaps.items() if v)
+    why = f"no modelled rule of {ev.count.counter} accounts for it" + _same_size(ev.ref, abs(residual))
+    return f"residual {residual:+,} FLOPs" + (f": {said}" if said else "") + f"; {why}"
+
+
+def _same_size(ref: Any, flops: int) -> str:
+    """Where the exact count has work or bias adds of just that size (or half of it), the first such module: a clue to
+    which layer the counter ran or read otherwise."""
+    by = ref.exact.by_path()
+    bias: dict[str, int] = {}
+    for r in ref.exact.uncounted:
+        if r.kind is Work.BIAS:
+            bias[r.path] = bias.get(r.path, 0) + 2 * r.elements
+    for what, sizes in (("multiply-adds", by), ("bias adds", bias)):
+        for path, size in sizes.items():
+            for share, words in ((1, "the size of"), (2, "half")):
+                if size and size == share * flops:
+                    return f" ({words} the exact count's {what} at {path or 'the top'}, {size:,} FLOPs)"
+    return ""
+
+
+def detect(ev: Evidence) -> list[Finding]:
+    """Every registered detector on the evidence, in registration order: the findings that fire."""
+    found: list[Finding] = []
+    for _, fn in DETECTORS:
+        said = fn(ev)
+        found += [said] if isinstance(said, Finding) else said or []
+    return found

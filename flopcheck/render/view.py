@@ -1,0 +1,134 @@
+"""A report's results dict as lookups (View), and the cells and rows its markdown and its HTML share."""
+
+from __future__ import annotations
+
+import re
+
+from flopcheck.fmt import commas
+from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
+
+
+def slug(model: str) -> str:
+    """A model name as a file-name part: letters, digits, '.', '_' and '-' only ('DiT-S/2' -> 'DiT-S-2')."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", model).lstrip(".") or "-"
+
+
+class View:
+    """Lookups over a results dict."""
+
+    def __init__(self, res: dict):
+        self.res = res
+        self.formula = {(f["model"], f["input_size"]): f for f in res["formulas"]}
+        self.recs = {(r["model"], r["input_size"], r["attn"], r["counter"]): r for r in res["reconciliations"]}
+        self.counts = {(c["model"], c["input_size"], c["attn"], c["counter"]): c for c in res["counts"]}
+        self.counters = res["plan"]["counters"]
+        self.attns = res["plan"]["attns"]
+        self.grid = [(m, self.default_size(m)) for m in res["plan"]["models"]]
+
+    def default_size(self, model: str) -> int:
+        """The grid's input size: formulas are listed in job order, the grid's jobs first."""
+        return next(s for (m, s) in self.formula if m == model)
+
+    def ratio(self, key) -> float | None:
+        c = self.counts.get(key)
+        return None if c is None or c["flops"] is None else c["flops"] / self.formula[key[:2]]["total_flops"]
+
+    def title(self, model: str, size) -> str:
+        """'DiT-S/2 @32 (T = 256)', or a spec with its input: 'timm:resnet50 (x (1, 3, 224, 224) float32)'."""
+        f = self.formula[(model, size)]
+        return f"{model} ({f['inputs']})" if "inputs" in f else f"{model} @{size} (T = {f['tokens']})"
+
+    def reference(self, model: str, size) -> str:
+        """'formula', or 'exact count' for a model with none."""
+        return self.formula[(model, size)].get("reference", "formula")
+
+    def causes(self, key) -> str:
+        r = self.recs.get(key)
+        if r is None:
+            return "-"
+        if r["error"]:
+            return "error"
+        codes = " ".join(f["code"] for f in r["findings"] if f["code"] != UNEXPLAINED_RESIDUAL.code)
+        state = "closed" if r["closed"] else f"residual {commas(r['residual_flops'])}"
+        return f"{codes or '-'} · {state}"
+
+
+def reported_cell(c: dict | None) -> str:
+    """A count's number as a table cell: with commas (one decimal if fractional), its error's first word, or '-'."""
+    if c is None:  # no such path for this model (a spec without an attention switch)
+        return "-"
+    if c["error"]:
+        return c["error"].split(":")[0]
+    value = c["reported"]
+    return commas(int(value)) if float(value).is_integer() else f"{value:,.1f}"
+
+
+def versions(res: dict) -> str:
+    """The versions the report ran with, in one line: 'torch 2.14.1, fvcore 0.1.5'."""
+    return ", ".join(f"{k} {v}" for k, v in res["versions"].items())
+
+
+def sweep_rows(v: View) -> list[list[str]]:
+    """The T-sweep table's rows: each fit's coefficients over the formula's, what they say, if the white box agrees."""
+    rows = []
+    for e in v.res["sweeps"]:
+        if "error" in e:
+            rows.append([e["model"], e["attn"], e["counter"], "", "", e["error"], ""])
+            continue
+        agree = {True: "yes", False: "NO", None: "-"}[e["agrees"]]
+        rows.append(
+            [
+                e["model"],
+                e["attn"],
+                e["counter"],
+                f"{e['b_ratio']:.3f}",
+                f"{e['c_ratio']:.3f}",
+                f"{e['verdict_unit']}, attention {e['verdict_attention']}",
+                agree,
+            ]
+        )
+    return rows
+
+
+def specs_note(v: View) -> str:
+    """A sentence for a report with specs (models with no hand formula), else nothing."""
+    specs = [m for m, s in v.grid if "inputs" in v.formula[(m, s)]]
+    if not specs:
+        return ""
+    return (
+        f" {', '.join(specs)} {'has' if len(specs) == 1 else 'have'} no hand formula: there the reference is "
+        f"flopcheck's exact count, per module path and kind, and '/ formula' reads '/ exact count'; a model "
+        f"with no attention switch has its own path only."
+    )
+
+
+def _closure_cell(r: dict | None) -> str:
+    """One run in the closure matrix: 'closed', its residual in FLOPs, or why it returned no number."""
+    if r is None:
+        return "-"
+    if r["error"]:
+        e = r["error"]
+        if e.startswith("unavailable"):
+            return "not installed"
+        return "library's limit" if "library's limit" in e else "error"
+    return "closed" if r["closed"] else f"residual {commas(r['residual_flops'])}"
+
+
+def closure_matrix(v: View) -> tuple[list[str], list[list[str]], str] | None:
+    """The models x counters matrix of a report with specs (models with no hand formula): each run closed, its
+    residual, or why it returned no number; and a line of the totals. None for a report of reference models."""
+    specs = [(m, s) for m, s in v.grid if "inputs" in v.formula[(m, s)]]
+    if not specs:
+        return None
+    rows, ran, closed = [], 0, 0
+    for model, size in specs:
+        for a in v.attns:
+            runs = [v.recs.get((model, size, a, c)) for c in v.counters]
+            if not any(runs):
+                continue
+            ok = [r for r in runs if r is not None and not r["error"]]
+            ran, closed = ran + len(ok), closed + sum(r["closed"] for r in ok)
+            rows.append([model, a, f"{sum(r['closed'] for r in ok)}/{len(ok)}"] + [_closure_cell(r) for r in runs])
+    share = 100 * closed / max(ran, 1)
+    total = f"{closed} of the {ran} runs that returned a number closed to a residual of 0 ({share:.1f}%)."
+    return ["model", "attn", "closed"] + list(v.counters), rows, total

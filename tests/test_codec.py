@@ -1,0 +1,51 @@
+"""flopcheck.codec, the one JSON codec of the result dataclasses: a Count to JSON and back, field for field, and the
+committed report's counts written by it byte for byte."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flopcheck.codec import decode, encode
+from flopcheck.types import Count, Item, Mechanism, Skip, Unit, Work
+
+REPORT = Path(__file__).resolve().parents[1] / "reports" / "results.json"
+
+COUNT = Count(
+    "thop_hooks",
+    "thop",
+    "2.0",
+    Unit.MAC,
+    "DiT-S/2",
+    32,
+    "math",
+    reported=1.5,
+    flops=3,
+    detail=(Item("blocks.0.attn.qkv", 1.0, 2, 3, Mechanism.MODULE, "Linear", False),),
+    skipped=(Skip("Attention", 12, "no rule", Mechanism.MODULE, Work.ATTENTION, True),),
+    time_s=0.25,
+    samples_divided=4,
+)
+
+
+def test_a_count_goes_to_json_and_back():
+    data = json.loads(json.dumps(encode(COUNT)))
+    assert decode(Count, data) == COUNT
+    assert data["unit"] == "MAC" and data["detail"][0]["where"] == "module" and data["samples_divided"] == 4
+    assert list(data) == [f for f in Count.__dataclass_fields__]
+
+
+def test_a_field_at_its_omitted_default_stays_out_and_comes_back():
+    one = Count("c", "lib", "1", Unit.FLOP, "m", 32, "sdpa", reported=2.0, flops=2)
+    assert "samples_divided" not in encode(one) and decode(Count, encode(one)) == one
+
+
+def test_a_key_that_is_no_field_is_refused():
+    with pytest.raises(TypeError, match="no field bogus"):
+        decode(Count, {**encode(COUNT), "bogus": 1})
+
+
+def test_the_committed_reports_counts_are_what_the_codec_writes():
+    for c in json.loads(REPORT.read_text())["counts"]:
+        again = encode(decode(Count, c))
+        assert json.dumps({k: v for k, v in again.items() if k in c}) == json.dumps(c)
