@@ -71,9 +71,9 @@ def test_a_factorys_own_batch_labels_its_counts():
     assert subject.batch == 2 and subject.job().batch == 2 and subject.reference().batch == 2
     (c,) = subject.counts(["torch_dispatch"])
     assert c.batch == 2
-    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler import explain
 
-    assert reconcile(c, subject.reference()).mode == "white box"
+    assert explain(c, subject.reference()).mode == "white box"
 
 
 def test_whether_a_model_is_a_reference_model_is_decided_in_one_place():

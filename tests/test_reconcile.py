@@ -14,7 +14,7 @@ from conftest import LARGE, S2_T4096, SMALL
 
 from flopcheck.cli import main
 from flopcheck.reconciler import blackbox as B
-from flopcheck.reconciler import reconcile, reference_for
+from flopcheck.reconciler import explain, reference_for
 from flopcheck.reconciler.causes import CAUSES
 from flopcheck.reconciler.detectors import DETECTORS
 from flopcheck.reconciler.sweep import sweep
@@ -28,7 +28,7 @@ HALF_ATTENTION = 603_979_776
 @pytest.fixture(scope="module")
 def s2(counter_results):
     """{(counter, attn): Reconciliation} for DiT-S/2 at input 32."""
-    return {(k[0], k[3]): reconcile(c) for k, c in counter_results.items() if k[1:3] == ("DiT-S/2", 32)}
+    return {(k[0], k[3]): explain(c) for k, c in counter_results.items() if k[1:3] == ("DiT-S/2", 32)}
 
 
 def deltas(r):
@@ -132,10 +132,10 @@ def _without(count: Count, suffix: str) -> Count:
 
 def test_fc202_attn_v_missing_and_fc205_qk_missing(counter_results):
     exact = counter_results[("flopcheck_exact", "DiT-S/2", 32, "math")]
-    assert deltas(reconcile(exact)) == {} and reconcile(exact).closed  # the reference itself: nothing to explain
-    qk_only = reconcile(_without(exact, ".av"))
+    assert deltas(explain(exact)) == {} and explain(exact).closed  # the reference itself: nothing to explain
+    qk_only = explain(_without(exact, ".av"))
     assert deltas(qk_only) == {"FC202": -HALF_ATTENTION} and qk_only.closed
-    av_only = reconcile(_without(exact, ".qk"))
+    av_only = explain(_without(exact, ".qk"))
     assert deltas(av_only) == {"FC205": -HALF_ATTENTION} and av_only.closed
 
 
@@ -145,7 +145,7 @@ def test_fc402_linear_double_counted(counter_results):
         replace(i, reported=2 * i.reported, flops=2 * i.flops) if i.name == "aten.addmm" else i for i in exact.detail
     )
     total = sum(i.flops for i in doubled)
-    r = reconcile(replace(exact, counter="patched_twice", detail=doubled, reported=total, flops=total))
+    r = explain(replace(exact, counter="patched_twice", detail=doubled, reported=total, flops=total))
     # every linear matmul once more: 2 * LIN = 10,900,242,432 FLOPs (LIN as in test_counters.py)
     assert deltas(r) == {"FC402": 10_900_242_432} and r.closed
 
@@ -167,7 +167,7 @@ def _total_only(value: float, unit: Unit = Unit.FLOP, batch: int = 1) -> Count:
 
 def test_fc203_vit_shortcut_black_box():
     # the ViT shortcut: 12 * T * d^2 MACs per block, nothing else: 12 * 12 * 256 * 147,456 = 5,435,817,984 MACs
-    r = reconcile(_total_only(5_435_817_984, Unit.MAC), reference_for("DiT-S/2", 32, "sdpa"))
+    r = explain(_total_only(5_435_817_984, Unit.MAC), reference_for("DiT-S/2", 32, "sdpa"))
     # everything but the block linears is missing: 10,871,635,968 - 12,111,347,712 = -1,239,711,744
     assert deltas(r) == {"FC203": -1_239_711_744, "FC101": -5_435_817_984} and r.closed
     assert r.mode.startswith("black box")
@@ -175,24 +175,24 @@ def test_fc203_vit_shortcut_black_box():
 
 def test_fc200_attention_uncounted_black_box_and_the_truth_needs_no_cause():
     ref = reference_for("DiT-S/2", 32, "sdpa")
-    r = reconcile(_total_only(REFERENCE - ATTENTION), ref)
+    r = explain(_total_only(REFERENCE - ATTENTION), ref)
     assert deltas(r) == {"FC200": -ATTENTION} and r.closed
     # the exact total reconciles with no cause at all: no black-box cause fires where it does not apply
-    r = reconcile(_total_only(REFERENCE), ref)
+    r = explain(_total_only(REFERENCE), ref)
     assert r.findings == () and r.closed
 
 
 def test_fc401_per_sample_counted_per_token_black_box():
     # per-sample terms of DiT-S/2: adaLN 12 * 12 d^2 = 21,233,664, timestep MLP 2*256*384 + 2*384^2 = 491,520,
     # final adaLN 4 d^2 = 589,824: 22,315,008; counted T = 256 times: + 255 * 22,315,008 = +5,690,327,040
-    r = reconcile(_total_only(REFERENCE + 5_690_327_040), reference_for("DiT-S/2", 32, "sdpa"))
+    r = explain(_total_only(REFERENCE + 5_690_327_040), reference_for("DiT-S/2", 32, "sdpa"))
     assert deltas(r) == {"FC401": 5_690_327_040} and r.closed
 
 
 def test_fc404_batch_not_normalised(counter_results):
     # FlopCounterMode's math-path count is exact; over a batch of 2 it is twice the per-sample reference
     exact = counter_results[("torch_dispatch", "DiT-S/2", 32, "math")]
-    r = reconcile(
+    r = explain(
         replace(exact, batch=2, detail=(), reported=2 * REFERENCE, flops=2 * REFERENCE),
         reference_for("DiT-S/2", 32, "math", batch=1),
     )
@@ -241,7 +241,7 @@ def test_fc504_pixel_space_black_box():
 def test_fc901_unexplained_residual(counter_results):
     exact = counter_results[("torch_dispatch", "DiT-S/2", 32, "math")]
     odd = exact.detail + (Item("aten.mystery", 1000, 1000),)
-    r = reconcile(replace(exact, counter="odd", detail=odd, reported=REFERENCE + 1000, flops=REFERENCE + 1000))
+    r = explain(replace(exact, counter="odd", detail=odd, reported=REFERENCE + 1000, flops=REFERENCE + 1000))
     assert r.residual == 1000 and not r.closed
     assert [f.code for f in r.findings] == ["FC901"] and "+1,000" in r.findings[0].evidence
 
@@ -281,7 +281,7 @@ def _assert_all_close(results: dict, models: list[str], sizes=(32,), stand_in: d
             continue
         name = model.split(" {")[0]
         ref = reference_for(name, size, attn, 1, tuple(sorted(stand_in.items()))) if stand_in else None
-        r = reconcile(count, ref)
+        r = explain(count, ref)
         assert r.closed, f"{counter} on {model} @{size} {attn}: {r.findings}"
         checked += 1
     return checked

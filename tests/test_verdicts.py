@@ -361,7 +361,7 @@ def test_torch_profiler_counts_no_conv3d_and_the_reconciler_names_it():
     import json
 
     from flopcheck.counters.pool import Job, run_counters
-    from flopcheck.reconciler import reconcile, reference_for
+    from flopcheck.reconciler import explain, reference_for
 
     job = Job.stand_in(
         "Wan2.1-14B",
@@ -377,7 +377,7 @@ def test_torch_profiler_counts_no_conv3d_and_the_reconciler_names_it():
     )
     (count,) = run_counters(["torch_profiler"], [job])
     ref = reference_for("Wan2.1-14B", None, "sdpa", 1, tuple(sorted(json.loads(job.overrides).items())))
-    r = reconcile(count, ref)
+    r = explain(count, ref)
     found = {f.code: f.delta for f in r.findings}
     assert r.residual == 0 and found["FC211"] == -2 * 32 * 64 * 64 == -262_144
 

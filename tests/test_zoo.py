@@ -150,12 +150,12 @@ def test_a_counters_own_crash_is_its_librarys_limit_in_one_line():
 
 
 def test_a_counters_detail_one_flop_off_does_not_close():
-    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler import explain
     from flopcheck.subject import resolve
 
     subject = resolve(MHA_LSTM)
     (count,) = subject.counts(["thop_hooks"])
-    assert reconcile(count, subject.reference()).residual == 0
+    assert explain(count, subject.reference()).residual == 0
     # +1 FLOP on the LSTM's item and on the total: no cause may take it up
     item = next(i for i in count.detail if i.name == "lstm")
     off = replace(
@@ -164,7 +164,7 @@ def test_a_counters_detail_one_flop_off_does_not_close():
         flops=count.flops + 1,
         detail=tuple(replace(i, flops=i.flops + 1) if i is item else i for i in count.detail),
     )
-    again = reconcile(off, subject.reference())
+    again = explain(off, subject.reference())
     assert again.residual == 1 and "FC901" in [f.code for f in again.findings]
     # FC901 says where the residual sits and why it is left: no modelled rule of the counter takes it up
     (why,) = [f.evidence for f in again.findings if f.code == "FC901"]
@@ -286,11 +286,11 @@ def test_a_factorys_train_mode_model_is_counted_in_train_mode_and_says_so():
     ref = subject.reference()
     assert ref.total == 114_688
     assert any("counted in train mode, as the factory returned it" in n for n in subject.measured().notes)
-    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler import explain
 
     (count,) = subject.counts(["fvcore_jit"])
-    found = {f.code: f.delta for f in reconcile(count, ref).findings}
-    assert reconcile(count, ref).residual == 0 and found["FC201"] == -8_192 and "FC213" not in found
+    found = {f.code: f.delta for f in explain(count, ref).findings}
+    assert explain(count, ref).residual == 0 and found["FC201"] == -8_192 and "FC213" not in found
 
 
 # nn.Transformer, d = 16, 2 heads of e = 8, feed-forward 32, src (2, 8, 16), tgt (2, 4, 16): 16 source rows, 8 target.
@@ -444,7 +444,7 @@ def test_a_module_shared_at_three_paths_is_read_once_and_its_recounts_named():
 
 def test_a_reading_that_fails_loses_only_that_counters_reading(monkeypatch):
     from flopcheck.counters import COUNTERS
-    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler import explain
     from flopcheck.subject import resolve
 
     def boom(count, ref):
@@ -453,7 +453,7 @@ def test_a_reading_that_fails_loses_only_that_counters_reading(monkeypatch):
     subject = resolve(SHARED)
     thop, profiler = subject.counts(["thop_hooks", "torch_profiler"])
     monkeypatch.setitem(COUNTERS, "thop_hooks", replace(COUNTERS["thop_hooks"], reader=boom))
-    failed, kept = reconcile(thop, subject.reference()), reconcile(profiler, subject.reference())
+    failed, kept = explain(thop, subject.reference()), explain(profiler, subject.reference())
     assert failed.error == (
         "flopcheck could not read thop_hooks's count of this model (KeyError: 'conv'): "
         "a flopcheck bug, please report it"

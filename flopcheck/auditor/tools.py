@@ -183,7 +183,7 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
     reconciled, each cause carried to the model by the quantity it is made of (reconciler/scaling.py)."""
 
     from flopcheck.counters import COUNTERS
-    from flopcheck.reconciler import reconcile, reference_for
+    from flopcheck.reconciler import explain, reference_for
     from flopcheck.reconciler.scaling import carried
 
     jobs = stand_ins(claim)
@@ -205,7 +205,7 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
             if c is None or not c.ok:
                 notes.append(f"{name}: {c.error if c is not None else 'no result'}")
                 continue
-            rec = reconcile(c, small)
+            rec = explain(c, small)
             got = carried(rec, small, model)
             if got.flops is None or got.uncertain * MAX_UNCERTAIN > abs(got.flops):
                 where = f" ({_path_words(job, True)})" if len(jobs) > 1 else ""
@@ -283,7 +283,7 @@ def scaled_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[li
     """Each counter's reading of a spec it cannot execute whole: its counts on the model with 1 and 2 of its L
     identical blocks, scaled per block (every cause's delta too), exact where the blocks are alike."""
     from flopcheck.counters import COUNTERS
-    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler import explain
     from flopcheck.reconciler.reference import reference_of
     from flopcheck.specs.child import measured
 
@@ -304,7 +304,7 @@ def scaled_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[li
                 bad = next(c for c in counts if c is None or not c.ok)
                 notes.append(f"{name}: {bad.error if bad is not None else 'no result'}")
                 continue
-            recs = [reconcile(c, r) for c, r in zip(counts, refs)]
+            recs = [explain(c, r) for c, r in zip(counts, refs)]
             reported = _per_block(counts[0].reported, counts[1].reported, blocks)
             flops = _per_block(counts[0].flops, counts[1].flops, blocks)
             if flops.denominator != 1 or any(r.residual is None for r in recs):
@@ -382,7 +382,7 @@ def convention(t: ToolReading, claim: Claim) -> Convention:
     """What the counter did on this model, by the reconciler's causes: its words ('MACs; fused attention uncounted;
     norms counted ...', its library's convention where the reconciliation cannot be made) and its findings."""
     from flopcheck.counters import COUNTERS
-    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler import explain
 
     if t.convention is not None:
         return t.convention
@@ -400,7 +400,7 @@ def convention(t: ToolReading, claim: Claim) -> Convention:
         return FINGERPRINTS.get(key)
     try:
         ref = _reference(t, claim)
-        r = reconcile(t.count, ref)
+        r = explain(t.count, ref)
         found = Convention(_fingerprint_words(t.count, ref, r), r.findings, ref.total, r.residual or 0)
     except Exception as err:  # noqa: BLE001  (its library's convention stands in, and its departure is unknown)
         words = f"{t.count.unit.value}s; {COUNTERS[t.count.counter].convention} (not reconciled: {err})"

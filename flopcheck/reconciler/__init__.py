@@ -147,7 +147,7 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
     )
 
 
-def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
+def explain(count: Count, ref: Reference | None = None) -> Reconciliation:
     """Explain a count against the reference for its model, input and attention path: white box
     when the count has detail at the reference's batch, black box from its total otherwise."""
     from flopcheck.reconciler.reference import reference_for
@@ -167,4 +167,4 @@ def reconcile(count: Count, ref: Reference | None = None) -> Reconciliation:
         )
 
 
-__all__ = ["Reference", "black_box", "reconcile", "reference_for", "white_box"]
+__all__ = ["Reference", "black_box", "explain", "reference_for", "white_box"]

@@ -31,7 +31,7 @@ def run(measure: bool = False) -> CausesTable:
         return CausesTable()
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import Job, run_counters
-    from flopcheck.reconciler import reconcile as explain
+    from flopcheck.reconciler import explain
     from flopcheck.render.causes import who_does_what
     from reference_models import ATTN_PATHS
 

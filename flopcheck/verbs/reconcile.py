@@ -43,7 +43,7 @@ def run(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0
     at four latent sides and each counter judged from its totals alone (the T-sweep)."""
     from flopcheck.counters import REQUIRED
     from flopcheck.errors import InputError
-    from flopcheck.reconciler import reconcile as explain
+    from flopcheck.reconciler import explain
     from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
     from flopcheck.subject import counts_of
 

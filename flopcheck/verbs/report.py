@@ -218,14 +218,14 @@ def _path(model: str, attn: str) -> Subject:
 
 def results(plan: Plan, counts: list[Count]) -> dict:
     """The report's data: formulas, counts, reconciliations (with proofs), sweeps, versions."""
-    from flopcheck.reconciler import reconcile
+    from flopcheck.reconciler import explain
     from flopcheck.reconciler.reference import reference_of
     from flopcheck.render.reconcile import proof, to_dict
 
     sizes = list(dict.fromkeys((c.model, c.input_size) for c in counts))
     recs, whites = [], {}
     for c in counts:
-        r = reconcile(c, reference_of(_path(c.model, c.attn).measured(), c.batch) if is_spec(c.model) else None)
+        r = explain(c, reference_of(_path(c.model, c.attn).measured(), c.batch) if is_spec(c.model) else None)
         whites[(c.model, c.input_size, c.attn, c.counter)] = r
         recs.append({**to_dict(r), "proof": proof(r)})
     return {
