@@ -114,11 +114,6 @@ class ModelSpec:
         """The part after the prefix (a module spec's whole text)."""
         return self.text.partition(":")[2] if self.source in PREFIXES else self.text
 
-    @property
-    def runs_user_code(self) -> bool:
-        """Its build imports and runs code flopcheck does not own: run it in a child process."""
-        return self.source != "reference"
-
     def to_dict(self) -> dict:
         """JSON-ready."""
         return {"text": self.text, "options": asdict(self.options)}

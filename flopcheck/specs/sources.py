@@ -245,16 +245,6 @@ def torchvision_side(name: str) -> tuple[int, str] | None:
     return None
 
 
-def torchvision_ops(name: str) -> float | None:
-    """torchvision's published GFLOPS of the default weights (meta['_ops']; multiply-accumulates), or None."""
-    import torchvision
-
-    try:
-        return torchvision.models.get_model_weights(name).DEFAULT.meta.get("_ops")
-    except (ValueError, KeyError):
-        return None
-
-
 def _vit_image_size(name: str) -> int | None:
     """The image size a torchvision ViT's default weights build it for (their meta's min_size), or None."""
     import torchvision
