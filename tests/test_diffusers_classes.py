@@ -1,4 +1,4 @@
-"""Every diffusers transformer class from its config: each family's input builder (flopcheck/specs/inputs.py) pinned at
+"""Every diffusers transformer class from its config: each family's input builder (flopcheck/specs/inputs/) pinned at
 a small config, its exact count equal to torch.utils.flop_counter's on the same inputs with attention on the
 explicit-matmul path; and the committed list of what each class gives from its defaults
 (flopcheck/data/diffusers/classes.json) checked against the installed diffusers."""

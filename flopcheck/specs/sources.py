@@ -341,9 +341,10 @@ SHARED_CONFIGS = {"Transformer2DModel": ("DiTTransformer2DModel", "PixArtTransfo
 
 
 def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
-    """diffusers.CLASS.from_config(the config file, else the class's own defaults); inputs from the class's family
-    (inputs.py)."""
-    from flopcheck.specs.inputs import METHODS, build_inputs, vae_inputs
+    """diffusers.CLASS.from_config(the config file, else the class's own defaults); inputs from the class's
+    convention (inputs/diffusers.py), or an autoencoder half's (inputs/vae.py)."""
+    from flopcheck.specs.inputs.diffusers import build_inputs
+    from flopcheck.specs.inputs.vae import METHODS, vae_inputs
 
     try:
         import diffusers
@@ -417,7 +418,7 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         import transformers
     except ImportError:
         raise SpecError(f"{spec.text} needs transformers: pip install 'flopcheck[diffusers]'") from None
-    from flopcheck.specs.inputs import text_inputs
+    from flopcheck.specs.inputs.text import text_inputs
 
     cls = getattr(transformers, spec.name, None)
     if not (isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel)):
