@@ -14,7 +14,7 @@ import pytest
 diffusers = pytest.importorskip("diffusers")
 
 from flopcheck.specs import SpecError, parse  # noqa: E402
-from flopcheck.specs.sources import build  # noqa: E402
+from flopcheck.specs.build import build  # noqa: E402
 
 LIST = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers" / "classes.json"
 PINNED = "0.42.1"  # the diffusers extra's pin (pyproject.toml)
