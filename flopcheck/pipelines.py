@@ -202,7 +202,7 @@ def conventions(cls: str | None) -> dict:
 def sample_resolution(folder: Path, keys: list[str]) -> list[int]:
     """[width, height] as PixArt's, SD3's and CogVideoX's pipelines default them: the folder's transformer config's
     sample size (keys: width's, height's) x the VAE's stride, 2^(len(block_out_channels) - 1)."""
-    from flopcheck.specs.sources import read_config
+    from flopcheck.specs.config import read_config
 
     paths = [folder / role / "config.json" for role in ("transformer", "vae")]
     transformer, vae = [read_config(str(p)) if p.is_file() else {} for p in paths]

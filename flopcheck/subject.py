@@ -228,7 +228,8 @@ class Subject:
 
     def _live_counts(self, chosen: list, timeout_s: float) -> list:
         from flopcheck.counters.worker import count_one, load_adapter
-        from flopcheck.specs.sources import Built, bound
+        from flopcheck.specs.binding import bound
+        from flopcheck.specs.built import Built
 
         model = self.model
         had_forward = "forward" in vars(model)

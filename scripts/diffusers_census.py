@@ -28,9 +28,9 @@ def census() -> dict:
     {'refused': line}}}."""
     import diffusers
 
+    from flopcheck.children import one_line
     from flopcheck.specs import SpecError, parse
     from flopcheck.specs.measure import Measured, measure
-    from flopcheck.specs.sources import one_line
 
     out = {}
     for name in transformer_classes():

@@ -1,4 +1,4 @@
-"""Every diffusers transformer class from its config: each family's input builder (flopcheck/specs/inputs.py) pinned at
+"""Every diffusers transformer class from its config: each family's input builder (flopcheck/specs/inputs/) pinned at
 a small config, its exact count equal to torch.utils.flop_counter's on the same inputs with attention on the
 explicit-matmul path; and the committed list of what each class gives from its defaults
 (flopcheck/data/diffusers/classes.json) checked against the installed diffusers."""
@@ -14,7 +14,7 @@ import pytest
 diffusers = pytest.importorskip("diffusers")
 
 from flopcheck.specs import SpecError, parse  # noqa: E402
-from flopcheck.specs.sources import build  # noqa: E402
+from flopcheck.specs.build import build  # noqa: E402
 
 LIST = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers" / "classes.json"
 PINNED = "0.42.1"  # the diffusers extra's pin (pyproject.toml)

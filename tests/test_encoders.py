@@ -14,7 +14,7 @@ pytest.importorskip("transformers")
 
 from flopcheck.exact import count_forward  # noqa: E402
 from flopcheck.specs import SpecError, parse  # noqa: E402
-from flopcheck.specs.sources import build  # noqa: E402
+from flopcheck.specs.build import build  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "flopcheck" / "data"
 

@@ -56,7 +56,7 @@ def test_the_pytest_helper_names_the_per_layer_shortcut_as_the_audit_does():
 
 def test_a_model_with_multihead_attention_and_an_lstm_builds_for_every_counter():
     from flopcheck.specs import parse
-    from flopcheck.specs.sources import build
+    from flopcheck.specs.build import build
 
     # torch.device('cpu') mode re-calls nn.init.constant_ with tensor=: the build without initialising took it
     built = build(parse("zoo:user-mha-lstm"), "cpu")

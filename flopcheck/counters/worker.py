@@ -43,7 +43,8 @@ def build_zeroed(job: dict, device: str = "cpu") -> tuple:
 
     if job.get("spec"):
         from flopcheck.specs import ModelSpec
-        from flopcheck.specs.sources import bound, build
+        from flopcheck.specs.binding import bound
+        from flopcheck.specs.build import build
 
         built = build(ModelSpec.from_dict(job["spec"]), device)
         # its inputs are torch.empty: whatever the memory held, NaN too, and an op driven by values (a deformable

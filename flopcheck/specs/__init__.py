@@ -1,6 +1,6 @@
 """A model spec: what every command accepts as MODEL, and how its model and inputs are built.
 
-Sources (sources.py), by prefix:
+Sources (a builder each in builders/), by prefix:
 - a reference name ('DiT-XL/2', 'FLUX.1-dev'): flopcheck's own models, with their hand formulas;
 - 'timm:NAME', 'torchvision:NAME': built without weights, input by the model's own convention;
 - 'diffusers:CLASS', from a config file (a config.json as published on a model card) or the class's defaults: no
@@ -23,7 +23,7 @@ from flopcheck.errors import InputError
 @dataclass(frozen=True)
 class Source:
     """Where a spec's model comes from, by its prefix: its builder ('module:function', (spec, device, notes) ->
-    sources.Built, imported in the child that builds it), the input options it reads (--batch: every one; another
+    built.Built, imported in the child that builds it), the input options it reads (--batch: every one; another
     one given would be ignored, so it is refused) and, in words, where its input comes from."""
 
     prefix: str
@@ -39,32 +39,34 @@ SOURCES = {
     for s in (
         Source(
             "timm",
-            "flopcheck.specs.sources:from_timm",
+            "flopcheck.specs.builders.timm:from_timm",
             ("resolution", "input_shape", "inputs"),
             "its pretrained_cfg, --resolution, --input-shape or --inputs",
         ),
         Source(
             "torchvision",
-            "flopcheck.specs.sources:from_torchvision",
+            "flopcheck.specs.builders.torchvision:from_torchvision",
             ("resolution", "frames", "input_shape", "inputs"),
             "its weights' crop, --resolution, --frames (video), --input-shape or --inputs",
         ),
         Source(
             "diffusers",
-            "flopcheck.specs.sources:from_diffusers",
+            "flopcheck.specs.builders.diffusers:from_diffusers",
             ("config", "resolution", "frames", "text_tokens", "inputs"),
             "its config and --resolution, --frames, --text-tokens, or --inputs",
         ),
         Source(
             "transformers",
-            "flopcheck.specs.sources:from_transformers",
+            "flopcheck.specs.builders.transformers:from_transformers",
             ("config", "text_tokens", "inputs"),
             "its config and --text-tokens, or --inputs",
         ),
-        Source("zoo", "flopcheck.specs.sources:from_zoo", (), "its entry in the zoo (flopcheck list-models 'zoo:*')"),
+        Source(
+            "zoo", "flopcheck.specs.builders.zoo:from_zoo", (), "its entry in the zoo (flopcheck list-models 'zoo:*')"
+        ),
         Source(
             "module",
-            "flopcheck.specs.sources:from_factory",
+            "flopcheck.specs.builders.factory:from_factory",
             ("input_shape", "inputs"),
             "the factory, --input-shape or --inputs",
         ),
@@ -113,11 +115,6 @@ class ModelSpec:
     def name(self) -> str:
         """The part after the prefix (a module spec's whole text)."""
         return self.text.partition(":")[2] if self.source in PREFIXES else self.text
-
-    @property
-    def runs_user_code(self) -> bool:
-        """Its build imports and runs code flopcheck does not own: run it in a child process."""
-        return self.source != "reference"
 
     def to_dict(self) -> dict:
         """JSON-ready."""

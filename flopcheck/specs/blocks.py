@@ -1,9 +1,11 @@
-"""A model's repeated blocks, found by structure: the containers of two or more blocks of one class. No torch at
-import: the functions import it when called."""
+"""A model's repeated blocks, found by structure (the containers of two or more blocks of one class), and the model
+cut to its first blocks. No torch at import: the functions import it when called."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from flopcheck.specs import SpecError
 
 MAIN_SHARE = 0.10  # a block list doing less of the forward than this is not the model's main stack (a text refiner)
 
@@ -44,3 +46,22 @@ def block_lists(model, by_path: dict[str, int] | None = None) -> tuple[BlockList
             b for b in found if sum(v for p, v in by_path.items() if p.startswith(b.path + ".")) >= MAIN_SHARE * total
         ]
     return tuple(found)
+
+
+def keep_blocks(model, n: int, what: str) -> None:
+    """A stand-in of the model: its one list of repeated blocks cut to the first n (each block maps its input to an
+    output of the same shape, so the forward runs as before, n blocks deep)."""
+    from torch import nn
+
+    lists = block_lists(model)
+    if len(lists) != 1 or lists[0].count < n:
+        found = ", ".join(f"{b.path} ({b.count} x {b.type_name})" for b in lists) or "none"
+        raise SpecError(f"{what}: a stand-in of {n} blocks needs one list of at least {n} blocks; found {found}")
+    parent_path, _, name = lists[0].path.rpartition(".")
+    parent = model.get_submodule(parent_path) if parent_path else model
+    blocks = getattr(parent, name)
+    setattr(
+        parent,
+        name,
+        type(blocks)(*list(blocks)[:n]) if isinstance(blocks, nn.Sequential) else type(blocks)(list(blocks)[:n]),
+    )

@@ -22,9 +22,9 @@ def main() -> None:
     os.dup2(2, 1)  # the code's prints go to stderr; stdout carries the answer alone
     job = json.loads(sys.argv[1])
     sys.path[:0] = [p for p in job["paths"] if p not in sys.path]
+    from flopcheck.children import one_line
     from flopcheck.specs import SpecError
     from flopcheck.specs.measure import measure
-    from flopcheck.specs.sources import one_line
 
     for spec in job.get("specs") or [job["spec"]]:  # several specs: one import of torch, one answer line each
         try:

@@ -152,8 +152,9 @@ def measure(
     tensors have none of) is counted again on real CPU tensors, weights zero, and says so."""
     from dataclasses import replace
 
+    from flopcheck.children import one_line
     from flopcheck.specs import ModelSpec, SpecError
-    from flopcheck.specs.sources import build, one_line
+    from flopcheck.specs.build import build
 
     spec = ModelSpec.from_dict(spec_dict)
     built = build(spec, "meta")
@@ -206,7 +207,7 @@ def _with_values(spec, training: bool, frozen, checkpointed, optimizer: str, why
     from dataclasses import replace
 
     from flopcheck.exact.values import Values
-    from flopcheck.specs.sources import build
+    from flopcheck.specs.build import build
 
     try:
         with Values():
@@ -228,7 +229,7 @@ def _count_built(
     trains, a pattern that matches nothing) is a SpecError, not the inputs' fault."""
     from flopcheck.errors import InputError
     from flopcheck.specs import SpecError
-    from flopcheck.specs.sources import TRAIN_MODE_NOTE
+    from flopcheck.specs.build import TRAIN_MODE_NOTE
 
     if training:  # a training step runs in train mode whatever the factory's mode: its forward's note is not news
         built.notes[:] = [n for n in built.notes if n != TRAIN_MODE_NOTE]
@@ -314,7 +315,7 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
     """A model in this process (the caller's own object: its code already runs here) measured as a spec is:
     the exact count of model(*args, **kwargs), its layers and its blocks."""
     from flopcheck.exact import count_forward, flop_kinds
-    from flopcheck.specs.sources import Built
+    from flopcheck.specs.built import Built
 
     text, kwargs = name or type(model).__name__, kwargs or {}
     batch = samples(tuple(args), kwargs)

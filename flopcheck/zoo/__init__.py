@@ -2,7 +2,7 @@
 diffusers and transformers at small configs, and user-style modules shipped here), in one list that the tests, the
 report (`flopcheck report --models 'zoo:*'`) and `flopcheck list-models 'zoo:*'` all read.
 
-`zoo:NAME` is a spec like any other (flopcheck.specs reads it, specs.sources builds it): its entry's spec and options
+`zoo:NAME` is a spec like any other (flopcheck.specs reads it, specs.build builds it): its entry's spec and options
 are built as that spec would be, so a zoo model's count is the count of the spec it names; only its label differs.
 
 Why it ships inside the package rather than under tests/: it is a feature, not a fixture. A user runs

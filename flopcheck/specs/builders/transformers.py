@@ -1,0 +1,46 @@
+"""transformers:CLASS, a text encoder from a config file or its config class's defaults; S token ids as input."""
+
+from __future__ import annotations
+
+import difflib
+
+from flopcheck.children import one_line
+from flopcheck.specs import ModelSpec, SpecError
+from flopcheck.specs.binding import given
+from flopcheck.specs.built import Built
+from flopcheck.specs.config import read_config
+from flopcheck.specs.inputs.text import text_inputs
+from flopcheck.specs.meta import construct
+
+
+def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
+    """transformers.CLASS(CLASS.config_class.from_dict(the config file, else {})): no hub, no weights, no remote code (a
+    config with auto_map names code to download and is refused); inputs: input_ids of zeros (a valid id of every
+    vocabulary), S tokens."""
+    try:
+        import transformers
+    except ImportError:
+        raise SpecError(f"{spec.text} needs transformers: pip install 'flopcheck[diffusers]'") from None
+
+    cls = getattr(transformers, spec.name, None)
+    if not (isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel)):
+        models = {n.lower(): n for n in dir(transformers) if n.endswith("Model")}
+        close = [models[n] for n in difflib.get_close_matches(spec.name.lower(), models, n=3, cutoff=0.8)]
+        raise SpecError(
+            f"transformers has no model class {spec.name!r}: "
+            + (f"did you mean {', '.join(close)}?" if close else "give a class such as T5EncoderModel")
+        )
+    path = spec.options.config
+    config = read_config(path) if path else {}
+    where = path or f"the defaults of {spec.name}'s config (transformers {transformers.__version__})"
+    try:
+        cfg = cls.config_class.from_dict({k: v for k, v in config.items() if not k.startswith("_")})
+        model = construct(lambda: cls(cfg), device, notes, spec.text)
+    except (TypeError, ValueError, KeyError, AttributeError) as err:
+        raise SpecError(f"{spec.text} cannot be built from {where}: {one_line(err)}") from None
+    if not path:
+        notes.append(f"config: {where}; give the published config.json with --config FILE for another size")
+    if spec.options.inputs:
+        return given(model, spec.options, device, notes)
+    args, kwargs, words = text_inputs(spec.name, model, spec.options, device)
+    return Built(model, args, kwargs, notes + [words])

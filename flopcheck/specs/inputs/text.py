@@ -1,0 +1,47 @@
+"""Inputs of one forward of a text encoder, 'transformers:CLASS': S token ids of zeros."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+import torch
+
+from flopcheck.specs import Options, SpecError
+from flopcheck.specs.inputs.common import first_set
+
+TEXT_DEFAULT = 512  # tokens, where the config states no maximum (T5: the FLUX pipeline's max_sequence_length)
+# no attention_mask: every token attends, as FLUX's and SD3's pipelines call their text encoders (a mask of ones would
+# cost no FLOPs, but transformers reads its values to skip it, which meta tensors have none of)
+TEXT_RULES: dict[str, Callable[[int, int, str], torch.Tensor]] = {
+    "input_ids": lambda n, s, d: torch.zeros(n, s, dtype=torch.long, device=d),  # id 0: in every vocabulary
+    "token_type_ids": lambda n, s, d: torch.zeros(n, s, dtype=torch.long, device=d),
+}
+
+
+def text_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict, str]:
+    """(args, kwargs, words) for one forward of a text encoder on S tokens: --text-tokens, else the config's
+    max_position_embeddings (CLIP: 77), else 512."""
+    most = first_set(model.config, ("max_position_embeddings",))
+    s = o.text_tokens or most or TEXT_DEFAULT
+    if most and s > most:
+        raise SpecError(f"--text-tokens {s}: {cls} takes at most {most} (its max_position_embeddings)")
+    kwargs, missing = {}, []
+    for p in inspect.signature(type(model).forward).parameters.values():
+        if p.name in TEXT_RULES and (p.name != "token_type_ids" or p.default is p.empty):
+            kwargs[p.name] = TEXT_RULES[p.name](o.batch, s, device)
+        elif p.name not in ("self", "return_dict") and p.default is p.empty and p.kind not in (p.VAR_KEYWORD,):
+            missing.append(p.name)
+    if missing:
+        raise SpecError(
+            f"flopcheck cannot build {cls}'s input{'s' if len(missing) > 1 else ''} {', '.join(missing)}: count its "
+            f"encoder (T5EncoderModel, CLIPTextModel) or give --inputs module:fn"
+        )
+    ids = kwargs.pop("input_ids", None)
+    if ids is None:
+        raise SpecError(f"{cls}'s forward takes no input_ids: give its inputs with --inputs module:fn")
+    kwargs["return_dict"] = False
+    words = f"{s} tokens" + (
+        "" if o.text_tokens else " (its max_position_embeddings)" if most else " (flopcheck's default)"
+    )
+    return (ids,), kwargs, words + f", batch {o.batch}"
