@@ -315,7 +315,7 @@ def test_attention_forward_and_backward_is_three_forwards_on_either_path(path):
 
 
 def test_convolution_backward_counts_the_gradients_asked_for():
-    from flopcheck.exact.ops import conv_backward_flop
+    from flopcheck.exact.ops_backend import conv_backward_flop
 
     x, w, grad = torch.zeros(1, 3, 8, 8), torch.zeros(4, 3, 3, 3), torch.zeros(1, 4, 6, 6)
     # forward 2 * 144 outputs * 27 = 7,776 per gradient: input and weight 15,552; weight only 7,776

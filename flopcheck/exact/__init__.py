@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from flopcheck.exact import ops_backend  # noqa: F401  (registers the backend and backward kernels' formulas)
 from flopcheck.exact.counter import ExactCount, ExactCounter, OpRecord, count_forward
 
 
