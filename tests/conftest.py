@@ -62,11 +62,11 @@ def large_counter_results():
 def _seeded(counts: dict) -> dict:
     """The counts, also kept in this session's audit cache under the keys the auditor looks them up by (the same
     counters on the same jobs): an audit of these models reads them instead of running every counter again."""
-    from flopcheck.auditor import tools
+    from flopcheck.auditor import readings
     from flopcheck.counters.pool import Job
 
     for c in (c for c in counts.values() if c.model in DIT_NAMES):  # as the auditor keeps them, errors too
-        tools.keep(c, Job(c.model, c.input_size, c.attn, c.batch).resolved())
+        readings.keep(c, Job(c.model, c.input_size, c.attn, c.batch).resolved())
     return counts
 
 

@@ -218,7 +218,7 @@ def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):
     # three jobs: one has every count cached, one lacks thop only, one lacks both. The pool runs thop on the two
     # that lack it and fvcore on the one that lacks it: 3 counts, not 2 counters x 3 jobs = 6. (Before, one job's
     # lack was every job's: a claims file with one new model recounted every counter on every model in it.)
-    from flopcheck.auditor import tools
+    from flopcheck.auditor import readings
     from flopcheck.cache import COUNTS
     from flopcheck.counters import pool
     from flopcheck.counters.pool import Job
@@ -250,10 +250,10 @@ def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):
     monkeypatch.setattr(pool, "run_jobs", run_jobs)
     with COUNTS.isolated():
         for counter, job in [("fvcore_jit", jobs[0]), ("thop_hooks", jobs[0]), ("fvcore_jit", jobs[1])]:
-            tools.keep(count(counter, job), job.resolved())
-        tools.fill(jobs, ["fvcore_jit", "thop_hooks"])
+            readings.keep(count(counter, job), job.resolved())
+        readings.fill(jobs, ["fvcore_jit", "thop_hooks"])
         assert sorted(ran) == [("fvcore_jit", "DiT-S/2"), ("thop_hooks", "DiT-S/2"), ("thop_hooks", "DiT-S/4")]
-        tools.fill(jobs, ["fvcore_jit", "thop_hooks"])  # all cached now: nothing runs again
+        readings.fill(jobs, ["fvcore_jit", "thop_hooks"])  # all cached now: nothing runs again
     assert len(ran) == 3
 
 
@@ -265,7 +265,7 @@ def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):
 def _carried(text, names=None, **fields):
     from dataclasses import replace
 
-    from flopcheck.auditor.tools import carried_readings
+    from flopcheck.auditor.standins import carried_readings
 
     claim = replace(parse_claim(text), **fields)
     readings, notes = carried_readings(claim, names, "as a test asks")
@@ -388,11 +388,11 @@ def test_a_counters_reading_of_a_model_it_cannot_run_is_scaled_per_block_exactly
     # equal the real ones to the FLOP. fvcore on fused attention: the exact 2,507,366,400 / 2 MACs, less the
     # attention it skips, 12 x 4 x 197^2 x 192 / 2 = 178,831,872, plus its LayerNorms at 5 MACs per element,
     # 25 x 197 x 192 x 5 = 4,728,000: 1,079,579,328 MACs
-    from flopcheck.auditor import tools
+    from flopcheck.auditor import standins, tools
 
     claim = parse_claim("1.08 GMACs", model="timm:vit_tiny_patch16_224")
     names = ["fvcore_jit", "thop_hooks", "ptflops_pytorch"]
-    scaled, _ = tools.scaled_readings(claim, names, "a test")
+    scaled, _ = standins.scaled_readings(claim, names, "a test")
     real, _ = tools.readings(claim, names)
     assert len(scaled) == len(real) == 6  # three counters, both attention paths
     assert {(t.count.counter, t.path, t.count.flops) for t in scaled} == {

@@ -24,7 +24,7 @@ from fractions import Fraction
 
 from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
 from flopcheck.auditor.models import reference_breakdowns
-from flopcheck.auditor.tools import ToolReading
+from flopcheck.auditor.readings import ToolReading
 from flopcheck.reconciler import blackbox as B
 from flopcheck.types import Attention, BySpace, Category, Effect, Finding, Kind, Space, Tier, Unit, scope_words
 
@@ -197,7 +197,7 @@ def _options(
 def _tool_candidates(claim: Claim, counters, measured) -> tuple[list[Candidate], tuple[str, ...]]:
     """The counters' readings of the claim (none when `counters` is False; `measured`, a caller's own model, has
     its counts in `counters` already)."""
-    from flopcheck.auditor import tools
+    from flopcheck.auditor import fingerprints, tools
 
     if counters is False:
         return [], ()
@@ -207,7 +207,7 @@ def _tool_candidates(claim: Claim, counters, measured) -> tuple[list[Candidate],
         found, notes = tools.readings(claim, counters)
     # each with its convention on the model (the reconciler's causes), made here so that rendering the verdict
     # reconciles nothing and builds no model
-    found = [replace(t, convention=tools.convention(t, claim)) for t in found]
+    found = [replace(t, convention=fingerprints.convention(t, claim)) for t in found]
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], tuple(notes)
 
 

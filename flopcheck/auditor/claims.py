@@ -105,6 +105,12 @@ class Claim:
         return subject_of(parse(self.model, **o, config=self.config, inputs=self.inputs))
 
     @property
+    def stated_factor(self) -> int:
+        """What the claim's stated scope multiplies one forward by: batch x CFG x steps x 3 for training (the 3x
+        rule a counter's forward is read by)."""
+        return self.batch * (2 if self.cfg else 1) * self.steps * (3 if self.training else 1)
+
+    @property
     def allowed(self) -> Decimal:
         """How far a reading may be and still match: the printed precision, or a stated tolerance."""
         return max(self.precision, self.tolerance or Decimal(0))

@@ -113,7 +113,7 @@ def judge_live(text: str, subject, scope: dict, names: Any, timeout_s: float | N
     """A claim about the caller's own module (a live subject, measured in this process): every named counter
     (None: all, False: none) run on it in forked children, each a reading."""
     from flopcheck.auditor import judge, parse_claim
-    from flopcheck.auditor.tools import readings_of_counts
+    from flopcheck.auditor.readings import readings_of_counts
 
     m = subject.measured()
     claim = parse_claim(text, model=m.text, **scope)

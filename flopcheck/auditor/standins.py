@@ -1,0 +1,233 @@
+"""Stand-ins: where counters cannot run on the claim's model, each one's reading carried from smaller models.
+
+Two ways, one driver (`_from_stand_ins`): a reference model's stand-ins are smaller configs of its architecture (its
+config's `stand_ins`), each counter's count on one reconciled and every cause carried to the model by the quantity
+it is made of (reconciler/scaling.py); a spec whose work is one list of L >= 3 identical blocks is counted with 1
+and 2 of them and each count, and every cause's delta, scaled per block.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from fractions import Fraction
+from typing import Any
+
+from flopcheck.auditor.claims import Claim
+from flopcheck.auditor.fingerprints import fingerprint_words
+from flopcheck.auditor.readings import Convention, ToolReading, fill, path_words
+from flopcheck.cache import COUNTS, count_key
+from flopcheck.types import Count
+
+MAX_UNCERTAIN = 1000  # a carried value is kept when at most 1/1000 of it is carried at a mixed rate
+
+
+@dataclass(frozen=True)
+class Carried:
+    """One counter's count as it would read on the model, its convention there, and the FLOPs of it carried at a
+    mixed rate."""
+
+    count: Count
+    convention: Convention
+    uncertain: int = 0
+
+
+@dataclass(frozen=True)
+class Group:
+    """The stand-ins of one attention path: its words, its label, and how a counter's reading is carried from them
+    (a Carried, or the one line that says why not)."""
+
+    path: str
+    label: str
+    carry: Callable[[str], Carried | str]
+
+
+def stand_ins(claim: Claim) -> list:
+    """The stand-in jobs of a whole-model latent claim on a reference model; none for a part, pixels or a spec."""
+    if claim.part != "model" or claim.space == "pixel":
+        return []
+    return claim.subject.stand_ins()
+
+
+def _executing(names: list[str] | None) -> list[str]:
+    """The named counters (default: all) that execute the model: one that reads shapes on meta, as the exact count
+    does, has the exact count as its reading already."""
+    from flopcheck.counters import COUNTERS
+
+    return [n for n in (names or list(COUNTERS)) if not COUNTERS[n].on_meta]
+
+
+def _from_stand_ins(
+    claim: Claim, why: str, how: str, jobs: list, groups: list[Group], executing: list[str]
+) -> tuple[list[ToolReading], list[str]]:
+    """Run the executing counters on the stand-ins' jobs, then carry each counter's reading, group by group."""
+    fill(jobs, executing)
+    out, notes = [], [f"counters not run on the model: {why}; {how}"]
+    for group in groups:
+        for name in executing:
+            got = group.carry(name)
+            if isinstance(got, str):
+                notes.append(got)
+                continue
+            out.append(
+                ToolReading(
+                    got.count,
+                    claim.stated_factor,
+                    group.path,
+                    stand_in=group.label,
+                    not_run=_short(why),
+                    uncertain=got.uncertain,
+                    convention=got.convention,
+                )
+            )
+    return out, sorted(set(notes))
+
+
+def _missing(name: str, count: Count | None) -> str:
+    """The line for a counter that gave no count on a stand-in."""
+    return f"{name}: {count.error if count is not None else 'no result'}"
+
+
+def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
+    """Each counter's convention as a reading where it cannot run on the claim's model: its count on a stand-in,
+    reconciled, each cause carried to the model by the quantity it is made of (reconciler/scaling.py)."""
+    jobs = stand_ins(claim)
+    if not jobs:
+        return scaled_readings(claim, names, why)
+    groups = [Group(path_words(job, len(jobs) > 1), job.label, _carrier(claim, job, len(jobs) > 1)) for job in jobs]
+    how = "each one's convention is carried from a stand-in"
+    return _from_stand_ins(claim, why, how, jobs, groups, _executing(names))
+
+
+def _carrier(claim: Claim, job, several: bool) -> Callable[[str], Carried | str]:
+    """How a counter's count on one stand-in job is carried to the claim's model."""
+    from flopcheck.reconciler import explain, reference_for
+    from flopcheck.reconciler.scaling import carried
+
+    resolved = job.resolved()
+    small = reference_for(
+        job.model, resolved["input_size"], job.attn, 1, tuple(sorted(json.loads(job.overrides).items()))
+    )
+    model = claim.subject.with_options(attn=job.attn).reference()
+
+    def carry(name: str) -> Carried | str:
+        c = COUNTS.get(count_key(name, resolved))
+        if c is None or not c.ok:
+            return _missing(name, c)
+        rec = explain(c, small)
+        got = carried(rec, small, model)
+        if got.flops is None or got.uncertain * MAX_UNCERTAIN > abs(got.flops):
+            where = f" ({path_words(job, True)})" if several else ""
+            return f"{name}{where}: not carried to the model: " + (
+                got.why
+                or (
+                    f"{got.uncertain:,} FLOPs of it are carried at a mixed rate (elementwise or per-parameter work, "
+                    f"whose mix of ops changes with size), over 1/{MAX_UNCERTAIN} of the {got.flops:,} carried"
+                )
+            )
+        count = replace(
+            c,
+            model=claim.model,
+            input_size=None,
+            reported=got.flops / c.unit.flops_per_unit,
+            flops=got.flops,
+            detail=(),
+            skipped=(),
+            time_s=None,
+            peak_rss_mb=None,
+        )
+        return Carried(count, Convention(fingerprint_words(c, small, rec), got.findings, model.total), got.uncertain)
+
+    return carry
+
+
+def _depth_stand_ins(claim: Claim) -> list[tuple[Any, Any, int, str]]:
+    """A spec whose forward counters would not execute, but whose work is one list of L >= 3 identical blocks: its
+    stand-ins of 1 and 2 blocks on each attention path, as (1-block spec, 2-block spec, L, path words)."""
+    if claim.part != "model" or claim.space == "pixel":
+        return []
+    lists = claim.subject.blocks()
+    if len(lists) != 1 or lists[0].count < 3:
+        return []
+    paths = claim.subject.paths()
+    out = []
+    for s in paths:
+        one, two = (replace(s.spec, options=replace(s.spec.options, blocks=n)) for n in (1, 2))
+        out.append((one, two, lists[0].count, path_words(s.job(), len(paths) > 1)))
+    return out
+
+
+def _job(spec):
+    """The pool's job of a spec."""
+    from flopcheck.counters.pool import Job
+
+    return Job.of_spec(spec)
+
+
+def _exact(x: float) -> Fraction:
+    """A number as printed, exactly (a float by its shortest repr: 4.61e9 is 4610000000)."""
+    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
+
+
+def _per_block(one: float, two: float, blocks: int) -> Fraction:
+    """A count of L blocks from counts of 1 and 2: c(1) + (L - 1) (c(2) - c(1)), exact where blocks are alike."""
+    return _exact(one) + (blocks - 1) * (_exact(two) - _exact(one))
+
+
+def scaled_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
+    """Each counter's reading of a spec it cannot execute whole: its counts on the model with 1 and 2 of its L
+    identical blocks, scaled per block (every cause's delta too), exact where the blocks are alike."""
+    stand = _depth_stand_ins(claim)
+    if not stand:
+        return [], [f"counters not run: {why}"]
+    jobs = [_job(s) for one, two, _, _ in stand for s in (one, two)]
+    base = claim.subject.truth()
+    groups = [
+        Group(
+            path,
+            f"{claim.model} with 1 and 2 of its {blocks} blocks, scaled per block",
+            _scaler(claim, one, two, blocks, base),
+        )
+        for one, two, blocks, path in stand
+    ]
+    how = "each one's count is scaled per block from its stand-ins"
+    return _from_stand_ins(claim, why, how, jobs, groups, _executing(names))
+
+
+def _scaler(claim: Claim, one, two, blocks: int, base: int) -> Callable[[str], Carried | str]:
+    """How a counter's counts on the 1- and 2-block stand-ins are scaled to the model's L blocks."""
+    from flopcheck.reconciler import explain
+    from flopcheck.reconciler.reference import reference_of
+    from flopcheck.specs.child import measured
+
+    refs = [reference_of(measured(s), measured(s).batch or 1) for s in (one, two)]
+
+    def scale(name: str) -> Carried | str:
+        counts = [COUNTS.get(count_key(name, _job(s).resolved())) for s in (one, two)]
+        if any(c is None or not c.ok for c in counts):
+            return _missing(name, next(c for c in counts if c is None or not c.ok))
+        recs = [explain(c, r) for c, r in zip(counts, refs)]
+        reported = _per_block(counts[0].reported, counts[1].reported, blocks)
+        flops = _per_block(counts[0].flops, counts[1].flops, blocks)
+        if flops.denominator != 1 or any(r.residual is None for r in recs):
+            return f"{name}: its counts on the stand-ins are not whole per block: not scaled"
+        deltas: dict[str, list] = {}
+        for r in recs:
+            for f in r.findings:
+                deltas.setdefault(f.code, []).append(f)
+        findings = tuple(
+            replace(fs[-1], delta=int(_per_block(fs[0].delta, fs[-1].delta, blocks)))
+            for fs in deltas.values()
+            if len(fs) == 2
+        )
+        residual = int(_per_block(recs[0].residual, recs[1].residual, blocks))
+        count = replace(counts[1], model=claim.model, reported=float(reported), flops=int(flops), detail=())
+        return Carried(count, Convention(fingerprint_words(counts[1], refs[1], recs[1]), findings, base, residual))
+
+    return scale
+
+
+def _short(why: str) -> str:
+    """Why a counter did not run on the model, in a few words."""
+    return why.split(":")[0]
