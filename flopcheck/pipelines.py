@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from flopcheck.errors import InputError
+from flopcheck.sent import json_sent
 from flopcheck.specs import SpecError
 
 PREFIX = "diffusers-pipeline:"
@@ -219,12 +221,10 @@ def sample_resolution(folder: Path, keys: list[str]) -> list[int]:
 def from_folder(folder: Path) -> dict:
     """A folder laid out as a published diffusers pipeline (model_index.json, each component's config.json, no
     weights) as a pipeline description: its class's conventions, each component's class from model_index.json."""
-    try:
-        index = json.loads((folder / "model_index.json").read_text())
-    except (OSError, json.JSONDecodeError) as err:
-        raise SpecError(
-            f"{folder}: cannot read its model_index.json ({type(err).__name__}): give a pipeline folder"
-        ) from None
+    try:  # someone else's folder: its model_index.json a plain file of bounded size and depth (a FIFO would block)
+        index = json_sent(folder / "model_index.json", "a pipeline folder (model_index.json and each config.json)")
+    except InputError as err:
+        raise SpecError(str(err)) from None
     if not isinstance(index, dict):
         raise SpecError(f"{folder}: its model_index.json is a {type(index).__name__}, not one JSON object")
     conv = conventions(index.get("_class_name"))
@@ -262,8 +262,8 @@ def shipped() -> list[str]:
 def read(name: str) -> dict:
     """A shipped pipeline's description, or a pipeline folder's; an unknown name is one line listing the shipped
     ones."""
-    if name.strip() and Path(name).is_dir():
-        return from_folder(Path(name))
+    if name.strip() and Path(name).is_dir():  # a folder: relative to where flopcheck runs, as any path given
+        return from_folder(Path(name).resolve())
     path = DATA / "pipelines" / f"{name}.json"
     if name not in shipped():  # a name, not a path into the package's data
         import difflib

@@ -269,6 +269,38 @@ def test_a_claims_file_is_checked_against_its_schema(tmp_path, text, message):
     assert code == 2 and err.count("\n") == 1 and message in err, err
 
 
+# a YAML alias bomb: 9 levels of 9 aliases each are 9^9 = 387,420,489 uses of one string
+ALIAS_BOMB = "a: &a [x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (ALIAS_BOMB, "more than 200,000 values (aliases expanded)"),
+        ("- " * 5000 + "x\n", "nested"),  # 5,000 deep: parsed recursively by PyYAML, refused before it overflows
+        ("- {model: DiT-XL/2, claim: 1 GFLOPs, source: " + "[" * 40 + "]" * 40 + "}\n", "nested more than 32 deep"),
+    ],
+)
+def test_a_claims_file_is_bounded_in_size_and_depth_before_it_is_read(tmp_path, text, message):
+    path = tmp_path / "claims.yaml"
+    path.write_text(text)
+    code, _, err = run(["audit", "--file", str(path)])
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+def test_a_claims_file_that_is_a_fifo_or_huge_is_refused_unread(tmp_path):
+    fifo = tmp_path / "claims.yaml"
+    os.mkfifo(fifo)
+    code, _, err = run(["audit", "--file", str(fifo)])
+    assert code == 2 and "is not a plain file (a folder, a FIFO or a device)" in err
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("#" * (9 << 20))  # 9 MiB of comment, over the 8 MiB read
+    code, _, err = run(["audit", "--file", str(huge)])
+    assert code == 2 and "9,437,184 bytes, over the 8,388,608 flopcheck reads" in err
+
+
 def test_json_is_strict():
     import json
 

@@ -5,6 +5,7 @@ defaults make."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -142,6 +143,16 @@ def test_a_pipeline_folder_counts_as_the_shipped_pipeline(tmp_path, capsys):
     assert d["total_flops"] == 2_098_100_521_340_928 and d["steps"] == 28 and d["cfg"] is False
 
 
+def test_a_pipeline_folder_given_by_a_relative_path_is_read_from_where_flopcheck_runs(tmp_path, capsys, monkeypatch):
+    # held-out round 4: a relative folder was joined onto the package's own data folder
+    (tmp_path / "flux").mkdir()
+    folder = _folder(tmp_path / "flux", "FLUX.1-dev")
+    monkeypatch.chdir(tmp_path)
+    d = _json(["count", "diffusers-pipeline:flux", "--json"], capsys)
+    assert d["total_flops"] == 2_098_100_521_340_928  # the shipped FLUX.1-dev's, as above
+    assert folder.is_dir()
+
+
 def test_a_video_pipeline_folder_runs_its_class_resolution_and_frames(tmp_path, capsys):
     # LTX-Video laid out as published: LTXPipeline's 704x512 x 161 frames reach the denoiser and the decode alike (a
     # folder once ran at 1024x1024, its denoiser at 161 frames and its VAE at 81), so it counts as the shipped one:
@@ -192,7 +203,11 @@ def test_a_pipeline_folders_bad_parts_are_one_line(tmp_path, capsys):
     assert "flopcheck knows no conventions for 'KandinskyPipeline'" in capsys.readouterr().err
     (folder / "model_index.json").unlink()
     assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
-    assert "cannot read its model_index.json" in capsys.readouterr().err
+    assert "model_index.json: No such file or directory; give a pipeline folder" in capsys.readouterr().err
+    # held-out round 4: a model_index.json that is a FIFO blocked flopcheck forever; now it is not read at all
+    os.mkfifo(folder / "model_index.json")
+    assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
+    assert "model_index.json is not a plain file (a folder, a FIFO or a device)" in capsys.readouterr().err
 
 
 def test_wan_2_1_1_3b_runs_50_steps_with_cfg_and_decodes_81_frames(capsys):

@@ -9,6 +9,7 @@ from decimal import Decimal
 from functools import cached_property
 
 from flopcheck.errors import InputError
+from flopcheck.sent import check_shape, read_sent
 from flopcheck.specs import parse
 from flopcheck.subject import Subject, subject_of
 from flopcheck.types import Space, Tier, Unit
@@ -292,19 +293,24 @@ def load_claims(path: str) -> list[Claim]:
     is a ClaimError naming the file, the line and the key."""
     import yaml
 
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except UnicodeDecodeError:
-        raise ClaimError(f"{path} is not text: give a YAML list of claims (see claims/)") from None
+    what = "a YAML list of claims (see claims/)"
+    try:  # someone else's file: a plain file of bounded size, parsed within bounded depth and size
+        text = read_sent(path, what)
+    except InputError as err:
+        raise ClaimError(str(err)) from None
     loader = yaml.SafeLoader(text)
     try:
         root = loader.get_single_node()
         data = loader.construct_document(root) if root is not None else None
+        check_shape(data, path, what)
     except yaml.YAMLError as err:
         where = getattr(err, "problem_mark", None)
         line = f":{where.line + 1}" if where is not None else ""
         raise ClaimError(f"{path}{line}: not valid YAML ({getattr(err, 'problem', None) or err})") from None
+    except RecursionError:
+        raise ClaimError(f"{path}: nested deeper than flopcheck reads: give {what}") from None
+    except InputError as err:
+        raise ClaimError(str(err)) from None
     finally:
         loader.dispose()
     if not data:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import json
-
+from flopcheck.errors import InputError
+from flopcheck.sent import json_sent
 from flopcheck.specs import SpecError
 
 
 def read_config(path: str) -> dict:
     """A config.json as a dict; a missing or malformed file, or one with auto_map (code to download: diffusers' and
     transformers' alike), is one line."""
-    try:
-        with open(path) as f:
-            config = json.load(f)
-    except json.JSONDecodeError as err:
-        raise SpecError(f"--config {path}: not JSON ({err.msg} at line {err.lineno}): give a config.json") from None
+    try:  # someone else's file: a plain file of bounded size and depth
+        config = json_sent(path, "a config.json")
+    except InputError as err:
+        raise SpecError(f"--config {err}") from None
     if not isinstance(config, dict):
         raise SpecError(f"--config {path}: a config.json is one JSON object, got a {type(config).__name__}")
     if "auto_map" in config:
