@@ -37,14 +37,16 @@ def _checked(kind, ok, what: str) -> Callable[[str], object]:
             value = kind(text.replace("_", ""))
             if not (math.isfinite(value) and ok(value)):
                 raise ValueError(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{what}, got {text!r}") from None
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"{what}, got {text[:40]!r}") from None
         return value
 
     return parse
 
 
-whole = _checked(int, lambda v: v >= 1, "must be a whole number >= 1")  # sizes, batches, steps, frames, workers
+MAX_WHOLE = 2**31 - 1  # a size, batch, step or frame count past this is a typo (and would overflow a meta tensor)
+# sizes, batches, steps, frames, workers
+whole = _checked(int, lambda v: 1 <= v <= MAX_WHOLE, f"must be a whole number from 1 to {MAX_WHOLE:,}")
 seconds = _checked(float, lambda v: v > 0, "must be a positive number of seconds")
 fraction = _checked(float, lambda v: 0 < v <= 1, "must be a fraction in (0, 1], like 0.45")
 share = _checked(float, lambda v: 0 <= v < 1, "must be a fraction in [0, 1), like 0.10")

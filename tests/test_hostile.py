@@ -171,6 +171,9 @@ def test_any_claim_string_is_one_of_three_exits(claim):
     check(*run(["audit", claim])[::2])
 
 
+WHOLE = "must be a whole number from 1 to 2,147,483,647"  # the command line's sizes, batches and steps
+
+
 def _absent_accelerator() -> str:
     """An accelerator torch knows that this machine lacks (cuda here; on a GPU machine, another)."""
     import torch
@@ -184,10 +187,14 @@ ABSENT = _absent_accelerator()
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["count", "--input-size", "0"], "argument --input-size: must be a whole number >= 1, got '0'"),
-        (["count", "--input-size", "-8"], "argument --input-size: must be a whole number >= 1, got '-8'"),
-        (["count", "--batch", "0"], "argument --batch: must be a whole number >= 1"),
-        (["count", "--steps", "0"], "argument --steps: must be a whole number >= 1"),
+        (["count", "--input-size", "0"], f"argument --input-size: {WHOLE}, got '0'"),
+        (["count", "--input-size", "-8"], f"argument --input-size: {WHOLE}, got '-8'"),
+        (["count", "--batch", "0"], f"argument --batch: {WHOLE}"),
+        (["count", "--steps", "0"], f"argument --steps: {WHOLE}"),
+        # held-out round 4: past a float (10^300, 10^400) or a meta tensor's size (2^62) these were tracebacks
+        (["count", "--steps", "1" + "0" * 300], f"argument --steps: {WHOLE}"),
+        (["estimate", "--steps", "1" + "0" * 400], f"argument --steps: {WHOLE}"),
+        (["count", "--batch", str(2**62)], f"argument --batch: {WHOLE}"),
         (["compare", "--timeout", "0"], "argument --timeout: must be a positive number of seconds"),
         (["compare", "--timeout", "-5"], "argument --timeout: must be a positive number of seconds"),
         (["compare", "--timeout", "nan"], "argument --timeout: must be a positive number of seconds"),
@@ -250,6 +257,11 @@ def test_a_forward_that_raises_is_one_line(tmp_path, monkeypatch):
         ),
         ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, steps: 0}\n", ":1: steps must be a whole number >= 1, got 0"),
         ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, batch: -4}\n", ":1: batch must be a whole number >= 1, got -4"),
+        ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, steps: 1e400}\n", ":1: steps must be a whole number, got '1e400'"),
+        (
+            "- {model: DiT-XL/2, claim: 118.64 GFLOPs, batch: " + "9" * 300 + "}\n",
+            ":1: batch must be at most 2,147,483,647",
+        ),
         ('- {model: DiT-XL/2, claim: 118.64 GFLOPs, cfg: "no"}\n', ":1: cfg must be true or false, got 'no'"),
         ("- {model: DiT-XL/2, claim: 118.64 GFLOPs, space: moon}\n", ":1: space must be latent or pixel, got 'moon'"),
         (

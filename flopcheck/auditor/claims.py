@@ -34,6 +34,7 @@ _NUMBER = re.compile(
 VERDICTS = tuple(t.value for t in Tier)
 PARTS = ("model", "linear", "attention", "embeddings", "block")
 MAX_VALUE = Decimal(10) ** 30  # FLOPs: beyond any model's training run; a bigger number is a typo
+MAX_WHOLE = 2**31 - 1  # a batch or a step count past this is a typo (the command line's bound too)
 
 
 _GROUPED = re.compile(r"\d{1,3}(,\d{3})+(\.\d+)?([eE][+-]?\d+)?")
@@ -79,6 +80,8 @@ class Claim:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ClaimError(f"{name} must be a whole number >= 1, got {value!r}")
+            if value > MAX_WHOLE:  # past a float, and a meta tensor's size: a typo
+                raise ClaimError(f"{name} must be at most {MAX_WHOLE:,}, got {value:.3g}")
         if self.frames is not None and (
             isinstance(self.frames, bool) or not isinstance(self.frames, int) or self.frames < 1
         ):
