@@ -164,3 +164,17 @@ def test_a_counter_named_as_a_string_runs_that_counter_alone():
     v = flopcheck.audit("96 MACs", net, x, counters="torch_dispatch")
     # 2 x 4 x 12 = 96 MACs = 192 FLOPs: torch_dispatch's own reading, alone
     assert [t.tool.count.counter for t in v.readings] == ["torch_dispatch"] and v.true_flops == 192
+
+
+def test_a_model_with_no_multiply_adds_is_compared_and_refused_by_the_audit_in_one_line(capsys):
+    # held-out round 4: nn.ReLU on (2, 4) does no multiply-adds: compare divided by its 0 FLOPs and the audit took
+    # min() of no reading, both tracebacks; torch_dispatch and ptflops' aten backend read no "Global" and erred
+    from flopcheck.cli import main
+    from flopcheck.errors import InputError
+
+    counts = flopcheck.compare(nn.ReLU(), torch.zeros(2, 4), counters=["torch_dispatch", "ptflops_aten"])
+    assert [(c.counter, c.flops, c.error) for c in counts] == [("torch_dispatch", 0, None), ("ptflops_aten", 0, None)]
+    assert main(["compare", "torch.nn:ReLU", "--input-shape", "2,4", "--counter", "torch_dispatch"]) == 0
+    assert "torch_dispatch  FLOP         0         0              -" in capsys.readouterr().out
+    with pytest.raises(InputError, match="does no multiply-adds on this input"):
+        flopcheck.audit("1 GFLOPs", nn.ReLU(), torch.zeros(2, 4), counters=False)

@@ -337,6 +337,13 @@ def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     ]
     tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)
     candidates += tool_candidates
+    if not candidates:  # every reading is of nothing: no figure but 0 describes the model, and a claim is positive
+        from flopcheck.errors import InputError
+
+        raise InputError(
+            f"{claim.model} does no multiply-adds on this input (its exact count is 0 FLOPs): a FLOP figure of it "
+            f"says nothing to check; claim a model that computes"
+        )
     j = _judge(claim, candidates, stated)
     best, cause = j.best, j.cause
     shown = {id(best), *(id(c) for c in (cause, *j.tools, *j.also) if c is not None)}

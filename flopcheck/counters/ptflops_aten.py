@@ -73,7 +73,7 @@ def run(model, inputs) -> Measurement:
     if macs is None:
         raise RuntimeError("ptflops returned None: its forward raised (see its printed traceback)")
     detail = Detail(Unit.MAC)
-    for op, n in modes[-1].flop_counts["Global"].items():
+    for op, n in modes[-1].flop_counts.get("Global", {}).items():  # no op it counts ran: no "Global"
         detail.add(str(op), n)
     missing = {str(op): n for op, n in seen.items() if op not in ATEN_OPS_MAPPING}
     skipped = skipped_ops(missing, "outside ptflops' aten formulas: treated as a zero-op")

@@ -43,7 +43,7 @@ def to_text(counts: list[Count], formula_flops: dict[tuple, int], label: str = "
                 c.unit.value,
                 _reported(c),
                 commas(c.flops),
-                f"{c.flops / ref:.3f}",
+                f"{c.flops / ref:.3f}" if ref else "-",  # a model with no multiply-adds: no ratio
                 skipped_summary(c),
                 f"{c.time_s:.2f}",
                 f"{c.peak_rss_mb:.0f}",
