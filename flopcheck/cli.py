@@ -230,6 +230,10 @@ def _audit(args: argparse.Namespace) -> int:
         raise UsageError("give one claim ('DiT-XL/2 118.64 GFLOPs') or --file CLAIMS.yaml")
     given = {k: getattr(args, k) for k in CLAIM_OPTIONS}
     flags = {"cfg": args.cfg or None, "training": args.training or None}
+    stated = [k for k, v in {**given, **flags, "text_tokens": args.text_tokens}.items() if v is not None]
+    if args.file and stated:  # a claims file states these per claim: a flag beside it would be dropped unseen
+        flag = "--" + stated[0].replace("_", "-")
+        raise UsageError(f"{flag} applies to a claim you type; with --file each claim states its own {stated[0]}")
     claims = load_claims(args.file) if args.file else [parse_claim(args.claim, **given, **flags)]
     result = audit(claims, False if args.no_counters else args.counter, args.allow_code or not args.file, args.timeout)
     code = _show(result, args) if args.json or not args.markdown else print(result.to_markdown()) or result.exit_code

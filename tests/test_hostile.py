@@ -313,6 +313,16 @@ def test_a_claims_file_that_is_a_fifo_or_huge_is_refused_unread(tmp_path):
     assert code == 2 and "9,437,184 bytes, over the 8,388,608 flopcheck reads" in err
 
 
+PER_CLAIM = [["--omission-limit", "0.2"], ["--resolution", "512"], ["--model", "DiT-S/2"], ["--cfg"]]
+
+
+@pytest.mark.parametrize("flag", PER_CLAIM)
+def test_a_per_claim_flag_beside_a_claims_file_is_one_line_not_dropped(flag):
+    # held-out round 4: `audit --file` dropped every per-claim flag without a word
+    code, _, err = run(["audit", "--file", "claims/dit_paper.yaml", "--no-counters", *flag])
+    assert code == 2 and err.count("\n") == 1 and "applies to a claim you type; with --file each claim states" in err
+
+
 def test_json_is_strict():
     import json
 
