@@ -110,10 +110,10 @@ FLAGS: dict[str, dict] = {
     "measure": dict(action="store_true", help="reconcile every counter on DiT-S/2 and name who does what"),
     "sweep": dict(action="store_true", help="also count at four sizes and judge from totals alone"),
     "out": dict(default="reports", help="folder to write (default reports/)"),
-    "models": dict(default="DiT-*", help="a shell pattern of reference models, or a comma list of them and specs"),
+    "models": dict(help="a shell pattern of reference models, or a comma list of them and specs (default DiT-*)"),
     "sweeps": dict(action="append", dest="sweeps", metavar="MODEL=S1,S2,S3", help="a T-sweep (repeatable)"),
     "no-sweep": dict(action="store_true", help="no T-sweeps"),
-    "workers": dict(type=whole, default=2, help="models counted in parallel (default 2)"),
+    "workers": dict(type=whole, help="models counted in parallel (default 2)"),
     "from": dict(dest="from_json", metavar="RESULTS_JSON", help="render an existing results.json, counting nothing"),
 }
 MODEL_FLAGS = "input-size resolution frames attn space batch config inputs input-shape text-tokens"
@@ -282,12 +282,18 @@ def _report(args: argparse.Namespace) -> int:
     from flopcheck.verbs.report import run as report
 
     out = Path(args.out) if args.out.strip() else None
+    counting = {"models": args.models, "sweep": args.sweeps, "no-sweep": args.no_sweep, "workers": args.workers}
+    counting.update({"counter": args.counter, "timeout": None if args.timeout == 600.0 else args.timeout})
+    given = [flag for flag, value in counting.items() if value not in (None, False, [])]
+    if args.from_json and given:  # a flag that shapes the counting would be dropped unseen
+        raise UsageError(f"--{given[0]} shapes what is counted; --from renders a results.json and counts nothing")
     previous(out)  # no folder, or a folder that is no report: refused before anything is counted
     if args.from_json:
         res = read_results(Path(args.from_json))
     else:
-        chosen = plan(args.models, args.counter, () if args.no_sweep else tuple(args.sweeps or ()) or None)
-        res, stats = report(chosen, workers=args.workers, timeout_s=args.timeout, progress=progress_bar)
+        sweeps = () if args.no_sweep else tuple(args.sweeps or ()) or None
+        chosen = plan(args.models or "DiT-*", args.counter, sweeps)
+        res, stats = report(chosen, workers=args.workers or 2, timeout_s=args.timeout, progress=progress_bar)
         took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
         print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)
     files = render(res)

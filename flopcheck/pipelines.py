@@ -278,14 +278,17 @@ def read(name: str) -> dict:
 
 
 # flags a pipeline does not read (its components' inputs follow from the pipeline's own): refused, never ignored
-NOT_READ = ("config", "inputs", "input_shape", "text_tokens", "input_size", "space", "attn", "training")
+NOT_READ = ("config", "inputs", "input_shape", "text_tokens", "input_size", "space", "attn", "training", "freeze")
+NOT_READ += ("checkpoint", "optimizer", "attn_kernel")  # a training step's: a pipeline is inference
 
 
 def options(args) -> dict:
     """The command's flags a pipeline count reads (--resolution, --frames, --steps, --cfg, --batch: images per
     prompt, --timeout); another one given is one line."""
+    if getattr(args, "device", "meta") != "meta":  # each component is counted on meta, in its child
+        raise SpecError("--device does not apply to a pipeline: each component is counted on meta (its shapes)")
     for name in NOT_READ:
-        if getattr(args, name, None) not in (None, False, []):
+        if getattr(args, name, None) not in (None, False, [], ""):
             raise SpecError(
                 f"--{name.replace('_', '-')} does not apply to a pipeline: its components' inputs are the pipeline's "
                 f"(give --resolution, --frames, --steps, --cfg or --batch), or count a component as its own spec"

@@ -323,6 +323,23 @@ def test_a_per_claim_flag_beside_a_claims_file_is_one_line_not_dropped(flag):
     assert code == 2 and err.count("\n") == 1 and "applies to a claim you type; with --file each claim states" in err
 
 
+DROPPED = [
+    # held-out round 4: each of these was dropped without a word
+    (["report", "--from", "reports/results.json", "--out", "OUT", "--workers", "3"], "--workers shapes what is"),
+    (["report", "--from", "reports/results.json", "--out", "OUT", "--models", "DiT-S/2"], "--models shapes what is"),
+    (["count", "diffusers-pipeline:FLUX.1-dev", "--device", "cpu"], "--device does not apply to a pipeline"),
+    (["count", "diffusers-pipeline:FLUX.1-dev", "--optimizer", "sgd"], "--optimizer does not apply to a pipeline"),
+    (["count", "diffusers-pipeline:FLUX.1-dev", "--freeze", "vae"], "--freeze does not apply to a pipeline"),
+]
+
+
+@pytest.mark.parametrize(("argv", "message"), DROPPED)
+def test_a_flag_the_command_would_not_read_is_one_line(tmp_path, argv, message):
+    code, _, err = run([str(tmp_path / "out") if a == "OUT" else a for a in argv])
+    assert code == 2 and err.count("\n") == 1 and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
 def test_json_is_strict():
     import json
 
