@@ -42,10 +42,29 @@ def deadline(seconds: float | None) -> Iterator[None]:
             _DEADLINE.reset(token)
 
 
+PARENT_ENV = "FLOPCHECK_PARENT_PID"  # the pid a child watches: it exits when that process is gone
+
+
 def child_env(**extra: str) -> dict:
-    """The environment of a child: flopcheck importable as this process imports it."""
+    """The environment of a child: flopcheck importable as this process imports it, and this process's pid to
+    watch (watch_parent)."""
     path = os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")])
-    return dict(os.environ, PYTHONPATH=path, **extra)
+    return dict(os.environ, PYTHONPATH=path, **{PARENT_ENV: str(os.getpid())}, **extra)
+
+
+def watch_parent(parent: int | None = None, interval_s: float = 0.5) -> None:
+    """This process exits when its parent is gone (a SIGKILL'd flopcheck too, which can clean nothing up): a
+    daemon thread checks every interval_s that the parent is still the one it was started by."""
+    import threading
+
+    expected = parent or int(os.environ.get(PARENT_ENV) or os.getppid())
+
+    def watch() -> None:
+        while os.getppid() == expected:
+            time.sleep(interval_s)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="flopcheck-watch-parent", daemon=True).start()
 
 
 def one_line(err: BaseException, limit: int = 300) -> str:
@@ -164,9 +183,11 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
 def forked(work: Callable[[], dict], timeout_s: float) -> dict:
     """`work()` in a forked child with a deadline: its JSON answer (or {'error': one line}) and its peak RSS."""
     r, w = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # child
         os.close(r)
+        watch_parent(parent)  # dies with the process that forked it
         try:
             out = work()
         except BaseException as err:  # a crashing counter becomes its error result
@@ -196,4 +217,4 @@ def forked(work: Callable[[], dict], timeout_s: float) -> dict:
     return {**json.loads(data), "peak_rss_mb": peak}
 
 
-__all__ = ["Child", "answers", "child_env", "deadline", "deadline_s", "forked", "one_line", "ready"]
+__all__ = ["Child", "answers", "child_env", "deadline", "deadline_s", "forked", "one_line", "ready", "watch_parent"]

@@ -578,3 +578,54 @@ def test_a_claims_file_of_specs_gives_each_its_own_deadline(tmp_path, monkeypatc
     assert "'never_returns'" in lines[0] and "was not counted within 15 s and was stopped" in lines[0]
     assert "'dies'" in lines[1] and "ended its process (exit code 9)" in lines[1]
     assert "consistent: 32 MACs" in out
+
+
+def _children_of(pid: int) -> list[int]:
+    """The processes started for the flopcheck of `pid` (their environment names it as the parent to watch)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and f"FLOPCHECK_PARENT_PID={pid}".encode() in (entry / "environ").read_bytes():
+                found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize("signal_name", ["SIGKILL", "SIGTERM"])
+def test_a_spec_child_dies_with_a_flopcheck_that_is_killed(tmp_path, signal_name):
+    # held-out round 4: a spec child outlived a flopcheck sent SIGTERM or SIGKILL, burning a core with no deadline
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "spec_never_returns.py").write_text(MISBEHAVING["never_returns"])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    cli = "import sys; from flopcheck.cli import main; sys.exit(main())"
+    argv = [sys.executable, "-c", cli, "count", "spec_never_returns:build", "--input-shape", "1,8"]
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        end = time.monotonic() + 60
+        while not _children_of(proc.pid) and time.monotonic() < end:
+            time.sleep(0.2)
+        children = _children_of(proc.pid)
+        assert children, "the spec child never started"
+        proc.send_signal(getattr(signal, signal_name))
+        proc.wait(timeout=30)
+        end = time.monotonic() + 10  # a child checks on its parent every half second
+        while any(Path(f"/proc/{c}").exists() and b"(Z)" not in _stat(c) for c in children):
+            assert time.monotonic() < end, f"children {children} outlived their flopcheck"
+            time.sleep(0.2)
+    finally:
+        proc.kill()
+
+
+def _stat(pid: int) -> bytes:
+    """A process's /proc stat line with its state as '(Z)' for a zombie (empty when it is gone)."""
+    try:
+        fields = (Path(f"/proc/{pid}") / "stat").read_bytes().rsplit(b")", 1)[1].split()
+    except OSError:
+        return b"(Z)"
+    return b"(Z)" if fields[0] == b"Z" else b"(" + fields[0] + b")"

@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from flopcheck.children import forked, one_line
+from flopcheck.children import forked, one_line, watch_parent
 from flopcheck.codec import decode, encode
 from flopcheck.types import Count, Unit
 
@@ -192,6 +192,7 @@ def _in_library(err: Exception, spec: dict) -> Exception:
 
 
 def main() -> int:
+    watch_parent()  # a flopcheck that is killed takes this worker (and, through it, its forked children) with it
     results = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # whatever the libraries print goes to stderr
     header = json.loads(sys.stdin.readline())

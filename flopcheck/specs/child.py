@@ -18,6 +18,9 @@ _FORWARD = {"training": False, "frozen": [], "checkpointed": [], "optimizer": ""
 
 
 def main() -> None:
+    from flopcheck.children import watch_parent
+
+    watch_parent()  # a flopcheck that is killed takes this child with it
     results = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the code's prints go to stderr; stdout carries the answer alone
     job = json.loads(sys.argv[1])
