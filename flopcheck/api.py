@@ -41,6 +41,8 @@ def _subject(
         if inputs:
             raise _error(f"{model} is named, so flopcheck builds its inputs; {', '.join(inputs)} is not an option")
         return resolve(model, *args, timeout_s=timeout_s, **(options or {}))
+    if options:  # a module runs on the inputs given: an option would be dropped unseen
+        raise _error(f"options={{...}} set a named model's input; a module runs on the inputs given: drop {options}")
     return live(model, args, inputs)
 
 
@@ -238,7 +240,7 @@ def report(
     """
     from flopcheck.verbs.report import plan, run
 
-    return run(plan(models, counters, sweeps), workers=workers, timeout_s=timeout_s)[0]
+    return run(plan(models, counters, sweeps, timeout_s), workers=workers, timeout_s=timeout_s)[0]
 
 
 class FlopCounter:

@@ -292,7 +292,7 @@ def _report(args: argparse.Namespace) -> int:
         res = read_results(Path(args.from_json))
     else:
         sweeps = () if args.no_sweep else tuple(args.sweeps or ()) or None
-        chosen = plan(args.models or "DiT-*", args.counter, sweeps)
+        chosen = plan(args.models or "DiT-*", args.counter, sweeps, args.timeout)  # each spec built within it too
         res, stats = report(chosen, workers=args.workers or 2, timeout_s=args.timeout, progress=progress_bar)
         took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
         print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)

@@ -332,6 +332,9 @@ def count_pipeline(
     its calls."""
     from flopcheck.specs.child import measure_all, measured
 
+    for what, value in (("steps", steps), ("images", images), ("frames", frames)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**31):
+            raise SpecError(f"{what} must be a whole number from 1 to 2,147,483,647, got {value!r}")
     name = text.removeprefix(PREFIX)
     p = read(name)
     res = tuple(resolution or p["resolution"])

@@ -178,3 +178,17 @@ def test_a_model_with_no_multiply_adds_is_compared_and_refused_by_the_audit_in_o
     assert "torch_dispatch  FLOP         0         0              -" in capsys.readouterr().out
     with pytest.raises(InputError, match="does no multiply-adds on this input"):
         flopcheck.audit("1 GFLOPs", nn.ReLU(), torch.zeros(2, 4), counters=False)
+
+
+def test_options_on_a_live_module_and_bad_pipeline_arguments_are_one_line():
+    # held-out round 4: options= on a module was dropped unseen, and the Python pipeline count took -2 images as a
+    # negative total
+    from flopcheck.errors import InputError
+    from flopcheck.pipelines import count_pipeline
+
+    net, x = _linear()
+    with pytest.raises(InputError, match="a module runs on the inputs given"):
+        flopcheck.count(net, x, options={"resolution": (8, 8)})
+    for bad in ({"images": -2}, {"steps": 0}, {"steps": 2.5}, {"frames": True}):
+        with pytest.raises(InputError, match="must be a whole number from 1 to 2,147,483,647"):
+            count_pipeline("diffusers-pipeline:FLUX.1-dev", **bad)

@@ -49,7 +49,12 @@ class Plan:
         return list(dict.fromkeys(out))
 
 
-def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple | None = None) -> Plan:
+def plan(
+    models: str = "DiT-*",
+    counters: list[str] | None = None,
+    sweeps: tuple | None = None,
+    timeout_s: float | None = None,
+) -> Plan:
     """The report's plan: `models` a shell pattern of reference models that execute, or a comma list of reference
     names and specs (each spec measured in its child now and checked to fit in memory, so a bad one is refused
     before anything is counted); `counters` (default all) checked by name; the T-sweeps (default SWEEPS) where the
@@ -62,10 +67,10 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
             get_config(model, input_size=size)  # an unknown model or a bad size: refused before anything runs
     out: list[str] = []
     items = [m for t in models.split(",") if t.strip() for m in _zoo_pattern(t.strip())]
-    _measure_in_parallel([i for i in items if is_spec(i)])
+    _measure_in_parallel([i for i in items if is_spec(i)], timeout_s)
     for item in items:
         if is_spec(item):
-            subject_of(parse(item)).check_executable()  # measured above, two children at a time
+            subject_of(parse(item), timeout_s).check_executable()  # measured above, two children at a time
             out.append(item)
             continue
         found = [m for m in list_models(item) if family_of(get_config(m)).executes]
@@ -82,14 +87,14 @@ def plan(models: str = "DiT-*", counters: list[str] | None = None, sweeps: tuple
     return Plan(models=tuple(dict.fromkeys(out)), counters=names, sweeps=tuple(sweeps))
 
 
-def _measure_in_parallel(specs: list[str], workers: int = 2) -> None:
+def _measure_in_parallel(specs: list[str], timeout_s: float | None = None, workers: int = 2) -> None:
     """Each spec measured in its child, two at a time (each child's answer is cached; a failure is cached too, and
     the plan's own check of that spec says it)."""
     from concurrent.futures import ThreadPoolExecutor
 
     def one(text: str) -> None:
         try:
-            subject_of(parse(text)).measured()
+            subject_of(parse(text), timeout_s).measured()
         except SpecError:
             pass  # cached: the plan's check names it
 
