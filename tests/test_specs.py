@@ -119,6 +119,11 @@ def test_a_factory_may_return_model_args_and_kwargs(tmp_path, monkeypatch, capsy
         (["count", "diffusers:DiTTransformer2DModel", "--text-tokens", "5"], "DiTTransformer2DModel takes no text"),
         (["count", "diffusers:NoSuchModel", "--config", str(DATA / "flux1-dev.json")], "diffusers has no model class"),
         (["count", "diffusers:FluxTransformer2DModel", "--config", "/no/such/config.json"], "No such file"),
+        # held-out round 4: a config of another model_type built the class's own defaults, silently
+        (
+            ["count", "transformers:BertModel", "--config", "flopcheck/data/transformers/t5-v1_1-xxl-encoder.json"],
+            "is a 't5' config and BertModel reads 'bert' configs: give the model's own class (transformers:T5Model)",
+        ),
         (
             [
                 "count",

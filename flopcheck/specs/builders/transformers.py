@@ -32,6 +32,12 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         )
     path = spec.options.config
     config = read_config(path) if path else {}
+    own, theirs = getattr(cls.config_class, "model_type", ""), config.get("model_type")
+    if theirs and own and theirs != own:  # from_dict would read what fits and build the class's defaults for the rest
+        raise SpecError(
+            f"--config {path} is a {theirs!r} config and {spec.name} reads {own!r} configs: give the model's own class "
+            f"(transformers:{_class_for(transformers, theirs)}) or its own config.json"
+        )
     where = path or f"the defaults of {spec.name}'s config (transformers {transformers.__version__})"
     try:
         cfg = cls.config_class.from_dict({k: v for k, v in config.items() if not k.startswith("_")})
@@ -44,3 +50,13 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         return given(model, spec.options, device, notes)
     args, kwargs, words = text_inputs(spec.name, model, spec.options, device)
     return Built(model, args, kwargs, notes + [words])
+
+
+def _class_for(transformers, model_type: str) -> str:
+    """The model class transformers maps a config's model_type to ('bert' -> BertModel), or 'CLASS'."""
+    try:
+        from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+    except ImportError:
+        return "CLASS"
+    name = MODEL_MAPPING_NAMES.get(model_type)
+    return name if isinstance(name, str) else "CLASS"
