@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import flopcheck
 
 ROOT = Path(flopcheck.__file__).parent
@@ -106,3 +108,26 @@ def test_rendering_starts_no_process_and_builds_no_model():
         m: sorted(_imports(p, set(files)) & builders) for m, p in files.items() if m.startswith("flopcheck.render")
     }
     assert {m: b for m, b in found.items() if b} == {}
+
+
+# the doors a user's process imports before it knows it will count anything: they keep torch (2 s, 400 MB) out
+TORCH_FREE_DOORS = [
+    "flopcheck",
+    "flopcheck.api",
+    "flopcheck.cli",
+    "flopcheck.pytest_plugin",
+    "flopcheck.specs",
+    "flopcheck.subject",
+    "flopcheck.verbs.audit",
+    "flopcheck.auditor.claims",
+]
+
+
+@pytest.mark.parametrize("door", TORCH_FREE_DOORS)
+def test_a_torch_free_door_imports_no_torch(door):
+    import subprocess
+    import sys
+
+    code = f"import sys, {door}; assert 'torch' not in sys.modules, 'torch imported'"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr.strip().splitlines()[-1:]
