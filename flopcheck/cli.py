@@ -194,7 +194,15 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 def _compare(args: argparse.Namespace) -> int:
     from flopcheck.verbs.compare import run as compare
 
-    return _show(compare(_subjects(args, args.model, args.input_size, args.attn), args.counter, args.timeout), args)
+    subjects = _subjects(args, args.model, args.input_size, args.attn)
+    return _show(compare(subjects, args.counter, args.timeout, _progress(args)), args)
+
+
+def _progress(args: argparse.Namespace):
+    """The progress bar of a command that runs counters: on a terminal's stderr (progress_bar), never with --json."""
+    from flopcheck.verbs.report import progress_bar
+
+    return None if getattr(args, "json", False) else progress_bar
 
 
 def _counters_alias(args: argparse.Namespace) -> int:
@@ -210,7 +218,8 @@ def _reconcile(args: argparse.Namespace) -> int:
     model = args.model or DEFAULT_RECONCILE[0]
     size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
     attns = args.attn or ([None] if args.model else list(ATTN_PATHS))
-    return _show(reconcile(_subjects(args, model, [size], attns), args.counter, args.timeout, args.sweep), args)
+    subjects = _subjects(args, model, [size], attns)
+    return _show(reconcile(subjects, args.counter, args.timeout, args.sweep, _progress(args)), args)
 
 
 def _audit_args(p: argparse.ArgumentParser) -> None:

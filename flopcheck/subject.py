@@ -324,14 +324,14 @@ class Subject:
         return replace(self, spec=replace(self.spec, options=replace(self.spec.options, **options)), _measured=None)
 
 
-def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.0) -> list:
+def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.0, progress: Any = None) -> list:
     """Each named counter on each subject: the named ones in one pool of workers (torch and each library imported
     once), counter after counter, subject after subject; a live module's in forked children of this process."""
     from flopcheck.counters.pool import run_counters
 
     if any(s.source is Source.LIVE for s in subjects):
         return [c for s in subjects for c in s.counts(names, timeout_s)]
-    return run_counters(names, [s.job() for s in subjects], timeout_s=timeout_s)
+    return run_counters(names, [s.job() for s in subjects], timeout_s=timeout_s, progress=progress)
 
 
 def measure_all(subjects: list[Subject]) -> None:

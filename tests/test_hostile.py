@@ -629,3 +629,23 @@ def _stat(pid: int) -> bytes:
     except OSError:
         return b"(Z)"
     return b"(Z)" if fields[0] == b"Z" else b"(" + fields[0] + b")"
+
+
+@pytest.mark.parametrize(("extra", "bars"), [([], 2), (["--json"], 0)])
+def test_compare_shows_progress_on_a_terminal_and_none_with_json(extra, bars):
+    # held-out round 4: compare and reconcile printed nothing for ~90 s; a bar on a terminal's stderr, one update a
+    # count (two counters on DiT-S/8's fused path), and none with --json or off a terminal (the suite's own runs)
+    import subprocess
+    import sys
+
+    main_fd, child_fd = os.openpty()
+    cli = "import sys; from flopcheck.cli import main; sys.exit(main())"
+    argv = ["compare", "DiT-S/8", "--attn", "sdpa", "--counter", "torch_dispatch", "--counter", "fvcore_jit", *extra]
+    done = subprocess.run([sys.executable, "-c", cli, *argv], stdout=subprocess.DEVNULL, stderr=child_fd, timeout=300)
+    os.close(child_fd)
+    seen = b""
+    with contextlib.suppress(OSError):
+        while chunk := os.read(main_fd, 1 << 16):
+            seen += chunk
+    os.close(main_fd)
+    assert done.returncode == 0 and seen.count(b"[#") == bars, seen[-300:]

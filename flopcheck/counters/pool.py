@@ -245,9 +245,10 @@ def run_counters(
     paths: tuple[str, ...] = (),
     specs: dict[str, CounterSpec] | None = None,
     workers: int = 1,
+    progress: Callable[[int, int, Count], None] | None = None,
 ) -> list[Count]:
     """Each named counter on every job, counter after counter; unknown names are refused before anything runs."""
     table = specs or COUNTERS
     chosen = [table[n] if n in table else get_spec(n) for n in names]
-    counts = run_jobs(chosen, jobs, workers=workers, timeout_s=timeout_s, paths=paths).counts
+    counts = run_jobs(chosen, jobs, workers=workers, timeout_s=timeout_s, paths=paths, progress=progress).counts
     return [c for s in chosen for c in counts if c.counter == s.name]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 def counter_names(names: list[str] | None) -> list[str]:
@@ -33,13 +34,13 @@ class Comparison:
         return to_list(self.counts, self.truth)
 
 
-def run(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0) -> Comparison:
+def run(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0, progress: Any = None) -> Comparison:
     """Each named counter on each subject, in one pool; each checked to execute on real tensors first."""
     for s in subjects:
         s.check_executable()
     from flopcheck.subject import counts_of
 
-    counts = counts_of(subjects, counter_names(names), timeout_s=timeout_s)
+    counts = counts_of(subjects, counter_names(names), timeout_s=timeout_s, progress=progress)
     truth = {s.key(): s.truth() for s in subjects}
     first = subjects[0]
     label, inputs = ("formula", "") if first.formula_family else ("exact count", first.measured().inputs)

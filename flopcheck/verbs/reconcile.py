@@ -5,6 +5,7 @@ residual; with sweep, each counter judged from its totals at four latent sides t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from flopcheck.verbs.compare import counter_names
 
@@ -38,7 +39,9 @@ class Reconciling:
         return to_list(self.results, self.sweeps)
 
 
-def run(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0, sweep: bool = False) -> Reconciling:
+def run(
+    subjects: list, names: list[str] | None = None, timeout_s: float = 600.0, sweep: bool = False, progress: Any = None
+) -> Reconciling:
     """Each named counter on each subject explained, cause by cause; with sweep, a reference model is also counted
     at four latent sides and each counter judged from its totals alone (the T-sweep)."""
     from flopcheck.counters import REQUIRED
@@ -58,7 +61,7 @@ def run(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0
     main_size = first.key()[1]  # a bad model or size: exit 2 before anything runs
     grid = sweep_sizes(first.config().patch_size) if sweep else []
     swept = [s.with_options(input_size=g) for s in subjects for g in grid if g != main_size]
-    counts = counts_of(subjects + swept, counter_names(names), timeout_s=timeout_s)
+    counts = counts_of(subjects + swept, counter_names(names), timeout_s=timeout_s, progress=progress)
     refs = {s.key(): s.reference() for s in subjects}
     results = [explain(c, refs[(c.model, c.input_size, c.attn)]) for c in counts if c.input_size == main_size]
     tokens = {s.attn: ", ".join(str(s.with_options(input_size=g).config().tokens) for g in grid) for s in subjects}

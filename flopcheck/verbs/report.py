@@ -256,9 +256,11 @@ def results(plan: Plan, counts: list[Count]) -> dict:
 
 
 def progress_bar(done: int, total: int, count) -> None:
-    """The report's progress on stderr: a 30-character bar, done/total and the count just finished."""
+    """Progress on stderr: a 30-character bar, done/total and the count just finished; nothing off a terminal."""
     import sys
 
+    if not sys.stderr.isatty():
+        return
     filled = 30 * done // total
     size = f"@{count.input_size}" if count.input_size is not None else ""  # a spec's input is its own
     label = f"{count.model}{size} {count.attn} {count.counter}"
