@@ -188,6 +188,9 @@ def forked(work: Callable[[], dict], timeout_s: float) -> dict:
     if pid == 0:  # child
         os.close(r)
         watch_parent(parent)  # dies with the process that forked it
+        quiet = os.open(os.devnull, os.O_WRONLY)  # a library's prints, warnings and C++ logs: not the caller's
+        os.dup2(quiet, 1)
+        os.dup2(quiet, 2)
         try:
             out = work()
         except BaseException as err:  # a crashing counter becomes its error result

