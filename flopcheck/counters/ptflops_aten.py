@@ -71,7 +71,7 @@ def run(model, inputs) -> Measurement:
     finally:
         aten_engine.FlopCounterMode = original
     if macs is None:
-        raise RuntimeError("ptflops returned None: its forward raised (see its printed traceback)")
+        raise RuntimeError("ptflops returned None: the forward raised inside ptflops, which prints it and returns None")
     detail = Detail(Unit.MAC)
     for op, n in modes[-1].flop_counts.get("Global", {}).items():  # no op it counts ran: no "Global"
         detail.add(str(op), n)

@@ -178,7 +178,7 @@ def run(model, inputs) -> Measurement:
         pytorch_ops.FUNCTIONAL_MAPPING.update(saved[1])
         pytorch_ops.TENSOR_OPS_MAPPING.update(saved[2])
     if macs is None:
-        raise RuntimeError("ptflops returned None: its forward raised (see its printed traceback)")
+        raise RuntimeError("ptflops returned None: the forward raised inside ptflops, which prints it and returns None")
     types = module_types(model)
     detail = Detail(Unit.MAC)
     for path, flops, reached in modules:
