@@ -17,7 +17,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 
@@ -194,7 +193,6 @@ def forked(work: Callable[[], dict], timeout_s: float) -> dict:
         try:
             out = work()
         except BaseException as err:  # a crashing counter becomes its error result
-            traceback.print_exc()
             out = {"error": one_line(err)}
         try:
             data = json.dumps(out).encode()

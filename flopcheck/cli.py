@@ -193,16 +193,10 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 def _compare(args: argparse.Namespace) -> int:
     from flopcheck.verbs.compare import run as compare
-
-    subjects = _subjects(args, args.model, args.input_size, args.attn)
-    return _show(compare(subjects, args.counter, args.timeout, _progress(args)), args)
-
-
-def _progress(args: argparse.Namespace):
-    """The progress bar of a command that runs counters: on a terminal's stderr (progress_bar), never with --json."""
     from flopcheck.verbs.report import progress_bar
 
-    return None if getattr(args, "json", False) else progress_bar
+    subjects = _subjects(args, args.model, args.input_size, args.attn)
+    return _show(compare(subjects, args.counter, args.timeout, None if args.json else progress_bar), args)
 
 
 def _counters_alias(args: argparse.Namespace) -> int:
@@ -214,12 +208,13 @@ def _counters_alias(args: argparse.Namespace) -> int:
 def _reconcile(args: argparse.Namespace) -> int:
     from flopcheck.verbs.reconcile import DEFAULT_RECONCILE
     from flopcheck.verbs.reconcile import run as reconcile
+    from flopcheck.verbs.report import progress_bar
 
     model = args.model or DEFAULT_RECONCILE[0]
     size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
     attns = args.attn or ([None] if args.model else list(ATTN_PATHS))
     subjects = _subjects(args, model, [size], attns)
-    return _show(reconcile(subjects, args.counter, args.timeout, args.sweep, _progress(args)), args)
+    return _show(reconcile(subjects, args.counter, args.timeout, args.sweep, None if args.json else progress_bar), args)
 
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
@@ -283,40 +278,17 @@ def sweep(text: str) -> tuple[str, tuple[int, ...]]:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from pathlib import Path
+    from flopcheck.verbs.report import into_folder
 
-    from flopcheck.render.files import MANIFEST, previous, write_report
-    from flopcheck.render.report import read_results, render
-    from flopcheck.verbs.report import plan, progress_bar
-    from flopcheck.verbs.report import run as report
-
-    out = Path(args.out) if args.out.strip() else None
-    counting = {"models": args.models, "sweep": args.sweeps, "no-sweep": args.no_sweep, "workers": args.workers}
-    counting.update({"counter": args.counter, "timeout": None if args.timeout == 600.0 else args.timeout})
-    given = [flag for flag, value in counting.items() if value not in (None, False, [])]
-    if args.from_json and given:  # a flag that shapes the counting would be dropped unseen
-        raise UsageError(f"--{given[0]} shapes what is counted; --from renders a results.json and counts nothing")
-    previous(out)  # no folder, or a folder that is no report: refused before anything is counted
-    if args.from_json:
-        res = read_results(Path(args.from_json))
-    else:
-        sweeps = () if args.no_sweep else tuple(args.sweeps or ()) or None
-        chosen = plan(args.models or "DiT-*", args.counter, sweeps, args.timeout)  # each spec built within it too
-        res, stats = report(chosen, workers=args.workers or 2, timeout_s=args.timeout, progress=progress_bar)
-        took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
-        print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)
-    files = render(res)
-    _, kept = write_report(out, files)
-    for name in kept:
-        print(
-            f"kept {out / name}: the last report wrote it, but it is not as written (changed, or a link)",
-            file=sys.stderr,
-        )
-    written = f"index.md, index.html, results.json, results.csv and {len(files) - 4} SVGs, and their list, {MANIFEST}"
-    print(f"wrote {len(files)} files to {out}/: {written}")
-    return 0
+    counting = (args.models, args.counter, args.sweeps, args.no_sweep, args.workers, args.timeout)
+    written = into_folder(args.out, args.from_json, *counting)
+    for name in written.kept:
+        print(f"kept {written.out / name}: the last report listed it, but it changed since", file=sys.stderr)
+    return _show(written, args)
 
 
+# report's own: --sweep MODEL=..., and no timeout default (the verb applies it, so one given beside --from is seen)
+REPORT_FLAGS: dict[str, dict] = {"sweeps": {"type": sweep}, "timeout": {"default": None}}
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {  # name -> (help, add its arguments, run it)
     "list-models": (
         "list the reference models (or the zoo's: 'zoo:*')",
@@ -330,7 +302,7 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {  # name -> (help, add it
     ),
     "report": (
         "the comparison report: every counter on every model, and T-sweeps",
-        lambda p: _flags(p, "out models sweeps no-sweep workers from counter timeout", sweeps={"type": sweep}),
+        lambda p: _flags(p, "out models sweeps no-sweep workers from counter timeout", **REPORT_FLAGS),
         _report,
     ),
     "estimate": (

@@ -17,10 +17,12 @@ MAX_DEPTH = 32  # nesting: a claims entry is 3 deep, a diffusers config 4
 MAX_NODES = 200_000  # values, aliases counted each time they are used
 
 
-def read_sent(path: str | Path, what: str, limit: int = MAX_BYTES) -> str:
-    """The text of `path` if it is a plain file of at most `limit` bytes; else bad input naming `what` it should be."""
+def plain_bytes(path: str | Path, what: str, limit: int = MAX_BYTES, follow: bool = True) -> bytes:
+    """The bytes of `path` if it is a plain file of at most `limit` bytes (not through a link unless `follow`); else
+    bad input naming `what` it should be."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | (0 if follow else getattr(os, "O_NOFOLLOW", 0))
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(path, flags)
     except FileNotFoundError:
         raise InputError(f"{path}: No such file or directory; give {what}") from None
     except OSError as err:
@@ -31,9 +33,13 @@ def read_sent(path: str | Path, what: str, limit: int = MAX_BYTES) -> str:
             raise InputError(f"{path} is not a plain file (a folder, a FIFO or a device): give {what}")
         if st.st_size > limit:
             raise InputError(f"{path} is {st.st_size:,} bytes, over the {limit:,} flopcheck reads: give {what}")
-        data = f.read(limit + 1)
+        return f.read(limit + 1)
+
+
+def read_sent(path: str | Path, what: str, limit: int = MAX_BYTES) -> str:
+    """The text of `path` if it is a plain file of at most `limit` bytes; else bad input naming `what` it should be."""
     try:
-        return data.decode("utf-8")
+        return plain_bytes(path, what, limit).decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path} is not UTF-8 text: give {what}") from None
 

@@ -247,14 +247,8 @@ class Subject:
         if self.source is Source.REFERENCE:
             from reference_models import ATTN_PATHS, ConfigError
 
-            runs = [self.with_options(attn=ATTN_PATHS[0].value)]
-            for attn in ATTN_PATHS[1:]:
-                try:  # a family built with one attention path refuses the others in its config
-                    runs.append(self.with_options(attn=attn.value))
-                    runs[-1].config()
-                except ConfigError:
-                    runs.pop()
-            return runs
+            first, *others = (self.with_options(attn=a.value) for a in ATTN_PATHS)
+            return [first, *(s for s in others if _takes(s, ConfigError))]
         if self.source is Source.SPEC and self.switches_attention():
             return [self, self.with_options(attn="math")]
         return [self]
@@ -322,6 +316,15 @@ class Subject:
         if self.spec is None:
             raise InputError(f"{self.text} is a live module: its inputs are the ones given")
         return replace(self, spec=replace(self.spec, options=replace(self.spec.options, **options)), _measured=None)
+
+
+def _takes(subject: Subject, refused: type[Exception]) -> bool:
+    """Its config takes its options (a family built with one attention path refuses the others)."""
+    try:
+        subject.config()
+    except refused:
+        return False
+    return True
 
 
 def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.0, progress: Any = None) -> list:

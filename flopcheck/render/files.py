@@ -18,11 +18,11 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from flopcheck.errors import InputError
+from flopcheck.sent import plain_bytes
 
 MANIFEST = "flopcheck-manifest.txt"
 MANIFEST_MAX_BYTES = 1 << 20  # 1 MiB: ~10,000 lines, 20x the largest report
@@ -45,14 +45,9 @@ def _digest(data: bytes) -> str:
 def _read_plain(path: Path, limit: int) -> bytes | None:
     """The bytes of a regular file (not a link, FIFO or device) of at most `limit` bytes; None otherwise."""
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
+        return plain_bytes(path, "a report's file", limit, follow=False)
+    except InputError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
-            return None
-        return f.read()
 
 
 @dataclass

@@ -11,11 +11,14 @@ from __future__ import annotations
 import platform
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from flopcheck.codec import encode
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job, Run, run_jobs
 from flopcheck.errors import InputError
+from flopcheck.render.files import MANIFEST, previous, write_report
+from flopcheck.render.report import read_results, render
 from flopcheck.specs import SpecError, is_spec, parse
 from flopcheck.subject import Subject, subject_of
 from flopcheck.types import Count, Kind
@@ -266,3 +269,52 @@ def progress_bar(done: int, total: int, count) -> None:
     label = f"{count.model}{size} {count.attn} {count.counter}"
     bar, end = f"[{'#' * filled}{'.' * (30 - filled)}]", "\n" if done == total else ""
     print(f"\r{bar} {done}/{total} {label:<48s}", end=end, file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class Written:
+    """A report written into its folder: the files written, and the stale ones kept (changed since written)."""
+
+    out: Path
+    names: tuple[str, ...]
+    kept: tuple[str, ...] = ()
+    exit_code: int = 0
+
+    def to_text(self) -> str:
+        svgs = f"{len(self.names) - 4} SVGs"
+        return (
+            f"wrote {len(self.names)} files to {self.out}/: index.md, index.html, results.json, results.csv and "
+            f"{svgs}, and their list, {MANIFEST}"
+        )
+
+
+def into_folder(
+    out: str,
+    from_json: str | None = None,
+    models: str | None = None,
+    counters: list[str] | None = None,
+    sweeps: list | None = None,
+    no_sweep: bool = False,
+    workers: int | None = None,
+    timeout_s: float | None = None,
+) -> Written:
+    """The report counted (or, from_json, rendered from a results.json, counting nothing) and written into `out`,
+    touching no file flopcheck did not write there; a flag that shapes the counting beside from_json is refused."""
+    import sys
+
+    folder = Path(out) if out.strip() else None
+    counting = {"models": models, "sweep": sweeps, "no-sweep": no_sweep, "workers": workers, "counter": counters}
+    given = [flag for flag, value in {**counting, "timeout": timeout_s}.items() if value not in (None, False, [])]
+    if from_json and given:  # it would be dropped unseen
+        raise InputError(f"--{given[0]} shapes what is counted; --from renders a results.json and counts nothing")
+    previous(folder)  # no folder, or a folder that is no report: refused before anything is counted
+    if from_json:
+        res = read_results(Path(from_json))
+    else:
+        chosen = plan(models or "DiT-*", counters, () if no_sweep else tuple(sweeps or ()) or None, timeout_s)
+        res, stats = run(chosen, workers=workers or 2, timeout_s=timeout_s or 600.0, progress=progress_bar)
+        took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
+        print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)
+    assert folder is not None  # previous() refused an empty --out
+    names, kept = write_report(folder, render(res))
+    return Written(folder, tuple(names), tuple(kept))
