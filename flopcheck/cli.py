@@ -96,6 +96,7 @@ FLAGS: dict[str, dict] = {
     ),
     "device": dict(default="meta", help="where the exact count runs (default meta: no compute)"),
     "counter": dict(action="append", help="a counter to run (repeatable; default: all)"),
+    "formula": dict(action="append", metavar="NAME", help="a published formula to explain (repeatable; all: each)"),
     "timeout": dict(type=seconds, default=600.0, help="seconds per model and counter (default 600)"),
     "json": dict(action="store_true", help="JSON with full integers"),
     "markdown": dict(action="store_true", help="a Markdown table"),
@@ -214,7 +215,8 @@ def _reconcile(args: argparse.Namespace) -> int:
     size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
     attns = args.attn or ([None] if args.model else list(ATTN_PATHS))
     subjects = _subjects(args, model, [size], attns)
-    return _show(reconcile(subjects, args.counter, args.timeout, args.sweep, None if args.json else progress_bar), args)
+    bar = None if args.json else progress_bar
+    return _show(reconcile(subjects, args.counter, args.timeout, args.sweep, bar, args.formula, args.training), args)
 
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
@@ -314,7 +316,7 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {  # name -> (help, add it
     "counters": ("an alias of compare, its old name", _compare_args, _counters_alias),
     "reconcile": (
         "every counter's number explained, cause by cause, to a zero residual",
-        lambda p: _model(p, None, "counter timeout json sweep", attn=APPENDED),
+        lambda p: _model(p, None, "counter timeout json sweep formula training", attn=APPENDED),
         _reconcile,
     ),
     "causes": ("the causes: what happened, who does it, the fix", lambda p: _flags(p, "measure markdown"), _causes),

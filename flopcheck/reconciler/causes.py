@@ -326,6 +326,82 @@ TRAINING_STEP = cause(
     "is 2 x forward except where a layer needs no input gradient or its weights are frozen)",
     "subtract the exact backward for a forward",
 )
+# what the published formulas do (flopcheck.published): each formula's conventions, against the exact count
+CAUSAL_HALVED = cause(
+    "FC215",
+    "causal-halved",
+    "the attention term is half the dense QK^T + attn@V: the causal mask's share (MaxText since PR #1988, Megatron-LM "
+    "since core_v0.12; Kaplan's one 'mask' term), where a math kernel computes all T^2 scores",
+    "state the convention: dense is 2x this; a causal mask needs T(T+1)/2 of the T^2 scores, not T^2/2",
+)
+GLU_AS_TWO_MATRICES = cause(
+    "FC216",
+    "glu-as-two-matrices",
+    "a gated MLP (SwiGLU, GeGLU: three d x F matrices) was taken as two",
+    "count 3 * 2 * d * F FLOPs per token for a gated MLP",
+)
+LM_HEAD_LEFT_OUT = cause(
+    "FC217",
+    "lm-head-left-out",
+    "the LM head (2 * d * V FLOPs per token) was left out (Kaplan's non-embedding N)",
+    "add 2 * d * V per token forward (6 * d * V training)",
+)
+ROUTER_LEFT_OUT = cause(
+    "FC218",
+    "router-left-out",
+    "the mixture-of-experts router (2 * d * E FLOPs per token per layer) was left out",
+    "add 2 * d * E per token per MoE layer forward",
+)
+WINDOW_COUNTED = cause(
+    "FC219",
+    "window-counted",
+    "attention was counted over a sliding window's share, where a math kernel computes all T^2 scores",
+    "state the convention: dense is T^2 per head; a window W needs sum over rows of min(i + 1, W)",
+)
+MLP_AS_4D = cause(
+    "FC220",
+    "mlp-as-4d",
+    "the MLP was taken as GPT's, F = 4d (Megatron-LM's paper formula hard-wires it), not the model's width",
+    "count 2 * m * d * F per token with the model's F and m",
+)
+NORM_PARAMS_COUNTED = cause(
+    "FC312",
+    "norm-params-counted",
+    "norm weights were counted as matmul parameters (6 FLOPs each per token in a training 6N, 2 in a forward 2N)",
+    "count only the matmuls' weights in N, or state it",
+)
+GQA_AS_MHA = cause(
+    "FC408",
+    "gqa-as-mha",
+    "grouped-query attention was taken as multi-head: the K and V projections counted at H heads, not G",
+    "count K and V at G * head_dim columns",
+)
+ALL_EXPERTS_COUNTED = cause(
+    "FC409",
+    "all-experts-counted",
+    "every expert of a mixture of experts was counted, not the top-k each token is routed to",
+    "count k of E experts' parameters per token (N_active)",
+)
+BACKWARD_AS_2X = cause(
+    "FC410",
+    "backward-as-2x-forward",
+    "the backward was taken as exactly 2 x forward (the 3x rule); the exact backward skips gradients nothing needs "
+    "(the input's, a frozen weight's)",
+    "count the training step (flopcheck count --training), or state the 3x rule",
+)
+CONTEXT_NOT_SEQUENCE = cause(
+    "FC506",
+    "context-not-sequence",
+    "attention was counted at the model's context length (nanoGPT's block_size), not the sequence's tokens",
+    "use the tokens the step runs at",
+)
+RECOMPUTE_COUNTED = cause(
+    "FC507",
+    "recompute-counted",
+    "activation recomputation was counted (Megatron-LM's paper: 4 x forward for the layers): hardware FLOPs, not "
+    "the model FLOPs MFU is defined on",
+    "count 3 x forward for model FLOPs (MFU); keep the recompute for HFU",
+)
 UNEXPLAINED_RESIDUAL = cause(
     "FC901",
     "unexplained-residual",

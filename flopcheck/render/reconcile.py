@@ -21,16 +21,17 @@ def proof(r: Reconciliation) -> str:
     at = f" @{r.input_size}" if r.input_size is not None else ""
     head = f"{r.model}{at} · attn {r.attn} · {r.counter} ({r.unit.value}) · {r.mode}"
     if r.error:
-        return f"{head}\n  error: {r.error}"
+        return f"{head}\n  {'does not apply' if r.mode.startswith('formula') else 'error'}: {r.error}"
     lines = [head, _line(f"reference ({r.reference}), FLOPs", r.reference_flops)]
     closing = (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL)
     causes = [f for f in r.findings if K.of(f) not in closing]
     lines += [_line(f"{f.code} {f.title}", f.delta, f.evidence) for f in causes]
-    lines.append(_line("= counter, as FLOPs", r.counter_flops))
+    who = "formula" if r.mode.startswith("formula") else "counter"
+    lines.append(_line(f"= {who}, as FLOPs", r.counter_flops))
     unit = [f for f in r.findings if K.of(f) is K.MAC_CONVENTION]
     if unit:
         lines.append(_line(f"{unit[0].code} {unit[0].title}", unit[0].delta, unit[0].evidence))
-        lines.append(_line(f"= counter, as reported ({r.unit.value})", round(r.reported)))
+        lines.append(_line(f"= {who}, as reported ({r.unit.value})", round(r.reported or 0)))
     state = "closed" if r.closed else "UNEXPLAINED"
     residual = next((f.evidence for f in r.findings if K.of(f) is K.UNEXPLAINED_RESIDUAL), "")
     lines.append(_line("residual", commas(r.residual), state + (f" ({residual})" if residual else "")))

@@ -260,17 +260,8 @@ def _count_built(
 
 def _reads_a_value(err: BaseException) -> bool:
     """The forward asked a meta tensor for a value (`.item()`, a tensor's truth, its data): real tensors have one."""
-    text = str(err)
-    return any(
-        s in text
-        for s in (
-            "cannot be called on meta tensors",
-            "_local_scalar_dense",
-            "data pointer",
-            "on meta tensors is not",
-            "meta tensor",
-        )
-    )
+    signs = ("cannot be called on meta tensors", "_local_scalar_dense", "data pointer", "on meta tensors is not")
+    return any(s in str(err) for s in (*signs, "meta tensor"))
 
 
 def _fits_in_memory(spec, model, why: str) -> None:
@@ -315,6 +306,7 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
     """A model in this process (the caller's own object: its code already runs here) measured as a spec is:
     the exact count of model(*args, **kwargs), its layers and its blocks."""
     from flopcheck.exact import count_forward, flop_kinds
+    from flopcheck.published.structure import of_call
     from flopcheck.specs.built import Built
 
     text, kwargs = name or type(model).__name__, kwargs or {}
@@ -343,6 +335,7 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
         block_lists(model, count.by_path()),
         batch=batch,
         aliases=aliases_of(model),
+        structure=of_call(model, tuple(args), kwargs),
     )
 
 
@@ -374,6 +367,7 @@ class Measured:
     training: object = None  # exact.training.TrainingCount, when measured with training
     batch: int | None = None  # samples in its input: the first dimension of its first tensor (None: no tensor)
     aliases: dict = field(default_factory=dict)  # a shared module's later paths -> its first (aliases_of)
+    structure: dict = field(default_factory=dict)  # published.structure.Structure's dict: what formulas read
 
     def to_dict(self) -> dict:
         """JSON-ready, for the parent (from_dict reads it back)."""
@@ -421,6 +415,7 @@ class Measured:
             "blocks": [asdict(b) for b in self.blocks],
             "batch": self.batch,
             "device": self.exact.device,
+            "structure": self.structure,
         }
 
     @classmethod
@@ -488,6 +483,7 @@ class Measured:
             step,
             d.get("batch"),
             dict(d.get("aliases", {})),
+            dict(d.get("structure", {})),
         )
 
     def breakdown(self) -> Breakdown:

@@ -40,10 +40,18 @@ class Reconciling:
 
 
 def run(
-    subjects: list, names: list[str] | None = None, timeout_s: float = 600.0, sweep: bool = False, progress: Any = None
+    subjects: list,
+    names: list[str] | None = None,
+    timeout_s: float = 600.0,
+    sweep: bool = False,
+    progress: Any = None,
+    formulas: list[str] | None = None,
+    training: bool = False,
 ) -> Reconciling:
     """Each named counter on each subject explained, cause by cause; with sweep, a reference model is also counted
-    at four latent sides and each counter judged from its totals alone (the T-sweep)."""
+    at four latent sides and each counter judged from its totals alone (the T-sweep). With formulas (names or
+    'all'), those published formulas are explained against the exact count (the exact training step with
+    training), and the counters run only when named."""
     from flopcheck.counters import REQUIRED
     from flopcheck.errors import InputError
     from flopcheck.reconciler import explain
@@ -51,6 +59,19 @@ def run(
     from flopcheck.subject import counts_of
 
     first = subjects[0]
+    if training and not formulas:
+        raise InputError("reconcile --training explains the formulas against the exact training step: add --formula")
+    if formulas:
+        from flopcheck.published.reconcile import names as formula_names
+
+        formula_names(formulas)  # an unknown name: exit 2 before anything runs
+        if sweep:
+            raise InputError("--sweep judges counters from their totals; a formula is arithmetic: drop one of them")
+        found = [r for s in subjects for r in formula_results(s, formulas, training)]
+        if not names:
+            return Reconciling(found, [], {}, _header(first, training))
+        counted = run(subjects, names, timeout_s, False, progress)
+        return Reconciling(found + counted.results, [], {}, counted.header, REQUIRED)
     if sweep and not first.formula_family:
         raise InputError(
             f"--sweep varies a reference model's latent side; {first.text} has its own input: "
@@ -65,9 +86,32 @@ def run(
     refs = {s.key(): s.reference() for s in subjects}
     results = [explain(c, refs[(c.model, c.input_size, c.attn)]) for c in counts if c.input_size == main_size]
     tokens = {s.attn: ", ".join(str(s.with_options(input_size=g).config().tokens) for g in grid) for s in subjects}
-    header = (
-        ""
-        if first.formula_family
-        else f"{first.text} · input {first.measured().inputs} · reference: its exact count\n\n"
-    )
-    return Reconciling(results, sweeps_for(results, counts, grid), tokens, header, REQUIRED)
+    return Reconciling(results, sweeps_for(results, counts, grid), tokens, _header(first), REQUIRED)
+
+
+def _header(first: Any, training: bool = False) -> str:
+    """A model without a hand formula: its input and its reference, in words ('' for a reference model)."""
+    if first.formula_family:
+        return ""
+    return f"{first.text} · input {first.measured(training=training).inputs} · reference: its exact count\n\n"
+
+
+def formula_results(subject: Any, asked: list[str], training: bool) -> list:
+    """Each published formula asked for, explained against the subject's exact count (its training step too)."""
+    from flopcheck.published import Exact
+    from flopcheck.published.reconcile import explain_all
+    from flopcheck.published.structure import Structure, of_dit
+    from flopcheck.types import ATTENTION_KINDS, Scope
+    from flopcheck.verbs.count import run as count
+
+    done = count(subject, Scope(training=training))
+    kinds = done.exact.by_kind()
+    step = done.training.total if done.training is not None else None
+    exact = Exact(done.exact.total, sum(kinds.get(k, 0) for k in ATTENTION_KINDS), step, done.exact.by_path())
+    if done.formula is not None and hasattr(done.config, "depth"):
+        structure = of_dit(done.config, done.batch, sum(t.flops for t in done.formula.terms) // done.exact_factor)
+    elif done.measured is not None and done.measured.structure:
+        structure = Structure.from_dict(done.measured.structure)
+    else:
+        structure = Structure(why=f"{subject.text} is neither a decoder-only LM nor a DiT")
+    return explain_all(asked, structure, exact, subject.text, subject.attn)

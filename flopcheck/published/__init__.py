@@ -1,0 +1,108 @@
+"""The formulas the field publishes FLOP numbers with, one module per source (like flopcheck.counters), each
+evaluated on a model's own structure and reconciled against the exact count cause by cause.
+
+A formula is its source's arithmetic (`value`, in its own unit and scope: a training step or one forward of the
+whole batch) and its conventions as named causes (`causes`: exact deltas, in FLOPs, against the exact count), each
+read from the structure and, for attention, from the exact count's own QK^T and attn@V. The residual, the formula
+minus the exact count minus every cause, is 0 when both the arithmetic and the conventions are what the source says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from flopcheck.published.structure import DIT, LM, Structure
+from flopcheck.reconciler.causes import Cause
+from flopcheck.types import Unit
+
+Found = tuple[Cause, int, str]  # a cause, its exact delta in FLOPs, its evidence in words
+
+
+@dataclass(frozen=True)
+class Exact:
+    """What a formula is reconciled against: the exact forward's total and its attention (QK^T + attn@V), the
+    exact training step's total when counted, and the forward's FLOPs per normalised path."""
+
+    forward: int
+    attention: int
+    step: int | None = None
+    by_path: dict | None = None
+
+
+@dataclass(frozen=True)
+class Formula:
+    """One published formula: its source, what it counts, its arithmetic and its conventions as causes."""
+
+    name: str
+    title: str
+    source: str  # paper section or file at a commit
+    training: bool  # a training-step formula (against the exact step); else one forward
+    per: str  # how the source states it: 'per token', 'per sequence', 'per step', 'per layer per sample'
+    conventions: str  # one line: attention, causal, GQA, MLP, MoE, head, embedding, norms
+    kinds: tuple[str, ...]  # the structures it applies to (structure.LM, structure.DIT)
+    value: Callable[[Structure], int]  # in `unit`, for the step of s.B sequences of s.T tokens
+    causes: Callable[[Structure, Exact], list[Found]]
+    unit: Unit = Unit.FLOP
+    refuses: Callable[[Structure], str] = lambda s: ""  # why it does not apply to this model, in one line
+
+    def does_not_apply(self, s: Structure) -> str:
+        """'' when it applies; else one line saying why not."""
+        if s.kind not in self.kinds:
+            what = {LM: "a decoder-only language model", DIT: "a DiT"}
+            wanted = " or ".join(what[k] for k in self.kinds)
+            return f"{self.name} is a formula for {wanted}; {s.why or 'this model is not one'}"
+        return self.refuses(s)
+
+
+FORMULAS: dict[str, Formula] = {}
+
+
+def register(f: Formula) -> Formula:
+    """Add a formula; a name registers once."""
+    if f.name in FORMULAS:
+        raise ValueError(f"formula {f.name} is registered twice")
+    FORMULAS[f.name] = f
+    return f
+
+
+def no_experts(name: str) -> Callable[[Structure], str]:
+    """A refusal for a formula that has no term for routed experts."""
+    return lambda s: (
+        f"{name} has no term for routed experts; {s.E} experts, top-{s.k}: use a formula with them" * (s.moe)
+    )
+
+
+# The exact count's terms, forward, whole step, FLOPs (what each cause's delta is measured against)
+def attn_proj(s: Structure) -> int:
+    """Q, K, V and output projections: 2 * n * L * (d * (q + 2 kv) + q * d)."""
+    return 2 * s.n * s.L * (s.d * (s.q + 2 * s.kv) + s.q * s.d)
+
+
+def head(s: Structure) -> int:
+    """The LM head: 2 * n * d * V."""
+    return 2 * s.n * s.d * s.V
+
+
+def per_norm(s: Structure) -> int:
+    """One norm's parameters, taking 2 per layer and a final one of one size: n_norm / (2L + 1)."""
+    return s.n_norm // (2 * s.L + 1)
+
+
+def _load() -> None:
+    from flopcheck.published import (  # noqa: F401 - each module registers its formulas
+        chinchilla,
+        hf,
+        kaplan,
+        levanter,
+        maxtext,
+        megatron,
+        nanogpt,
+        olmo,
+        palm,
+        torchtitan,
+        vision,
+    )
+
+
+_load()

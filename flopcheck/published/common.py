@@ -1,0 +1,100 @@
+"""The causes several formulas share, each an exact delta in FLOPs against the exact count, for a step of s.n tokens;
+`x` is 3 for a training formula (forward + backward, 2 x forward, as every formula here takes it) and 1 for one
+forward."""
+
+from __future__ import annotations
+
+from flopcheck.published import Exact, Found
+from flopcheck.published.structure import Structure
+from flopcheck.reconciler import causes as K
+
+
+def _found(cause: K.Cause, delta: int, evidence: str) -> list[Found]:
+    return [(cause, delta, evidence)] if delta else []
+
+
+def norms_in_n(s: Structure, x: int, params: int | None = None) -> list[Found]:
+    """FC312: norm weights taken as matmul parameters, 2x per token each: + 2x * n * params."""
+    p = s.n_norm if params is None else params
+    return _found(K.NORM_PARAMS_COUNTED, 2 * x * s.n * p, f"{p:,} norm parameters in N, {2 * x} FLOPs per token each")
+
+
+def biases_in_n(s: Structure, x: int) -> list[Found]:
+    """FC304: matmul biases taken as parameters, 2x per token each: + 2x * n * n_bias."""
+    return _found(
+        K.BIAS_ADDS_COUNTED, 2 * x * s.n * s.n_bias, f"{s.n_bias:,} bias parameters in N, {2 * x} FLOPs per token each"
+    )
+
+
+def embedding_in_n(s: Structure, x: int, params: int) -> list[Found]:
+    """FC306: embedding tables taken as matmul parameters: + 2x * n * params."""
+    return _found(
+        K.EMBEDDING_LOOKUP_COUNTED,
+        2 * x * s.n * params,
+        f"{params:,} embedding parameters in N (a lookup, no multiply-adds), {2 * x} FLOPs per token each",
+    )
+
+
+def all_experts(s: Structure, x: int) -> list[Found]:
+    """FC409: every expert's parameters in N: + 2x * n * n_experts * (E - k) / E."""
+    idle = s.n_experts * (s.E - s.k) // s.E if s.moe else 0
+    return _found(
+        K.ALL_EXPERTS_COUNTED,
+        2 * x * s.n * idle,
+        f"{s.E} experts counted where each token runs {s.k}: {idle:,} idle expert parameters per token",
+    )
+
+
+def no_attention(s: Structure, x: int, e: Exact) -> list[Found]:
+    """FC200: no attention term: - x * the exact QK^T + attn@V."""
+    exact = f"no attention term; the exact QK^T + attn@V: {e.attention:,}"
+    return _found(K.ATTENTION_UNCOUNTED, -x * e.attention, exact)
+
+
+def causal_halved(s: Structure, x: int, e: Exact, how: str) -> list[Found]:
+    """FC215: attention at half the dense: - x * the exact QK^T + attn@V / 2."""
+    return _found(K.CAUSAL_HALVED, -x * e.attention // 2, f"{how}; the exact (dense) QK^T + attn@V: {e.attention:,}")
+
+
+def lm_head_out(s: Structure, x: int) -> list[Found]:
+    """FC217: the LM head left out: - x * 2 * n * d * V."""
+    return _found(K.LM_HEAD_LEFT_OUT, -x * 2 * s.n * s.d * s.V, f"2 * d * V = {2 * s.d * s.V:,} per token forward")
+
+
+def gqa_as_mha(s: Structure, x: int) -> list[Found]:
+    """FC408: K and V at H heads: + x * 4 * n * L * d * (q - kv)."""
+    return _found(
+        K.GQA_AS_MHA,
+        x * 4 * s.n * s.L * s.d * (s.q - s.kv),
+        f"{s.G} kv heads taken as {s.H}: K and V at {s.q:,} columns, not {s.kv:,}",
+    )
+
+
+def glu_as_two(s: Structure, x: int) -> list[Found]:
+    """FC216: a gated MLP as two matrices: - x * 2 * n * L * d * F * (m - 2)."""
+    return _found(
+        K.GLU_AS_TWO_MATRICES,
+        -x * 2 * s.n * s.L * s.d * s.F * (s.m - 2),
+        f"{s.m} d x F matrices taken as 2 (F = {s.F:,})",
+    )
+
+
+def softmax(s: Structure, x: int, per_score: int = 3) -> list[Found]:
+    """FC302: softmax counted, per_score FLOPs per score: + x * per_score * B * L * H * T^2."""
+    return _found(
+        K.ELEMENTWISE_COUNTED,
+        x * per_score * s.B * s.L * s.H * s.T * s.T,
+        f"softmax at {per_score} FLOPs per score ({s.H} heads x T^2 per layer)",
+    )
+
+
+def window(s: Structure, x: int, counted: int, dense: int, how: str) -> list[Found]:
+    """FC219: attention counted over a window's share: counted - dense (both already x-scaled)."""
+    return _found(K.WINDOW_COUNTED, counted - dense, f"{how} (window {s.W:,} of {s.T:,} tokens)")
+
+
+def router_out(s: Structure, x: int) -> list[Found]:
+    """FC218: the router left out: - x * 2 * n * L * d * E."""
+    return _found(
+        K.ROUTER_LEFT_OUT, -x * 2 * s.n * s.L * s.d * s.E * s.moe, f"2 * d * E = {2 * s.d * s.E:,} per token per layer"
+    )

@@ -1,0 +1,97 @@
+"""Megatron-LM's formulas: the paper's (Narayanan et al. 2021, appendix "Floating-point operations": 96 B s l h^2
+(1 + s/6h + V/16lh), full activation recomputation) and the code's `num_floating_point_operations`
+(megatron/training/training.py) before core_v0.12 (attention dense) and since (causal halved, commit 8873b55d)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from flopcheck.published import LM, Exact, Formula, Found, no_experts, register
+from flopcheck.published import common as c
+from flopcheck.published.structure import Structure
+from flopcheck.reconciler import causes as K
+
+CODE = "NVIDIA/Megatron-LM megatron/training/training.py num_floating_point_operations"
+
+
+def paper(s: Structure) -> int:
+    """96 B s l h^2 (1 + s / 6h + V / 16 l h) = 96 B s l h^2 + 16 B s^2 l h + 6 B s h V."""
+    B, T, L, d = s.B, s.T, s.L, s.d
+    return 96 * B * T * L * d * d + 16 * B * T * T * L * d + 6 * B * T * d * s.V
+
+
+def paper_causes(s: Structure, e: Exact) -> list[Found]:
+    """A fourth pass of the layers (recompute); q, k, v, o as d x d; the MLP as two d x 4d matrices."""
+    recompute = 24 * s.n * s.L * s.d * s.d + 4 * s.B * s.L * s.T * s.T * s.d
+    width = 3 * s.n * s.L * (16 * s.d * s.d - 4 * s.d * s.F)
+    return [
+        (K.RECOMPUTE_COUNTED, recompute, "4 x forward for the layers (their forward again in the backward)"),
+        *c.gqa_as_mha(s, 3),
+        *c.glu_as_two(s, 3),
+        *([(K.MLP_AS_4D, width, f"F taken as 4d = {4 * s.d:,}, not {s.F:,}")] if width else []),
+    ]
+
+
+def code_v0_9(s: Structure) -> int:
+    """12 B s L d^2 [(1 + G/H + s/d) (q/d) + (F/d) k (3/2 if gated) + V / (2 L d)]."""
+    gated = Fraction(3, 2) if s.m == 3 else 1
+    d = s.d
+    bracket = (1 + Fraction(s.G, s.H) + Fraction(s.T, d)) * Fraction(s.q, d)
+    bracket += Fraction(s.F, d) * s.k * gated + Fraction(s.V, 2 * s.L * d)
+    return int(12 * s.B * s.T * s.L * d * d * bracket)
+
+
+def code_v0_9_causes(s: Structure, e: Exact) -> list[Found]:
+    """The router left out."""
+    return c.router_out(s, 3)
+
+
+def code(s: Structure) -> int:
+    """n [6 d F m k L + 6 L (d (q + 2kv) + q d) + 6 d V] + B s^2 L 6q (causal: half of 12q)."""
+    per_token = 6 * s.d * s.F * s.m * s.k * s.L + 6 * s.L * (s.d * (s.q + 2 * s.kv) + s.q * s.d) + 6 * s.d * s.V
+    return s.n * per_token + s.B * s.T * s.T * s.L * 6 * s.q
+
+
+def code_causes(s: Structure, e: Exact) -> list[Found]:
+    """Causal attention halved; the router left out."""
+    return [*c.causal_halved(s, 3, e, "'causal mask (only half of the mask is non-zero)'"), *c.router_out(s, 3)]
+
+
+COMMON = dict(kinds=(LM,), training=True, per="per step (B sequences)")
+register(
+    Formula(
+        "megatron-paper",
+        "Megatron-LM paper 96Bslh^2(1 + s/6h + V/16lh)",
+        "Narayanan et al. 2021 (arXiv:2104.04473), appendix 'Floating-point operations'",
+        conventions="4 x forward for the layers (activation recomputation), 3 x for the logits; q, k, v, o as d x d "
+        "(multi-head); the MLP as GPT's two d x 4d; attention dense",
+        value=paper,
+        causes=paper_causes,
+        refuses=no_experts("megatron-paper"),
+        **COMMON,  # type: ignore[arg-type]
+    )
+)
+register(
+    Formula(
+        "megatron-v0.9",
+        "Megatron-LM num_floating_point_operations (core_v0.9-v0.11)",
+        f"{CODE} at core_v0.9.0 (1afee592)",
+        conventions="3 x forward; GQA and SwiGLU handled; attention dense; the LM head counted; top-k experts, the "
+        "router left out",
+        value=code_v0_9,
+        causes=code_v0_9_causes,
+        **COMMON,  # type: ignore[arg-type]
+    )
+)
+register(
+    Formula(
+        "megatron",
+        "Megatron-LM num_floating_point_operations (core_v0.12 on)",
+        f"{CODE} since commit 8873b55d (core_v0.12.0)",
+        conventions="3 x forward; GQA and SwiGLU handled; causal attention halved; the LM head counted; top-k "
+        "experts, the router left out",
+        value=code,
+        causes=code_causes,
+        **COMMON,  # type: ignore[arg-type]
+    )
+)

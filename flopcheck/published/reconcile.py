@@ -1,0 +1,62 @@
+"""A published formula explained against the exact count: formula (as FLOPs) = reference + the causes' deltas +
+residual, the reference the exact training step for a training formula and the exact forward otherwise."""
+
+from __future__ import annotations
+
+from flopcheck.published import FORMULAS, Exact, Formula
+from flopcheck.published.structure import Structure
+from flopcheck.reconciler import causes as K
+from flopcheck.types import Finding, Reconciliation
+
+MODE = "formula: its terms"
+
+
+def names(asked: list[str] | tuple[str, ...]) -> list[str]:
+    """The formulas asked for ('all': every one, in the registry's order); an unknown name is one line with the
+    names there are."""
+    from flopcheck.errors import InputError
+
+    chosen = list(FORMULAS) if "all" in asked else list(dict.fromkeys(asked))
+    unknown = [n for n in chosen if n not in FORMULAS]
+    if unknown:
+        raise InputError(f"unknown formula {unknown[0]!r}: use all or one of {', '.join(FORMULAS)}")
+    return chosen
+
+
+def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> Reconciliation:
+    """The formula's value on the structure, each of its conventions a cause with its exact delta, the residual."""
+    reference = e.step if f.training else e.forward
+    what = "the exact training step" if f.training else "the exact count"
+    base = dict(counter=f"formula {f.name}", unit=f.unit, model=model, input_size=None, attn=attn, mode=MODE)
+    why = f.does_not_apply(s)
+    if not why and reference is None:
+        why = f"{f.name} counts a training step: add --training (it is reconciled against the exact step)"
+    if why:
+        return Reconciliation(
+            **base, reported=None, counter_flops=None, reference_flops=reference or e.forward, findings=(),
+            residual=None, error=why, reference=what,
+        )  # fmt: skip
+    assert reference is not None
+    reported = f.value(s)
+    flops = reported * f.unit.flops_per_unit
+    findings: list[Finding] = [cause.finding(delta, evidence) for cause, delta, evidence in f.causes(s, e)]
+    if f.training and e.step is not None and 3 * e.forward != e.step:
+        findings.append(
+            K.BACKWARD_AS_2X.finding(
+                3 * e.forward - e.step, f"3 x the exact forward {3 * e.forward:,}; the exact step {e.step:,}"
+            )
+        )
+    residual = flops - reference - sum(x.delta for x in findings)
+    if residual:
+        findings.append(K.UNEXPLAINED_RESIDUAL.finding(0, f"residual {residual:+,} FLOPs"))
+    if f.unit.flops_per_unit != 1:
+        findings.append(K.in_macs(flops, reported, f.name))
+    return Reconciliation(
+        **base, reported=float(reported), counter_flops=flops, reference_flops=reference, findings=tuple(findings),
+        residual=residual, reference=what,
+    )  # fmt: skip
+
+
+def explain_all(asked: list[str], s: Structure, e: Exact, model: str, attn: str = "") -> list[Reconciliation]:
+    """Each formula asked for, explained."""
+    return [explain(FORMULAS[n], s, e, model, attn) for n in names(asked)]
