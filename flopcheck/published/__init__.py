@@ -22,12 +22,15 @@ Found = tuple[Cause, int, str]  # a cause, its exact delta in FLOPs, its evidenc
 @dataclass(frozen=True)
 class Exact:
     """What a formula is reconciled against: the exact forward's total and its attention (QK^T + attn@V), the
-    exact training step's total when counted, and the forward's FLOPs per normalised path."""
+    exact training step's total when counted, the forward's FLOPs per normalised path, and where the step's backward
+    is not 2 x its forward: the sum of (2 x forward - backward) over those paths and the largest in words."""
 
     forward: int
     attention: int
     step: int | None = None
     by_path: dict | None = None
+    rule_gap: int = 0
+    rule_paths: str = ""
 
 
 @dataclass(frozen=True)

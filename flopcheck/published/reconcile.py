@@ -40,12 +40,8 @@ def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> R
     reported = f.value(s)
     flops = reported * f.unit.flops_per_unit
     findings: list[Finding] = [cause.finding(delta, evidence) for cause, delta, evidence in f.causes(s, e)]
-    if f.training and e.step is not None and 3 * e.forward != e.step:
-        findings.append(
-            K.BACKWARD_AS_2X.finding(
-                3 * e.forward - e.step, f"3 x the exact forward {3 * e.forward:,}; the exact step {e.step:,}"
-            )
-        )
+    if f.training and e.rule_gap:
+        findings.append(K.BACKWARD_AS_2X.finding(e.rule_gap, f"the exact backward is not 2 x forward at {e.rule_paths}"))
     residual = flops - reference - sum(x.delta for x in findings)
     if residual:
         findings.append(K.UNEXPLAINED_RESIDUAL.finding(0, f"residual {residual:+,} FLOPs"))

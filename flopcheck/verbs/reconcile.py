@@ -106,8 +106,16 @@ def formula_results(subject: Any, asked: list[str], training: bool) -> list:
 
     done = count(subject, Scope(training=training))
     kinds = done.exact.by_kind()
-    step = done.training.total if done.training is not None else None
-    exact = Exact(done.exact.total, sum(kinds.get(k, 0) for k in ATTENTION_KINDS), step, done.exact.by_path())
+    step, gaps = (done.training.total, done.training.differences()) if done.training is not None else (None, [])
+    gaps.sort(key=lambda g: g[2] - 2 * g[1])
+    exact = Exact(
+        done.exact.total,
+        sum(kinds.get(k, 0) for k in ATTENTION_KINDS),
+        step,
+        done.exact.by_path(),
+        sum(2 * f - b for _, f, b, _ in gaps),
+        ", ".join(f"{p} ({2 * f - b:+,}: {why})" for p, f, b, why in gaps[:2]),
+    )
     if done.formula is not None and hasattr(done.config, "depth"):
         structure = of_dit(done.config, done.batch, sum(t.flops for t in done.formula.terms) // done.exact_factor)
     elif done.measured is not None and done.measured.structure:

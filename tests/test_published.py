@@ -1,0 +1,205 @@
+"""The published formulas (flopcheck.published): each one's value on two published configs equals a hand derivation,
+to the FLOP, and each closes against the exact count with its named causes.
+
+Configs (research/formulas.md section 0): Llama-3-8B (L 32, d 4096, H 32, G 8, dh 128, SwiGLU F 14336, V 128256,
+untied; 8,030,261,248 parameters: embedding and LM head 525,336,576 each, 65 RMSNorms of 4096), LLaMA-2-7B (L 32,
+d 4096, H = G = 32, dh 128, SwiGLU F 11008, V 32000, untied; 6,738,415,616 parameters, embedding and head 131,072,000
+each), GPT-3 175B (L 96, d 12288, H 96, dh 128, F 4d, V 51,200 padded, n_ctx 2048), Chinchilla's Table A4 first row
+(L 10, d 640, H 10, key size 64, F 2560, V 32000, T 2048), nanoGPT's default GPT-2 (L 12, d 768, H 12, V 50304,
+biases, tied; 124,475,904 parameters: wpe 786,432, LayerNorms 25 x 1536, biases 82,944).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from flopcheck.published import FORMULAS, Exact
+from flopcheck.published.reconcile import explain
+from flopcheck.published.structure import DIT, LM, Structure
+
+LLAMA3_8B = Structure(
+    kind=LM, L=32, d=4096, H=32, G=8, dh=128, F=14336, m=3, V=128256, T=8192, context=8192,
+    n_all=8_030_261_248, n_embed=525_336_576, n_head=525_336_576, n_norm=65 * 4096,
+)  # fmt: skip
+LLAMA2_7B = Structure(
+    kind=LM, L=32, d=4096, H=32, G=32, dh=128, F=11008, m=3, V=32000, T=4096, context=4096,
+    n_all=6_738_415_616, n_embed=131_072_000, n_head=131_072_000, n_norm=65 * 4096,
+)  # fmt: skip
+GPT3 = Structure(kind=LM, L=96, d=12288, H=96, G=96, dh=128, F=49152, m=2, V=51200, T=2048, context=2048)
+CHINCHILLA_A4 = Structure(kind=LM, L=10, d=640, H=10, G=10, dh=64, F=2560, m=2, V=32000, T=2048)
+NANOGPT = Structure(
+    kind=LM, L=12, d=768, H=12, G=12, dh=64, F=3072, m=2, V=50304, tied=True, T=1024, context=1024,
+    n_all=124_475_904, n_embed=50304 * 768, n_pos=786_432, n_norm=25 * 1536, n_bias=82_944,
+)  # fmt: skip
+
+PINNED = [
+    # Kaplan 6ND, N = all - embedding - head. Llama-3-8B: N = 8,030,261,248 - 2 * 525,336,576 = 6,979,588,096;
+    # 6 * N * 8192 = 41,877,528,576 * 8192
+    ("kaplan-6nd", LLAMA3_8B, 343_060_714_094_592),
+    # LLaMA-2-7B: N = 6,738,415,616 - 2 * 131,072,000 = 6,476,271,616; 6 * N * 4096
+    ("kaplan-6nd", LLAMA2_7B, 159_160_851_234_816),
+    # Kaplan forward per token 2N + 2 L n_ctx d_attn, N = 2 d L (2 d_attn + d_ff). GPT-3: N = 2 * 12288 * 96 *
+    # (24576 + 49152) = 173,946,175,488; 2N + 2 * 96 * 2048 * 12288 = 347,892,350,976 + 4,831,838,208 =
+    # 352,724,189,184 per token (research/formulas.md section 1); x 2048 tokens
+    ("kaplan-forward", GPT3, 722_379_139_448_832),
+    # Llama-3-8B: N = 2 * 4096 * 32 * (8192 + 14336) = 5,905,580,032; 2N + 2 * 32 * 8192 * 4096 = 11,811,160,064 +
+    # 2,147,483,648 = 13,958,643,712 per token; x 8192
+    ("kaplan-forward", LLAMA3_8B, 114_349_209_288_704),
+    # Chinchilla App. F, Table A4 row 1 (section 2): forward 83,886,080,000 (embeddings) + 10 * (17,574,133,760 +
+    # 13,421,772,800) + 83,886,080,000 (logits) = 477,731,225,600; x 3
+    ("chinchilla", CHINCHILLA_A4, 1_433_193_676_800),
+    # Llama-3-8B per sequence: 2TVd 8,607,114,461,184; per layer 6Tdq 824,633,720,832 + 2 x 2T^2q 1,099,511,627,776
+    # + 3HT^2 6,442,450,944 + 2Tqd 274,877,906,944 + 4TdF 1,924,145,348,608 = 4,129,611,055,104; x 32 layers
+    # + 2 x 8,607,114,461,184 = 149,361,782,685,696; x 3
+    ("chinchilla", LLAMA3_8B, 448_085_348_057_088),
+    # PaLM 6N + 12 L H Q T, N all. LLaMA-2-7B: 6 * 6,738,415,616 + 12 * 32 * 32 * 128 * 4096 = 40,430,493,696 +
+    # 6,442,450,944 = 46,872,944,640 per token (section 3); x 4096
+    ("palm", LLAMA2_7B, 191_991_581_245_440),
+    # Llama-3-8B: 48,181,567,488 + 12 * 32 * 32 * 128 * 8192 = 12,884,901,888 -> 61,066,469,376 per token; x 8192
+    ("palm", LLAMA3_8B, 500_256_517_128_192),
+    # Megatron paper 96 B s l h^2 + 16 B s^2 l h + 6 B s h V. GPT-3, V 51,200 (section 4):
+    # 2,849,934,139,195,392 + 79,164,837,199,872 + 7,730,941,132,800
+    ("megatron-paper", GPT3, 2_936_829_917_528_064),
+    # Llama-3-8B: 96 * 8192 * 32 * 4096^2 = 422,212,465,065,984; 16 * 8192^2 * 32 * 4096 = 140,737,488,355,328;
+    # 6 * 8192 * 4096 * 128256 = 25,821,343,383,552
+    ("megatron-paper", LLAMA3_8B, 588_771_296_804_864),
+    # Megatron core_v0.9: 12 B s L d^2 [(1 + G/H + s/d)(q/d) + (F/d) k (3/2) + V/(2Ld)]. Llama-3-8B = the unhalved
+    # 421,645,529,382,912 + 52,776,558,133,248 (section 5b)
+    ("megatron-v0.9", LLAMA3_8B, 474_422_087_516_160),
+    # GPT-3 without recompute: 72 B s l h^2 + 12 B s^2 l h + 6 B s h V = 2,137,450,604,396,544 + 59,373,627,899,904
+    # + 7,730,941,132,800 (section 4)
+    ("megatron-v0.9", GPT3, 2_204_555_173_429_248),
+    # Megatron current (causal halved). Llama-3-8B: per token 45,027,950,592 x 8192 = 368,868,971,249,664, plus
+    # 8192^2 * 24,576 * 32 = 52,776,558,133,248 (section 5a)
+    ("megatron", LLAMA3_8B, 421_645_529_382_912),
+    # GPT-3: the v0.9 value less half its attention, 12 * 2048^2 * 96 * 12288 / 2 = 29,686,813,949,952
+    ("megatron", GPT3, 2_174_868_359_479_296),
+    # torchtitan: (6 (N - embedding) + 12 L H (d/H) T) per token. Llama-3-8B: 6 * 7,504,924,672 = 45,029,548,032 +
+    # 12,884,901,888 = 57,914,449,920 per token (section 6); x 8192
+    ("torchtitan", LLAMA3_8B, 474_435_173_744_640),
+    # LLaMA-2-7B: 6 * 6,607,343,616 = 39,644,061,696 + 6,442,450,944 = 46,086,512,640 per token (section 3); x 4096
+    ("torchtitan", LLAMA2_7B, 188_770_355_773_440),
+    # MaxText, causal halved. LLaMA-2-7B b 1 T 4096: weights 162,375,533,592,576 + attention 13,194,139,533,312
+    # (section 7)
+    ("maxtext", LLAMA2_7B, 175_569_673_125_888),
+    # Llama-3-8B = Megatron current for a dense model (section 7)
+    ("maxtext", LLAMA3_8B, 421_645_529_382_912),
+    # nanoGPT: (6 (N - wpe) + 12 L H Q block_size) x block_size. Default GPT-2: 6 * 123,689,472 = 742,136,832 +
+    # 113,246,208 = 855,383,040 per token; x 1024 (section 8)
+    ("nanogpt", NANOGPT, 875_912_232_960),
+    # Llama-3-8B: no wpe, so PaLM's 61,066,469,376 per token; x 8192
+    ("nanogpt", LLAMA3_8B, 500_256_517_128_192),
+    # HF floating_point_ops: 6 x tokens x (N - embeddings). LLaMA-2-7B: 6 * 4096 * 6,607,343,616 (section 9)
+    ("hf", LLAMA2_7B, 162_382_076_706_816),
+    # Llama-3-8B: 6 * 8192 * 7,504,924,672
+    ("hf", LLAMA3_8B, 368_882_057_478_144),
+    # Levanter 3 T fwd per token. Llama-3-8B: 19,329,449,984 per token forward (section 10); x 3 x 8192
+    ("levanter", LLAMA3_8B, 475_040_562_806_784),
+    # LLaMA-2-7B per layer: mlp 2 * 3 * 4096 * 11008 = 270,532,608; qkv 2 * 4096 * (4096 + 8192) = 100,663,296;
+    # out 2 * 4096^2 = 33,554,432; attention 4 * 4096 * 4096 + 3 * 4096 * 32 = 67,502,080 -> 472,252,416; x 32
+    # + head 2 * 4096 * 32000 = 262,144,000 -> 15,374,221,312 per token; x 3 x 4096
+    ("levanter", LLAMA2_7B, 188_918_431_481_856),
+    # OLMo-core. Llama-3-8B: 57,912,877,056 per token (section 11); x 8192
+    ("olmo", LLAMA3_8B, 474_422_288_842_752),
+    # LLaMA-2-7B per layer: 6 * 4 * 4096^2 = 402,653,184 + 12 * 32 * 128 * 4096 = 201,326,592 + 6 * 3 * 4096 *
+    # 11008 = 811,597,824 -> 1,415,577,600; x 32 = 45,298,483,200 + 6 * (4096 + 32000 * 4096) = 786,456,576
+    # -> 46,084,939,776 per token; x 4096
+    ("olmo", LLAMA2_7B, 188_763_913_322_496),
+]
+
+
+@pytest.mark.parametrize(("name", "s", "expected"), PINNED, ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(PINNED)])
+def test_each_formula_equals_its_hand_derivation(name, s, expected):
+    assert FORMULAS[name].value(s) == expected
+
+
+def test_every_lm_formula_is_pinned_on_two_configs():
+    pinned = [n for n, _, _ in PINNED]
+    assert all(pinned.count(n) >= 2 for n, f in FORMULAS.items() if LM in f.kinds)
+
+
+DIT_XL2 = Structure(kind=DIT, L=28, d=1152, H=16, G=16, dh=72, F=4608, T=256, hand=237_242_843_136)
+
+
+def test_dit_block_formulas_by_hand():
+    # 24 T d^2 + 4 T^2 d at T 256, d 1152: 24 * 256 * 1,327,104 = 8,153,726,976 + 4 * 65,536 * 1152 = 301,989,888
+    # -> 8,455,716,864 per block; x 28
+    assert FORMULAS["blocks-24td2"].value(DIT_XL2) == 236_760_072_192
+    # 12 T d^2 x 28 = 12 * 256 * 1,327,104 * 28 MACs (research/formulas.md section 12: 114,152,177,664)
+    assert FORMULAS["vit-12td2"].value(DIT_XL2) == 114_152_177_664
+
+
+def test_a_formula_for_another_kind_of_model_says_so_in_one_line():
+    why = FORMULAS["palm"].does_not_apply(DIT_XL2)
+    assert why.startswith("palm is a formula for a decoder-only language model") and "\n" not in why
+    moe = Structure(kind=LM, L=2, d=64, H=4, G=4, dh=16, F=96, m=3, V=100, E=4, k=2, T=8)
+    assert "routed experts" in FORMULAS["chinchilla"].does_not_apply(moe)
+
+
+def test_causes_close_a_formula_with_its_conventions_and_a_wrong_one_is_left_unexplained():
+    # Llama-3-8B at 8192: the exact step is 3 x the forward 158,140,695,838,720 = 474,422,087,516,160; its attention
+    # 4 * 8192^2 * 4096 * 32 = 35,184,372,088,832 per forward
+    exact = Exact(forward=158_140_695_838_720, attention=35_184_372_088_832, step=474_422_087_516_160)
+    r = explain(FORMULAS["megatron"], LLAMA3_8B, exact, "llama-3-8b")
+    # causal halved: - 3 * 35,184,372,088,832 / 2
+    assert [(f.code, f.delta) for f in r.findings] == [("FC215", -52_776_558_133_248)] and r.residual == 0
+    # a step 1 FLOP off is a residual of 1, FC901, never absorbed by a cause
+    off = explain(FORMULAS["megatron"], LLAMA3_8B, Exact(exact.forward, exact.attention, exact.step + 1), "x")
+    assert off.residual == -1 and off.findings[-1].code == "FC901"
+
+
+def test_a_training_formula_without_a_training_step_asks_for_one():
+    r = explain(FORMULAS["palm"], LLAMA3_8B, Exact(forward=1, attention=0), "m")
+    assert r.residual is None and "add --training" in (r.error or "")
+
+
+@pytest.fixture(scope="module")
+def llama3_all(tmp_path_factory):
+    """reconcile --formula all on Llama-3-8B at 8192 tokens, a training step, --json (one run for the tests)."""
+    from flopcheck.cli import main
+
+    config = tmp_path_factory.mktemp("cfg") / "llama3-8b.json"
+    config.write_text(json.dumps(LLAMA3_CONFIG))
+    out = tmp_path_factory.mktemp("out") / "r.json"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(
+            [
+                "reconcile", "transformers:LlamaForCausalLM", "--config", str(config), "--text-tokens", "8192",
+                "--training", "--formula", "all", "--json",
+            ]
+        )  # fmt: skip
+    out.write_text(buf.getvalue())
+    return code, json.loads(buf.getvalue())
+
+
+LLAMA3_CONFIG = {
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+    "max_position_embeddings": 8192, "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "tie_word_embeddings": False,
+    "hidden_act": "silu",
+}  # fmt: skip
+
+
+@pytest.mark.integration
+def test_llama3_8b_every_formula_closes_with_its_causes(llama3_all):
+    code, rows = llama3_all
+    assert code == 0
+    by = {r["counter"].removeprefix("formula "): r for r in rows}
+    lm = [n for n, f in FORMULAS.items() if LM in f.kinds]
+    assert all(by[n]["residual_flops"] == 0 for n in lm)
+    # the exact training step: the value Megatron core_v0.9 gives by hand (section 5b), 474,422,087,516,160
+    assert {by[n]["reference_flops"] for n in lm if FORMULAS[n].training} == {474_422_087_516_160}
+    codes = {n: [f["code"] for f in by[n]["findings"]] for n in lm}
+    assert codes["megatron-v0.9"] == [] and codes["megatron"] == ["FC215"] and codes["maxtext"] == ["FC215"]
+    assert codes["hf"] == ["FC200", "FC312"] and codes["levanter"] == ["FC302"]
+    assert codes["kaplan-forward"] == ["FC408", "FC216", "FC217", "FC215"]
+    assert codes["megatron-paper"] == ["FC507", "FC408", "FC216", "FC220"]
+    # the LM head left out of Kaplan's 6ND: 6 * 8192 * 4096 * 128256
+    assert [f["delta_flops"] for f in by["kaplan-6nd"]["findings"] if f["code"] == "FC217"] == [-25_821_343_383_552]
+    assert by["dit"]["error"].startswith("dit is a formula for a DiT")
