@@ -110,15 +110,19 @@ def reconcile(
     counters: list[str] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     options: Options = None,
+    formulas: list[str] | None = None,
+    training: bool = False,
     **kwargs: Any,
 ) -> list[Reconciliation]:
     """Every counter's number explained against the truth (the hand formula, or flopcheck's exact count), cause by
-    cause, to a residual.
+    cause, to a residual; with formulas, those published formulas too (and the counters only when named).
 
     Args:
         model: an nn.Module (its inputs follow), or a name (a reference model or a spec).
         counters: the counters to run (default: every registered one).
         timeout_s: seconds per counter.
+        formulas: published formulas to explain ('all': each; flopcheck.published.FORMULAS).
+        training: explain training formulas against the exact training step.
 
     Returns:
         list[Reconciliation]: `.findings` (named causes with exact signed FLOP deltas), `.residual`, `.closed`.
@@ -131,7 +135,8 @@ def reconcile(
     """
     from flopcheck.verbs.reconcile import run
 
-    return run([_subject(model, args, kwargs, timeout_s, options)], counters, timeout_s).results
+    subject = _subject(model, args, kwargs, timeout_s, options)
+    return run([subject], counters, timeout_s, formulas=formulas, training=training).results
 
 
 def audit(

@@ -41,7 +41,8 @@ def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> R
     flops = reported * f.unit.flops_per_unit
     findings: list[Finding] = [cause.finding(delta, evidence) for cause, delta, evidence in f.causes(s, e)]
     if f.training and e.rule_gap:
-        findings.append(K.BACKWARD_AS_2X.finding(e.rule_gap, f"the exact backward is not 2 x forward at {e.rule_paths}"))
+        where = f"the exact backward is not 2 x forward at {e.rule_paths}"
+        findings.append(K.BACKWARD_AS_2X.finding(e.rule_gap, where))
     residual = flops - reference - sum(x.delta for x in findings)
     if residual:
         findings.append(K.UNEXPLAINED_RESIDUAL.finding(0, f"residual {residual:+,} FLOPs"))
