@@ -226,6 +226,48 @@ def causes_page() -> str:
     return "\n".join(out) + "\n"
 
 
+def formulas_page() -> str:
+    """docs/formulas.md: every published formula, its source, its conventions and its causes against the exact
+    training step of Llama-3-8B at 8192 tokens (GPT and DiT formulas: DiT-XL/2's exact forward)."""
+    from flopcheck.published import FORMULAS
+    from flopcheck.subject import resolve
+    from flopcheck.verbs.reconcile import formula_results
+
+    llama = resolve("transformers:LlamaForCausalLM", config="llama-3-8b", text_tokens=8192)
+    runs = [*formula_results(llama, ["all"], training=True), *formula_results(resolve("DiT-XL/2"), ["all"], False)]
+    found = {r.counter.removeprefix("formula "): r for r in runs if r.error is None}
+    out = [
+        GENERATED,
+        "",
+        "# The published formulas",
+        "",
+        "Most FLOP numbers people publish come from a formula, not a counter. Each formula below is evaluated on the",
+        "model's own structure (layers, width, heads, kv heads, head dim, MLP width and gating, vocabulary, experts,",
+        "window, tokens) and explained against the exact count, the exact training step for a training formula, cause",
+        "by cause to a residual of 0: `flopcheck reconcile MODEL --formula NAME` (or `--formula all`, with",
+        "`--training` for the training formulas). The causes below are those against Llama-3-8B at 8192 tokens",
+        "(`--config llama-3-8b --text-tokens 8192 --training`; exact step 474,422,087,516,160 FLOPs) or, for the",
+        "vision formulas, DiT-XL/2's forward at 256 px.",
+        "",
+        "| formula | counts | source |",
+        "|---|---|---|",
+    ]
+    out += [
+        f"| [{n}](#{n}) | {'training step' if f.training else 'forward'}, {f.per}, {f.unit.value}s | {f.source} |"
+        for n, f in FORMULAS.items()
+    ]
+    for n, f in FORMULAS.items():
+        r = found[n]
+        causes = [
+            f"[{x.code}](causes.md#{x.code}) {x.title} {x.delta:+,}" for x in r.findings if x.code not in ("FC901",)
+        ]
+        model = "Llama-3-8B" if r.model.startswith("transformers") else r.model
+        value = f"{r.counter_flops:,} FLOPs" if r.counter_flops is not None else "-"
+        out += ["", f"## {n} {{#{n}}}", "", f"**{f.title}.** {f.source}.", "", f"**Conventions.** {f.conventions}.", ""]
+        out += [f"**On {model}.** {value}; residual {r.residual:,}; causes: {'; '.join(causes) or 'none'}."]
+    return "\n".join(out) + "\n"
+
+
 # -- every diffusers transformer class, from the committed census ----------------------------------------------------
 
 
@@ -259,6 +301,7 @@ PAGES: dict[str, Callable[[], str]] = {
     "cli.md": cli_page,
     "counters.md": counters_page,
     "causes.md": causes_page,
+    "formulas.md": formulas_page,
     "diffusers.md": diffusers_page,
 }
 
