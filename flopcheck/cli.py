@@ -225,7 +225,7 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     _flags(p, flags, "input-shape counter json markdown config inputs text-tokens timeout", steps={"default": None})
 
 
-CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs omission_limit".split()
+CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs text_tokens omission_limit"
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -234,9 +234,9 @@ def _audit(args: argparse.Namespace) -> int:
 
     if bool(args.claim) == bool(args.file):
         raise UsageError("give one claim ('DiT-XL/2 118.64 GFLOPs') or --file CLAIMS.yaml")
-    given = {k: getattr(args, k) for k in CLAIM_OPTIONS}
+    given = {k: getattr(args, k) for k in CLAIM_OPTIONS.split()}
     flags = {"cfg": args.cfg or None, "training": args.training or None}
-    stated = [k for k, v in {**given, **flags, "text_tokens": args.text_tokens}.items() if v is not None]
+    stated = [k for k, v in {**given, **flags}.items() if v is not None]
     if args.file and stated:  # a claims file states these per claim: a flag beside it would be dropped unseen
         flag = "--" + stated[0].replace("_", "-")
         raise UsageError(f"{flag} applies to a claim you type; with --file each claim states its own {stated[0]}")

@@ -203,3 +203,40 @@ def test_llama3_8b_every_formula_closes_with_its_causes(llama3_all):
     # the LM head left out of Kaplan's 6ND: 6 * 8192 * 4096 * 128256
     assert [f["delta_flops"] for f in by["kaplan-6nd"]["findings"] if f["code"] == "FC217"] == [-25_821_343_383_552]
     assert by["dit"]["error"].startswith("dit is a formula for a DiT")
+
+
+# Each LM formula's value on Llama-3-8B at 8192 tokens (PINNED above, by hand) to 5 significant digits, as a claim
+# of one training step (kaplan-forward: one forward); two formulas that give the same value there are both named
+CLAIMED = {
+    "kaplan-6nd": "343.06 TFLOPs",
+    "kaplan-forward": "114.35 TFLOPs",
+    "chinchilla": "448.09 TFLOPs",
+    "palm": "500.26 TFLOPs",
+    "megatron-paper": "588.77 TFLOPs",
+    "megatron": "421.65 TFLOPs",
+    "torchtitan": "474.44 TFLOPs",
+    "levanter": "475.04 TFLOPs",
+    "hf": "368.88 TFLOPs",
+}
+
+
+@pytest.mark.integration
+def test_the_audit_names_the_formula_behind_a_figure_made_with_it():
+    import flopcheck
+
+    scope = {"config": "llama-3-8b", "text_tokens": 8192}
+    for name, figure in CLAIMED.items():
+        training = FORMULAS[name].training
+        v = flopcheck.audit(
+            f"transformers:LlamaForCausalLM {figure}", scope={**scope, "training": training}, counters=False
+        )
+        named = [t.tool.count.counter for t in (*v.tools, v.best) if t.tool]
+        assert f"formula {name}" in named, (name, named)
+    # 474.42 TFLOPs is the exact step (megatron-v0.9 = olmo to 5 digits too): a count, consistent
+    v = flopcheck.audit(
+        "transformers:LlamaForCausalLM 474.42 TFLOPs", scope={**scope, "training": True}, counters=False
+    )
+    assert str(v.verdict) == "consistent"
+    # a figure no formula makes (700 TFLOPs: 18.9% over megatron-paper's 588.77, the nearest) is pinned on none
+    v = flopcheck.audit("transformers:LlamaForCausalLM 700 TFLOPs", scope={**scope, "training": True}, counters=False)
+    assert str(v.verdict) == "unexplained" and not any(t.tool for t in v.tools)

@@ -211,6 +211,14 @@ def _tool_candidates(claim: Claim, counters, measured) -> tuple[list[Candidate],
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], tuple(notes)
 
 
+def _formula_candidates(claim: Claim) -> tuple[list[Candidate], list[str]]:
+    """The published formulas' readings of the claim (flopcheck.published), each with its causes."""
+    from flopcheck.auditor import formulas
+
+    found, notes = formulas.readings(claim)
+    return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], notes
+
+
 def _same_meaning(a: B.Reading, b: B.Reading) -> bool:
     """Two counts that mean the same work (they differ in bookkeeping only)."""
     return replace(a, norms=0) == replace(b, norms=0)
@@ -336,7 +344,9 @@ def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         for e, v in zip(explanations, values)
     ]
     tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)
-    candidates += tool_candidates
+    published, formula_notes = ([], []) if ref.incomplete else _formula_candidates(claim)
+    candidates += tool_candidates + published
+    notes = (*notes, *formula_notes)
     if not candidates:  # every reading is of nothing: no figure but 0 describes the model, and a claim is positive
         from flopcheck.errors import InputError
 

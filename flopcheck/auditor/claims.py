@@ -71,6 +71,7 @@ class Claim:
     omission_limit: Decimal = Decimal("0.10")
     config: str | None = None  # diffusers:CLASS: its config.json
     inputs: str | None = None  # a spec's inputs: 'package.module:fn'
+    text_tokens: int | None = None  # a text model's (or text encoder's) tokens: T of its input_ids
     expect: str | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
     why: str = ""
 
@@ -82,10 +83,12 @@ class Claim:
                 raise ClaimError(f"{name} must be a whole number >= 1, got {value!r}")
             if value > MAX_WHOLE:  # past a float, and a meta tensor's size: a typo
                 raise ClaimError(f"{name} must be at most {MAX_WHOLE:,}, got {value:.3g}")
-        if self.frames is not None and (
-            isinstance(self.frames, bool) or not isinstance(self.frames, int) or self.frames < 1
-        ):
-            raise ClaimError(f"frames must be a whole number >= 1, got {self.frames!r}")
+        for name in ("frames", "text_tokens"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ClaimError(f"{name} must be a whole number >= 1, got {value!r}")
+            if value is not None and value > MAX_WHOLE:
+                raise ClaimError(f"{name} must be at most {MAX_WHOLE:,}, got {value:.3g}")
         for name in ("cfg", "training"):
             if not isinstance(getattr(self, name), bool):
                 raise ClaimError(f"{name} must be true or false, got {getattr(self, name)!r}")
@@ -106,7 +109,7 @@ class Claim:
     def subject(self) -> Subject:
         """The claim's model resolved once, on the input the claim states (resolution, frames, shape, config)."""
         o = {"resolution": self.resolution, "frames": self.frames, "input_shape": self.input_shape}
-        return subject_of(parse(self.model, **o, config=self.config, inputs=self.inputs))
+        return subject_of(parse(self.model, **o, config=self.config, inputs=self.inputs, text_tokens=self.text_tokens))
 
     @property
     def stated_factor(self) -> int:
@@ -171,6 +174,7 @@ SCOPE_KEYS = (
     "omission_limit",
     "config",
     "inputs",
+    "text_tokens",
     "expect",
     "why",
 )  # a Claim's fields past its number
@@ -265,6 +269,7 @@ KEYS = (
     "config",
     "inputs",
     "input_shape",
+    "text_tokens",
     "expect",
     "why",
 )
@@ -286,6 +291,7 @@ _TYPES = {
     "config": str,
     "inputs": str,
     "input_shape": str,
+    "text_tokens": int,
     "expect": str,
     "why": str,
 }
@@ -369,6 +375,7 @@ def _entry(path: str, line: int, node, entry) -> Claim:
                 "frames",
                 "space",
                 "inputs",
+                "text_tokens",
                 "expect",
                 "why",
             )
@@ -376,7 +383,9 @@ def _entry(path: str, line: int, node, entry) -> Claim:
         scope["resolution"] = parse_resolution(entry.get("resolution"))
         scope["input_shape"] = parse_shape(entry.get("input_shape"))
         if entry.get("config") is not None:  # a config path is read from the claims file's own folder
-            scope["config"] = os.path.join(os.path.dirname(os.path.abspath(path)), entry["config"])
+            near = os.path.join(os.path.dirname(os.path.abspath(path)), entry["config"])
+            shipped = "/" not in entry["config"] and not os.path.exists(near)  # a config flopcheck ships, by name
+            scope["config"] = entry["config"] if shipped else near
         if entry.get("tolerance") is not None:
             scope["tolerance"] = parse_value(str(entry["tolerance"]))[0]
         if entry.get("omission_limit") is not None:

@@ -66,13 +66,17 @@ class ToolReading:
 
     @property
     def tool(self) -> str:
-        """'fvcore_jit (fvcore 0.1.5)'."""
+        """'fvcore_jit (fvcore 0.1.5)'; a published formula by its title."""
+        if self.count.counter.startswith("formula "):
+            return f"{self.count.counter} ({self.count.library})"
         return f"{self.count.counter} ({self.count.library} {self.count.version})"
 
     def describe(self) -> str:
         """'what fvcore_jit (fvcore 0.1.5) reports on explicit attention'."""
         where = f" on {self.path}" if self.path else ""
         scope = f" x {self.factor}" if self.factor > 1 else ""
+        if self.count.counter.startswith("formula "):
+            return f"what the published formula {self.count.library} gives{scope}"
         if self.stand_in:
             return (
                 f"what {self.tool} would report{where}{scope} by its convention, carried from its count on the "

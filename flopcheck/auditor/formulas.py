@@ -1,0 +1,57 @@
+"""The published formulas as readings of a claim (flopcheck.published): each formula that applies to the claim's
+model, evaluated on its structure at the claim's scope, with its causes against the exact count, so a figure made
+with one of them is named by it ("PaLM 6N + 12LHQT: causal attention not halved ...")."""
+
+from __future__ import annotations
+
+from flopcheck.auditor.claims import Claim
+from flopcheck.auditor.readings import Convention, ToolReading
+from flopcheck.reconciler import causes as K
+from flopcheck.types import Count, Reconciliation
+
+CLOSING = ("FC901", "FC101")  # the residual and the unit: not conventions of the formula's content
+
+
+def readings(claim: Claim) -> tuple[list[ToolReading], list[str]]:
+    """Each applicable formula's reading of the claim (training formulas only for a training claim), and one line
+    when they could not be read."""
+    if claim.part != "model" or claim.space == "pixel":
+        return [], []
+    from flopcheck.published import FORMULAS
+    from flopcheck.verbs.reconcile import formula_results
+
+    try:
+        found = formula_results(claim.subject, ["all"], training=claim.training)
+    except Exception as err:  # noqa: BLE001 - the counters' and formula readings still judge the claim
+        from flopcheck.children import one_line
+
+        return [], [f"published formulas: {one_line(err)}"]
+    out = []
+    for r in found:
+        f = FORMULAS[r.counter.removeprefix("formula ")]
+        if r.error is None and r.counter_flops and (claim.training or not f.training):
+            out.append(_reading(claim, r, f.training, f.title, f.source, claim.subject.batch))
+    return out, []
+
+
+def _reading(claim: Claim, r: Reconciliation, training: bool, title: str, source: str, batch: int) -> ToolReading:
+    """A formula's value (at the subject's batch) as a reading: per sample, scaled to the claim's stated scope (its
+    training x3 is its own)."""
+    batch = max(1, batch)
+    count = Count(
+        counter=r.counter,
+        library=title,
+        version="",
+        unit=r.unit,
+        model=r.model,
+        input_size=0,
+        attn=r.attn,
+        reported=(r.reported or 0) / batch,
+        flops=(r.counter_flops or 0) // batch,
+    )
+    findings = tuple(f for f in r.findings if f.code not in CLOSING)
+    departs = [K.of(f).slug for f in findings]
+    words = f"{title} ({source}): " + (", ".join(departs) if departs else "every multiply-add, as the exact count")
+    convention = Convention(words, findings, r.reference_flops, r.residual or 0, known=r.residual == 0)
+    factor = claim.stated_factor // (3 if training else 1)
+    return ToolReading(count, factor, "", convention=convention)
