@@ -189,7 +189,7 @@ APPENDED = {"action": "append"}  # compare and reconcile take several attention 
 
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
-    _model(p, "DiT-S/2", "counter timeout json", attn=APPENDED, input_size=APPENDED)
+    _model(p, "DiT-S/2", "counter timeout json formula", attn=APPENDED, input_size=APPENDED)
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -197,7 +197,8 @@ def _compare(args: argparse.Namespace) -> int:
     from flopcheck.verbs.report import progress_bar
 
     subjects = _subjects(args, args.model, args.input_size, args.attn)
-    return _show(compare(subjects, args.counter, args.timeout, None if args.json else progress_bar), args)
+    bar = None if args.json else progress_bar
+    return _show(compare(subjects, args.counter, args.timeout, bar, args.formula), args)
 
 
 def _counters_alias(args: argparse.Namespace) -> int:

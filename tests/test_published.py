@@ -240,3 +240,35 @@ def test_the_audit_names_the_formula_behind_a_figure_made_with_it():
     # a figure no formula makes (700 TFLOPs: 18.9% over megatron-paper's 588.77, the nearest) is pinned on none
     v = flopcheck.audit("transformers:LlamaForCausalLM 700 TFLOPs", scope={**scope, "training": True}, counters=False)
     assert str(v.verdict) == "unexplained" and not any(t.tool for t in v.tools)
+
+
+def test_compare_shows_the_forward_formulas_beside_the_counters(capsys):
+    from flopcheck.cli import main
+
+    assert main(["compare", "DiT-XL/2", "--formula", "all"]) == 0
+    rows = {line.split()[1]: line for line in capsys.readouterr().out.splitlines() if line.startswith("formula ")}
+    # 12 T d^2 x 28 MACs = 114,152,177,664 (test_dit_block_formulas_by_hand), x 2 as FLOPs
+    assert "114,152,177,664  228,304,355,328" in rows["vit-12td2"] and "FC203" in rows["vit-12td2"]
+    assert "none: every multiply-add" in rows["dit"] and "kaplan-6nd" not in rows  # a training formula: reconcile
+    assert main(["compare", "DiT-S/2", "--formula", "palm"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("flopcheck: palm counts a training step and compare counts one forward") and "\n" not in err
+
+
+@pytest.mark.integration
+def test_the_pytest_helper_names_the_formula_a_figure_was_made_with():
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from flopcheck.testing import assert_flops_close
+
+    config = transformers.LlamaConfig(
+        hidden_size=64, intermediate_size=160, num_attention_heads=4, num_key_value_heads=2, num_hidden_layers=2,
+        vocab_size=100, max_position_embeddings=64,
+    )  # fmt: skip
+    model = transformers.LlamaForCausalLM(config).eval()
+    # Kaplan's forward on it: N = 2 d L (2 d_attn + d_ff) = 2 * 64 * 2 * (128 + 160) = 73,728; per token
+    # 2N + 2 L n_ctx d_attn = 147,456 + 2 * 2 * 64 * 64 = 163,840; x 64 tokens = 10,485,760 FLOPs
+    with pytest.raises(AssertionError) as err:
+        assert_flops_close(model, (torch.zeros(1, 64, dtype=torch.long),), 10_485_760, rtol=0.01)
+    said = str(err.value)
+    assert "published formula kaplan-forward" in said and "FC408 gqa-as-mha" in said and "FC215 causal-halved" in said

@@ -211,11 +211,11 @@ def _tool_candidates(claim: Claim, counters, measured) -> tuple[list[Candidate],
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], tuple(notes)
 
 
-def _formula_candidates(claim: Claim) -> tuple[list[Candidate], list[str]]:
-    """The published formulas' readings of the claim (flopcheck.published), each with its causes."""
+def _formula_candidates(claim: Claim, subject) -> tuple[list[Candidate], list[str]]:
+    """The published formulas' readings of the claim (flopcheck.published) on its subject, each with its causes."""
     from flopcheck.auditor import formulas
 
-    found, notes = formulas.readings(claim)
+    found, notes = formulas.readings(claim, subject)
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], notes
 
 
@@ -309,9 +309,10 @@ def _inputs(claim: Claim, measured) -> str:
     return measured.inputs if measured is not None else claim.subject.inputs
 
 
-def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None) -> Verdict:
-    """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure);
-    `counters`: the counters whose output is a reading (default: every installed one; False: none)."""
+def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None, subject=None) -> Verdict:
+    """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure), and
+    `subject` its Subject; `counters`: the counters whose output is a reading (default: every installed one; False:
+    none)."""
     if measured is None:  # say which input the verdict is for: the model's own unless the claim states one
         resolution, frames = claim.subject.default_input()
         claim = replace(claim, resolution=claim.resolution or resolution, frames=claim.frames or frames)
@@ -344,7 +345,8 @@ def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         for e, v in zip(explanations, values)
     ]
     tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)
-    published, formula_notes = ([], []) if ref.incomplete else _formula_candidates(claim)
+    live = measured is not None and subject is None  # a caller's model with no subject: no structure to read
+    published, formula_notes = ([], []) if ref.incomplete or live else _formula_candidates(claim, subject)
     candidates += tool_candidates + published
     notes = (*notes, *formula_notes)
     if not candidates:  # every reading is of nothing: no figure but 0 describes the model, and a claim is positive

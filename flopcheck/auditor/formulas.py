@@ -4,6 +4,8 @@ with one of them is named by it ("PaLM 6N + 12LHQT: causal attention not halved 
 
 from __future__ import annotations
 
+from typing import Any
+
 from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.readings import Convention, ToolReading
 from flopcheck.reconciler import causes as K
@@ -12,16 +14,17 @@ from flopcheck.types import Count, Reconciliation
 CLOSING = ("FC901", "FC101")  # the residual and the unit: not conventions of the formula's content
 
 
-def readings(claim: Claim) -> tuple[list[ToolReading], list[str]]:
-    """Each applicable formula's reading of the claim (training formulas only for a training claim), and one line
-    when they could not be read."""
+def readings(claim: Claim, subject: Any = None) -> tuple[list[ToolReading], list[str]]:
+    """Each applicable formula's reading of the claim on its subject (default: the claim's; training formulas only
+    for a training claim), and one line when they could not be read."""
     if claim.part != "model" or claim.space == "pixel":
         return [], []
     from flopcheck.published import FORMULAS
     from flopcheck.verbs.reconcile import formula_results
 
     try:
-        found = formula_results(claim.subject, ["all"], training=claim.training)
+        subject = subject or claim.subject
+        found = formula_results(subject, ["all"], training=claim.training)
     except Exception as err:  # noqa: BLE001 - the counters' and formula readings still judge the claim
         from flopcheck.children import one_line
 
@@ -30,7 +33,7 @@ def readings(claim: Claim) -> tuple[list[ToolReading], list[str]]:
     for r in found:
         f = FORMULAS[r.counter.removeprefix("formula ")]
         if r.error is None and r.counter_flops and (claim.training or not f.training):
-            out.append(_reading(claim, r, f.training, f.title, f.source, claim.subject.batch))
+            out.append(_reading(claim, r, f.training, f.title, f.source, subject.batch))
     return out, []
 
 

@@ -76,7 +76,8 @@ class ToolReading:
         where = f" on {self.path}" if self.path else ""
         scope = f" x {self.factor}" if self.factor > 1 else ""
         if self.count.counter.startswith("formula "):
-            return f"what the published formula {self.count.library} gives{scope}"
+            name = self.count.counter.removeprefix("formula ")
+            return f"what the published formula {name} ({self.count.library}) gives{scope}"
         if self.stand_in:
             return (
                 f"what {self.tool} would report{where}{scope} by its convention, carried from its count on the "

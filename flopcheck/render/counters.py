@@ -51,12 +51,29 @@ def to_text(counts: list[Count], formula_flops: dict[tuple, int], label: str = "
         )
     header = ["counter", "unit", "reported", "as FLOPs", f"/ {label}", "skipped", "time s", "peak RSS MB"]
     lines = []
-    for key in dict.fromkeys((c.model, c.input_size, c.attn) for c in counts):
+    for key in dict.fromkeys((c.model, c.input_size, c.attn) for c in counts) or formula_flops:
         given = f"input {inputs}" if inputs else f"input {key[1]}"
         lines.append(f"{key[0]} · {given} · attn {key[2]} · {label} {commas(formula_flops[key])} FLOPs")
-    return "\n".join(lines + ["", table(rows, header, right={2, 3, 4, 6, 7})])
+    return "\n".join(lines + (["", table(rows, header, right={2, 3, 4, 6, 7})] if rows else []))
 
 
 def to_list(counts: list[Count], formula_flops: dict[tuple, int]) -> list[dict]:
     """JSON-ready: every Count in full, with the formula's FLOPs beside it."""
     return [{**encode(c), "formula_flops": formula_flops[(c.model, c.input_size, c.attn)]} for c in counts]
+
+
+def formula_rows(found: list, label: str) -> str:
+    """The published formulas beside the counters: value, as FLOPs, ratio to the reference, their causes ('' when
+    none was asked for)."""
+    if not found:
+        return ""
+    rows = []
+    for r in found:
+        if r.error:
+            rows.append([r.counter, r.unit.value, "-", "-", "-", f"does not apply: {r.error}"])
+            continue
+        causes = ", ".join(f"{f.code} {f.title}" for f in r.findings) or "none: every multiply-add"
+        ratio = f"{r.counter_flops / r.reference_flops:.3f}" if r.reference_flops else "-"
+        rows.append([r.counter, r.unit.value, commas(round(r.reported)), commas(r.counter_flops), ratio, causes])
+    header = ["published formula", "unit", "value", "as FLOPs", f"/ {label}", "causes (flopcheck reconcile --formula)"]
+    return "\n\n" + table(rows, header, right={2, 3, 4})

@@ -118,10 +118,10 @@ def judge_live(text: str, subject, scope: dict, names: Any, timeout_s: float | N
     m = subject.measured()
     claim = parse_claim(text, model=m.text, **scope)
     if names is False:
-        return judge(claim, measured=m, counters=False)
+        return judge(claim, measured=m, counters=False, subject=subject)
     counts = subject.counts(counter_names(names), timeout_s or 600.0)
     found, notes = readings_of_counts(claim, counts, reference=subject.reference())
-    return judge(claim, measured=m, counters=(tuple(found), tuple(notes)))
+    return judge(claim, measured=m, counters=(tuple(found), tuple(notes)), subject=subject)
 
 
 def _refusal(claim, code: str) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -22,26 +22,57 @@ class Comparison:
     label: str  # 'formula' or 'exact count'
     inputs: str  # a model without a formula: its input in words
     exit_code: int = 0
+    formulas: list = field(default_factory=list)  # published formulas' reconciliations (forward), beside the counters
 
     def to_text(self) -> str:
-        from flopcheck.render.counters import to_text
+        from flopcheck.render.counters import formula_rows, to_text
 
-        return to_text(self.counts, self.truth, self.label, self.inputs)
+        return to_text(self.counts, self.truth, self.label, self.inputs) + formula_rows(self.formulas, self.label)
 
     def to_data(self) -> list:
         from flopcheck.render.counters import to_list
+        from flopcheck.render.reconcile import to_dict
 
-        return to_list(self.counts, self.truth)
+        return to_list(self.counts, self.truth) + [to_dict(r) for r in self.formulas]
 
 
-def run(subjects: list, names: list[str] | None = None, timeout_s: float = 600.0, progress: Any = None) -> Comparison:
-    """Each named counter on each subject, in one pool; each checked to execute on real tensors first."""
-    for s in subjects:
-        s.check_executable()
+def run(
+    subjects: list,
+    names: list[str] | None = None,
+    timeout_s: float = 600.0,
+    progress: Any = None,
+    formulas: list[str] | None = None,
+) -> Comparison:
+    """Each named counter on each subject, in one pool; each checked to execute on real tensors first; with formulas
+    (names or 'all'), the published forward formulas beside them (the counters then only when named)."""
     from flopcheck.subject import counts_of
 
-    counts = counts_of(subjects, counter_names(names), timeout_s=timeout_s, progress=progress)
+    found = _formulas(subjects, formulas) if formulas else []
+    if formulas and not names:
+        counts: list = []
+    else:
+        for s in subjects:
+            s.check_executable()
+        counts = counts_of(subjects, counter_names(names), timeout_s=timeout_s, progress=progress)
     truth = {s.key(): s.truth() for s in subjects}
     first = subjects[0]
     label, inputs = ("formula", "") if first.formula_family else ("exact count", first.measured().inputs)
-    return Comparison(counts, truth, label, inputs)
+    return Comparison(counts, truth, label, inputs, formulas=found)
+
+
+def _formulas(subjects: list, asked: list[str]) -> list:
+    """The forward formulas asked for on each subject ('all': every forward one); a training formula named here is
+    refused: compare is one forward (reconcile --formula NAME --training explains it)."""
+    from flopcheck.errors import InputError
+    from flopcheck.published import FORMULAS
+    from flopcheck.published.reconcile import names as formula_names
+    from flopcheck.verbs.reconcile import formula_results
+
+    chosen = [n for n in formula_names(asked) if not FORMULAS[n].training or "all" not in asked]
+    training = [n for n in chosen if FORMULAS[n].training]
+    if training:
+        raise InputError(
+            f"{training[0]} counts a training step and compare counts one forward: reconcile MODEL --formula "
+            f"{training[0]} --training explains it"
+        )
+    return [r for s in subjects for r in formula_results(s, chosen, training=False)]
