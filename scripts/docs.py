@@ -231,7 +231,7 @@ def formulas_page() -> str:
     training step of Llama-3-8B at 8192 tokens (GPT and DiT formulas: DiT-XL/2's exact forward)."""
     from flopcheck.published import FORMULAS
     from flopcheck.subject import resolve
-    from flopcheck.verbs.reconcile import formula_results
+    from flopcheck.verbs.formulas import formula_results
 
     llama = resolve("transformers:LlamaForCausalLM", config="llama-3-8b", text_tokens=8192)
     runs = [*formula_results(llama, ["all"], training=True), *formula_results(resolve("DiT-XL/2"), ["all"], False)]

@@ -20,7 +20,7 @@ def readings(claim: Claim, subject: Any = None) -> tuple[list[ToolReading], list
     if claim.part != "model" or claim.space == "pixel":
         return [], []
     from flopcheck.published import FORMULAS
-    from flopcheck.verbs.reconcile import formula_results
+    from flopcheck.verbs.formulas import formula_results
 
     try:
         subject = subject or claim.subject

@@ -66,7 +66,7 @@ def _formulas(subjects: list, asked: list[str]) -> list:
     from flopcheck.errors import InputError
     from flopcheck.published import FORMULAS
     from flopcheck.published.reconcile import names as formula_names
-    from flopcheck.verbs.reconcile import formula_results
+    from flopcheck.verbs.formulas import formula_results
 
     chosen = [n for n in formula_names(asked) if not FORMULAS[n].training or "all" not in asked]
     training = [n for n in chosen if FORMULAS[n].training]

@@ -67,6 +67,8 @@ def run(
         formula_names(formulas)  # an unknown name: exit 2 before anything runs
         if sweep:
             raise InputError("--sweep judges counters from their totals; a formula is arithmetic: drop one of them")
+        from flopcheck.verbs.formulas import formula_results
+
         found = [r for s in subjects for r in formula_results(s, formulas, training)]
         if not names:
             return Reconciling(found, [], {}, _header(first, training))
@@ -94,32 +96,3 @@ def _header(first: Any, training: bool = False) -> str:
     if first.formula_family:
         return ""
     return f"{first.text} · input {first.measured(training=training).inputs} · reference: its exact count\n\n"
-
-
-def formula_results(subject: Any, asked: list[str], training: bool) -> list:
-    """Each published formula asked for, explained against the subject's exact count (its training step too)."""
-    from flopcheck.published import Exact
-    from flopcheck.published.reconcile import explain_all
-    from flopcheck.published.structure import Structure, of_dit
-    from flopcheck.types import ATTENTION_KINDS, Scope
-    from flopcheck.verbs.count import run as count
-
-    done = count(subject, Scope(training=training))
-    kinds = done.exact.by_kind()
-    step, gaps = (done.training.total, done.training.differences()) if done.training is not None else (None, [])
-    gaps.sort(key=lambda g: g[2] - 2 * g[1])
-    exact = Exact(
-        done.exact.total,
-        sum(kinds.get(k, 0) for k in ATTENTION_KINDS),
-        step,
-        done.exact.by_path(),
-        sum(2 * f - b for _, f, b, _ in gaps),
-        ", ".join(f"{p} ({2 * f - b:+,}: {why})" for p, f, b, why in gaps[:2]),
-    )
-    if done.formula is not None and hasattr(done.config, "depth"):
-        structure = of_dit(done.config, done.batch, sum(t.flops for t in done.formula.terms) // done.exact_factor)
-    elif done.measured is not None and done.measured.structure:
-        structure = Structure.from_dict(done.measured.structure)
-    else:
-        structure = Structure(why=f"{subject.text} is neither a decoder-only LM nor a DiT")
-    return explain_all(asked, structure, exact, subject.text, subject.attn)
