@@ -272,3 +272,18 @@ def test_the_pytest_helper_names_the_formula_a_figure_was_made_with():
         assert_flops_close(model, (torch.zeros(1, 64, dtype=torch.long),), 10_485_760, rtol=0.01)
     said = str(err.value)
     assert "published formula kaplan-forward" in said and "FC408 gqa-as-mha" in said and "FC215 causal-halved" in said
+
+
+def test_a_sliding_window_is_named_where_a_formula_counts_its_share():
+    # Mistral-7B v0.1's shape (Llama-3-8B's but V 32000, window 4096) at 8192 tokens; the exact (dense) attention of
+    # one forward: 4 * 8192^2 * 4096 * 32 layers = 35,184,372,088,832
+    s = Structure(kind=LM, L=32, d=4096, H=32, G=8, dh=128, F=14336, m=3, V=32000, W=4096, T=8192, n_norm=65 * 4096)
+    exact = Exact(forward=0, attention=35_184_372_088_832, step=0)
+    maxtext = {f.code: f.delta for f in explain(FORMULAS["maxtext"], s, exact, "m").findings}
+    # MaxText: 3 x 32 x 4 (T W - W^2/2) q = 96 * 4 * (33,554,432 - 8,388,608) * 4096 = 39,582,418,599,936, against
+    # half the dense 3 x 35,184,372,088,832 / 2 = 52,776,558,133,248 (FC215): the window's share is -13,194,139,533,312
+    assert maxtext["FC215"] == -52_776_558_133_248 and maxtext["FC219"] == -13_194_139_533_312
+    olmo = {f.code: f.delta for f in explain(FORMULAS["olmo"], s, exact, "m").findings}
+    # OLMo-core: 12 q min(W, T) per token per layer = 12 * 4096 * 4096 * 8192 * 32 = 52,776,558,133,248 against the
+    # dense 105,553,116,266,496
+    assert olmo["FC219"] == -52_776_558_133_248
