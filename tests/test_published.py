@@ -287,3 +287,17 @@ def test_a_sliding_window_is_named_where_a_formula_counts_its_share():
     # OLMo-core: 12 q min(W, T) per token per layer = 12 * 4096 * 4096 * 8192 * 32 = 52,776,558,133,248 against the
     # dense 105,553,116,266,496
     assert olmo["FC219"] == -52_776_558_133_248
+
+
+@pytest.mark.integration
+def test_an_encoder_decoder_counts_its_decoder_on_meta(capsys):
+    from flopcheck.cli import main
+
+    # T5-small (transformers' T5Config defaults: d 512, d_ff 2048 ReLU, 6 + 6 layers, d_kv 64 x 8 heads, V 32128,
+    # tied), 512 encoder and 512 decoder tokens, in MACs. Encoder layer per token: q, k, v, o 4 * 512^2 = 1,048,576 +
+    # FFN 2 * 512 * 2048 = 2,097,152 + QK^T and attn@V 2 * 512 * 512 = 524,288 -> x 512 tokens x 6 = 11,274,289,152.
+    # Decoder layer per token: self 1,048,576 + 524,288, cross q and o 524,288 + attention 524,288, FFN 2,097,152 =
+    # 4,718,592 x 512 = 2,415,919,104, + cross k and v on the 512 encoder tokens 268,435,456 -> x 6 = 16,106,127,360.
+    # LM head 512 * 512 * 32128 = 8,422,162,432. Total 35,802,578,944 MACs = 71,605,157,888 FLOPs.
+    assert main(["count", "transformers:T5ForConditionalGeneration", "--text-tokens", "512", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["total_flops"] == 71_605_157_888

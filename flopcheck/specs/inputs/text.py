@@ -27,8 +27,11 @@ def text_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict, 
     if most and s > most:
         raise SpecError(f"--text-tokens {s}: {cls} takes at most {most} (its max_position_embeddings)")
     kwargs, missing = {}, []
+    decoder = bool(getattr(model.config, "is_encoder_decoder", False))  # T5, BART: the decoder runs on S tokens too
     for p in inspect.signature(type(model).forward).parameters.values():
-        if p.name in TEXT_RULES and (p.name != "token_type_ids" or p.default is p.empty):
+        if decoder and p.name == "decoder_input_ids":
+            kwargs[p.name] = TEXT_RULES["input_ids"](o.batch, s, device)
+        elif p.name in TEXT_RULES and (p.name != "token_type_ids" or p.default is p.empty):
             kwargs[p.name] = TEXT_RULES[p.name](o.batch, s, device)
         elif p.name not in ("self", "return_dict") and p.default is p.empty and p.kind not in (p.VAR_KEYWORD,):
             missing.append(p.name)
@@ -44,4 +47,5 @@ def text_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict, 
     words = f"{s} tokens" + (
         "" if o.text_tokens else " (its max_position_embeddings)" if most else " (flopcheck's default)"
     )
+    words += f", and {s} decoder tokens" if "decoder_input_ids" in kwargs else ""
     return (ids,), kwargs, words + f", batch {o.batch}"
