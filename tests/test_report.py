@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -78,7 +79,10 @@ def test_committed_reports_are_generated_by_the_code():
     # ... plus the manifest that lists them, which the report writes beside them
     manifest = "flopcheck-manifest.txt"
     assert sorted([*files, manifest]) == sorted(p.name for p in folder.iterdir())
-    assert (folder / manifest).read_text().split() == sorted(files)
+    listed = [line.split("  ") for line in (folder / manifest).read_text().splitlines()]
+    assert [entry[-1] for entry in listed] == sorted(files)
+    # each line is sha256sum's: the file's hash, two spaces, its name
+    assert all(hashlib.sha256((folder / name).read_bytes()).hexdigest() == digest for digest, name in listed)
     for name, text in files.items():
         assert (folder / name).read_text(encoding="utf-8") == text, name
 

@@ -5,7 +5,18 @@ from __future__ import annotations
 import re
 from html import escape
 
-from flopcheck.render.view import View, closure_matrix, reported_cell, slug, specs_note, sweep_rows, versions
+from flopcheck.render.view import (
+    PUBLISHED_HEAD,
+    PUBLISHED_NOTE,
+    View,
+    closure_matrix,
+    published_rows,
+    reported_cell,
+    slug,
+    specs_note,
+    sweep_rows,
+    versions,
+)
 
 CSS = """body{font-family:Helvetica,Arial,sans-serif;margin:24px;max-width:1400px;color:#222}
 table{border-collapse:collapse;font-size:12px;margin:8px 0 16px}td,th{border:1px solid #ccc;padding:3px 6px}
@@ -69,6 +80,9 @@ def html(v: View, plots: dict[str, str]) -> str:
         ]
         head = ["counter", "unit"] + [h for a in v.attns for h in (f"{a}: reported", f"{a}: / formula", f"{a}: causes")]
         parts.append(_linked(_html_table(head, rows, {2, 3, 5, 6})))
+    if published := published_rows(v):
+        parts += ["<h2>Published formulas</h2>", f"<p>{escape(PUBLISHED_NOTE)}</p>"]
+        parts.append(_linked(_html_table(PUBLISHED_HEAD, published, {3, 4, 5})))
     parts.append("<h2>T-sweeps (log-log)</h2><div class=grid>")
     for model in res["plan"]["sweeps"]:
         parts += [plots[f"{kind}-{slug(model)}-{a}.svg"] for a in v.attns for kind in ("sweep", "share")]

@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 from flopcheck.fmt import commas
-from flopcheck.render.view import View, closure_matrix, reported_cell, slug, specs_note, sweep_rows, versions
+from flopcheck.render.view import (
+    PUBLISHED_HEAD,
+    PUBLISHED_NOTE,
+    View,
+    closure_matrix,
+    published_rows,
+    reported_cell,
+    slug,
+    specs_note,
+    sweep_rows,
+    versions,
+)
 
 
 def _md_table(head: list[str], rows: list[list[str]]) -> str:
@@ -51,6 +62,8 @@ def markdown(v: View) -> str:
             h for a in v.attns for h in (f"{a}: reported", f"{a}: FLOPs / formula", f"{a}: causes")
         ]
         out += [_md_table(head, rows), ""]
+    if published := published_rows(v):
+        out += ["## Published formulas", "", PUBLISHED_NOTE, "", _md_table(PUBLISHED_HEAD, published), ""]
     out += [
         "## T-sweeps",
         "",

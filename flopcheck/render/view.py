@@ -132,3 +132,38 @@ def closure_matrix(v: View) -> tuple[list[str], list[list[str]], str] | None:
     share = 100 * closed / max(ran, 1)
     total = f"{closed} of the {ran} runs that returned a number closed to a residual of 0 ({share:.1f}%)."
     return ["model", "attn", "closed"] + list(v.counters), rows, total
+
+
+PUBLISHED_HEAD = ["model", "published formula", "unit", "value", "as FLOPs", "/ formula", "causes"]
+PUBLISHED_NOTE = (
+    "The formulas DiTs are quoted with, each explained against the config's formula (= its exact count) by "
+    "flopcheck reconcile --formula: the blocks alone (24Td^2 + 4T^2d per block) and the ViT shortcut (12Td^2 per "
+    "block, in MACs)."
+)
+
+
+def published_rows(v: View) -> list[list[str]]:
+    """The published vision formulas on each reference model of the grid (flopcheck.published), from its formula's
+    terms and its config: value, as FLOPs, ratio, causes."""
+    from flopcheck.published import FORMULAS, Exact
+    from flopcheck.published.reconcile import explain
+    from flopcheck.published.structure import DIT, of_dit
+    from reference_models import get_config
+
+    rows = []
+    for model, size in v.grid:
+        f = v.formula[(model, size)]
+        if "inputs" in f:  # a spec: no hand formula, no DiT structure
+            continue
+        attention = f["by_kind"].get("attn_score", 0) + f["by_kind"].get("attn_value", 0)
+        paths = {t["path"]: t["flops"] for t in f["terms"]}
+        exact = Exact(forward=f["total_flops"], attention=attention, by_path=paths)
+        s = of_dit(get_config(model, input_size=size), 1, f["total_flops"])
+        for name in (n for n, p in FORMULAS.items() if DIT in p.kinds and n != "dit"):
+            r = explain(FORMULAS[name], s, exact, model)
+            causes = " ".join(x.code for x in r.findings if x.code != UNEXPLAINED_RESIDUAL.code)
+            state = "closed" if r.closed else f"residual {commas(r.residual)}"
+            ratio = f"{(r.counter_flops or 0) / f['total_flops']:.4f}"
+            rows.append([model, name, r.unit.value, commas(round(r.reported or 0)), commas(r.counter_flops), ratio])
+            rows[-1].append(f"{causes} · {state}")
+    return rows
