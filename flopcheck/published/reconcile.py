@@ -11,11 +11,12 @@ from flopcheck.types import Finding, Reconciliation
 MODE = "formula: its terms"
 
 
-def names(asked: list[str] | tuple[str, ...]) -> list[str]:
+def names(asked: str | list[str] | tuple[str, ...]) -> list[str]:
     """The formulas asked for ('all': every one, in the registry's order); an unknown name is one line with the
     names there are."""
     from flopcheck.errors import InputError
 
+    asked = [n.strip().lower() for n in ([asked] if isinstance(asked, str) else asked)]  # 'palm', not its letters
     chosen = list(FORMULAS) if "all" in asked else list(dict.fromkeys(asked))
     unknown = [n for n in chosen if n not in FORMULAS]
     if unknown:

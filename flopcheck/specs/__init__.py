@@ -151,6 +151,11 @@ def parse(text: str, **options) -> ModelSpec:
             "the model is empty: give a reference name (DiT-XL/2), timm:NAME, torchvision:NAME, "
             "diffusers:CLASS [--config FILE] or package.module:factory"
         )
+    if text.startswith("diffusers-pipeline:"):  # flopcheck.pipelines.PREFIX: a whole pipeline, never one model
+        raise SpecError(
+            f"{text} is a whole pipeline: count, estimate and audit take it; compare and reconcile run counters on "
+            f"one model: name a stage (its denoiser's reference name or diffusers:CLASS --config FILE)"
+        )
     known = [f.name for f in fields(Options)]
     for name in options:
         if name not in known:
