@@ -233,6 +233,7 @@ class TrainingEstimate(Shown):
     step: Any  # exact.training.TrainingCount of one optimizer step at `batch`
     gpu: GPU
     mfu: float
+    measured: Any = None  # (MFU, HFU, the rate in words) a measured throughput means (estimate --throughput)
 
     @property
     def flops_per_step(self) -> int:

@@ -12,13 +12,14 @@ from flopcheck.verbs.compare import counter_names
 if TYPE_CHECKING:
     from flopcheck.auditor import Claim, Verdict
     from flopcheck.auditor.pipeline import PipelineVerdict
+    from flopcheck.auditor.utilization import UtilizationVerdict
 
 
 @dataclass
 class Auditing:
     """The verdicts on a list of claims, and one line for each claim that could not be judged."""
 
-    verdicts: list[Verdict | PipelineVerdict]
+    verdicts: list[Verdict | PipelineVerdict | UtilizationVerdict]
     failed: list[str] = field(default_factory=list)
 
     @property
@@ -93,7 +94,7 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     return out
 
 
-def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict:
+def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict | UtilizationVerdict:
     """A claim about a pipeline against its stage combinations; any other against its model, and when that does not
     pass, the stage combination of the model's pipeline within 10% said beside it."""
     from dataclasses import replace
@@ -101,6 +102,10 @@ def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict:
     from flopcheck.auditor import judge, pipeline
     from flopcheck.pipelines import is_pipeline
 
+    if claim.rate is not None:  # utilization or time: both sides of the division read
+        from flopcheck.auditor import utilization
+
+        return utilization.judge(claim)
     if is_pipeline(claim.model):
         return pipeline.judge(claim)
     verdict = judge(claim, counters=names)
