@@ -27,11 +27,19 @@ def headline(v: UtilizationVerdict) -> str:
     if r.kind in ("throughput", "cost"):
         means = f"{c.text} means MFU {percent(v.mfu)} (HFU {percent(v.hfu)}) of {peak}"
         return means + ("" if v.mfu <= 1 and v.hfu <= 1 else ": over 100%, no run on these GPUs does that")
-    written = c.text[len(c.model) :].strip() if c.text.startswith(c.model) else c.text
+    written = _written(c)
     true = f"the true {WHAT[r.kind]} is {_value(v, v.true_value)}"
     if v.best is None:
         return f"{written} is no reading of this run's FLOPs and peak; {true}"
     return f"{written} is {v.best.words(r.kind)}; {true}"
+
+
+def _written(c) -> str:
+    """The claim's figure as written, without its model and scope words: '73.7% MFU'."""
+    from flopcheck.auditor.rates import find
+
+    found = find(c.text)
+    return c.text[found[0].start("num") :].strip() if found else c.text
 
 
 def to_text(v: UtilizationVerdict) -> str:
@@ -53,7 +61,7 @@ def to_text(v: UtilizationVerdict) -> str:
     if w.causal:
         lines.append(f"  attention          {float(w.attention):>26,.0f}  (causal: half of it is needed work)")
     if c.rate.kind == "cost":
-        lines.append(f"run: {_run_words(c)} = {v.total_flops:,} model FLOPs in {c.rate.label.strip()}")
+        lines.append(f"run: {_run_words(c)} = {v.total_flops:,} model FLOPs in {_written(c)}")
     else:
         lines.append(f"rate: {j.rate_words}")
     lines += [f"MFU {percent(v.mfu)}, HFU {percent(v.hfu)} of {j.gpus} x {j.gpu.tflops_of(j.dtype):g} TFLOPS", ""]
@@ -106,9 +114,10 @@ def to_dict(v: UtilizationVerdict) -> dict:
 def markdown_row(v: UtilizationVerdict) -> str:
     """One row of the audit's Markdown table."""
     c = v.claim
-    written = c.text[len(c.model) :].strip() if c.text.startswith(c.model) else c.text
-    judged = v.best.words(c.rate.kind) if v.best else f"{c.rate.kind} on {v.job.gpus} x {v.job.gpu.name}"
+    written = _written(c)
+    peak = f"{v.job.gpus} x {v.job.gpu.name}'s {v.job.dtype.upper()} dense peak"
+    judged = v.best.words(c.rate.kind) if v.best else f"MFU {percent(v.mfu)} of {peak}"
     off = abs(Fraction(str(c.rate.value)) - v.true_value) / v.true_value if c.rate.kind in WHAT else 0
     if c.rate.kind in ("throughput", "cost"):
-        return f"| {c.id} | {written} | {v.verdict} | {judged} | MFU {percent(v.mfu)} | | MFU {percent(v.mfu)} |"
+        return f"| {c.id} | {written} | {v.verdict} | {judged} | | | MFU {percent(v.mfu)} |"
     return f"| {c.id} | {written} | {v.verdict} | {judged} | | {float(off):.3%} | {_value(v, v.true_value)} |"
