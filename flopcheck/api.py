@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the result types (flopcheck exports them); importing them h
     from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate
     from flopcheck.auditor import Verdict
     from flopcheck.auditor.pipeline import PipelineVerdict
+    from flopcheck.auditor.utilization import UtilizationVerdict
     from flopcheck.types import Count, ExactCount, Reconciliation
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -142,7 +143,7 @@ def audit(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scope: dict[str, Any] | None = None,
     **kwargs: Any,
-) -> Verdict | PipelineVerdict:
+) -> Verdict | PipelineVerdict | UtilizationVerdict:
     """The verdict on a FLOP figure: what it most likely counted (its unit, attention, scope), and the true value.
 
     Args:

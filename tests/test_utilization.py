@@ -18,6 +18,7 @@ from flopcheck.auditor.claims import ClaimError
 from flopcheck.auditor.utilization import judge
 from flopcheck.cli import main
 from flopcheck.gpus import get_gpu, names
+from flopcheck.render.utilization import to_text
 from flopcheck.types import Tier
 
 DIT_MODEL = 711_718_502_400  # FLOPs per sample, the exact step (derivation above)
@@ -90,7 +91,7 @@ def test_one_gpus_peak_for_a_multi_gpu_job():
     # 728,799,746,457,600 / 989.4e12 = 73.66%: the FSDP write-up's mistake (research/formulas.md §16)
     v = judge(_claim("73.7% MFU", **ON16))
     assert (v.best.top.name, v.best.bottom.name) == ("model", "one_gpu") and v.verdict is Tier.WRONG
-    assert "the true MFU is 4.60%" in v.to_text()
+    assert "the true MFU is 4.60%" in to_text(v)
 
 
 def test_tf32_peak():
@@ -190,7 +191,7 @@ def test_the_claims_file():
     claims = load_claims("claims/utilization.yaml")
     for c in claims:
         v = judge(c)
-        assert str(v.verdict) == c.expect, (c.id, v.to_text())
+        assert str(v.verdict) == c.expect, (c.id, to_text(v))
     # 7,000,000 x 256 x 711,718,502,400 / (14.2 x 86,400 x 128 x 123e12) = 6.60%
     cost = judge(claims[1])
     assert cost.mfu == Fraction(7_000_000 * 256 * 711_718_502_400, 1) / (

@@ -175,21 +175,6 @@ class UtilizationVerdict:
     def passed(self) -> bool:
         return self.verdict.passes
 
-    def to_text(self) -> str:
-        from flopcheck.render.utilization import to_text
-
-        return to_text(self)
-
-    def to_dict(self) -> dict:
-        from flopcheck.render.utilization import to_dict
-
-        return to_dict(self)
-
-    def markdown_row(self) -> str:
-        from flopcheck.render.utilization import markdown_row
-
-        return markdown_row(self)
-
 
 MODALITY_OF_THING = {"image": "image", "video": "video", "token": "text"}
 

@@ -40,11 +40,15 @@ class Auditing:
 
 
 def _rendered(verdict, how: str):
-    """A verdict rendered: a pipeline's by its own methods, a model's by render.audit's functions of that name."""
+    """A verdict rendered: a pipeline's by its own methods, a utilization claim's by render.utilization's functions of
+    that name, a model's by render.audit's."""
     from flopcheck.render import audit as render
+    from flopcheck.render import utilization
 
     own = getattr(verdict, how, None)
-    return own() if own else getattr(render, how)(verdict)
+    if own:
+        return own()
+    return getattr(utilization if type(verdict).__name__ == "UtilizationVerdict" else render, how)(verdict)
 
 
 def names_code(claim) -> str:
