@@ -218,3 +218,22 @@ def test_causal_attention_counted_dense():
     # tokens/s: 12,800,000 tokens/s / 128 tokens per sample is the same 100,000 samples/s
     t = judge(parse_claim("13.8% MFU", model=LLAMA, throughput="12800000 tokens/s", **scope))
     assert t.verdict is Tier.CONSISTENT
+
+
+def test_inference_iterations_are_sampling_steps():
+    # DiT-XL/2 sampling at 10 it/s, batch 8, 250 steps with CFG on one H100: an iteration is one step of the batch,
+    # 2 x 237,242,843,136 FLOPs per sample (CFG); 10 x 8 x 474,485,686,272 / 989.4e12 = 3.836%
+    c = parse_claim("DiT-XL/2 inference 10 it/s", batch=8, steps=250, cfg=True, gpu="H100", gpus=1)
+    v = judge(c)
+    assert v.mfu == Fraction(10 * 8 * 2 * 237_242_843_136) / H100 and not v.work.training
+
+
+def test_claims_file_keys_are_checked(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    for line, words in (
+        ("gpus: 0\n  gpu: H100", "gpus must be a whole number >= 1"),
+        ("gpu: H1000\n  gpus: 4", "unknown GPU"),
+    ):
+        bad.write_text(f"- model: DiT-XL/2\n  claim: training 5.7 it/s\n  batch: 256\n  {line}\n")
+        with pytest.raises(ClaimError, match=f"bad.yaml:1: .*{words}"):
+            load_claims(str(bad))

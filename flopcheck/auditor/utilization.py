@@ -62,12 +62,14 @@ def numerators(work: Work, hfu: bool = False) -> list[Reading]:
     """Every reading of one sample's FLOPs; the true one for an MFU (model FLOPs, causal attention halved) or an HFU
     (executed FLOPs, likewise) marked."""
     half = work.attention / 2
-    if not work.training:
-        return [
-            Reading("forward", "the forward's FLOPs (inference)", work.forward, True),
-            Reading("macs", "MACs taken as FLOPs (half the forward)", work.forward / 2),
-            Reading("rule_3x", "3 x forward (a training step's rule, for inference)", 3 * work.forward),
+    if not work.training:  # model: one sample's generation (forward x CFG x sampling steps); forward: one step's
+        out = [
+            Reading("generation", "the generation's FLOPs (forward x CFG x sampling steps)", work.model, True),
+            Reading("macs", "MACs taken as FLOPs (half the generation)", work.model / 2),
+            Reading("rule_3x", "3 x the generation (a training step's rule, for inference)", 3 * work.model),
         ]
+        one = Reading("one_step", "one sampling step taken for the generation", work.forward)
+        return out + ([one] if work.forward != work.model else [])
     out = [
         Reading("model", "the exact training step's model FLOPs", work.model, not work.causal and not hfu),
         Reading("executed", "executed FLOPs (+ recompute of checkpointing and the attention kernel)", work.executed),
@@ -246,9 +248,9 @@ def job_of(claim, rate: Rate, work: Work) -> Job:
     fits(claim, throughput)
     per_second = Fraction(str(throughput.value))
     shown = f"{_num(per_second)} {throughput.label}" + (" per GPU" if throughput.per_gpu else "")
-    if throughput.thing == "iteration":
-        per_second *= claim.batch
-        shown += f" x batch {claim.batch}"
+    if throughput.thing == "iteration":  # a generation's iteration is one of its sampling steps
+        per_second *= Fraction(claim.batch, 1 if work.training else claim.steps)
+        shown += f" x batch {claim.batch}" + ("" if work.training else f" / {claim.steps} sampling steps")
     elif throughput.thing == "token":
         per_second /= claim.text_tokens
         shown += f" / {claim.text_tokens:,} tokens per sample"
