@@ -237,3 +237,12 @@ def test_claims_file_keys_are_checked(tmp_path):
         bad.write_text(f"- model: DiT-XL/2\n  claim: training 5.7 it/s\n  batch: 256\n  {line}\n")
         with pytest.raises(ClaimError, match=f"bad.yaml:1: .*{words}"):
             load_claims(str(bad))
+
+
+def test_a_rate_claim_refuses_what_it_would_drop():
+    run = dict(batch=256, gpu="H100", gpus=1)
+    for scope, words in (({"space": "pixel"}, "space applies"), ({"part": "block"}, "part applies")):
+        with pytest.raises(ClaimError, match=words):
+            _claim("5.7 it/s", **run, **scope)
+    with pytest.raises(ClaimError, match="8 GPUs and gpus is 16"):
+        _claim("7 days on 8 A100s", steps=1000, batch=256, gpus=16)

@@ -254,6 +254,11 @@ def _check_rate_fields(c: Claim) -> None:
         if given:
             raise ClaimError(f"{given[0]} applies to a claim of utilization or time (MFU, FLOP/s, it/s, GPU-days)")
         return
+    if c.part != "model" or c.space != "latent" or c.tolerance is not None:
+        what = "part" if c.part != "model" else "space" if c.space != "latent" else "tolerance"
+        raise ClaimError(f"{what} applies to a FLOP claim: a rate is read on the whole model, to its printed digits")
+    if c.rate.gpus and c.gpus and c.rate.gpus != c.gpus:
+        raise ClaimError(f"the claim says {c.rate.gpus} GPUs and gpus is {c.gpus}: state the count once")
     try:
         for name in ("gpus", "tokens", "text_tokens"):
             if getattr(c, name) is not None:
