@@ -246,3 +246,20 @@ def test_a_rate_claim_refuses_what_it_would_drop():
             _claim("5.7 it/s", **run, **scope)
     with pytest.raises(ClaimError, match="8 GPUs and gpus is 16"):
         _claim("7 days on 8 A100s", steps=1000, batch=256, gpus=16)
+
+
+def test_assert_mfu_close_checks_a_loggers_mfu():
+    import torch
+
+    from flopcheck.testing import FlopAssertionError, assert_mfu_close
+
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    x = torch.zeros(8, 64)
+    # per sample: forward 2 x (64 x 128 + 128 x 10) = 18,944; backward: the first Linear's weight gradient only
+    # (its input needs none) 2 x 64 x 128 = 16,384, the second's weight and input gradients 2 x 2 x 1,280 = 5,120
+    # -> 40,448 FLOPs; at 1e9 samples/s on one H100: 40,448e9 / 989.4e12 = 4.088%
+    true = Fraction(40_448 * 10**9) / H100
+    assert assert_mfu_close(model, x, 0.0409, samples_per_second=1e9) == pytest.approx(float(true), rel=1e-12)
+    # the same rate over 16 GPUs is 0.2555%; a logger that divides by one GPU's peak says 4.09%
+    with pytest.raises(FlopAssertionError, match="one H100-SXM's BF16 dense peak"):
+        assert_mfu_close(model, x, 0.0409, samples_per_second=1e9, gpus=16)

@@ -13,6 +13,7 @@ is read into the MFU and HFU it means, and is wrong when that is over 100% of th
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Any
 
@@ -208,20 +209,33 @@ def work_of(claim) -> Work:
     subject = claim.subject
     if claim.training:
         step, batch = _step(subject, claim.batch)
-        fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
-        attention = sum(fwd.get(k, 0) + bwd.get(k, 0) for k in ATTENTION_KINDS)
-        return Work(
-            Fraction(step.model_flops, batch),
-            Fraction(step.executed_flops, batch),
-            Fraction(step.forward.total, batch),
-            Fraction(attention, batch),
-            Fraction(step.kernel_recompute, batch),
-            is_causal(subject),
-            True,
-            subject.inputs,
-        )
+        return work_from_step(step, batch, is_causal(subject), subject.inputs)
     per = Fraction(subject.truth(), subject.batch or 1) * (2 if claim.cfg else 1)
     return Work(per * claim.steps, per * claim.steps, per, training=False, inputs=subject.inputs)
+
+
+def work_from_step(step, batch: int, causal: bool = False, inputs: str = "") -> Work:
+    """One sample's work from an exact training step (exact.training.TrainingCount) of `batch` samples."""
+    fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
+    attention = sum(fwd.get(k, 0) + bwd.get(k, 0) for k in ATTENTION_KINDS)
+    return Work(
+        Fraction(step.model_flops, batch),
+        Fraction(step.executed_flops, batch),
+        Fraction(step.forward.total, batch),
+        Fraction(attention, batch),
+        Fraction(step.kernel_recompute, batch),
+        causal,
+        True,
+        inputs,
+    )
+
+
+def explain_mfu(value: Fraction, work: Work, job: Job, hfu: bool = False) -> tuple[Fraction, Pair]:
+    """The true MFU (or HFU) of a run and the pair of readings nearest to a logged `value`."""
+    rate = Rate("hfu" if hfu else "mfu", Decimal(0), Decimal(0), "MFU")
+    pairs = _pairs(rate, work, job)
+    true = next(p for p in pairs if p.departures == 0)
+    return true.value, min(pairs, key=lambda p: (abs(p.value - value) / p.value, p.departures))
 
 
 def _step(subject, batch: int):
