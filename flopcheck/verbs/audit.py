@@ -83,10 +83,11 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     if refused and len(claims) == 1:
         raise InputError(_refusal(*refused[0]))
     claims = [c for c in claims if not code[id(c)]]
-    if names is not False and len(claims) > 1:
+    counted = [c for c in claims if c.rate is None]  # a rate's readings are the exact step's, no counter's
+    if names is not False and len(counted) > 1:
         from flopcheck.auditor.tools import prefetch
 
-        prefetch(claims, names)
+        prefetch(counted, names)
     out = Auditing([], [f"flopcheck: {_refusal(c, code)}" for c, code in refused])
     for claim in claims:
         try:
