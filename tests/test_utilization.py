@@ -263,3 +263,21 @@ def test_assert_mfu_close_checks_a_loggers_mfu():
     # the same rate over 16 GPUs is 0.2555%; a logger that divides by one GPU's peak says 4.09%
     with pytest.raises(FlopAssertionError, match="one H100-SXM's BF16 dense peak"):
         assert_mfu_close(model, x, 0.0409, samples_per_second=1e9, gpus=16)
+
+
+def test_gpu_days_with_the_gpu_in_the_text():
+    # 400,000 steps at batch 256 of DiT-XL/2 in 100 A100 GPU-days:
+    # 400,000 x 256 x 711,718,502,400 = 72,879,974,645,760,000,000 FLOPs / (100 x 86,400 s x 312e12) = 2.704%
+    v = judge(_claim("100 A100 GPU-days", steps=400_000, batch=256))
+    assert v.mfu == Fraction(400_000 * 256 * 711_718_502_400) / (100 * 86_400 * 312 * 10**12)
+    assert (v.job.gpu.name, v.verdict) == ("A100", Tier.CONSISTENT)
+    assert f"{float(v.mfu):.3%}" == "2.704%"
+    # the same run in 1 A100 GPU-day would be 270%: no A100 does that
+    assert judge(_claim("1 A100 GPU-day", steps=400_000, batch=256)).verdict is Tier.WRONG
+
+
+def test_tokens_flag_refuses_bad_counts(capsys):
+    argv = ["audit", "DiT-XL/2 training 3 days on 8 GPUs", "--gpu", "H100", "--steps", "10", "--batch", "2"]
+    for bad in ("0", "-3", "nan", "1,5"):
+        assert main([*argv, "--tokens", bad]) == 2
+    assert capsys.readouterr().err.count("\n") == 4
