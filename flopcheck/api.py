@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the result types (flopcheck exports them); importing them h
     from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate
     from flopcheck.auditor import Verdict
     from flopcheck.auditor.pipeline import PipelineVerdict
+    from flopcheck.auditor.utilization import UtilizationVerdict
     from flopcheck.types import Count, ExactCount, Reconciliation
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -147,7 +148,7 @@ def audit(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scope: dict[str, Any] | None = None,
     **kwargs: Any,
-) -> Verdict | PipelineVerdict:
+) -> Verdict | PipelineVerdict | UtilizationVerdict:
     """The verdict on a FLOP figure: what it most likely counted (its unit, attention, scope), and the true value.
 
     Args:
@@ -156,12 +157,14 @@ def audit(
         counters: the counters whose output is a reading (default: every installed one; False: none).
         timeout_s: seconds per counter.
         scope: what the figure covers: resolution=(W, H), frames, steps, cfg, training, batch, part, space;
-            a named model's input options too (config, input_shape, inputs, text_tokens).
+            a named model's input options too (config, input_shape, inputs, text_tokens); a claim of utilization or
+            time ('45.5% MFU', '5.7 it/s', '675 A100 GPU-days') its run: gpu, gpus, dtype, throughput, tokens.
 
     Returns:
         Verdict: `.verdict` ('consistent', 'close', 'wrong', 'unexplained', 'incomplete'), `.best`, `.tools`,
         `.true_flops`, `.passed`; a claim about 'diffusers-pipeline:NAME' gives a PipelineVerdict (`.best` the stage
-        combination its digits match).
+        combination its digits match); a claim of utilization or time a UtilizationVerdict (`.mfu`, `.hfu`,
+        `.best`: the numerator and denominator readings whose division gives its digits, `.true_value`).
 
     Example:
         >>> import torch, flopcheck
@@ -192,6 +195,8 @@ def estimate(
     checkpointed: tuple[str, ...] = (),
     timeout_s: float | None = None,
     options: Options = None,
+    throughput: str | None = None,
+    gpus: int | None = None,
     **kwargs: Any,
 ) -> Estimate | ExactEstimate | TrainingEstimate:
     """The inference arithmetic on the exact count: FLOPs (2 per multiply-add) per generation (steps x CFG x the
@@ -200,8 +205,10 @@ def estimate(
 
     Args:
         model: a name ('FLUX.1-dev', 'timm:resnet50') or an nn.Module (its inputs follow).
-        gpu: H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, B200, MI300X.
+        gpu: a GPU of flopcheck/data/gpus.yaml: H100 (SXM), H200, A100, B200, MI300X, TPU-v3 (per chip), ...
         mfu: model FLOPs utilisation, a fraction in (0, 1].
+        throughput, gpus: with training, a measured throughput ('3.1 it/s' with options={'batch': 256}) on `gpus`
+            GPUs (default 1): `.measured` is the (MFU, HFU, words) it means.
         steps, cfg: sampling steps, and classifier-free guidance (two forwards a step); training: optimizer steps.
         frozen, checkpointed: with training, module path patterns that train no weights, or are recomputed.
 
@@ -225,6 +232,9 @@ def estimate(
         training=training,
         frozen=tuple(frozen),
         checkpointed=tuple(checkpointed),
+        throughput=throughput,
+        gpus=gpus,
+        stated_batch=dict(options or {}).get("batch"),
     )
 
 

@@ -10,59 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 from flopcheck.errors import InputError
 from flopcheck.formula import in_blocks, per_layer
+from flopcheck.gpus import GPU, get_gpu, gpus  # noqa: F401  (callers import the table from here too)
 from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Scope
 
 BYTES_PER_PARAM = 2  # bf16 weights
 BATCHES = (1, 2, 4, 8)
-
-
-@dataclass(frozen=True)
-class GPU:
-    """A GPU's dense BF16 peak and memory bandwidth, with where the figures come from."""
-
-    name: str
-    tflops: float
-    tbps: float
-    source: str
-
-    @property
-    def peak(self) -> float:
-        """FLOP/s."""
-        return self.tflops * 1e12
-
-    @property
-    def ridge(self) -> float:
-        """The roofline's knee, FLOPs per byte: peak / bandwidth."""
-        return self.tflops / self.tbps
-
-
-@lru_cache(maxsize=1)
-def gpus() -> dict[str, GPU]:
-    """name or alias (upper case) -> GPU, from flopcheck/data/gpus.yaml."""
-    import yaml
-
-    entries = yaml.safe_load(resources.files("flopcheck").joinpath("data/gpus.yaml").read_text())
-    table = {}
-    for e in entries:
-        gpu = GPU(e["name"], float(e["tflops"]), float(e["tbps"]), e["source"])
-        for key in [e["name"], *e.get("aliases", [])]:
-            table[str(key).upper()] = gpu
-    return table
-
-
-def get_gpu(name: str) -> GPU:
-    """A GPU by name or alias, case-insensitive; an unknown one is an InputError listing the known."""
-    table = gpus()
-    if name.upper() not in table:
-        known = sorted({g.name for g in table.values()})
-        raise InputError(f"unknown GPU {name!r}: use one of {', '.join(known)}")
-    return table[name.upper()]
 
 
 def batched_mfu(batch: int, mfu: float) -> float:
@@ -277,6 +233,7 @@ class TrainingEstimate(Shown):
     step: Any  # exact.training.TrainingCount of one optimizer step at `batch`
     gpu: GPU
     mfu: float
+    measured: Any = None  # (MFU, HFU, the rate in words) a measured throughput means (estimate --throughput)
 
     @property
     def flops_per_step(self) -> int:

@@ -8,6 +8,7 @@ import argparse
 import sys
 from collections.abc import Callable
 
+from flopcheck.gpus import DTYPES
 from reference_models.configs import ATTN_PATHS
 
 DEFAULT_MODEL = "DiT-XL/2"
@@ -50,6 +51,7 @@ whole = _checked(int, lambda v: 1 <= v <= MAX_WHOLE, f"must be a whole number fr
 seconds = _checked(float, lambda v: v > 0, "must be a positive number of seconds")
 fraction = _checked(float, lambda v: 0 < v <= 1, "must be a fraction in (0, 1], like 0.45")
 share = _checked(float, lambda v: 0 <= v < 1, "must be a fraction in [0, 1), like 0.10")
+count = _checked(lambda t: int(t) if t.isdigit() else int(float(t)), lambda v: v >= 1, "must be a whole number >= 1")
 
 
 def _claims_type(name: str) -> Callable[[str], object]:
@@ -100,7 +102,11 @@ FLAGS: dict[str, dict] = {
     "timeout": dict(type=seconds, default=600.0, help="seconds per model and counter (default 600)"),
     "json": dict(action="store_true", help="JSON with full integers"),
     "markdown": dict(action="store_true", help="a Markdown table"),
-    "gpu": dict(default="H100", help="H100 (SXM), H100-PCIe, H200, A100, A100-40GB, L40S, RTX4090, B200, MI300X"),
+    "gpu": dict(default="H100", help="a GPU of flopcheck/data/gpus.yaml: H100, H200, A100, B200, MI300X, TPU-v3, ..."),
+    "gpus": dict(type=whole, help="GPUs (TPU chips) the run used: a rate of the whole job is divided among them"),
+    "dtype": dict(choices=DTYPES, help="the dtype whose dense peak a utilization is of (default bf16)"),
+    "throughput": dict(help="a measured throughput: '3.1 it/s' (with --batch), '1,350 img/s', '2,900 tokens/s/GPU'"),
+    "tokens": dict(type=count, help="a language model's run: the tokens it trained on, like 2e12"),
     "mfu": dict(type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)"),
     "file": dict(help="a YAML list of claims (see claims/)"),
     "model": dict(help=SPEC_HELP),
@@ -223,10 +229,13 @@ def _reconcile(args: argparse.Namespace) -> int:
 def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("claim", nargs="?", help="'DiT-XL/2 118.64 GFLOPs', or '4.6 GFLOPs' with --model")
     flags = "file model part omission-limit no-counters allow-code resolution frames steps cfg training batch space"
-    _flags(p, flags, "input-shape counter json markdown config inputs text-tokens timeout", steps={"default": None})
+    rate = "gpu gpus dtype throughput tokens"
+    _flags(p, flags, rate, "input-shape counter json markdown config inputs text-tokens timeout", **AUDIT_CHANGES)
 
 
-CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs text_tokens omission_limit"
+AUDIT_CHANGES: dict[str, dict] = {"steps": {"default": None}, "gpu": {"default": None, "help": "the run's GPU"}}
+CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs omission_limit".split()
+CLAIM_OPTIONS += "gpu gpus dtype throughput tokens text_tokens".split()
 
 
 def _audit(args: argparse.Namespace) -> int:
@@ -235,7 +244,7 @@ def _audit(args: argparse.Namespace) -> int:
 
     if bool(args.claim) == bool(args.file):
         raise UsageError("give one claim ('DiT-XL/2 118.64 GFLOPs') or --file CLAIMS.yaml")
-    given = {k: getattr(args, k) for k in CLAIM_OPTIONS.split()}
+    given = {k: getattr(args, k) for k in CLAIM_OPTIONS}
     flags = {"cfg": args.cfg or None, "training": args.training or None}
     stated = [k for k, v in {**given, **flags}.items() if v is not None]
     if args.file and stated:  # a claims file states these per claim: a flag beside it would be dropped unseen
@@ -264,6 +273,7 @@ def _estimate(args: argparse.Namespace) -> int:
         return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **options(args)), args)
     step = training_options(args.training, args.freeze, args.checkpoint)
     run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
+    run |= {"throughput": args.throughput, "gpus": args.gpus, "stated_batch": args.batch}
     shape = {"frozen": step["frozen"], "checkpointed": step["checkpointed"]}
     return _show(estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, **run, **shape), args)
 
@@ -310,7 +320,7 @@ COMMANDS: dict[str, tuple[str, Callable, Callable]] = {  # name -> (help, add it
     ),
     "estimate": (
         "FLOPs per generation, attention share, roofline and step time on a GPU (the inference arithmetic)",
-        lambda p: _model(p, "FLUX.1-dev", TRAINING_FLAGS, "gpu mfu json timeout"),
+        lambda p: _model(p, "FLUX.1-dev", TRAINING_FLAGS, "gpu gpus mfu throughput json timeout"),
         _estimate,
     ),
     "compare": ("what every FLOP counter says about the same model and inputs", _compare_args, _compare),

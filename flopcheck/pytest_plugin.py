@@ -30,6 +30,13 @@ class FlopcheckFixture:
 
         assert_reconciles(model, inputs, reference, unit=unit)
 
+    @staticmethod
+    def assert_mfu(model, inputs, mfu: float, **options) -> float:
+        """flopcheck.testing.assert_mfu_close: a logger's MFU against the exact training step."""
+        from flopcheck.testing import assert_mfu_close
+
+        return assert_mfu_close(model, inputs, mfu, **options)
+
 
 @pytest.fixture
 def flopcheck() -> FlopcheckFixture:

@@ -154,3 +154,45 @@ def assert_reconciles(
     named = v.cause or v.best  # the reading the claim is judged by
     if named.unit is not stated or named.distance:
         raise FlopAssertionError(_message(reference, stated, count.total, v, exact=True))
+
+
+def assert_mfu_close(
+    model,
+    inputs,
+    mfu: float,
+    *,
+    samples_per_second: float,
+    gpu: str = "H100",
+    gpus: int = 1,
+    dtype: str = "bf16",
+    rtol: float = 0.02,
+    kwargs: dict | None = None,
+) -> float:
+    """Assert a logger's MFU (a fraction) is within rtol of the one the exact training step of model(*inputs,
+    **kwargs) gives at `samples_per_second` on `gpus` x `gpu`: one sample's model FLOPs x samples/s / (GPUs x the
+    dtype's dense peak); return the true MFU. The failure message names the readings that give the logged value."""
+    from fractions import Fraction
+
+    from flopcheck.auditor.utilization import Job, explain_mfu, work_from_step
+    from flopcheck.errors import InputError
+    from flopcheck.gpus import get_gpu
+    from flopcheck.subject import live
+
+    _checked("mfu", mfu)
+    _checked("samples_per_second", samples_per_second)
+    _checked("rtol", rtol, low_open=False)
+    if mfu > 1:
+        raise InputError(f"mfu is a fraction of the peak, at most 1, got {mfu!r}")
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
+        raise InputError(f"gpus must be a whole number >= 1, got {gpus!r}")
+    measured = live(model, _as_tuple(inputs), dict(kwargs or {})).measured(training=True)
+    work = work_from_step(measured.training, measured.batch or 1)
+    job = Job(get_gpu(gpu), gpus, dtype, Fraction(repr(samples_per_second)), f"{samples_per_second:g} samples/s")
+    true, nearest = explain_mfu(Fraction(repr(mfu)), work, job)
+    if abs(Fraction(repr(mfu)) - true) <= rtol * true:
+        return float(true)
+    raise FlopAssertionError(
+        f"logged MFU {mfu:.4g} but the exact step gives {float(true):.4g} ({float(work.model):,.0f} model FLOPs "
+        f"per sample x {samples_per_second:g} samples/s / ({gpus} x {job.gpu.name}'s {dtype.upper()} dense peak)); "
+        f"{mfu:.4g} is nearest {float(nearest.value):.4g}: {nearest.words('mfu')}"
+    )

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
 
+from flopcheck.auditor import rates
+from flopcheck.auditor.rates import Rate
 from flopcheck.errors import InputError
 from flopcheck.sent import check_shape, read_sent
 from flopcheck.specs import parse
@@ -71,9 +73,15 @@ class Claim:
     omission_limit: Decimal = Decimal("0.10")
     config: str | None = None  # diffusers:CLASS: its config.json
     inputs: str | None = None  # a spec's inputs: 'package.module:fn'
-    text_tokens: int | None = None  # a text model's (or text encoder's) tokens: T of its input_ids
     expect: str | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
     why: str = ""
+    rate: Rate | None = None  # a claim of utilization or time (auditor.rates): MFU, FLOP/s, throughput, cost
+    gpu: str | None = None  # the GPU a rate was measured on
+    gpus: int | None = None  # how many
+    dtype: str | None = None  # the dtype whose peak a utilization is of (bf16 unless given)
+    throughput: str | None = None  # an MFU, HFU or FLOP/s claim's measured throughput: '3.1 it/s'
+    tokens: int | None = None  # a language model's run: the tokens it trained on
+    text_tokens: int | None = None  # a language model's sequence length
 
     def __post_init__(self) -> None:
         """A claim that says something impossible is refused, naming the field."""
@@ -92,7 +100,8 @@ class Claim:
         for name in ("cfg", "training"):
             if not isinstance(getattr(self, name), bool):
                 raise ClaimError(f"{name} must be true or false, got {getattr(self, name)!r}")
-        if self.training and (self.steps > 1 or self.cfg):
+        _check_rate_fields(self)
+        if self.training and (self.steps > 1 and self.rate is None or self.cfg):
             raise ClaimError(
                 "a training step has no sampling steps or CFG: a claim covers either training or generation"
             )
@@ -109,7 +118,9 @@ class Claim:
     def subject(self) -> Subject:
         """The claim's model resolved once, on the input the claim states (resolution, frames, shape, config)."""
         o = {"resolution": self.resolution, "frames": self.frames, "input_shape": self.input_shape}
-        return subject_of(parse(self.model, **o, config=self.config, inputs=self.inputs, text_tokens=self.text_tokens))
+        if self.text_tokens:
+            o["text_tokens"] = self.text_tokens
+        return subject_of(parse(self.model, **o, config=self.config, inputs=self.inputs))
 
     @property
     def stated_factor(self) -> int:
@@ -158,6 +169,7 @@ def parse_value(text: str) -> tuple[Decimal, str, Unit, Decimal]:
     return value, prefix + label, unit, precision
 
 
+RATE_KEYS = ("gpu", "gpus", "dtype", "throughput", "tokens", "text_tokens")  # what a rate claim states of its run
 SCOPE_KEYS = (
     "resolution",
     "frames",
@@ -174,9 +186,9 @@ SCOPE_KEYS = (
     "omission_limit",
     "config",
     "inputs",
-    "text_tokens",
     "expect",
     "why",
+    *RATE_KEYS,
 )  # a Claim's fields past its number
 
 
@@ -187,6 +199,8 @@ def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
     unknown = [k for k in scope if k not in SCOPE_KEYS]
     if unknown:
         raise ClaimError(f"unknown scope {unknown[0]!r}: give {', '.join(SCOPE_KEYS)}")
+    if rates.find(text) is not None:
+        return _rate_claim(text, model, scope)
     m = _NUMBER.search(text.strip())
     if not m:
         parse_value(text)  # raises with the message
@@ -201,6 +215,66 @@ def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
     if scope.get("omission_limit") is not None:
         scope["omission_limit"] = _fraction(scope["omission_limit"], "omission_limit")
     return replace(claim, **{k: v for k, v in scope.items() if v is not None})
+
+
+def _rate_claim(text: str, model: str | None, scope: dict) -> Claim:
+    """A claim of utilization or time: 'DiT-XL/2 training 5.7 it/s', 'LLM 45.5% MFU'; 'training' or 'inference'
+    after the model says the scope; what the rate needs and the claim does not state is one line naming it."""
+    m, _ = rates.find(text)
+    words = text.strip()[: m.start("num")].split()
+    training = None
+    while words and words[-1].lower() in ("training", "inference", "trains", "train", "at"):
+        training = training if training is not None else words[-1].lower() != "inference"
+        words.pop()
+    named = " ".join(words)
+    if model and named and named != model:
+        raise ClaimError(f"the claim names {named!r} and the model given is {model!r}: name one model")
+    chosen = model or named
+    if not chosen:
+        raise ClaimError(f"no model in {text!r}: write 'DiT-XL/2 training 5.7 it/s' or name the model separately")
+    try:  # counts as whole numbers >= 1 first (a YAML 1.4e12 tokens is a float)
+        counts = ("gpus", "tokens", "text_tokens")
+        scope.update({k: rates.positive_whole(scope[k], k) for k in counts if scope.get(k) is not None})
+        rate = rates.parse_rate(text.strip()[m.start("num") :])
+        missing = rates.needs(rate, scope)
+    except InputError as err:
+        raise ClaimError(str(err)) from None
+    if missing:
+        raise ClaimError(missing)
+    if scope.get("training") is None and training is not None:
+        scope["training"] = training
+    claim = Claim(text.strip(), chosen, rate.value, rate.label, Unit.FLOP, rate.precision, rate=rate)
+    return replace(claim, **{k: v for k, v in scope.items() if v is not None})
+
+
+def _check_rate_fields(c: Claim) -> None:
+    """A rate claim's run: a known GPU, whole counts >= 1, a dtype the GPU has a peak for; none on a FLOP claim."""
+    from flopcheck.gpus import DTYPES, get_gpu
+
+    given = [k for k in RATE_KEYS if getattr(c, k) is not None and k != "text_tokens"]
+    if c.rate is None:
+        if given:
+            raise ClaimError(f"{given[0]} applies to a claim of utilization or time (MFU, FLOP/s, it/s, GPU-days)")
+        return
+    if c.part != "model" or c.space != "latent" or c.tolerance is not None:
+        what = "part" if c.part != "model" else "space" if c.space != "latent" else "tolerance"
+        raise ClaimError(f"{what} applies to a FLOP claim: a rate is read on the whole model, to its printed digits")
+    if c.rate.gpus and c.gpus and c.rate.gpus != c.gpus:
+        raise ClaimError(f"the claim says {c.rate.gpus} GPUs and gpus is {c.gpus}: state the count once")
+    try:
+        for name in ("gpus", "tokens", "text_tokens"):
+            if getattr(c, name) is not None:
+                rates.positive_whole(getattr(c, name), name)
+        gpu = get_gpu(c.rate.gpu or c.gpu) if (c.rate.gpu or c.gpu) else None
+        if c.throughput is not None:
+            rates.parse_rate(str(c.throughput))
+    except InputError as err:
+        raise ClaimError(str(err)) from None
+    if c.dtype is not None and c.dtype not in DTYPES:
+        raise ClaimError(f"dtype must be one of {', '.join(DTYPES)}, got {c.dtype!r}")
+    if gpu is not None and gpu.tflops_of(c.dtype or "bf16") is None:
+        has = ", ".join(d for d, _ in gpu.dense)
+        raise ClaimError(f"{gpu.name} has no {c.dtype or 'bf16'} peak in its datasheet: give dtype one of {has}")
 
 
 def _fraction(value: object, name: str) -> Decimal:
@@ -269,9 +343,9 @@ KEYS = (
     "config",
     "inputs",
     "input_shape",
-    "text_tokens",
     "expect",
     "why",
+    *RATE_KEYS,
 )
 _TYPES = {
     "id": str,
@@ -291,9 +365,14 @@ _TYPES = {
     "config": str,
     "inputs": str,
     "input_shape": str,
-    "text_tokens": int,
     "expect": str,
     "why": str,
+    "gpu": str,
+    "gpus": int,
+    "dtype": str,
+    "throughput": str,
+    "tokens": (int, float),
+    "text_tokens": int,
 }
 
 
@@ -375,9 +454,9 @@ def _entry(path: str, line: int, node, entry) -> Claim:
                 "frames",
                 "space",
                 "inputs",
-                "text_tokens",
                 "expect",
                 "why",
+                *RATE_KEYS,
             )
         }
         scope["resolution"] = parse_resolution(entry.get("resolution"))

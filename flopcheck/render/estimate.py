@@ -201,10 +201,25 @@ def _training_text(e: TrainingEstimate) -> str:
             f"  per step {_secs(e.step_seconds)}, whole run {hours:,.1f} GPU-hours ({hours / 24:,.1f} GPU-days)",
             f"  executed per step {commas(e.executed_per_step)} FLOPs ({s.kernel} attention kernel, checkpointing's "
             f"recompute): HFU = MFU x executed / model = {e.hfu:.4g}",
+            *_measured_lines(e),
             "",
             f"source of {g.name}'s figures: {g.source}",
         ]
     )
+
+
+def _measured_lines(e: TrainingEstimate) -> list[str]:
+    """What a measured throughput means: MFU = model FLOPs per sample x samples/s / (GPUs x peak), and HFU."""
+    if e.measured is None:
+        return []
+    mfu, hfu, words = e.measured
+    return [
+        "",
+        f"measured: {words}",
+        f"  MFU = model FLOPs per sample x samples/s / (GPUs x {e.gpu.tflops:g} TFLOPS) = {float(mfu):.4g} "
+        f"({float(mfu) * 100:.3g}%); HFU = executed instead = {float(hfu):.4g} ({float(hfu) * 100:.3g}%)"
+        + ("  over 100%: no run on these GPUs does that" if mfu > 1 or hfu > 1 else ""),
+    ]
 
 
 def _training_dict(e: TrainingEstimate) -> dict:
@@ -230,7 +245,16 @@ def _training_dict(e: TrainingEstimate) -> dict:
         "executed_flops_per_step": e.executed_per_step,
         "attn_kernel": s.kernel,
         "hfu": e.hfu,
+        **_measured_keys(e),
     }
+
+
+def _measured_keys(e: TrainingEstimate) -> dict:
+    """--throughput's keys: the MFU and HFU it means (absent without one)."""
+    if e.measured is None:
+        return {}
+    mfu, hfu, words = e.measured
+    return {"throughput": words, "throughput_mfu": float(mfu), "throughput_hfu": float(hfu)}
 
 
 RENDERERS = {

@@ -12,13 +12,14 @@ from flopcheck.verbs.compare import counter_names
 if TYPE_CHECKING:
     from flopcheck.auditor import Claim, Verdict
     from flopcheck.auditor.pipeline import PipelineVerdict
+    from flopcheck.auditor.utilization import UtilizationVerdict
 
 
 @dataclass
 class Auditing:
     """The verdicts on a list of claims, and one line for each claim that could not be judged."""
 
-    verdicts: list[Verdict | PipelineVerdict]
+    verdicts: list[Verdict | PipelineVerdict | UtilizationVerdict]
     failed: list[str] = field(default_factory=list)
 
     @property
@@ -39,11 +40,15 @@ class Auditing:
 
 
 def _rendered(verdict, how: str):
-    """A verdict rendered: a pipeline's by its own methods, a model's by render.audit's functions of that name."""
+    """A verdict rendered: a pipeline's by its own methods, a utilization claim's by render.utilization's functions of
+    that name, a model's by render.audit's."""
     from flopcheck.render import audit as render
+    from flopcheck.render import utilization
 
     own = getattr(verdict, how, None)
-    return own() if own else getattr(render, how)(verdict)
+    if own:
+        return own()
+    return getattr(utilization if type(verdict).__name__ == "UtilizationVerdict" else render, how)(verdict)
 
 
 def names_code(claim) -> str:
@@ -78,10 +83,11 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     if refused and len(claims) == 1:
         raise InputError(_refusal(*refused[0]))
     claims = [c for c in claims if not code[id(c)]]
-    if names is not False and len(claims) > 1:
+    counted = [c for c in claims if c.rate is None]  # a rate's readings are the exact step's, no counter's
+    if names is not False and len(counted) > 1:
         from flopcheck.auditor.tools import prefetch
 
-        prefetch(claims, names)
+        prefetch(counted, names)
     out = Auditing([], [f"flopcheck: {_refusal(c, code)}" for c, code in refused])
     for claim in claims:
         try:
@@ -93,7 +99,7 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     return out
 
 
-def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict:
+def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict | UtilizationVerdict:
     """A claim about a pipeline against its stage combinations; any other against its model, and when that does not
     pass, the stage combination of the model's pipeline within 10% said beside it."""
     from dataclasses import replace
@@ -101,6 +107,10 @@ def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict:
     from flopcheck.auditor import judge, pipeline
     from flopcheck.pipelines import is_pipeline
 
+    if claim.rate is not None:  # utilization or time: both sides of the division read
+        from flopcheck.auditor import utilization
+
+        return utilization.judge(claim)
     if is_pipeline(claim.model):
         return pipeline.judge(claim)
     verdict = judge(claim, counters=names)

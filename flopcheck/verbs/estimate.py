@@ -19,10 +19,14 @@ def run(
     frozen: tuple[str, ...] = (),
     checkpointed: tuple[str, ...] = (),
     attn_kernel: str = "",
+    throughput: str | None = None,
+    gpus: int | None = None,
+    stated_batch: int | None = None,
 ) -> Estimate | ExactEstimate | TrainingEstimate:
     """The estimate of a subject (flopcheck.subject.Subject) on a GPU at an MFU: one generation (steps x CFG x the
     forward; an Estimate beside the per-layer shortcut where the model has a formula, else an ExactEstimate), or
-    with training, steps optimizer steps of the exact training step (a TrainingEstimate)."""
+    with training, steps optimizer steps of the exact training step (a TrainingEstimate); with a measured
+    `throughput` on `gpus` GPUs, the MFU and HFU it means beside it (`stated_batch`: the batch the user gave)."""
     from flopcheck.verbs.count import with_kernel
 
     check_mfu(mfu)
@@ -35,7 +39,10 @@ def run(
         from dataclasses import replace
 
         e = _training(subject, chosen, mfu, steps, tuple(frozen), tuple(checkpointed))
-        return replace(e, step=with_kernel(e.step, attn_kernel))
+        e = replace(e, step=with_kernel(e.step, attn_kernel))
+        return replace(e, measured=_measured(subject, e, throughput, gpus, stated_batch)) if throughput else e
+    if throughput or gpus:
+        raise InputError("--throughput and --gpus read a training run's throughput: add --training")
     if not subject.formula_family:
         return ExactEstimate(subject.measured(), Scope(steps=steps, cfg=cfg), chosen, mfu)
     from flopcheck.exact import count_prepared
@@ -72,3 +79,18 @@ def _training(
         return TrainingEstimate(subject.text, config.describe_input(), subject.batch, steps, step, gpu, mfu)
     m = subject.measured(training=True, frozen=frozen, checkpointed=checkpointed)
     return TrainingEstimate(m.text, m.inputs, m.batch or subject.spec_batch, steps, m.training, gpu, mfu)
+
+
+def _measured(subject, e: TrainingEstimate, throughput: str, gpus: int | None, stated_batch: int | None):
+    """The MFU and HFU a measured throughput means: what the run needs stated is one line naming it."""
+    from flopcheck.auditor.rates import needs, parse_rate
+    from flopcheck.auditor.utilization import fits_subject, implied
+
+    rate = parse_rate(throughput)
+    if rate.kind != "throughput":
+        raise InputError(f"--throughput {throughput!r}: write a throughput, like '3.1 it/s' or '1,350 img/s'")
+    fits_subject(subject, rate)
+    missing = needs(rate, {"gpu": e.gpu.name, "gpus": gpus or 1, "batch": stated_batch, "text_tokens": None})
+    if missing:
+        raise InputError(missing)
+    return implied(subject, throughput, e.batch, e.gpu, gpus or 1, e.step)

@@ -1,0 +1,202 @@
+"""Claims of utilization and time, the grammar: an MFU or HFU in %, a FLOP/s, a throughput (iterations, samples,
+images, tokens or videos per second, per GPU or in all; seconds per step) or a run's cost (GPU-hours, GPU-days,
+'N days on M GPUs'), read from text into a Rate; what each needs that the claim must state (`needs`)."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from flopcheck.errors import InputError
+
+PREFIXES = {"": 0, "k": 3, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
+SECONDS = {"s": 1, "sec": 1, "second": 1, "seconds": 1, "min": 60, "minute": 60, "minutes": 60, "h": 3600}
+SECONDS |= {"hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600, "day": 86400, "days": 86400, "d": 86400}
+# what a throughput counts -> the thing one unit of it is
+THINGS = {"it": "iteration", "its": "iteration", "iter": "iteration", "iters": "iteration", "iteration": "iteration"}
+THINGS |= {"iterations": "iteration", "step": "iteration", "steps": "iteration", "batch": "iteration"}
+THINGS |= {"sample": "sample", "samples": "sample", "seq": "sample", "seqs": "sample", "sequence": "sample"}
+THINGS |= {"sequences": "sample", "img": "image", "imgs": "image", "image": "image", "images": "image"}
+THINGS |= {"tok": "token", "toks": "token", "token": "token", "tokens": "token"}
+THINGS |= {"video": "video", "videos": "video", "vid": "video", "vids": "video", "clip": "video", "clips": "video"}
+_NUM = r"(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)"
+_PER_GPU = r"(?P<pergpu>\s*(?:/|per\s+)(?:gpu|chip|device|accelerator|tpu|core))?"
+_PATTERNS = (  # (kind, the value's text after the model) in the order tried
+    ("percent", _NUM + r"\s*%\s*(?P<what>mfu|hfu)\b"),
+    (
+        "flops",
+        _NUM + r"\s*(?P<prefix>[kKMGTPE]?)flops?(?:(?P<persec>/s(?:ec)?|\s*per\s+second)(?P<pergpu>\s*(?:/|per\s+)"
+        r"(?:gpu|chip|device|accelerator))?|(?P<pergpu2>\s*(?:/|per\s+)(?:gpu|chip|device|accelerator)))",
+    ),
+    ("per_second", _NUM + r"\s*(?P<thing>[a-z]+)\s*(?:/\s*s|/sec|per\s+second)" + _PER_GPU),
+    ("seconds_per", _NUM + r"\s*(?P<unit>s|sec|seconds?|ms)\s*(?:/\s*|per\s+)(?P<thing>it|iter|iteration|step|batch)"),
+    ("gpu_time", _NUM + r"\s*(?P<gpu>[A-Za-z][\w.-]*?\s+)?(?:gpu|tpu|chip|accelerator)[- ]?(?P<unit>hours?|days?)"),
+    ("wall_time", _NUM + r"\s*(?P<unit>hours?|days?)\s+on\s+(?P<gpus>\d+)\s*(?:x\s*)?(?P<gpu>[A-Za-z][\w.-]*?)s?"),
+)
+_GROUPED = re.compile(r"\d{1,3}(,\d{3})+(\.\d+)?([eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True)
+class Rate:
+    """A claim of utilization or time as written: its kind, the value in absolute units (a fraction for MFU/HFU,
+    FLOP/s, things per second, GPU-seconds), half its last printed digit in the same units, and what it counts."""
+
+    kind: str  # 'mfu', 'hfu', 'flops' (FLOP/s), 'throughput', 'cost'
+    value: Decimal
+    precision: Decimal
+    label: str  # the unit as written
+    thing: str = ""  # a throughput's: 'iteration', 'sample', 'image', 'token', 'video'
+    per_gpu: bool = False  # a throughput or FLOP/s of one GPU (else of the whole job)
+    gpu: str = ""  # named in the text: '675 A100 GPU-days', '7 days on 8 A100s'
+    gpus: int | None = None  # '7 days on 8 GPUs'
+
+    def per_second(self) -> Decimal:
+        """A throughput's things per second (seconds per step inverted)."""
+        return self.value
+
+
+def number(text: str, what: str) -> tuple[Decimal, Decimal]:
+    """'5.7' -> (5.7, 0.05): a positive finite number with a point for decimals; its half-last-digit precision."""
+    if "," in text and not _GROUPED.fullmatch(text.lstrip("-")):
+        raise InputError(
+            f"cannot read {text!r} in {what!r}: a comma groups thousands (1,234); write decimals with a point"
+        )
+    plain = text.replace(",", "")
+    try:
+        value = Decimal(plain)
+    except InvalidOperation:
+        raise InputError(f"cannot read a number in {what!r}: write it like 5.7") from None
+    if not value.is_finite() or value <= 0:
+        raise InputError(f"{what!r}: the number must be positive and finite, got {text}")
+    mantissa, _, exponent = plain.lower().partition("e")
+    decimals = len(mantissa.partition(".")[2])
+    return value, Decimal(5) * Decimal(10) ** (int(exponent or 0) - decimals - 1)
+
+
+def find(text: str) -> tuple[re.Match, str] | None:
+    """The rate in a claim's text, matched at its end, and its kind; None when the text is not a rate."""
+    for kind, pattern in _PATTERNS:
+        m = re.search(r"(?:^|\s)" + pattern + r"\s*$", text.strip(), flags=re.I)
+        if m:
+            return m, kind
+    return None
+
+
+def parse_rate(text: str) -> Rate:
+    """A rate from its text: '45.5% MFU', '225 TFLOP/s per GPU', '5.7 it/s', '1.2 s/it', '1,350 img/s', '3,000
+    tokens/s/GPU', '675 A100 GPU-days', '7 days on 8 A100s'."""
+    found = find(text)
+    if found is None:
+        raise InputError(
+            f"cannot read a rate in {text!r}: write '45.5% MFU', '225 TFLOP/s per GPU', '5.7 it/s', '2.1 s/it', "
+            f"'1,350 img/s', '675 A100 GPU-days' or '7 days on 8 A100s'"
+        )
+    m, kind = found
+    value, precision = number(m.group("num"), text.strip())
+    return _READERS[kind](m, value, precision)
+
+
+def _percent(m, value: Decimal, precision: Decimal) -> Rate:
+    if value > 100:
+        raise InputError(f"{m.group(0).strip()!r}: a utilization is at most 100% of the peak")
+    what = m.group("what").lower()
+    return Rate(what, value / 100, precision / 100, f"% {what.upper()}")
+
+
+def _flops(m, value: Decimal, precision: Decimal) -> Rate:
+    scale = Decimal(10) ** PREFIXES[m.group("prefix")]
+    per_gpu = bool(m.group("pergpu") or m.group("pergpu2"))
+    return Rate("flops", value * scale, precision * scale, "FLOP/s", per_gpu=per_gpu)
+
+
+def _per_second(m, value: Decimal, precision: Decimal) -> Rate:
+    thing = THINGS.get(m.group("thing").lower())
+    if thing is None:
+        raise InputError(
+            f"unknown throughput unit {m.group('thing')!r}: count it/s, samples/s, img/s, tokens/s or videos/s"
+        )
+    return Rate("throughput", value, precision, f"{thing}s/s", thing, per_gpu=bool(m.group("pergpu")))
+
+
+def _seconds_per(m, value: Decimal, precision: Decimal) -> Rate:
+    scale = Decimal("0.001") if m.group("unit").lower() == "ms" else Decimal(1)
+    seconds = value * scale
+    # x s/it is 1/x it/s; its precision carried through the inverse: d(1/x) = dx / x^2
+    return Rate("throughput", 1 / seconds, precision * scale / (seconds * seconds), "s/it", "iteration")
+
+
+def _gpu_time(m, value: Decimal, precision: Decimal) -> Rate:
+    scale = Decimal(SECONDS[m.group("unit").lower()])
+    gpu = (m.group("gpu") or "").strip()
+    return Rate("cost", value * scale, precision * scale, f"GPU-{m.group('unit').lower()}", gpu=gpu)
+
+
+def _wall_time(m, value: Decimal, precision: Decimal) -> Rate:
+    scale = Decimal(SECONDS[m.group("unit").lower()])
+    gpus = int(m.group("gpus"))
+    if gpus < 1:
+        raise InputError(f"{m.group(0).strip()!r}: a run is on 1 GPU or more")
+    gpu = m.group("gpu")
+    named = "" if gpu.lower().rstrip("s") in ("gpu", "chip", "tpu", "device", "accelerator") else gpu
+    label = f"{m.group('unit').lower()} on {gpus} GPUs"
+    return Rate("cost", value * scale * gpus, precision * scale * gpus, label, gpu=named, gpus=gpus)
+
+
+_READERS = {
+    "percent": _percent,
+    "flops": _flops,
+    "per_second": _per_second,
+    "seconds_per": _seconds_per,
+    "gpu_time": _gpu_time,
+    "wall_time": _wall_time,
+}
+
+
+def positive_whole(value: object, name: str) -> int:
+    """A GPU count, batch or token count: a whole number >= 1 (bool, 0, negative, NaN refused in one line)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        if isinstance(value, float) and math.isfinite(value) and value.is_integer() and value >= 1:
+            return int(value)
+        raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
+    return value
+
+
+def needs(rate: Rate, given: dict) -> str:
+    """What the claim must state for this rate and does not ('' when nothing): the GPU, its count, the batch, the
+    sequence length, the throughput an MFU was read from, the steps or tokens of a run."""
+    gpus = given.get("gpus") or rate.gpus
+    if rate.kind in ("mfu", "hfu", "flops"):
+        if not given.get("throughput"):
+            what = rate.label.strip("% ")
+            return f"a {what} needs the throughput it was measured at: give --throughput, like '3.1 it/s'"
+        if rate.kind != "flops" and not (given.get("gpu") or rate.gpu):
+            return f"a {rate.label.strip('% ')} is a share of a GPU's peak: name the GPU with --gpu, like --gpu H100"
+        inner = parse_rate(given["throughput"])
+        if inner.kind != "throughput":
+            return (
+                f"--throughput {given['throughput']!r} is not a throughput: write it like '3.1 it/s' or '1,350 img/s'"
+            )
+        return _throughput_needs(inner, given, gpus, per_gpu=rate.per_gpu or rate.kind != "flops")
+    if not (given.get("gpu") or rate.gpu):
+        return "name the GPU the time was measured on with --gpu, like --gpu A100: its peak is what the time means"
+    if rate.kind == "throughput":
+        return _throughput_needs(rate, given, gpus, per_gpu=True)
+    if not given.get("tokens") and not (given.get("steps") and given.get("batch")):
+        return "a run's cost needs its length: give --steps and --batch (optimizer steps at that batch) or --tokens"
+    return ""
+
+
+def _throughput_needs(rate: Rate, given: dict, gpus, per_gpu: bool) -> str:
+    """A throughput needs the batch when it counts iterations, and the GPU count when it is the whole job's and is
+    read per GPU."""
+    if rate.thing == "iteration" and not given.get("batch"):
+        return f"{rate.label} counts iterations: give the batch one iteration trains on, like --batch 256"
+    if rate.thing == "token" and not given.get("text_tokens"):
+        return "tokens/s: give the sequence length the tokens come in, like --text-tokens 2048"
+    if per_gpu and not rate.per_gpu and not gpus:
+        return (
+            f"{rate.label} is the whole job's: give the GPU count with --gpus N (or write it per GPU, like img/s/GPU)"
+        )
+    return ""

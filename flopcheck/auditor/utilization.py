@@ -1,0 +1,379 @@
+"""Claims of utilization and time judged: both sides of the division read.
+
+A utilization is (FLOPs of one sample x samples per second) / (the GPUs' peak). The numerator is one of a registry
+of readings of the work (NUMERATORS: the exact training step's model FLOPs, causal attention halved or counted
+dense, executed FLOPs with recompute, 3 x forward, MACs taken as FLOPs, the forward only, and the published formulas
+of issue 40, `_formula_readings`); the denominator one of the GPU table's peaks (DENOMINATORS: the job's GPUs at the
+claimed dtype's dense peak, one GPU's peak for the whole job, the 2:4-sparse peak, TF32, FP8 or BF16, a neighbouring
+GPU, the A100 fallback of frameworks that do not know the GPU). An MFU, HFU or FLOP/s claim is judged by the pair
+whose arithmetic gives its printed digits (fewest departures from the truth first); a throughput or a run's cost
+is read into the MFU and HFU it means, and is wrong when that is over 100% of the peak.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from flopcheck.auditor.rates import Rate, parse_rate
+from flopcheck.errors import InputError
+from flopcheck.gpus import GPU, get_gpu, neighbours
+from flopcheck.types import ATTENTION_KINDS, Tier
+
+FALLBACK = "A100"  # the peak frameworks fall back to for a GPU they do not list (research/formulas.md §15-16)
+CLOSE_LIMIT = Fraction(1, 100)
+WRONG_LIMIT = Fraction(1, 10)
+
+
+@dataclass(frozen=True)
+class Work:
+    """One sample's FLOPs (exact integers made fractions per sample): the model's, as executed, its forward, its
+    attention (QK^T and attn@V, forward and backward) and the attention kernel's recompute; causal: the model's
+    attention is masked causally, so half of it is work the model needs."""
+
+    model: Fraction
+    executed: Fraction
+    forward: Fraction
+    attention: Fraction = Fraction(0)
+    recompute: Fraction = Fraction(0)
+    causal: bool = False
+    training: bool = True
+    inputs: str = ""
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One side of the division: its name, its words, its value, and whether it is the truth."""
+
+    name: str
+    words: str
+    value: Fraction
+    true: bool = False
+
+
+def _formula_readings(work: Work, subject: Any = None) -> list[Reading]:
+    """The published formulas' readings of one sample's work (Kaplan 6ND, PaLM, Megatron, torchtitan, MaxText ...):
+    issue 40's registry (flopcheck/published/) fills this list; until it is wired in there are none."""
+    return []
+
+
+def numerators(work: Work, hfu: bool = False) -> list[Reading]:
+    """Every reading of one sample's FLOPs; the true one for an MFU (model FLOPs, causal attention halved) or an HFU
+    (executed FLOPs, likewise) marked."""
+    half = work.attention / 2
+    if not work.training:  # model: one sample's generation (forward x CFG x sampling steps); forward: one step's
+        out = [
+            Reading("generation", "the generation's FLOPs (forward x CFG x sampling steps)", work.model, True),
+            Reading("macs", "MACs taken as FLOPs (half the generation)", work.model / 2),
+            Reading("rule_3x", "3 x the generation (a training step's rule, for inference)", 3 * work.model),
+        ]
+        one = Reading("one_step", "one sampling step taken for the generation", work.forward)
+        return out + ([one] if work.forward != work.model else [])
+    out = [
+        Reading("model", "the exact training step's model FLOPs", work.model, not work.causal and not hfu),
+        Reading("executed", "executed FLOPs (+ recompute of checkpointing and the attention kernel)", work.executed),
+        Reading("rule_3x", "3 x forward", 3 * work.forward),
+        Reading("macs", "MACs taken as FLOPs (half the model FLOPs)", work.model / 2),
+        Reading("forward", "the forward only (inference)", work.forward),
+    ]
+    if work.causal:
+        out[0] = Reading("model", "the exact step with causal attention counted dense", work.model)
+        out.insert(1, Reading("causal", "the exact step, causal attention halved", work.model - half, not hfu))
+        executed = work.executed - half - work.recompute / 2
+        out.append(Reading("executed_causal", "executed FLOPs, causal attention halved", executed, hfu))
+    else:
+        out[1] = Reading("executed", out[1].words, work.executed, hfu)
+    return out + _formula_readings(work)
+
+
+def denominators(gpu: GPU, gpus: int, dtype: str) -> list[Reading]:
+    """Every reading of the peak the job had: its GPUs at the dtype's dense peak (the truth), and the peaks a claim is
+    mistakenly taken against, in FLOP/s."""
+    tera = Fraction(10**12)
+    dense = gpu.tflops_of(dtype)
+    if dense is None:
+        has = ", ".join(d for d, _ in gpu.dense)
+        raise InputError(f"{gpu.name} has no {dtype} peak in its datasheet: give --dtype one of {has}")
+    job = f"{gpus} x " if gpus > 1 else ""
+    out = [Reading("job", f"{job}{gpu.name}'s {dtype.upper()} dense peak", gpus * _f(dense) * tera, True)]
+    if gpus > 1:
+        out.append(Reading("one_gpu", f"one {gpu.name}'s {dtype.upper()} dense peak", _f(dense) * tera))
+    sparse = gpu.tflops_of(dtype, sparse=True)
+    if sparse:
+        out.append(Reading("sparse", f"{job}{gpu.name}'s {dtype.upper()} 2:4-sparse peak", gpus * _f(sparse) * tera))
+    for other in ("tf32", "fp8", "bf16"):
+        peak = gpu.tflops_of(other)
+        if other != dtype and peak:
+            out.append(Reading(other, f"{job}{gpu.name}'s {other.upper()} dense peak", gpus * _f(peak) * tera))
+    for g in neighbours(gpu):
+        peak = g.tflops_of(dtype)
+        if peak and peak != dense:
+            out.append(
+                Reading(
+                    f"gpu:{g.name}", f"{job}{g.name}'s {dtype.upper()} dense peak (a neighbour)", gpus * _f(peak) * tera
+                )
+            )
+    fallback = get_gpu(FALLBACK)
+    if gpu.family != fallback.family:
+        words = f"{job}A100's BF16 peak, 312 TFLOPS (a framework's fallback for a GPU it does not list)"
+        out.append(Reading("fallback", words, gpus * _f(fallback.tflops) * tera))
+    return out
+
+
+def _f(x: float) -> Fraction:
+    """A datasheet figure as written (989.4 stays 989.4, not its binary float)."""
+    return Fraction(str(x))
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A numerator and a denominator reading, and the value their division gives."""
+
+    top: Reading
+    bottom: Reading
+    value: Fraction
+
+    @property
+    def departures(self) -> int:
+        return (not self.top.true) + (not self.bottom.true)
+
+    def words(self, what: str) -> str:
+        return (
+            f"{self.top.words} over {self.bottom.words}"
+            if what != "flops"
+            else f"{self.top.words}, {self.bottom.words}"
+        )
+
+
+@dataclass(frozen=True)
+class Job:
+    """What the claim says of the run: its GPU, how many, the dtype, and its samples per second (the whole job's)."""
+
+    gpu: GPU
+    gpus: int
+    dtype: str
+    samples_per_second: Fraction
+    rate_words: str  # '5.7 it/s x batch 256 = 1,459.2 samples/s'
+
+
+@dataclass(frozen=True)
+class UtilizationVerdict:
+    """The verdict on a claim of utilization or time: the pair that gives its digits (or none), the true MFU and HFU,
+    every pair tried."""
+
+    claim: Any  # auditor.claims.Claim
+    verdict: Tier
+    job: Job
+    work: Work
+    mfu: Fraction  # the true MFU this run means
+    hfu: Fraction
+    best: Pair | None = None  # the pair whose arithmetic gives the digits (MFU, HFU, FLOP/s claims)
+    true_value: Fraction = Fraction(0)  # the claim's quantity, truly (MFU, HFU, FLOP/s; a throughput's: the MFU)
+    pairs: tuple[Pair, ...] = field(default=(), repr=False)
+    total_flops: int = 0  # a run's cost: the whole run's model FLOPs
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict.passes
+
+
+MODALITY_OF_THING = {"image": "image", "video": "video", "token": "text"}
+
+
+def modality(subject) -> str:
+    """What one sample of the model is: 'image', 'video' or 'text' ('' where flopcheck cannot tell: a factory)."""
+    spec = subject.spec
+    source = spec.source if spec is not None else "module"
+    if source == "reference":
+        return "video" if getattr(subject.config(), "video", False) else "image"
+    if source == "transformers":
+        return "text"
+    if source in ("timm", "torchvision"):
+        return "image"
+    if source == "diffusers":
+        return "video" if spec.options.frames else "image"
+    return ""
+
+
+def is_causal(subject) -> bool:
+    """A decoder-only language model masks attention causally: a transformers class of the causal-LM heads."""
+    spec = subject.spec
+    return spec is not None and spec.source == "transformers" and spec.name.endswith(("ForCausalLM", "LMHeadModel"))
+
+
+def work_of(claim) -> Work:
+    """One sample's FLOPs for the claim's scope: a training claim's exact step (at its batch, per sample), else the
+    forward x CFG x sampling steps of one generation."""
+    subject = claim.subject
+    if claim.training:
+        step, batch = _step(subject, claim.batch)
+        return work_from_step(step, batch, is_causal(subject), subject.inputs)
+    per = Fraction(subject.truth(), subject.batch or 1) * (2 if claim.cfg else 1)
+    return Work(per * claim.steps, per * claim.steps, per, training=False, inputs=subject.inputs)
+
+
+def work_from_step(step, batch: int, causal: bool = False, inputs: str = "") -> Work:
+    """One sample's work from an exact training step (exact.training.TrainingCount) of `batch` samples."""
+    fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
+    attention = sum(fwd.get(k, 0) + bwd.get(k, 0) for k in ATTENTION_KINDS)
+    return Work(
+        Fraction(step.model_flops, batch),
+        Fraction(step.executed_flops, batch),
+        Fraction(step.forward.total, batch),
+        Fraction(attention, batch),
+        Fraction(step.kernel_recompute, batch),
+        causal,
+        True,
+        inputs,
+    )
+
+
+def explain_mfu(value: Fraction, work: Work, job: Job, hfu: bool = False) -> tuple[Fraction, Pair]:
+    """The true MFU (or HFU) of a run and the pair of readings nearest to a logged `value`."""
+    rate = Rate("hfu" if hfu else "mfu", Decimal(0), Decimal(0), "MFU")
+    pairs = _pairs(rate, work, job)
+    true = next(p for p in pairs if p.departures == 0)
+    return true.value, min(pairs, key=lambda p: (abs(p.value - value) / p.value, p.departures))
+
+
+def _step(subject, batch: int):
+    """The exact training step and the batch it is of: a reference model's at the claim's batch, a spec's as built."""
+    if subject.formula_family:
+        from flopcheck.exact.training import training_step
+
+        return training_step(subject.text, subject.config(), batch), batch
+    m = subject.measured(training=True)
+    return m.training, m.batch or subject.spec_batch
+
+
+def job_of(claim, rate: Rate, work: Work) -> Job:
+    """The run the claim describes: its GPU (named in the text or --gpu), how many, its dtype, its samples/s."""
+    named = rate.gpu or claim.gpu
+    if rate.gpu and claim.gpu and get_gpu(rate.gpu).name != get_gpu(claim.gpu).name:
+        raise InputError(f"the claim names {rate.gpu} and --gpu {claim.gpu}: name one GPU")
+    gpu = get_gpu(named or "H100")
+    gpus = rate.gpus or claim.gpus or 1
+    dtype = claim.dtype or "bf16"
+    if rate.kind == "cost":
+        return Job(gpu, gpus, dtype, Fraction(0), rate.label)
+    throughput = rate if rate.kind == "throughput" else parse_rate(claim.throughput)
+    fits(claim, throughput)
+    per_second = Fraction(str(throughput.value))
+    shown = f"{_num(per_second)} {throughput.label}" + (" per GPU" if throughput.per_gpu else "")
+    if throughput.thing == "iteration":  # a generation's iteration is one of its sampling steps
+        per_second *= Fraction(claim.batch, 1 if work.training else claim.steps)
+        shown += f" x batch {claim.batch}" + ("" if work.training else f" / {claim.steps} sampling steps")
+    elif throughput.thing == "token":
+        per_second /= claim.text_tokens
+        shown += f" / {claim.text_tokens:,} tokens per sample"
+    if throughput.per_gpu:
+        per_second *= gpus
+        shown += f" x {gpus} GPUs" if gpus > 1 else ""
+    return Job(gpu, gpus, dtype, per_second, f"{shown} = {_num(per_second)} samples/s for the job")
+
+
+def fits(claim, rate: Rate) -> None:
+    """A throughput's unit fits the claim's model (no tokens/s of an image model); else one line naming both."""
+    fits_subject(claim.subject, rate, claim.model)
+
+
+def fits_subject(subject, rate: Rate, name: str = "") -> None:
+    """A throughput's unit fits the model: images/s an image model, videos/s a video model, tokens/s a language
+    model; it/s and samples/s any model."""
+    wanted = MODALITY_OF_THING.get(rate.thing)
+    if wanted is None:
+        return
+    has = modality(subject)
+    if has != wanted:
+        what = f"is {'an' if has == 'image' else 'a'} {has} model" if has else "has samples flopcheck cannot name"
+        raise InputError(f"{rate.label} does not fit {name or subject.text}, which {what}: count it/s or samples/s")
+
+
+def _num(x: Fraction) -> str:
+    return f"{float(x):,.6g}"
+
+
+def judge(claim) -> UtilizationVerdict:
+    """The verdict on a claim of utilization or time (claim.rate)."""
+    rate = claim.rate
+    if claim.tokens and modality(claim.subject) != "text":
+        raise InputError(f"--tokens counts a language model's training tokens; {claim.model} takes no text tokens")
+    work = work_of(claim)
+    job = job_of(claim, rate, work)
+    peak = denominators(job.gpu, job.gpus, job.dtype)[0].value
+    if rate.kind == "cost":
+        return _cost(claim, rate, work, job, peak)
+    mfu = numerators(work)[_true(numerators(work))].value * job.samples_per_second / peak
+    hfu = numerators(work, hfu=True)[_true(numerators(work, hfu=True))].value * job.samples_per_second / peak
+    if rate.kind == "throughput":
+        tier = Tier.CONSISTENT if mfu <= 1 and hfu <= 1 else Tier.WRONG
+        return UtilizationVerdict(claim, tier, job, work, mfu, hfu, true_value=mfu)
+    pairs = _pairs(rate, work, job)
+    claimed = Fraction(str(rate.value))
+    precision = Fraction(str(rate.precision))
+    true = next(p for p in pairs if p.departures == 0)
+    fitting = sorted((p for p in pairs if _fits(p.value, claimed, precision)), key=lambda p: p.departures)
+    best = fitting[0] if fitting else None
+    off = abs(claimed - true.value) / true.value
+    if best is not None and best.departures == 0:
+        tier = Tier.CONSISTENT
+    elif best is None and off > WRONG_LIMIT:
+        tier = Tier.UNEXPLAINED
+    else:
+        tier = Tier.CLOSE if off <= CLOSE_LIMIT else Tier.WRONG
+    return UtilizationVerdict(claim, tier, job, work, mfu, hfu, best, true.value, tuple(pairs))
+
+
+def _true(readings: list[Reading]) -> int:
+    return next(i for i, r in enumerate(readings) if r.true)
+
+
+def _fits(value: Fraction, claimed: Fraction, precision: Fraction) -> bool:
+    """The claim's digits match: rounded (within half the last digit) or truncated."""
+    return abs(value - claimed) <= precision or claimed <= value < claimed + 2 * precision
+
+
+def _pairs(rate: Rate, work: Work, job: Job) -> list[Pair]:
+    """Every numerator x denominator reading of an MFU, HFU or FLOP/s claim, and its value."""
+    tops = numerators(work, hfu=rate.kind == "hfu")
+    if rate.kind == "flops":  # FLOP/s per GPU (the job's / GPUs) or the whole job's
+        per = Reading("per_gpu", f"per GPU ({job.gpus} GPUs)", Fraction(job.gpus), rate.per_gpu)
+        whole = Reading("whole", "for the whole job", Fraction(1), not rate.per_gpu)
+        bottoms = [per, whole] if job.gpus > 1 else [Reading("per_gpu", "on one GPU", Fraction(1), True)]
+    else:
+        bottoms = denominators(job.gpu, job.gpus, job.dtype)
+    return [Pair(t, b, t.value * job.samples_per_second / b.value) for t in tops for b in bottoms]
+
+
+def _cost(claim, rate: Rate, work: Work, job: Job, peak: Fraction) -> UtilizationVerdict:
+    """A run's cost (GPU-seconds) read into the MFU it means: the whole run's model FLOPs / (GPU-seconds x peak per
+    GPU); wrong when over 100%."""
+    if claim.tokens:
+        samples = Fraction(claim.tokens, claim.text_tokens or 1)
+        if not claim.text_tokens:
+            raise InputError("--tokens: give the sequence length with --text-tokens, like --text-tokens 2048")
+    else:
+        samples = Fraction(claim.steps * claim.batch)
+    per_gpu_peak = peak / job.gpus
+    seconds = Fraction(str(rate.value))
+    truths = numerators(work), numerators(work, hfu=True)
+    model = truths[0][_true(truths[0])].value * samples
+    executed = truths[1][_true(truths[1])].value * samples
+    mfu, hfu = model / (seconds * per_gpu_peak), executed / (seconds * per_gpu_peak)
+    tier = Tier.CONSISTENT if mfu <= 1 and hfu <= 1 else Tier.WRONG
+    return UtilizationVerdict(claim, tier, job, work, mfu, hfu, true_value=mfu, total_flops=round(model))
+
+
+def implied(subject, throughput: str, batch: int, gpu: GPU, gpus: int, step) -> tuple[Fraction, Fraction, str]:
+    """`flopcheck estimate --throughput`: the MFU and HFU a measured throughput means on `gpus` of `gpu` (its dense
+    BF16 peak), from the exact step at `batch` (per sample), and the rate in words."""
+    rate = parse_rate(throughput)
+    if rate.thing == "token":
+        raise InputError("--throughput in tokens/s: audit it as a claim (flopcheck audit ... --text-tokens N)")
+    per_second = Fraction(str(rate.value)) * (batch if rate.thing == "iteration" else 1) * (gpus if rate.per_gpu else 1)
+    peak = gpus * _f(gpu.tflops) * 10**12
+    mfu = Fraction(step.model_flops, batch) * per_second / peak
+    hfu = Fraction(step.executed_flops, batch) * per_second / peak
+    return mfu, hfu, f"{throughput} = {_num(per_second)} samples/s on {gpus} x {gpu.name}"

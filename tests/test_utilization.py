@@ -1,0 +1,283 @@
+"""Claims of utilization and time: the GPU table, the grammar's refusals, and the verdicts, each number derived by
+hand above its assertion. DiT-XL/2's exact training step per sample (256x256 px, flopcheck count --training):
+    711,718,502,400 = 3 x 237,242,843,136 (the forward, pinned in test_formula_dit)
+                      - 9,437,184 (the patch embedding's input gradient is not computed: the input needs none)
+                      - 589,824 (nor the timestep MLP's first Linear's: 2 x 256 x 1152)
+executed: + the flash kernel's recompute of the forward's QK^T in its backward, 28 blocks x 2 x T^2 x d
+    = 28 x 2 x 256^2 x 1152 = 4,227,858,432, so 715,946,360,832.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from flopcheck.auditor import load_claims, parse_claim
+from flopcheck.auditor.claims import ClaimError
+from flopcheck.auditor.utilization import judge
+from flopcheck.cli import main
+from flopcheck.gpus import get_gpu, names
+from flopcheck.render.utilization import to_text
+from flopcheck.types import Tier
+
+DIT_MODEL = 711_718_502_400  # FLOPs per sample, the exact step (derivation above)
+DIT_EXECUTED = 715_946_360_832
+H100 = Fraction("989.4") * 10**12
+
+
+def test_dit_step_derivation():
+    # the module docstring's arithmetic, term by term
+    assert 3 * 237_242_843_136 - 9_437_184 - 2 * 256 * 1152 == DIT_MODEL
+    assert DIT_MODEL + 28 * 2 * 256**2 * 1152 == DIT_EXECUTED
+
+
+def test_the_table_has_every_accelerator_people_train_on():
+    wanted = "H100-SXM H100-PCIe H100-NVL H200 A100 A100-40GB A100-PCIe A100-40GB-PCIe B200 GB200 B300 L40S"
+    wanted += " RTX4090 RTX5090 MI250X MI300X MI325X TPU-v3 TPU-v4 TPU-v5e TPU-v5p TPU-v6e"
+    assert set(wanted.split()) <= set(names())
+    h100 = get_gpu("h100")
+    # NVIDIA H100 SXM datasheet: FP8 3,958 TFLOPS with sparsity, dense half; TF32 989 with sparsity
+    assert (h100.tflops_of("fp8"), h100.tflops_of("fp8", sparse=True)) == (1978.9, 3958)
+    assert (h100.tflops_of("tf32"), h100.tflops_of("tf32", sparse=True)) == (494.7, 989)
+    # Cloud TPU v3 docs: 123 teraflops (bf16) per chip, 900 GBps; no sparse figure printed
+    v3 = get_gpu("TPU-v3")
+    assert (v3.tflops, v3.tbps, v3.tflops_of("bf16", sparse=True)) == (123, 0.9, None)
+    # every entry's headline BF16 is its dense bf16 peak, with a source line
+    for name in names():
+        g = get_gpu(name)
+        assert g.tflops_of("bf16") == g.tflops and g.source and g.datasheet
+
+
+def test_unknown_gpu_is_one_line_with_did_you_mean(capsys):
+    assert main(["estimate", "DiT-S/2", "--gpu", "H10"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "did you mean H100-SXM" in err
+
+
+def _claim(text: str, **scope):
+    return parse_claim(text, model="DiT-XL/2", training=True, **scope)
+
+
+def test_dit_throughput_on_its_tpu_pod_means_6_6_percent_mfu():
+    # DiT paper: 5.7 it/s at batch 256 on a TPU v3-256 pod = 128 chips of 123 TFLOPS bf16
+    v = judge(_claim("5.7 it/s", batch=256, gpu="TPU-v3", gpus=128))
+    # 711,718,502,400 x 256 x 5.7 = 1,038,539,638,702,080 FLOP/s over 128 x 123e12 = 15,744e12
+    assert v.mfu == Fraction(711_718_502_400 * 256 * 57, 10) / (128 * 123 * 10**12)
+    assert f"{float(v.mfu):.4%}" == "6.5964%"
+    assert v.hfu == Fraction(715_946_360_832 * 256 * 57, 10) / (128 * 123 * 10**12)
+    assert v.verdict is Tier.CONSISTENT
+
+
+def test_the_done_when_command(capsys):
+    argv = ["audit", "DiT-XL/2 training 5.7 it/s", "--batch", "256", "--gpu", "TPU-v3", "--gpus", "128"]
+    assert main(argv) == 0
+    assert "means MFU 6.60% (HFU 6.64%) of 128 x TPU-v3's BF16 dense peak" in capsys.readouterr().out
+
+
+# 4 it/s at batch 256 on 16 H100s: 1,024 samples/s x 711,718,502,400 = 728,799,746,457,600 FLOP/s for the job;
+# the true MFU is that over 16 x 989.4e12 = 15,830.4e12: 4.604%
+JOB = 711_718_502_400 * 1024
+ON16 = dict(batch=256, gpu="H100", gpus=16, throughput="4 it/s")
+
+
+def test_true_mfu_is_consistent():
+    v = judge(_claim("4.60% MFU", **ON16))
+    assert v.verdict is Tier.CONSISTENT and v.true_value == JOB / (16 * H100)
+    assert (v.best.top.name, v.best.bottom.name) == ("model", "job")
+
+
+def test_one_gpus_peak_for_a_multi_gpu_job():
+    # 728,799,746,457,600 / 989.4e12 = 73.66%: the FSDP write-up's mistake (research/formulas.md §16)
+    v = judge(_claim("73.7% MFU", **ON16))
+    assert (v.best.top.name, v.best.bottom.name) == ("model", "one_gpu") and v.verdict is Tier.WRONG
+    assert "the true MFU is 4.60%" in to_text(v)
+
+
+def test_tf32_peak():
+    # over 16 x 494.7e12 (H100's dense TF32): 9.208%, twice the truth (torchtitan issue 668)
+    v = judge(_claim("9.21% MFU", **ON16))
+    assert (v.best.top.name, v.best.bottom.name) == ("model", "tf32") and v.verdict is Tier.WRONG
+
+
+def test_fp8_run_against_the_bf16_peak():
+    # an FP8 run's true MFU is over 16 x 1978.9e12 = 2.302%; read against BF16's 989.4 it is 4.60%
+    v = judge(_claim("4.60% MFU", dtype="fp8", **ON16))
+    assert (v.best.top.name, v.best.bottom.name) == ("model", "bf16") and v.verdict is Tier.WRONG
+    assert v.true_value == JOB / (16 * Fraction("1978.9") * 10**12)
+
+
+def test_a100_fallback_on_b300():
+    # 16 B300s (2,250 TFLOPS bf16 dense): true 2.024%; a framework that falls back to A100's 312: 14.60%
+    # (OLMo-core PR 817: 88% reported against a true 12%)
+    v = judge(_claim("14.6% MFU", **{**ON16, "gpu": "B300"}))
+    assert (v.best.top.name, v.best.bottom.name) == ("model", "fallback")
+    assert f"{float(v.true_value):.3%}" == "2.024%"
+
+
+def test_hfu_and_flops_per_gpu():
+    # HFU: executed 715,946,360,832 x 1,024 / 15,830.4e12 = 4.631%
+    assert judge(_claim("4.63% HFU", **ON16)).verdict is Tier.CONSISTENT
+    # per GPU: 728,799,746,457,600 / 16 = 45.55 TFLOP/s; the whole job's 728.8 TFLOP/s written per GPU is wrong
+    assert judge(_claim("45.5 TFLOP/s per GPU", **ON16)).verdict is Tier.CONSISTENT
+    v = judge(_claim("729 TFLOP/s per GPU", **ON16))
+    assert v.best.bottom.name == "whole" and v.verdict is Tier.WRONG
+
+
+def test_no_pair_is_unexplained():
+    assert judge(_claim("33% MFU", **ON16)).verdict is Tier.UNEXPLAINED
+
+
+def test_a_throughput_over_the_peak_is_wrong():
+    # 2,000 it/s x 256 x 711,718,502,400 / 989.4e12 = 368: no H100 does that
+    v = judge(_claim("2000 it/s", batch=256, gpu="H100", gpus=1))
+    assert v.verdict is Tier.WRONG and v.mfu > 1
+
+
+@pytest.mark.parametrize(
+    "text, scope, words",
+    [
+        ("0 it/s", {"batch": 256, "gpu": "H100", "gpus": 1}, "positive"),
+        ("-5.7 it/s", {"batch": 256, "gpu": "H100", "gpus": 1}, "positive"),
+        ("5,7 it/s", {"batch": 256, "gpu": "H100", "gpus": 1}, "comma"),
+        ("120% MFU", ON16, "at most 100%"),
+        ("5.7 it/s", {"batch": 256, "gpu": "H1000", "gpus": 1}, "unknown GPU"),
+        ("5.7 it/s", {"batch": 256, "gpu": "H100", "gpus": 0}, "gpus must be a whole number >= 1"),
+        ("5.7 it/s", {"gpu": "H100", "gpus": 1}, "--batch"),
+        ("5.7 it/s", {"batch": 256, "gpus": 1}, "--gpu"),
+        ("5.7 it/s", {"batch": 256, "gpu": "H100"}, "--gpus"),
+        ("45% MFU", {"batch": 256, "gpu": "H100", "gpus": 1}, "--throughput"),
+        ("45% MFU", {**ON16, "throughput": "nan it/s"}, "cannot read a rate"),
+        ("45% MFU", {**ON16, "dtype": "fp4"}, "no fp4 peak"),
+        ("3 days on 8 A100s", {}, "--steps and --batch"),
+    ],
+)
+def test_refusals_are_one_line(text, scope, words):
+    with pytest.raises(ClaimError, match=words if words != "--batch" else "--batch 256") as err:
+        _claim(text, **scope)
+    assert "\n" not in str(err.value)
+
+
+def test_a_unit_that_does_not_fit(capsys):
+    argv = ["audit", "DiT-XL/2 training 3000 tokens/s", "--gpu", "H100", "--gpus", "1", "--text-tokens", "77"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "flopcheck:" in err
+
+
+def test_cli_flags_refuse_bad_numbers(capsys):
+    for bad in ("0", "-1", "nan", "1,5"):
+        assert main(["audit", "DiT-XL/2 training 5.7 it/s", "--batch", "256", "--gpu", "H100", "--gpus", bad]) == 2
+    assert main(["audit", "DiT-XL/2 training 5.7 it/s", "--batch", "256", "--gpu", "H100", "--dtype", "fp3"]) == 2
+    # a rate's flag on a FLOP claim is refused, not dropped
+    assert main(["audit", "DiT-XL/2 118.64 GFLOPs", "--gpu", "H100"]) == 2
+    assert capsys.readouterr().err.count("\n") == 6
+
+
+def test_estimate_throughput_gives_mfu_and_hfu(capsys):
+    argv = ["estimate", "DiT-XL/2", "--training", "--gpu", "H100", "--throughput", "3.1 it/s", "--batch", "256"]
+    assert main([*argv, "--json"]) == 0
+    import json
+
+    data = json.loads(capsys.readouterr().out)
+    # 3.1 x 256 = 793.6 samples/s x 711,718,502,400 / 989.4e12 = 57.087%
+    assert data["throughput_mfu"] == pytest.approx(float(Fraction(711_718_502_400 * 7936, 10) / H100), rel=1e-12)
+    assert data["throughput_hfu"] == pytest.approx(float(Fraction(715_946_360_832 * 7936, 10) / H100), rel=1e-12)
+    assert main(argv[:-2]) == 2  # it/s without the batch: one line naming --batch
+    assert "--batch" in capsys.readouterr().err
+
+
+def test_the_claims_file():
+    claims = load_claims("claims/utilization.yaml")
+    for c in claims:
+        v = judge(c)
+        assert str(v.verdict) == c.expect, (c.id, to_text(v))
+    # 7,000,000 x 256 x 711,718,502,400 / (14.2 x 86,400 x 128 x 123e12) = 6.60%
+    cost = judge(claims[1])
+    assert cost.mfu == Fraction(7_000_000 * 256 * 711_718_502_400, 1) / (
+        Fraction(142, 10) * 86_400 * 128 * 123 * 10**12
+    )
+
+
+LLAMA = "transformers:LlamaForCausalLM"
+
+
+@pytest.mark.integration
+def test_causal_attention_counted_dense():
+    # tests/data/llama_tiny.json: 2 layers, d 256, 4 heads (2 kv heads), MLP 688, vocab 1000, 128 tokens.
+    # forward per sample: 128 tokens x 2 x (2 x (256x256 + 256x128 + 256x128 + 256x256 + 3 x 256x688) + 256x1000)
+    #   = 436,731,904, + attention 2 layers x 2 matmuls x 2 x 128^2 x 256 = 33,554,432 -> 470,286,336;
+    # the step is 3 x that = 1,410,859,008 (no input gradient is skipped: the embedding's input is ids);
+    # attention in the step: 3 x 33,554,432 = 100,663,296, half of it masked by the causal mask.
+    # 100,000 samples/s on one H100: dense 1,410,859,008e5 / 989.4e12 = 14.26%; halved 1,360,527,360e5 / ... 13.75%
+    scope = dict(config="tests/data/llama_tiny.json", text_tokens=128, gpu="H100", gpus=1, training=True)
+    v = judge(parse_claim("14.3% MFU", model=LLAMA, throughput="100000 samples/s", **scope))
+    assert v.work.model == 1_410_859_008 and v.work.attention == 100_663_296
+    assert (v.best.top.name, v.best.bottom.name) == ("model", "job") and v.verdict is Tier.WRONG
+    assert v.true_value == Fraction((1_410_859_008 - 50_331_648) * 100_000) / H100
+    # tokens/s: 12,800,000 tokens/s / 128 tokens per sample is the same 100,000 samples/s
+    t = judge(parse_claim("13.8% MFU", model=LLAMA, throughput="12800000 tokens/s", **scope))
+    assert t.verdict is Tier.CONSISTENT
+
+
+def test_inference_iterations_are_sampling_steps():
+    # DiT-XL/2 sampling at 10 it/s, batch 8, 250 steps with CFG on one H100: an iteration is one step of the batch,
+    # 2 x 237,242,843,136 FLOPs per sample (CFG); 10 x 8 x 474,485,686,272 / 989.4e12 = 3.836%
+    c = parse_claim("DiT-XL/2 inference 10 it/s", batch=8, steps=250, cfg=True, gpu="H100", gpus=1)
+    v = judge(c)
+    assert v.mfu == Fraction(10 * 8 * 2 * 237_242_843_136) / H100 and not v.work.training
+
+
+def test_claims_file_keys_are_checked(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    for line, words in (
+        ("gpus: 0\n  gpu: H100", "gpus must be a whole number >= 1"),
+        ("gpu: H1000\n  gpus: 4", "unknown GPU"),
+    ):
+        bad.write_text(f"- model: DiT-XL/2\n  claim: training 5.7 it/s\n  batch: 256\n  {line}\n")
+        with pytest.raises(ClaimError, match=f"bad.yaml:1: .*{words}"):
+            load_claims(str(bad))
+
+
+def test_a_rate_claim_refuses_what_it_would_drop():
+    run = dict(batch=256, gpu="H100", gpus=1)
+    for scope, words in (({"space": "pixel"}, "space applies"), ({"part": "block"}, "part applies")):
+        with pytest.raises(ClaimError, match=words):
+            _claim("5.7 it/s", **run, **scope)
+    with pytest.raises(ClaimError, match="8 GPUs and gpus is 16"):
+        _claim("7 days on 8 A100s", steps=1000, batch=256, gpus=16)
+
+
+def test_assert_mfu_close_checks_a_loggers_mfu():
+    import torch
+
+    from flopcheck.testing import FlopAssertionError, assert_mfu_close
+
+    model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    x = torch.zeros(8, 64)
+    # per sample: forward 2 x (64 x 128 + 128 x 10) = 18,944; backward: the first Linear's weight gradient only
+    # (its input needs none) 2 x 64 x 128 = 16,384, the second's weight and input gradients 2 x 2 x 1,280 = 5,120
+    # -> 40,448 FLOPs; at 1e9 samples/s on one H100: 40,448e9 / 989.4e12 = 4.088%
+    true = Fraction(40_448 * 10**9) / H100
+    assert assert_mfu_close(model, x, 0.0409, samples_per_second=1e9) == pytest.approx(float(true), rel=1e-12)
+    # the same rate over 16 GPUs is 0.2555%; a logger that divides by one GPU's peak says 4.09%
+    with pytest.raises(FlopAssertionError, match="one H100-SXM's BF16 dense peak"):
+        assert_mfu_close(model, x, 0.0409, samples_per_second=1e9, gpus=16)
+
+
+def test_gpu_days_with_the_gpu_in_the_text():
+    # 400,000 steps at batch 256 of DiT-XL/2 in 100 A100 GPU-days:
+    # 400,000 x 256 x 711,718,502,400 = 72,879,974,645,760,000,000 FLOPs / (100 x 86,400 s x 312e12) = 2.704%
+    v = judge(_claim("100 A100 GPU-days", steps=400_000, batch=256))
+    assert v.mfu == Fraction(400_000 * 256 * 711_718_502_400) / (100 * 86_400 * 312 * 10**12)
+    assert (v.job.gpu.name, v.verdict) == ("A100", Tier.CONSISTENT)
+    assert f"{float(v.mfu):.3%}" == "2.704%"
+    # the same run in 1 A100 GPU-day would be 270%: no A100 does that
+    assert judge(_claim("1 A100 GPU-day", steps=400_000, batch=256)).verdict is Tier.WRONG
+
+
+def test_tokens_flag_refuses_bad_counts(capsys):
+    argv = ["audit", "DiT-XL/2 training 3 days on 8 GPUs", "--gpu", "H100", "--steps", "10", "--batch", "2"]
+    for bad in ("0", "-3", "nan", "1,5"):
+        assert main([*argv, "--tokens", bad]) == 2
+    assert capsys.readouterr().err.count("\n") == 4
