@@ -220,6 +220,19 @@ def test_causal_attention_counted_dense():
     assert t.verdict is Tier.CONSISTENT
 
 
+@pytest.mark.integration
+def test_an_mfu_made_with_a_published_formula_is_named_by_it():
+    # tests/data/llama_tiny.json, 128 tokens: parameters = embedding 256,000 + LM head 256,000 + 2 layers x (q 65,536
+    # + k 32,768 + v 32,768 + o 65,536 + MLP 3 x 256 x 688 = 528,384 + norms 512) + final norm 256 = 1,963,264;
+    # PaLM per token 6 x 1,963,264 + 12 L H Q T = 11,779,584 + 12 x 2 x 4 x 64 x 128 = 786,432 -> 12,566,016;
+    # x 128 tokens = 1,608,450,048 per sample; at 100,000 samples/s on one H100: 1,608,450,048e5 / 989.4e12 = 16.257%
+    # (nanoGPT's estimate_mfu gives the same here: the model has no position embedding to leave out)
+    scope = dict(config="tests/data/llama_tiny.json", text_tokens=128, gpu="H100", gpus=1, training=True)
+    v = judge(parse_claim("16.26% MFU", model=LLAMA, throughput="100000 samples/s", **scope))
+    assert v.best.top.name in ("formula palm", "formula nanogpt") and v.best.bottom.name == "job"
+    assert v.verdict is Tier.WRONG and v.true_value == Fraction((1_410_859_008 - 50_331_648) * 100_000) / H100
+
+
 def test_inference_iterations_are_sampling_steps():
     # DiT-XL/2 sampling at 10 it/s, batch 8, 250 steps with CFG on one H100: an iteration is one step of the batch,
     # 2 x 237,242,843,136 FLOPs per sample (CFG); 10 x 8 x 474,485,686,272 / 989.4e12 = 3.836%

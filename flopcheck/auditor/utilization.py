@@ -12,7 +12,7 @@ is read into the MFU and HFU it means, and is wrong when that is over 100% of th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -41,6 +41,7 @@ class Work:
     causal: bool = False
     training: bool = True
     inputs: str = ""
+    formulas: tuple[tuple[str, str, Fraction], ...] = ()  # (name, title, one sample's FLOPs) of published formulas
 
 
 @dataclass(frozen=True)
@@ -53,10 +54,25 @@ class Reading:
     true: bool = False
 
 
-def _formula_readings(work: Work, subject: Any = None) -> list[Reading]:
-    """The published formulas' readings of one sample's work (Kaplan 6ND, PaLM, Megatron, torchtitan, MaxText ...):
-    issue 40's registry (flopcheck/published/) fills this list; until it is wired in there are none."""
-    return []
+def _formula_readings(work: Work) -> list[Reading]:
+    """The published formulas' readings of one sample's training step (Kaplan 6ND, PaLM, Megatron, torchtitan,
+    MaxText ...: flopcheck.published), each by its name."""
+    return [Reading(f"formula {n}", f"the published formula {n} ({title})", v) for n, title, v in work.formulas]
+
+
+def formulas_of(subject: Any, batch: int) -> tuple[tuple[str, str, Fraction], ...]:
+    """Each published training formula that applies to the subject, per sample of its step (`batch` samples)."""
+    from flopcheck.published import FORMULAS
+    from flopcheck.verbs.formulas import formula_results
+
+    if subject.formula_family:  # a reference model (a DiT): every training formula is a language model's
+        return ()
+    found = formula_results(subject, ["all"], training=True)
+    return tuple(
+        (r.counter.removeprefix("formula "), FORMULAS[r.counter.removeprefix("formula ")].title, Fraction(f, batch))
+        for r in found
+        if r.error is None and (f := r.counter_flops) and FORMULAS[r.counter.removeprefix("formula ")].training
+    )
 
 
 def numerators(work: Work, hfu: bool = False) -> list[Reading]:
@@ -209,7 +225,8 @@ def work_of(claim) -> Work:
     subject = claim.subject
     if claim.training:
         step, batch = _step(subject, claim.batch)
-        return work_from_step(step, batch, is_causal(subject), subject.inputs)
+        work = work_from_step(step, batch, is_causal(subject), subject.inputs)
+        return replace(work, formulas=formulas_of(subject, subject.batch or 1))
     per = Fraction(subject.truth(), subject.batch or 1) * (2 if claim.cfg else 1)
     return Work(per * claim.steps, per * claim.steps, per, training=False, inputs=subject.inputs)
 
