@@ -65,7 +65,7 @@ def _uncounted_roots(events: Iterable[Any]) -> Counter[str]:
     reader=by_op_name,
 )
 def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile  # lazy: torch-free at import (see base.py)
 
     with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
         model(*inputs)
