@@ -14,9 +14,20 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.errors import InputError
-from flopcheck.types import Unit
+from flopcheck.types import Count, Unit
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from flopcheck.counters.base import Measurement
+    from flopcheck.reconciler.parts import Part
+    from flopcheck.reconciler.reference import Reference
+
+Reader = Callable[[Count, "Reference"], list["Part"]]  # a counter's detail read as exact parts
+Adapter = Callable[["nn.Module", tuple[Any, ...]], "Measurement"]  # run(model, inputs), called in a worker only
 
 INFRASTRUCTURE = frozenset({"base", "pool", "worker"})  # the modules here that are not counters
 
@@ -39,9 +50,9 @@ class CounterSpec:
     function: str = "run"
     order: int = 1000  # where it stands in tables: the card's counters first
     on_meta: bool = False  # reads shapes only: counted on meta tensors, as it is designed to run
-    reader: Callable | None = field(default=None, compare=False, repr=False)
+    reader: Reader | None = field(default=None, compare=False, repr=False)
 
-    def payload(self) -> dict:
+    def payload(self) -> dict[str, Any]:
         """What a worker process needs to load and run it, JSON-ready."""
         return {
             "name": self.name,
@@ -69,10 +80,12 @@ def add_counter(spec: CounterSpec) -> CounterSpec:
     return spec
 
 
-def counter(name: str, *, library: str, unit: Unit, install: str, convention: str, **options) -> Callable:
+def counter(
+    name: str, *, library: str, unit: Unit, install: str, convention: str, **options: Any
+) -> Callable[[Adapter], Adapter]:
     """Decorator: the function is the adapter of counter `name` (`options`: CounterSpec's other fields)."""
 
-    def wrap(run: Callable) -> Callable:
+    def wrap(run: Adapter) -> Adapter:
         add_counter(
             CounterSpec(
                 name=name,

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import inspect
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-from flopcheck.types import Item, Mechanism, Skip, Unit, Work
+from flopcheck.custom_ops import CUSTOM
+from flopcheck.reconciler.classify import op_work
+from flopcheck.reconciler.parts import Part, bare, part, split
+from flopcheck.types import Count, Item, Mechanism, Skip, Unit, Work
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from flopcheck.reconciler.reference import Reference
+    from flopcheck.specs.measure import Layer
+
+# torch-free at import: flopcheck.counters imports every adapter module, and so this one, in the parent process, which
+# runs counters in workers and never imports torch; torch and flopcheck.exact (torch) are imported where they are used
 
 # module types that only hold other modules, or compute nothing in eval: never worth listing as skipped
 CONTAINERS = frozenset(
@@ -71,7 +86,7 @@ CONVOLUTIONS = frozenset(
 def op_category(name: str) -> Work:
     """What an op named 'aten::_softmax' (or 'aten._softmax') does: attention, matmul or conv for the ops
     flopcheck counts, else its category; OTHER if torch does not know it."""
-    import torch
+    import torch  # lazy: the parent process never imports torch (see the note at the top)
 
     from flopcheck.exact.categories import categorize, named_category
     from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS
@@ -80,8 +95,9 @@ def op_category(name: str) -> Work:
     if custom is not None:
         return custom
     op = name.replace("aten::", "").replace("aten.", "").split(".")[0]
-    if named_category(op):
-        return named_category(op)
+    named = named_category(op)
+    if named:
+        return named
     if op in CONVOLUTIONS:  # composite: it runs as aten.convolution, which has the formula
         return Work.CONV
     packet = getattr(torch.ops.aten, op, None)
@@ -94,7 +110,7 @@ def op_category(name: str) -> Work:
 def has_formula(name: str) -> bool:
     """An aten op ('aten::mkldnn_rnn_layer') that flopcheck's exact count has a formula for: it does multiply-adds
     itself, not through the ops it calls."""
-    import torch
+    import torch  # lazy: the parent process never imports torch (see the note at the top)
 
     from flopcheck.exact.ops import FORMULAS
 
@@ -105,8 +121,6 @@ def has_formula(name: str) -> bool:
 def _custom_kind(name: str) -> Work | None:
     """The work of an operator outside aten that flopcheck has a formula for ('torchvision::deform_conv2d', or
     'torchvision.deform_conv2d.default' as a dispatch names it): a convolution or a matmul; None for any other op."""
-    from flopcheck.custom_ops import CUSTOM
-
     namespace, _, rest = name.replace("::", ".").partition(".")
     qualified = f"{namespace}::{rest.split('.')[0]}"
     if namespace == "aten" or qualified not in CUSTOM:
@@ -124,7 +138,7 @@ def costs_nothing(name: str) -> bool:
 
 def skipped_ops(calls: dict[str, int], reason: str) -> tuple[Skip, ...]:
     """Skips for ops that cost something by some convention (views, copies and creations left out)."""
-    out = []
+    out: list[Skip] = []
     for op, n in sorted(calls.items()):
         if not costs_nothing(op):
             work = op_category(op)
@@ -132,7 +146,7 @@ def skipped_ops(calls: dict[str, int], reason: str) -> tuple[Skip, ...]:
     return tuple(out)
 
 
-def unhooked_module_types(model, hooked: set, reason: str) -> tuple[Skip, ...]:
+def unhooked_module_types(model: nn.Module, hooked: set[type], reason: str) -> tuple[Skip, ...]:
     """Module types with no rule in a hook-based counter: what their own forward computes is lost."""
     counts = Counter(type(m) for m in model.modules())
     return tuple(
@@ -142,23 +156,22 @@ def unhooked_module_types(model, hooked: set, reason: str) -> tuple[Skip, ...]:
     )
 
 
-def keyword_inputs(model, inputs: tuple) -> dict:
+def keyword_inputs(model: nn.Module, inputs: tuple[Any, ...]) -> dict[str, Any]:
     """The positional inputs of model(*inputs) by the names its forward gives them (for libraries that call
     model(**inputs), as ptflops' input_constructor does)."""
-    import inspect
-
     return dict(inspect.signature(model.forward).bind(*inputs).arguments)
 
 
-def module_types(model) -> dict[str, str]:
+def module_types(model: nn.Module) -> dict[str, str]:
     """Module path -> class name."""
     return {name: type(m).__name__ for name, m in model.named_modules()}
 
 
-def later_paths(model) -> list[tuple[str, object]]:
+def later_paths(model: nn.Module) -> list[tuple[str, object]]:
     """(path, module) for each later path of a module shared at several paths, topmost only (a shared module's
     children at its later path are inside it)."""
-    seen, out = set(), []
+    seen: set[int] = set()
+    out: list[tuple[str, object]] = []
     for path, m in model.named_modules(remove_duplicate=False):
         if any(path.startswith(p + ".") for p, _ in out):
             continue
@@ -168,36 +181,34 @@ def later_paths(model) -> list[tuple[str, object]]:
     return out
 
 
-class _LoggedFrame(list):
+class _LoggedFrame(list[tuple[Any, Any]]):
     """One module's list of (op name, value) in a DeepSpeed-style profiler, logged as it fills."""
 
-    def __init__(self, log: list):
+    def __init__(self, log: list[tuple[Any, Any]]):
         super().__init__()
         self._log = log
 
-    def append(self, entry) -> None:
+    def append(self, entry: tuple[Any, Any]) -> None:
         self._log.append(entry)
         super().append(entry)
 
 
-class LoggedStack(list):
+class LoggedStack(list[Any]):
     """Stands in for the `module_flop_count` stack of DeepSpeed's profiler and calflops (its fork):
     each frame a module pushes logs the (functional name, FLOPs) entries the patched functionals add."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
-        self.log: list = []
+        self.log: list[tuple[Any, Any]] = []  # (the profiler's functional, its value)
         self.profiling = False  # set by the first module frame: warm-up forwards push none
 
-    def append(self, frame) -> None:
+    def append(self, frame: Any) -> None:
         self.profiling = True
         super().append(_LoggedFrame(self.log) if isinstance(frame, list) else frame)
 
 
 def logged_ops(stack: LoggedStack, unit: Unit) -> list[Item]:
     """The logged entries summed per functional name, as detail items."""
-    from collections import defaultdict
-
     sums: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for name, value in stack.log:
         sums[entry_label(name)][0] += int(value)
@@ -208,7 +219,7 @@ def logged_ops(stack: LoggedStack, unit: Unit) -> list[Item]:
     return detail.items
 
 
-def bias_of_addmm(name: str, args: tuple, kwargs: dict) -> int:
+def bias_of_addmm(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> int:
     """What a library's addmm rule (ptflops', calflops'; ptflops' baddbmm too) adds for the bias: numel(input)
     unless beta is 0; 0 for any other op."""
     if not name.endswith(("addmm", "baddbmm")) or not args or kwargs.get("beta", 1) == 0:
@@ -216,18 +227,18 @@ def bias_of_addmm(name: str, args: tuple, kwargs: dict) -> int:
     return int(args[0].numel()) if hasattr(args[0], "numel") else 0
 
 
-def bias_label(name: str, bias) -> str:
+def bias_label(name: str, bias: Any) -> str:  # bias: a tensor
     """The detail item of an addmm's bias: '.bias_per_call' when it is 1-D (counted once per call, not per output
     row), '.bias' when it is as large as the output."""
     return f"{name}.bias_per_call" if bias.dim() == 1 else f"{name}.bias"
 
 
-def _multiplies(name) -> bool:
+def _multiplies(name: object) -> bool:
     """A logged entry of a functional that does multiply-adds (its label's op category)."""
     return op_category(entry_label(name)).multiply_adds
 
 
-def entry_label(name) -> str:
+def entry_label(name: object) -> str:
     """These profilers key entries by `func.__str__` (a bound method-wrapper): its function's name."""
     return getattr(getattr(name, "__self__", None), "__name__", None) or str(name)
 
@@ -238,10 +249,11 @@ class _Unpatched:
     since the previous one; otherwise the profiler never saw it (MultiheadAttention's fused op after a layer_norm)."""
 
     def __init__(self, stack: LoggedStack):
-        self.stack, self.pos, self.missing = stack, 0, Counter()
+        self.stack, self.pos = stack, 0
+        self.missing: Counter[str] = Counter()
 
-    def seen(self, packet) -> None:
-        from flopcheck.exact.ops import FORMULAS
+    def seen(self, packet: object) -> None:
+        from flopcheck.exact.ops import FORMULAS  # lazy: torch (see the note at the top)
 
         if packet not in FORMULAS or not self.stack.profiling:
             return
@@ -255,42 +267,41 @@ class _Unpatched:
 
 
 @contextmanager
-def watching_ops(seen):
+def watching_ops(seen: Callable[[object], None]) -> Iterator[None]:
     """Call `seen(op packet)` for every aten op that runs inside, below any Python-level patching."""
-    from torch.utils._python_dispatch import TorchDispatchMode
+    from torch.utils._python_dispatch import TorchDispatchMode  # lazy: torch (see the note at the top)
 
-    class Watch(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    class Watch(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
+        def __torch_dispatch__(
+            self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+        ) -> Any:
             seen(func.overloadpacket)
             return func(*args, **(kwargs or {}))
 
-    with Watch():
+    with Watch():  # type: ignore[no-untyped-call]
         yield
 
 
 @contextmanager
-def recording_ops():
+def recording_ops() -> Iterator[Counter[object]]:
     """A Counter of the aten op packets that run inside, filled as they run."""
-    calls: Counter = Counter()
+    calls: Counter[object] = Counter()
     with watching_ops(lambda op: calls.update((op,))):
         yield calls
 
 
 @contextmanager
-def unpatched_ops(stack: LoggedStack):
+def unpatched_ops(stack: LoggedStack) -> Iterator[_Unpatched]:
     """Record aten ops as they run; `.skips()` lists the multiply-add ops no patched wrapper logged."""
     watch = _Unpatched(stack)
     with watching_ops(watch.seen):
         yield watch
 
 
-def read_deepspeed_style(count, ref) -> list:
+def read_deepspeed_style(count: Count, ref: Reference) -> list[Part]:
     """The reading of DeepSpeed's profiler and calflops (its fork): conv2d = 2*MACs + one FLOP per output for the
     bias; every other functional whole, as the work its name says."""
-    from flopcheck.reconciler.classify import op_work
-    from flopcheck.reconciler.parts import bare, part, split
-
-    parts = []
+    parts: list[Part] = []
     for i in count.detail:
         if bare(i.name).startswith("conv"):
             bias = _conv_bias(ref, transposed=bare(i.name).startswith("conv_transpose"))
@@ -300,7 +311,7 @@ def read_deepspeed_style(count, ref) -> list:
     return parts
 
 
-def _conv_bias(ref, transposed: bool) -> int:
+def _conv_bias(ref: Reference, transposed: bool) -> int:
     """The convolutions' bias adds: the exact count's for the others; for the transposed ones calflops' own rule,
     C_out x N x the output size a forward conv of that geometry would give, (in + 2p - d(k - 1) - 1) // s + 1 per
     dimension (in: the input size the exact output came from), not the output's."""
@@ -311,10 +322,10 @@ def _conv_bias(ref, transposed: bool) -> int:
     return sum(r.elements for r in recs if r.path not in paths)
 
 
-def _transposed_bias(ref, path: str, layer) -> int:
+def _transposed_bias(ref: Reference, path: str, layer: Layer) -> int:
     """calflops' bias adds of one transposed convolution's call (0 when it has no bias or left no output shape)."""
     out = ref.exact.outputs.get(path)
-    if not layer.bias or out is None:
+    if not layer.bias or out is None or layer.transposed is None:  # called for transposed layers only
         return 0
     kernel, stride, padding, dilation, extra = layer.transposed
     size = 1
@@ -324,7 +335,7 @@ def _transposed_bias(ref, path: str, layer) -> int:
     return out[1] * out[0] * size
 
 
-def run_logged(profiler_module, call, reason: str) -> Measurement:
+def run_logged(profiler_module: Any, call: Callable[[], float], reason: str) -> Measurement:
     """Run a DeepSpeed-style profiler (`call()` -> its FLOPs) with its module-level `module_flop_count`
     swapped for a LoggedStack: its detail by functional, and the FLOP ops no patch covered."""
     stack = LoggedStack()

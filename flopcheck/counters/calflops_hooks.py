@@ -10,7 +10,9 @@ notes which ops ran inside a logged call), e.g. '@' and fused attention when it 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import (
@@ -28,12 +30,17 @@ from flopcheck.reconciler.parts import Part
 from flopcheck.reconciler.rnn import RnnRule, rnn_parts
 from flopcheck.types import Count, Mechanism, Unit
 
+if TYPE_CHECKING:
+    from torch import nn
+
+    from flopcheck.reconciler.reference import Reference
+
 # calflops' _rnn_flops, per cell: each product 2n - 1 FLOPs; then, as ptflops (whose rule it copied), the LSTM's sums
 # (4h), c_t (3h) and h_t (3h), the GRU's 7h, the RNN's h; then b_ih and b_hh
 RNN = RnnRule(elementwise={"LSTM": 4 + 3 + 3, "GRU": 1 + 3 + 3, "RNN": 1}, dot_short=True)
 
 
-def read(count: Count, ref) -> list[Part]:
+def read(count: Count, ref: Reference) -> list[Part]:
     """calflops: a module its hooks counted (an RNN) by its rule (reconciler.rnn), its einsums by their equations
     (reconciler.einsum), every other functional as DeepSpeed's profiler reads it."""
     parts: list[Part] = []
@@ -53,11 +60,13 @@ def read(count: Count, ref) -> list[Part]:
     return parts + read_deepspeed_style(replace(count, detail=tuple(functionals)), ref)
 
 
-def _recording(mapping: dict, paths: dict, hooked: list) -> dict:
+def _recording(
+    mapping: dict[Any, Callable[..., Any]], paths: dict[int, str], hooked: list[tuple[str, str, int]]
+) -> dict[Any, Callable[..., Any]]:
     """calflops' module hooks, each also recording (path, class, FLOPs it added)."""
 
-    def wrap(hook):
-        def recorded(module, inputs, output):
+    def wrap(hook: Callable[..., Any]) -> Callable[..., None]:
+        def recorded(module: Any, inputs: Any, output: Any) -> None:
             before = module.__flops__
             hook(module, inputs, output)
             hooked.append((paths.get(id(module), ""), type(module).__name__, module.__flops__ - before))
@@ -81,17 +90,22 @@ def _recording(mapping: dict, paths: dict, hooked: list) -> dict:
     convention="calflops.calculate_flops returns (flops, macs, params); flops = 2 x macs",
     reader=read,
 )
-def run(model, inputs) -> Measurement:
-    from calflops import calculate_flops, calculate_pipline, pytorch_ops
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from calflops import (  # lazy: calflops is optional, imported in the worker only
+        calculate_flops,
+        calculate_pipline,
+        pytorch_ops,
+    )
 
     # calflops asserts it was given args or kwargs: a forward whose inputs are all keywords gets them back as such
     bound = {} if inputs else getattr(model.forward, "bound_kwargs", {})
     kwargs = {k: v for k, v in bound.items() if hasattr(v, "to")}  # it moves each to the model's device
 
-    def call():
-        return calculate_flops(
+    def call() -> float:
+        flops: float = calculate_flops(
             model, args=list(inputs), kwargs=kwargs, print_results=False, print_detailed=False, output_as_string=False
         )[0]
+        return flops
 
     hooked: list[tuple[str, str, int]] = []
     biases: list[tuple[str, int]] = []
@@ -126,23 +140,25 @@ def run(model, inputs) -> Measurement:
 _ADDMM_RULES = ("_addmm_flops_compute", "_tensor_addmm_flops_compute")
 
 
-def _per_path_recording(get_total, model, again: list):
+def _per_path_recording(
+    get_total: Callable[..., Any], model: nn.Module, again: list[tuple[str, str, int]]
+) -> Callable[..., Any]:
     """calflops' get_total_flops, also recording (later path, class, FLOPs) for each module shared at several paths:
     its sum enters the total again at each later path."""
-    from calflops.utils import get_module_flops
+    from calflops.utils import get_module_flops  # lazy: calflops is optional, imported in the worker only
 
-    def recorded(self, as_string=False):
+    def recorded(self: Any, as_string: bool = False) -> Any:
         again.extend((path, type(m).__name__, get_module_flops(m)) for path, m in later_paths(model))
         return get_total(self, as_string)
 
     return recorded
 
 
-def _bias_recording(rule, biases: list):
+def _bias_recording(rule: Callable[..., Any], biases: list[tuple[str, int]]) -> Callable[..., Any]:
     """calflops' addmm rule, also recording the bias it adds (numel of the input) under its detail label: torch.baddbmm
     shares Tensor.addmm's rule, told apart by its 3-D operands."""
 
-    def recorded(input, *args, **kwargs):
+    def recorded(input: Any, *args: Any, **kwargs: Any) -> Any:
         name = "baddbmm" if args and getattr(args[0], "dim", lambda: 2)() == 3 else "addmm"
         if bias := bias_of_addmm(name, (input, *args), kwargs):  # 0 when beta is 0
             biases.append((bias_label(name, input), bias))

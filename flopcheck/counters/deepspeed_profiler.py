@@ -7,9 +7,14 @@ Skipped: the aten ops that ran outside any patched functional (rebuilt by an op 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from flopcheck.counters import counter
 from flopcheck.counters.base import Measurement, read_deepspeed_style, run_logged
 from flopcheck.types import Unit
+
+if TYPE_CHECKING:
+    from torch import nn
 
 
 @counter(
@@ -23,10 +28,16 @@ from flopcheck.types import Unit
     convention="deepspeed get_model_profile returns (flops, macs, params); flops = 2 x macs",
     reader=read_deepspeed_style,
 )
-def run(model, inputs) -> Measurement:
-    from deepspeed.profiling.flops_profiler import get_model_profile, profiler
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from deepspeed.profiling.flops_profiler import (  # lazy: deepspeed is optional, imported in the worker only
+        get_model_profile,
+        profiler,
+    )
 
-    def call():
-        return get_model_profile(model, args=list(inputs), print_profile=False, detailed=False, as_string=False)[0]
+    def call() -> float:
+        flops: float = get_model_profile(
+            model, args=list(inputs), print_profile=False, detailed=False, as_string=False
+        )[0]
+        return flops
 
     return run_logged(profiler, call, "no DeepSpeed patch covers it: counted 0")

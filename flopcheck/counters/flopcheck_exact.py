@@ -7,10 +7,15 @@ for (norms, elementwise, bias adds, ...) are listed with the elements they wrote
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement
 from flopcheck.reconciler.classify import by_kind
 from flopcheck.types import Mechanism, Skip, Unit, Work
+
+if TYPE_CHECKING:
+    from torch import nn
 
 
 @counter(
@@ -29,8 +34,8 @@ from flopcheck.types import Mechanism, Skip, Unit, Work
     on_meta=True,
     reader=by_kind,
 )
-def run(model, inputs) -> Measurement:
-    from flopcheck.exact import count_forward, flop_kinds
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from flopcheck.exact import count_forward, flop_kinds  # lazy: torch-free at import (see counters/base.py)
 
     count = count_forward(model, inputs, kind_map=flop_kinds(model))
     detail = Detail(Unit.FLOP)

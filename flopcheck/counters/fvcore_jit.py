@@ -7,6 +7,7 @@ Skipped: its unsupported_ops(), the ops it traced and had no handle for, each co
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, skipped_ops
@@ -15,8 +16,13 @@ from flopcheck.reconciler.einsum import einsum_parts, fvcore_rule
 from flopcheck.reconciler.parts import Part
 from flopcheck.types import Count, Unit
 
+if TYPE_CHECKING:
+    from torch import nn
 
-def read(count: Count, ref) -> list[Part]:
+    from flopcheck.reconciler.reference import Reference
+
+
+def read(count: Count, ref: Reference) -> list[Part]:
     """fvcore: its einsum class by each call's equation (reconciler.einsum), every other op class as its name says."""
     parts: list[Part] = []
     rest = []
@@ -44,8 +50,8 @@ def read(count: Count, ref) -> list[Part]:
     required=True,
     reader=read,
 )
-def run(model, inputs) -> Measurement:
-    from fvcore.nn import FlopCountAnalysis
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from fvcore.nn import FlopCountAnalysis  # lazy: fvcore is optional, imported in the worker only
 
     analysis = FlopCountAnalysis(model, inputs)
     analysis.unsupported_ops_warnings(False).uncalled_modules_warnings(False)

@@ -13,23 +13,28 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.children import Child, deadline_s, ready
 from flopcheck.codec import decode
 from flopcheck.counters import COUNTERS, CounterSpec, get_spec
 from flopcheck.errors import InputError
+from flopcheck.formula import formula_breakdown
 from flopcheck.types import Count
+from reference_models import create_model, family_of, get_config
+
+if TYPE_CHECKING:
+    from flopcheck.specs import ModelSpec
 
 IMPORT_SLACK_S = 120.0  # a worker's imports (torch, timm, the libraries) and a model's build, per job
 
 
 def meta_only_gb(model: str) -> float | None:
     """The GB of fp32 weights of a model that exists on meta only (counters cannot execute it); None if it runs."""
-    from reference_models import create_model, family_of, get_config
-
     if family_of(get_config(model)).executes:
         return None
-    return sum(p.numel() for p in create_model(model).parameters()) * 4 / 1e9
+    gb: float = sum(p.numel() for p in create_model(model).parameters()) * 4 / 1e9
+    return gb
 
 
 def check_executable(model: str) -> None:
@@ -57,7 +62,7 @@ class Job:
     overrides: str = ""
 
     @classmethod
-    def of_spec(cls, spec, batch: int | None = None) -> Job:
+    def of_spec(cls, spec: ModelSpec, batch: int | None = None) -> Job:
         """The job of a ModelSpec (not a reference name): its options carry its input, and its counts carry the
         batch read from that input (a factory's own inputs have theirs; default: the options' batch)."""
         return cls(
@@ -69,7 +74,7 @@ class Job:
         )
 
     @classmethod
-    def stand_in(cls, model: str, attn: str = "sdpa", **overrides) -> Job:
+    def stand_in(cls, model: str, attn: str = "sdpa", **overrides: Any) -> Job:
         """A smaller model of the same architecture: `model` with its config's fields replaced."""
         return cls(model, overrides.pop("input_size", None), attn, overrides=json.dumps(overrides, sort_keys=True))
 
@@ -82,13 +87,11 @@ class Job:
         fields = ", ".join(f"{k}={v}" for k, v in given.items())
         return f"{self.model} {{{fields}}}"
 
-    def config(self):
+    def config(self) -> Any:  # a reference_models config (that package is untyped)
         """Its reference model's config, stand-in fields applied."""
-        from reference_models import get_config
-
         return get_config(self.model, input_size=self.input_size, attn=self.attn, **json.loads(self.overrides or "{}"))
 
-    def resolved(self) -> dict:
+    def resolved(self) -> dict[str, Any]:
         """As the worker takes it, input_size filled in from the model's config (a spec: its options)."""
         if self.spec:
             return {
@@ -113,15 +116,13 @@ class Job:
 
     def cost(self) -> float:
         """Its expected cost: its FLOPs, explicit attention a little dearer (a spec: unknown, 1)."""
-        from flopcheck.formula import formula_breakdown
-
         if self.spec:
             return 1.0
         flops = formula_breakdown(self.model, self.config()).total
         return flops * (1.25 if self.attn == "math" else 1.0)
 
 
-def error_count(spec: CounterSpec, job: dict, message: str) -> Count:
+def error_count(spec: CounterSpec, job: dict[str, Any], message: str) -> Count:
     """A count that came back as an error: the one-line message in place of a number."""
     return Count(
         counter=spec.name,
@@ -141,19 +142,19 @@ class Run:
     """The counts of a set of jobs, in job order then counter order, and how long it all took."""
 
     counts: list[Count]
-    stats: dict = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)
 
 
 class _Worker(Child):
     """One counters' worker process (worker.py), the job it is on, and its deadline."""
 
-    def __init__(self, header: dict):
+    def __init__(self, header: dict[str, Any]):
         super().__init__("flopcheck.counters.worker", THP_MEM_ALLOC_ENABLE="1")  # huge pages: 20x fewer faults
-        self.job: dict | None = None  # the job it is counting, until it says done
+        self.job: dict[str, Any] | None = None  # the job it is counting, until it says done
         self.deadline = float("inf")
         self.send(header)
 
-    def assign(self, job: dict | None, deadline: float) -> None:
+    def assign(self, job: dict[str, Any] | None, deadline: float) -> None:
         """The next job and its deadline; None: no more jobs, and the worker exits."""
         self.job, self.deadline = job, (deadline if job is not None else float("inf"))
         self.send(job)
@@ -180,16 +181,16 @@ def run_jobs(
     start = time.perf_counter()
     build_s = 0.0
 
-    def key(job: dict, counter: str) -> tuple[str, str]:
+    def key(job: dict[str, Any], counter: str) -> tuple[str, str]:
         """A count's key by its whole job: two jobs of one model that differ in their options never meet."""
         return json.dumps(job, sort_keys=True), counter
 
-    def keep(c: Count, job: dict) -> None:
+    def keep(c: Count, job: dict[str, Any]) -> None:
         got[key(job, c.counter)] = c
         if progress:
             progress(len(got), total, c)
 
-    def lose(job: dict, why: str) -> None:
+    def lose(job: dict[str, Any], why: str) -> None:
         for s in specs:
             if key(job, s.name) not in got:
                 keep(error_count(s, job, why), job)
@@ -201,7 +202,7 @@ def run_jobs(
     for w in pool:
         next_job(w)
     while pool:
-        found = ready(pool, min(w.deadline for w in pool) - time.monotonic())
+        found = ready([*pool], min(w.deadline for w in pool) - time.monotonic())
         for w in list(pool):
             if w in found:
                 lines = w.read()
@@ -219,8 +220,9 @@ def run_jobs(
                         next_job(w)
                         continue
                     build_s += d.pop("build_s", 0.0)
+                    assert w.job is not None, "a worker sends counts only while it is on a job"
                     keep(decode(Count, d), w.job)
-            elif time.monotonic() > w.deadline:  # hung outside a count's own deadline: killed
+            elif w.job is not None and time.monotonic() > w.deadline:  # hung outside a count's own deadline: killed
                 w.kill()
                 lose(w.job, "its worker ran past its deadline and was killed")
                 w.job, w.deadline = None, float("inf")

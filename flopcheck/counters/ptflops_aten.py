@@ -7,6 +7,8 @@ running beside it. Its addmm and convolution formulas include the bias adds.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, keyword_inputs, recording_ops, skipped_ops
 from flopcheck.reconciler.classify import op_work
@@ -15,8 +17,13 @@ from flopcheck.reconciler.parts import Part, bare, split
 from flopcheck.reconciler.rnn import input_bias_apart
 from flopcheck.types import Count, Unit, Work
 
+if TYPE_CHECKING:
+    from torch import nn
 
-def read(count: Count, ref) -> list[Part]:
+    from flopcheck.reconciler.reference import Reference
+
+
+def read(count: Count, ref: Reference) -> list[Part]:
     """ptflops' aten formulas add the bias: addmm = m*k*n + m*n, convolution = ... + numel(out), the bias adds the
     exact count's outside the modules whose fused op ptflops never saw (MultiheadAttention's fast path), less a
     batch-first GRU's input bias, which CPU adds apart from its mm; the rest of
@@ -29,7 +36,8 @@ def read(count: Count, ref) -> list[Part]:
         bias = 2 * ref.bias_elements(op=op, outside=hidden) if op in ("addmm", "convolution") else 0
         bias -= 2 * apart if op == "addmm" else 0
         work = op_work(i.name, ref, hidden)
-        parts += split(i.name, i.flops, [(Work.BIAS, bias), (work, i.flops - bias)])
+        rest = [(work, i.flops - bias)] if work is not None else []  # None: split leaves it over, the same Part
+        parts += split(i.name, i.flops, [(Work.BIAS, bias), *rest])
     return parts
 
 
@@ -44,14 +52,14 @@ def read(count: Count, ref) -> list[Part]:
     convention="ptflops get_model_complexity_info(backend='aten'): MACs",
     reader=read,
 )
-def run(model, inputs) -> Measurement:
-    from ptflops import aten_engine, get_model_complexity_info
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from ptflops import aten_engine, get_model_complexity_info  # lazy: ptflops is optional, imported in the worker only
     from ptflops.aten_ops import ATEN_OPS_MAPPING
 
-    modes: list = []
+    modes: list[Any] = []
 
-    class Capturing(aten_engine.FlopCounterMode):
-        def __init__(self, *args, **kwargs):
+    class Capturing(aten_engine.FlopCounterMode):  # type: ignore[misc]  # ptflops is untyped
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             modes.append(self)
 

@@ -9,7 +9,9 @@ Skipped: module types with no hook (their own forward's ops count 0 unless a pat
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from math import isqrt
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import (
@@ -25,10 +27,16 @@ from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import layer_work, op_work, read_bias
 from flopcheck.reconciler.parts import Part, bare, part, split
 from flopcheck.reconciler.rnn import RnnRule, rnn_parts
-from flopcheck.types import Count, Item, Mechanism, Unit, Work
+from flopcheck.types import Count, Item, Kind, Mechanism, Unit, Work
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from flopcheck.reconciler.causes import Cause
+    from flopcheck.reconciler.reference import Reference
 
 
-def _attention_rule(i: Item, ref) -> list[Part]:
+def _attention_rule(i: Item, ref: Reference) -> list[Part]:
     """ptflops' hook for an attention module (its MODULES_MAPPING has timm's Attention and nn.MultiheadAttention)
     counts, per sample, QK^T + attn@V plus Tq*e*h for scaling q and h*Tq*Tk for the softmax, e and h read from the
     module as the hook does; T follows from the exact QK^T at that module, 2*N*h*T^2*e (a MultiheadAttention's Tq
@@ -41,7 +49,10 @@ def _attention_rule(i: Item, ref) -> list[Part]:
         return split(i.name, i.flops, [(Work.ATTENTION, attention)])
     t = isqrt(ref.per_instance(i.name, ("qk",)) // (2 * n * h * e))
     tq, tk, _ = ref.exact.mha.get(i.name, (t, t, True))  # a MultiheadAttention's lengths, as it was called
-    components = [(Work.ATTENTION, attention), (Work.ELEMENTWISE, 2 * n * (tq * e * h + h * tq * tk))]
+    components: list[tuple[Work | Kind | Cause, int]] = [
+        (Work.ATTENTION, attention),
+        (Work.ELEMENTWISE, 2 * n * (tq * e * h + h * tq * tk)),
+    ]
     if "MultiheadAttention" in (layer.type_name, layer.subclass_of):  # its hook counts the projections too
         d = h * e  # embed_dim: q, k, v projections T*d*d each; in_proj_bias (Tq + 2Tk)*d; out_proj Tq*d*(d + 1)
         components += [
@@ -56,7 +67,7 @@ def _attention_rule(i: Item, ref) -> list[Part]:
 RNN = RnnRule(elementwise={"LSTM": 4 + 3 + 3, "GRU": 1 + 3 + 3, "RNN": 1})
 
 
-def read(count: Count, ref) -> list[Part]:
+def read(count: Count, ref: Reference) -> list[Part]:
     """ptflops, pytorch backend: Linear and conv hooks add one per bias element; an attention module's hook counts
     attention and its scaling and softmax (MultiheadAttention's its projections too); an RNN by its rnn_flops
     (reconciler.rnn); torch.addmm's bias once per call; modules inside a hooked one are computed but never summed;
@@ -98,11 +109,13 @@ def read(count: Count, ref) -> list[Part]:
     return parts
 
 
-def _named_handlers(mapping: dict, calls: list) -> dict:
+def _named_handlers(
+    mapping: dict[Any, Callable[..., Any]], calls: list[tuple[str, int]]
+) -> dict[Any, Callable[..., Any]]:
     """A copy of ptflops' handler map whose handlers also record (name, flops)."""
 
-    def wrap(name, handler):
-        def recorded(*args, **kwargs):
+    def wrap(name: str, handler: Callable[..., Any]) -> Callable[..., Any]:
+        def recorded(*args: Any, **kwargs: Any) -> Any:
             flops = handler(*args, **kwargs)
             bias = bias_of_addmm(name, args, kwargs)  # its rule's numel(input): the bias, apart
             calls.append((name, int(flops) - bias))
@@ -112,14 +125,15 @@ def _named_handlers(mapping: dict, calls: list) -> dict:
 
         return recorded
 
-    def name(k) -> str:  # F.max_pool2d is torch's boolean_dispatch wrapper, qualname 'boolean_dispatch.<locals>.fn'
+    # F.max_pool2d is torch's boolean_dispatch wrapper, qualname 'boolean_dispatch.<locals>.fn'
+    def name(k: Any) -> str:
         qualname = getattr(k, "__qualname__", str(k))
         return getattr(k, "__name__", qualname) if "<locals>" in qualname else qualname
 
     return {k: wrap(name(k), v) for k, v in mapping.items()}
 
 
-def _batch(model, inputs: tuple):
+def _batch(model: nn.Module, inputs: tuple[Any, ...]) -> Any:
     """What ptflops' input_constructor returns: one tensor is called as model(x) (a dict would be model(**named),
     and its layer hooks read the positional inputs: a top-level nn.Linear called by keyword fails in its hook)."""
     return inputs[0] if len(inputs) == 1 else keyword_inputs(model, inputs)
@@ -139,15 +153,20 @@ def _batch(model, inputs: tuple):
     convention="ptflops get_model_complexity_info(backend='pytorch'): MACs ('Computational complexity: ... GMac')",
     reader=read,
 )
-def run(model, inputs) -> Measurement:
-    from ptflops import get_model_complexity_info, pytorch_engine, pytorch_ops
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from ptflops import (  # lazy: ptflops is optional, imported in the worker only
+        get_model_complexity_info,
+        pytorch_engine,
+        pytorch_ops,
+    )
 
     functional_calls: list[tuple[str, int]] = []
     modules: list[tuple[str, float, bool]] = []
     divided = [1]  # ptflops divides its total and every module's by the batch it saw (len of the first input)
 
-    def capture(flops_model, *args, **kwargs):  # stands in for print_model_with_flops
-        batch, hooked = flops_model.__batch_counter__, []
+    def capture(flops_model: Any, *args: Any, **kwargs: Any) -> None:  # stands in for print_model_with_flops
+        batch = flops_model.__batch_counter__
+        hooked: list[str] = []
         divided[0] = max(1, int(batch))
         for path, m in flops_model.named_modules(remove_duplicate=False):  # parents first; a shared one at each path
             if hasattr(m, "__flops__") and pytorch_engine.is_supported_instance(m):

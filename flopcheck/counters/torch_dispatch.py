@@ -8,10 +8,15 @@ registry lacks: the attention disappears.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, recording_ops, skipped_ops
 from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
+
+if TYPE_CHECKING:
+    from torch import nn
 
 
 @counter(
@@ -29,8 +34,8 @@ from flopcheck.types import Unit
     required=True,
     reader=by_op_name,
 )
-def run(model, inputs) -> Measurement:
-    from torch.utils.flop_counter import FlopCounterMode, flop_registry
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from torch.utils.flop_counter import FlopCounterMode, flop_registry  # lazy: torch-free at import (see base.py)
 
     with FlopCounterMode(display=False) as mode, recording_ops() as seen:
         model(*inputs)

@@ -8,27 +8,32 @@ at the outermost such op: on CPU, fused SDPA (scaled_dot_product_attention) is o
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, costs_nothing, has_formula, skipped_ops
 from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
 
+if TYPE_CHECKING:
+    from torch import nn
+
 _ELEMENTWISE = {"aten::add", "aten::mul"}  # the profiler's formulas that are not multiply-adds
 
 
-def _has_flops(event, multiply_adds: bool = False) -> bool:
+def _has_flops(event: Any, multiply_adds: bool = False) -> bool:  # event: a profiler FunctionEvent
     """The event or one below it carries FLOPs (multiply_adds: FLOPs of a matmul or conv, not of an add)."""
     own = bool(event.flops) and not (multiply_adds and event.name in _ELEMENTWISE)
     return own or any(_has_flops(c, multiply_adds) for c in event.cpu_children)
 
 
-def _uncounted_roots(events) -> Counter:
+def _uncounted_roots(events: Iterable[Any]) -> Counter[str]:
     """Outermost compute ops with no FLOPs anywhere below them, and ops with multiply-adds of their own (a formula in
     flopcheck's registry) that got none: aten::mkldnn_rnn_layer, whose only counted child is its bias sum."""
-    found: Counter = Counter()
+    found: Counter[str] = Counter()
 
-    def visit(event) -> None:
+    def visit(event: Any) -> None:
         if event.flops:  # counted: its children are how it ran
             return
         if not _has_flops(event) or (has_formula(event.name) and not _has_flops(event, multiply_adds=True)):
@@ -59,8 +64,8 @@ def _uncounted_roots(events) -> Counter:
     required=True,
     reader=by_op_name,
 )
-def run(model, inputs) -> Measurement:
-    from torch.profiler import ProfilerActivity, profile
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from torch.profiler import ProfilerActivity, profile  # lazy: torch-free at import (see base.py)
 
     with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
         model(*inputs)

@@ -9,7 +9,9 @@ whose own forward computes (attention's matmuls, modulation), which it never see
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import CONTAINERS, Detail, Measurement
@@ -17,19 +19,25 @@ from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import layer_work, transposed_over_output
 from flopcheck.reconciler.parts import Part, split
 from flopcheck.reconciler.rnn import RnnRule, rnn_parts
-from flopcheck.types import Count, Kind, Mechanism, Skip, Unit, Work
+from flopcheck.types import Count, Item, Kind, Mechanism, Skip, Unit, Work
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from flopcheck.reconciler.causes import Cause
+    from flopcheck.reconciler.reference import Reference
 
 RNN = RnnRule()  # torchinfo: N*T x every weight_* and bias_* of an RNN, nothing for the gates
 
 
-def read(count: Count, ref) -> list[Part]:
+def read(count: Count, ref: Reference) -> list[Part]:
     """torchinfo: an RNN adds its output's N*T x each weight and bias (reconciler.rnn); a conv adds weights x output
     positions (bias too); any other layer with weights adds (weights + bias) x its output's first dimension (the
     batch; windows x batch in a Swin block), whatever its token count; an embedding table counts as weights. Its conv
     rule goes by the class's name ('Conv' in it), so a layer named like a conv that is not one (transformers' Conv1D,
     a Linear) gets (weights + bias) x N x its output width; a transposed convolution, weights x its output positions.
     A module called k times is k rows of one path: read once, its rule x k, against the exact count of all k."""
-    parts = []
+    parts: list[Part] = []
     for i, calls in _merged(count.detail):
         if (rnn := rnn_parts(i, count, ref, RNN)) is not None:
             parts += rnn
@@ -44,7 +52,10 @@ def read(count: Count, ref) -> list[Part]:
             parts += split(i.name, i.flops, [(Work.LINEAR, exact), (K.NAME_BASED_RULE, rule - exact)])
         elif work is Work.CONV:
             over = transposed_over_output(ref, i.name)
-            components = [(Work.CONV, ref.per_instance(i.name)), (Work.BIAS, 2 * ref.bias_elements(path=i.name))]
+            components: list[tuple[Work | Kind | Cause, int]] = [
+                (Work.CONV, ref.per_instance(i.name)),
+                (Work.BIAS, 2 * ref.bias_elements(path=i.name)),
+            ]
             if over is not None:  # output positions x weights, each call
                 components.append(
                     (K.TRANSPOSED_CONV_OVER_OUTPUT, over + (calls - 1) * (over + ref.per_instance(i.name)))
@@ -63,9 +74,9 @@ def read(count: Count, ref) -> list[Part]:
     return parts
 
 
-def _merged(detail) -> list:
+def _merged(detail: Iterable[Item]) -> list[tuple[Item, int]]:
     """(item, calls): the rows of one path summed, in first-seen order."""
-    rows: dict[str, list] = {}
+    rows: dict[str, list[Any]] = {}  # path -> [its summed item, its calls]
     for i in detail:
         if i.name in rows:
             rows[i.name][0] = replace(rows[i.name][0], flops=rows[i.name][0].flops + i.flops)
@@ -75,14 +86,14 @@ def _merged(detail) -> list:
     return [(i, n) for i, n in rows.values()]
 
 
-def _is_conv(ref, path: str) -> bool:
+def _is_conv(ref: Reference, path: str) -> bool:
     """The layer at the path convolves: the exact count has conv work there (a name is not evidence)."""
     norm = ref.norm_path[path]
     return any(r.path == norm and r.kind is Kind.CONV for r in ref.exact.counted)
 
 
-def _path(layer) -> str:
-    parts = []
+def _path(layer: Any) -> str:  # layer: torchinfo's LayerInfo
+    parts: list[str] = []
     while layer is not None and layer.parent_info is not None:
         parts.append(layer.var_name)
         layer = layer.parent_info
@@ -103,13 +114,13 @@ def _path(layer) -> str:
     convention="torchinfo summary: 'Total mult-adds'",
     reader=read,
 )
-def run(model, inputs) -> Measurement:
-    from torchinfo import summary
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    from torchinfo import summary  # lazy: torchinfo is optional, imported in the worker only
 
     stats = summary(model, input_data=list(inputs), verbose=0, depth=64)
     detail = Detail(Unit.MAC)
-    no_weights: Counter = Counter()
-    own_forward: Counter = Counter()
+    no_weights: Counter[str] = Counter()
+    own_forward: Counter[str] = Counter()
     for layer in stats.summary_list:
         if layer.is_leaf_layer and layer.macs:
             detail.add(_path(layer), layer.macs, where=Mechanism.MODULE, type=layer.class_name)

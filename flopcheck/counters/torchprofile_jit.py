@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 from collections import Counter, defaultdict
 from dataclasses import replace as _replace
+from typing import TYPE_CHECKING, Any, cast
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, skipped_ops
@@ -17,8 +18,13 @@ from flopcheck.reconciler.classify import by_op_name, transposed_over_output
 from flopcheck.reconciler.parts import Part, bare, split
 from flopcheck.types import Count, Kind, Unit, Work
 
+if TYPE_CHECKING:
+    from torch import nn
 
-def read(count: Count, ref) -> list[Part]:
+    from flopcheck.reconciler.reference import Reference
+
+
+def read(count: Count, ref: Reference) -> list[Part]:
     """torchprofile: every op as its name says, but its _convolution takes a transposed convolution over its output:
     numel(out) x weight.shape[0] (every input channel) x kernel (reconciler.classify.transposed_over_output)."""
     over = [o for p in ref.layers if (o := transposed_over_output(ref, p, every_channel=True)) is not None]
@@ -46,25 +52,26 @@ def read(count: Count, ref) -> list[Part]:
     convention="torchprofile.profile_macs: multiply-accumulate operations",
     reader=read,
 )
-def run(model, inputs) -> Measurement:
-    import torchprofile.profile as tp
+def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    import torchprofile.profile as tp  # lazy: torchprofile is optional, imported in the worker only
     from torchprofile.handlers import HANDLER_MAP
 
-    graphs: list = []
-    original = tp.trace
+    graphs: list[Any] = []
+    original = tp.trace  # type: ignore[attr-defined]  # torchprofile does not export it
 
-    def capturing_trace(*args, **kwargs):
+    def capturing_trace(*args: Any, **kwargs: Any) -> Any:
         graph = original(*args, **kwargs)
         graphs.append(graph)
         return graph
 
-    tp.trace = capturing_trace
+    tp.trace = capturing_trace  # type: ignore[attr-defined]
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            per_node = tp.profile_macs(model, tuple(inputs), reduction=None)
+            # reduction=None: the MACs per graph node (torchprofile annotates int | dict)
+            per_node = cast("dict[Any, int]", tp.profile_macs(model, tuple(inputs), reduction=None))
     finally:
-        tp.trace = original
+        tp.trace = original  # type: ignore[attr-defined]
     by_op: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for node, macs in per_node.items():
         by_op[node.operator][0] += macs

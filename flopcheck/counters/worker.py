@@ -20,10 +20,22 @@ import math
 import os
 import sys
 import time
+import traceback
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.children import forked, one_line, watch_parent
 from flopcheck.codec import decode, encode
+from flopcheck.counters import Adapter
+from flopcheck.specs import ModelSpec
+from flopcheck.specs.measure import _data_dependent, _reads_a_value
 from flopcheck.types import Count, Unit
+from reference_models import get_config, prepare
+
+if TYPE_CHECKING:
+    from torch import nn
+
+# torch-free at import: the parent process imports this module (count_one, version) and never imports torch; torch
+# and the modules that import it (specs.build, specs.binding) are imported in the functions a worker runs
 
 
 def version(library: str) -> str:
@@ -34,16 +46,13 @@ def version(library: str) -> str:
         return "unknown"
 
 
-def build_zeroed(job: dict, device: str = "cpu") -> tuple:
+def build_zeroed(job: dict[str, Any], device: str = "cpu") -> tuple[nn.Module, tuple[Any, ...]]:
     """(model, inputs) of a job, its weights zeroed (values do not change any count); a spec's keyword inputs
     bound into its forward."""
-    import torch
-
-    from reference_models import get_config, prepare
+    import torch  # lazy: the parent imports this module without torch (see the note at the top)
 
     if job.get("spec"):
-        from flopcheck.specs import ModelSpec
-        from flopcheck.specs.binding import bound
+        from flopcheck.specs.binding import bound  # lazy: torch (see the note at the top)
         from flopcheck.specs.build import build
 
         built = build(ModelSpec.from_dict(job["spec"]), device)
@@ -56,8 +65,8 @@ def build_zeroed(job: dict, device: str = "cpu") -> tuple:
                 t.zero_()
         return bound(built)
 
-    build = job.get("build") or {"name": job["model"], "overrides": {}}  # a stand-in: a name and its fields
-    cfg = get_config(build["name"], input_size=job["input_size"], attn=job["attn"], **build["overrides"])
+    stand_in = job.get("build") or {"name": job["model"], "overrides": {}}  # a stand-in: a name and its fields
+    cfg = get_config(stand_in["name"], input_size=job["input_size"], attn=job["attn"], **stand_in["overrides"])
     model, inputs, _ = prepare(cfg, batch=job["batch"], device=device)
     if device != "meta":
         with torch.no_grad():
@@ -66,9 +75,9 @@ def build_zeroed(job: dict, device: str = "cpu") -> tuple:
     return model, inputs
 
 
-def timed_run(run, model, inputs) -> dict:
+def timed_run(run: Adapter, model: nn.Module, inputs: tuple[Any, ...]) -> dict[str, Any]:
     """The counting call alone, timed: what a child sends back."""
-    import torch
+    import torch  # lazy: the parent imports this module without torch (see the note at the top)
 
     with torch.no_grad():
         start = time.perf_counter()
@@ -83,22 +92,22 @@ def timed_run(run, model, inputs) -> dict:
     }
 
 
-def load_adapter(spec: dict):
+def load_adapter(spec: dict[str, Any]) -> tuple[Adapter | None, str | None]:
     """(the adapter function, None) or (None, a one-line error): its library imported once, before any fork,
     with torch and timm."""
     if importlib.util.find_spec(spec["import_name"]) is None:
         return None, f"unavailable: {spec['install']}"
     try:
-        run = getattr(importlib.import_module(spec["module"]), spec["function"])
+        run: Adapter = getattr(importlib.import_module(spec["module"]), spec["function"])
         importlib.import_module(spec["import_name"])
-        import reference_models.dit  # noqa: F401  (torch and timm, once)
+        import reference_models.dit  # noqa: F401  (lazy on purpose: torch and timm, once per worker, before it forks)
 
         return run, None
     except Exception as err:
         return None, f"import failed: {one_line(err)}"
 
 
-def to_count(base: dict, out: dict) -> Count:
+def to_count(base: dict[str, Any], out: dict[str, Any]) -> Count:
     """A Count from the common fields and a child's answer (a number, or an error: a total that is not a finite
     number, NaN or None, is that counter's error, never its worker's death)."""
     reported = out.get("reported")
@@ -122,7 +131,7 @@ def to_count(base: dict, out: dict) -> Count:
     )
 
 
-def _base(spec: dict, job: dict) -> dict:
+def _base(spec: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
     """The fields every count of this counter on this job has, whatever it says."""
     return dict(
         counter=spec["name"],
@@ -137,16 +146,24 @@ def _base(spec: dict, job: dict) -> dict:
     )
 
 
-def count_one(spec: dict, loaded: tuple, job: dict, built: tuple, timeout_s: float, threads: int = 1) -> Count:
+def count_one(
+    spec: dict[str, Any],
+    loaded: tuple[Adapter | None, str | None],
+    job: dict[str, Any],
+    built: tuple[Any, ...],
+    timeout_s: float,
+    threads: int = 1,
+) -> Count:
     """One counter on one built model, in a forked child on `threads` threads; a counter on meta builds its own
     from shapes."""
     run, error = loaded
     base = _base(spec, job)
     if error:
         return to_count(base, {"error": error})
+    assert run is not None, "load_adapter gives an adapter or an error"
 
-    def work():
-        import torch
+    def work() -> dict[str, Any]:
+        import torch  # lazy: the parent imports this module without torch (see the note at the top)
 
         torch.set_num_threads(threads)  # the child's own pool: the parent never started one, so forking is safe
         on_meta = spec.get("on_meta") and not job.get("local")  # a caller's own model: counted as it is
@@ -155,8 +172,6 @@ def count_one(spec: dict, loaded: tuple, job: dict, built: tuple, timeout_s: flo
                 try:
                     return timed_run(run, *build_zeroed(job, "meta"))
                 except Exception as err:
-                    from flopcheck.specs.measure import _data_dependent, _reads_a_value
-
                     if not built or not (_reads_a_value(err) or _data_dependent(err)):
                         raise
                     # a forward that reads a value: counted on the real model the other counters run (as the
@@ -174,11 +189,9 @@ class LibraryLimit(Exception):
     plain = True
 
 
-def _in_library(err: Exception, spec: dict) -> Exception:
+def _in_library(err: Exception, spec: dict[str, Any]) -> Exception:
     """The error as the library's own limit when it was raised inside the library's code (its last frame there,
     by file and line), else as it was."""
-    import traceback
-
     package = f"{os.sep}{spec['import_name']}{os.sep}"
     frames = [f for f in traceback.extract_tb(err.__traceback__) if package in f.filename]
     if not frames or spec["import_name"] == "flopcheck":  # flopcheck's own count failing is flopcheck's to say
@@ -197,7 +210,7 @@ def main() -> int:
     os.dup2(2, 1)  # whatever the libraries print goes to stderr
     header = json.loads(sys.stdin.readline())
     sys.path[:0] = header.get("paths", [])
-    import torch
+    import torch  # lazy: after the header's paths are on sys.path (and see the note at the top)
 
     torch.set_num_threads(1)  # no parallel region in this process: its children fork from it
     specs = header["specs"]

@@ -6,7 +6,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from flopcheck.exact import ops_backend  # noqa: F401  (registers the backend and backward kernels' formulas)
-from flopcheck.exact.counter import ExactCount, ExactCounter, OpRecord, count_forward
+from flopcheck.exact.counter import ExactCounter, count_forward
+from flopcheck.types import ExactCount, OpRecord
+from reference_models import prepare
 
 
 def flop_kinds(model: Any) -> Iterable[tuple[str, str]]:
@@ -17,12 +19,10 @@ def flop_kinds(model: Any) -> Iterable[tuple[str, str]]:
 
 def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, device: str = "meta") -> ExactCount:
     """Count one forward of a reference model config (with cfg: forward_with_cfg on batch 2N)."""
-    from reference_models import prepare
-
     return count_prepared(name, config, prepare(config, batch=batch, device=device, cfg=cfg), device)
 
 
-def count_prepared(name: str, config: Any, prepared: tuple, device: str = "meta") -> ExactCount:
+def count_prepared(name: str, config: Any, prepared: tuple[Any, Any, Any], device: str = "meta") -> ExactCount:
     """Count one forward of (model, inputs, forward) as `prepare` gives it, using the model's kind map."""
     model, inputs, forward = prepared
     return count_forward(model, inputs, forward, flop_kinds(model), model=name, attn=config.attn, device=device)

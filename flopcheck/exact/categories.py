@@ -7,6 +7,7 @@ other op is recorded under one `Work` category (norm, softmax, elementwise, ...)
 from __future__ import annotations
 
 import torch
+from torch._ops import OpOverload
 
 from flopcheck.types import Work
 
@@ -297,7 +298,7 @@ NO_MULTIPLY_ADD_CUSTOM = frozenset(
 )
 
 
-def opaque(func) -> bool:
+def opaque(func: OpOverload) -> bool:
     """An operator outside aten that no formula counts and none is known to be free of multiply-adds."""
     return (
         func.namespace not in NO_MULTIPLY_ADD_NAMESPACES
@@ -305,7 +306,7 @@ def opaque(func) -> bool:
     )
 
 
-def categorize(func) -> Work:
+def categorize(func: OpOverload) -> Work:
     """The category of an op with no FLOP formula: an opaque custom operator has multiply-adds for all we know."""
     if opaque(func):
         return Work.NO_FORMULA

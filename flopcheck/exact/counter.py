@@ -12,20 +12,27 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import sys
+import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from math import prod
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torch import nn
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch._ops import HigherOrderOperator, OpOverload
+from torch.nn.attention import flex_attention as flex
+from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
 
+from flopcheck import plugins
 from flopcheck.exact import categories
-from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, OpCost, adopt
+from flopcheck.exact.cost import OpCost
+from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, adopt
 from flopcheck.types import ExactCount, Kind, OpRecord, Work
 
 
@@ -55,7 +62,7 @@ class _Event:
         self.op, self.frame, self.kind, self.suffix, self.flops = op, frame, kind, suffix, flops
 
 
-def _tensors(tree) -> list[torch.Tensor]:
+def _tensors(tree: Any) -> list[torch.Tensor]:
     """The tensors in an op's or a module's arguments or outputs; a tensor, or a flat tuple or list of tensors and
     plain values (nearly every call), without pytree's general walk."""
     if isinstance(tree, torch.Tensor):
@@ -70,14 +77,14 @@ def _is_parameter(t: torch.Tensor) -> bool:
     return isinstance(t, nn.Parameter) or isinstance(getattr(t, "_base", None), nn.Parameter)
 
 
-def _adds_a_bias(func, args) -> bool:
+def _adds_a_bias(func: OpOverload, args: tuple[Any, ...]) -> bool:
     """An add of a 1-D parameter (a layer's bias, added apart from its matmul)."""
     return func.overloadpacket.__name__ in ("add", "add_") and any(
         _is_parameter(t) and t.dim() == 1 for t in _tensors(args)
     )
 
 
-def _summed(pairs) -> dict[str, int]:
+def _summed(pairs: Iterable[tuple[str, int]]) -> dict[str, int]:
     """(key, value) pairs summed per key."""
     out: dict[str, int] = defaultdict(int)
     for k, v in pairs:
@@ -112,13 +119,11 @@ def _eager_flex_attention(on: bool) -> bool:
     """Let eager flex_attention reach this mode as one op instead of compiling itself (torch.compile refuses to
     trace under a user dispatch mode); returns the setting it replaced. Its outputs are the same attention, its
     log-sum-exp statistics in the debug path's base; a count reads shapes only."""
-    import sys
-
-    flex = sys.modules.get("torch.nn.attention.flex_attention")
-    if flex is None or not hasattr(flex, "_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG"):
+    module: Any = sys.modules.get("torch.nn.attention.flex_attention")  # a module attribute only some torch has
+    if module is None or not hasattr(module, "_FLEX_ATTENTION_DISABLE_COMPILE_DEBUG"):
         return False
-    before = flex._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG
-    flex._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = on
+    before: bool = module._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG
+    module._FLEX_ATTENTION_DISABLE_COMPILE_DEBUG = on
     return before
 
 
@@ -127,10 +132,10 @@ class _Einsums:
     events its decomposition dispatched), so the reconciler can read a counter's einsum by its equation. A patch, not
     a TorchFunctionMode: an active mode turns off MultiheadAttention's fast path, which the count must see as run."""
 
-    def __init__(self, events: list):
+    def __init__(self, events: list[_Event]):
         self.events = events
-        self.calls: list[tuple[str, tuple, list]] = []
-        self._saved: Callable | None = None
+        self.calls: list[tuple[str, tuple[tuple[int, ...], ...], list[_Event]]] = []
+        self._saved: Callable[..., Any] | None = None
 
     def __enter__(self) -> _Einsums:
         self._saved = original = torch.einsum
@@ -145,7 +150,7 @@ class _Einsums:
             self.calls.append((args[0].replace(" ", ""), shapes, self.events[before:]))
             return out
 
-        torch.einsum = torch.functional.einsum = einsum  # type: ignore[assignment]
+        torch.einsum = torch.functional.einsum = einsum
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -156,14 +161,12 @@ class _Sdpa:
     """While entered, F.scaled_dot_product_attention notes the counted events of each call: the attention that runs
     as one fused kernel on a device (a counter with no formula for it sees none of it), whatever meta ran it as."""
 
-    def __init__(self, events: list) -> None:
+    def __init__(self, events: list[_Event]) -> None:
         self.events = events
-        self.calls: list[list] = []
-        self._saved: Callable | None = None
+        self.calls: list[list[_Event]] = []
+        self._saved: Callable[..., Any] | None = None
 
     def __enter__(self) -> _Sdpa:
-        import torch.nn.functional as F
-
         self._saved = original = F.scaled_dot_product_attention
 
         def sdpa(*args: Any, **kwargs: Any) -> Any:
@@ -176,23 +179,19 @@ class _Sdpa:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        import torch.nn.functional as F
-
-        F.scaled_dot_product_attention = self._saved
+        F.scaled_dot_product_attention = self._saved  # type: ignore[assignment]
 
 
-_PLUGINS: list = []
+_PLUGINS: list[Any] = []
 
 
 def _load_plugins() -> None:
     """The plugins, imported once per process before the first count."""
     if not _PLUGINS:
-        from flopcheck import plugins
-
         _PLUGINS.append(plugins.load())
 
 
-class ExactCounter(TorchDispatchMode):
+class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
     """Count every op of the forwards run inside `with ExactCounter(model):`; `.result()` gives the ExactCount."""
 
     supports_higher_order_operators = True  # flex_attention reaches the mode as one higher-order op
@@ -200,7 +199,7 @@ class ExactCounter(TorchDispatchMode):
     def __init__(
         self, model: nn.Module | None = None, kind_map: Iterable[tuple[str, str]] = (), batch: int | None = None
     ):
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.model = model
         self.kind_map = tuple((pattern, Kind(kind)) for pattern, kind in kind_map)
         self.batch = batch  # given (a model with no kind map): a layer with one output row per sample is per-sample
@@ -229,7 +228,8 @@ class ExactCounter(TorchDispatchMode):
                     self._hooks.append(module.register_forward_pre_hook(hook, with_kwargs=True))
         self._einsums.__enter__()
         self._sdpa.__enter__()
-        return super().__enter__()
+        entered: ExactCounter = super().__enter__()  # type: ignore[no-untyped-call]
+        return entered
 
     def __exit__(self, *exc: object) -> None:
         self._einsums.__exit__(*exc)
@@ -239,20 +239,20 @@ class ExactCounter(TorchDispatchMode):
             hook.remove()
         self._hooks.clear()
         self._stack.clear()
-        return super().__exit__(*exc)
+        super().__exit__(*exc)  # type: ignore[no-untyped-call]
 
-    def _push(self, frame: Frame, args=()) -> None:
+    def _push(self, frame: Frame, args: Any = ()) -> None:
         self._stack.append(frame)
 
-    def _pop(
-        self, frame: Frame, out, args=()
-    ) -> None:  # returns None: a forward hook's result would replace the output
+    def _pop(self, frame: Frame, out: Any, args: Any = ()) -> None:  # None: a forward hook's result replaces the output
         self._stack.pop()
         if isinstance(out, torch.Tensor) and out.dim() > 0:
             self._leading.setdefault(frame.path, int(out.shape[0]))
             self._outputs.setdefault(frame.path, tuple(int(s) for s in out.shape))
 
-    def _mha_call(self, frame: Frame, module: nn.MultiheadAttention, args: tuple, kwargs: dict) -> None:
+    def _mha_call(
+        self, frame: Frame, module: nn.MultiheadAttention, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
         """A MultiheadAttention's first call: its query and key lengths, and whether one tensor is query, key and
         value, the only call torch's fused fast path (eval, no grad, on CPU or CUDA) can take (a cross-attention
         runs its projections as ops)."""
@@ -267,9 +267,15 @@ class ExactCounter(TorchDispatchMode):
         return self._stack[-1] if self._stack else ROOT
 
     # -- dispatch -------------------------------------------------------------------------------
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self,
+        func: OpOverload | HigherOrderOperator,
+        types: Any,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         kwargs = kwargs or {}
-        if isinstance(func, torch._ops.HigherOrderOperator):
+        if isinstance(func, HigherOrderOperator):
             return self._higher_order(func, args, kwargs)
         out = func(*args, **kwargs)
         packet = func.overloadpacket
@@ -279,20 +285,19 @@ class ExactCounter(TorchDispatchMode):
             self._skip(func, args, out)
         return out
 
-    def _higher_order(self, func, args, kwargs):
+    def _higher_order(self, func: HigherOrderOperator, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """A higher-order op runs whole, below this mode (its inner ops are not counted twice): counted by its
         formula if it has one, else recorded as multiply-add work without a formula."""
-        from torch.utils._python_dispatch import _disable_current_modes
-
         with _disable_current_modes():
             out = func(*args, **kwargs)
         if func in FORMULAS:
             self._count(func, args, kwargs, out)
         else:
-            self._record_uncounted(self.frame, func.name(), Work.NO_FORMULA, out)
+            name: str = func.name()  # type: ignore[no-untyped-call]  # torch's, untyped
+            self._record_uncounted(self.frame, name, Work.NO_FORMULA, out)
         return out
 
-    def _count(self, packet, args, kwargs, out) -> None:
+    def _count(self, packet: object, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
         frame, name = self.frame, str(packet)
         given = {k: v for k, v in kwargs.items() if k != "out"}  # an out= call: its result is `out` all the same
         try:
@@ -308,14 +313,10 @@ class ExactCounter(TorchDispatchMode):
             self._free_matmul(name, frame, parts.flops, args, out)
             return
         for part in parts.parts:
-            kind = (
-                part.kind
-                if packet in ATTENTION_OPS
-                else (self._mapped_kind(frame) or part.kind or self._layer_kind(out))
-            )
-            self._events.append(_Event(name, frame, kind, part.suffix, part.flops))
+            kind = part.kind if packet in ATTENTION_OPS else (self._mapped_kind(frame) or part.kind)
+            self._events.append(_Event(name, frame, kind or self._layer_kind(out), part.suffix, part.flops))
 
-    def _layer_kind(self, out) -> Kind:
+    def _layer_kind(self, out: Any) -> Kind:
         """A layer's matmul: per-sample when the batch is known and it wrote one row per sample (an adaLN
         modulation, a timestep MLP, a classifier), else per-token linear."""
         if (
@@ -333,7 +334,7 @@ class ExactCounter(TorchDispatchMode):
                 return kind
         return None
 
-    def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
+    def _free_matmul(self, name: str, frame: Frame, flops: int, args: tuple[Any, ...], out: Any) -> None:
         """A matmul outside a layer: a layer's work if an operand is a parameter (F.linear with a module's weight),
         attn@V if fed by a softmax, else pending (QK^T once a softmax reads it)."""
         if any(_is_parameter(t) for t in _tensors(args)):
@@ -350,12 +351,12 @@ class ExactCounter(TorchDispatchMode):
     def _tag(self, t: torch.Tensor, frame: Frame) -> tuple[str, object] | None:
         """(the module path it was tagged in, the tag) of a tensor, if this frame is that module or inside it (a
         softmax module within the attention module that made the scores sees them)."""
-        tag = self._tags.get(t)
+        tag: tuple[str, object] | None = self._tags.get(t)  # type: ignore[no-untyped-call]  # torch's, untyped
         if tag is None or not (frame.norm_path == tag[0] or frame.norm_path.startswith(tag[0] + ".") or not tag[0]):
             return None
         return tag
 
-    def _skip(self, func, args, out) -> None:
+    def _skip(self, func: OpOverload, args: tuple[Any, ...], out: Any) -> None:
         frame = self.frame
         category = categories.categorize(func)  # NO_FORMULA for multiply-add work this count has no formula for
         if category is Work.ELEMENTWISE and _adds_a_bias(func, args):
@@ -376,7 +377,7 @@ class ExactCounter(TorchDispatchMode):
         for t in _tensors(out):  # the tag stays with the module that made the scores
             self._tags[t] = (found[0][0], carried)
 
-    def _record_uncounted(self, frame: Frame, name: str, category: Work, out) -> None:
+    def _record_uncounted(self, frame: Frame, name: str, category: Work, out: Any) -> None:
         outputs = _tensors(out)  # the first output is the result; norms also return saved statistics
         written = 0 if category is Work.VIEW or not outputs else prod(outputs[0].shape)
         entry = self._uncounted[(frame.norm_path, name, category)]
@@ -416,10 +417,10 @@ class ExactCounter(TorchDispatchMode):
 
 def count_forward(
     module: nn.Module,
-    inputs: tuple = (),
-    forward: Callable | None = None,
+    inputs: tuple[Any, ...] = (),
+    forward: Callable[..., Any] | None = None,
     kind_map: Iterable[tuple[str, str]] = (),
-    kwargs: dict | None = None,
+    kwargs: dict[str, Any] | None = None,
     batch: int | None = None,
     **labels: str,
 ) -> ExactCount:
@@ -435,18 +436,16 @@ class _Autocast(torch.autocast):
     a model that turns autocast off around its rotary embedding (`autocast(device_type=x.device.type)`) runs on meta."""
 
     def __init__(self, device_type: str, *args: Any, **kwargs: Any) -> None:
-        import warnings
-
         with warnings.catch_warnings():  # CPU autocast's note that it disables itself for a dtype it lacks
             warnings.simplefilter("ignore", UserWarning)
             super().__init__("cpu" if device_type == "meta" else device_type, *args, **kwargs)
 
 
-def _flex_on_meta(validate: Callable) -> Callable:
+def _flex_on_meta(validate: Callable[..., None]) -> Callable[..., None]:
     """flex_attention's device check, passing meta tensors: its higher-order op has a shape-only path, and the count
     reads its q, k and v shapes."""
 
-    def check(query, key, value) -> None:
+    def check(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor) -> None:
         if query.device.type != "meta":
             validate(query, key, value)
 
@@ -454,15 +453,13 @@ def _flex_on_meta(validate: Callable) -> Callable:
 
 
 @contextlib.contextmanager
-def meta_autocast():
+def meta_autocast() -> Iterator[None]:
     """For the block, what refuses meta tensors without needing their values takes them: torch.autocast and
     torch.amp.autocast accept device_type='meta' (no meta op is autocast), and flex_attention its meta inputs."""
-    from torch.nn.attention import flex_attention as flex
-
     saved = torch.autocast, torch.amp.autocast, flex._validate_device
-    torch.autocast = torch.amp.autocast = _Autocast
+    torch.autocast = torch.amp.autocast = _Autocast  # type: ignore[misc]  # a patch of torch's class, for the block
     flex._validate_device = _flex_on_meta(flex._validate_device)
     try:
         yield
     finally:
-        torch.autocast, torch.amp.autocast, flex._validate_device = saved
+        torch.autocast, torch.amp.autocast, flex._validate_device = saved  # type: ignore[misc]

@@ -11,6 +11,7 @@ formulas (convolution_backward's output mask, the SDPA backward kernels) count w
 from __future__ import annotations
 
 import bisect
+import fnmatch
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
@@ -19,10 +20,13 @@ from typing import Any
 
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint as recompute
 
+from flopcheck.errors import InputError
 from flopcheck.exact import flop_kinds
-from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _tensors, join, module_frames
+from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _Event, _tensors, join, module_frames
 from flopcheck.types import ExactCount, Work
+from reference_models import prepare
 
 
 @dataclass(frozen=True)
@@ -31,12 +35,14 @@ class TrainingCount:
 
     forward: ExactCount
     backward: ExactCount
-    frozen: frozenset = frozenset()  # normalised paths of layers whose weights need no gradient
-    recomputed: frozenset = frozenset()  # normalised paths of checkpointed modules: their forward runs again
+    frozen: frozenset[str] = frozenset()  # normalised paths of layers whose weights need no gradient
+    recomputed: frozenset[str] = frozenset()  # normalised paths of checkpointed modules: their forward runs again
     optimizer: ExactCount | None = None  # the optimizer's step, counted apart (elementwise: no multiply-adds)
     optimizer_name: str = ""
     trainable: int = 0  # parameters with a gradient
-    custom: tuple = ()  # (path, Function) of backward work a custom autograd.Function's own backward did
+    custom: tuple[
+        tuple[str, str], ...
+    ] = ()  # (path, Function) of backward work a custom autograd.Function's own backward did
     fused_scores: int = 0  # QK^T FLOPs of the forward's fused attention calls (F.scaled_dot_product_attention)
     attn_kernel: str = ""  # the kernel those calls run on the device (ATTN_KERNELS); '' for the default
 
@@ -124,23 +130,23 @@ class _FusedScores:
     would see it too, but costs a Python call for every op of the forward). A call through a name bound before the
     block (`from torch.nn.functional import scaled_dot_product_attention`) is not seen."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.flops = 0
-        self._original = None
+        self._original: Callable[..., Any] | None = None
 
     def __enter__(self) -> _FusedScores:
         functional = torch.nn.functional
         self._original = original = functional.scaled_dot_product_attention
 
-        def counted(query, key, *args, **kwargs):
+        def counted(query: torch.Tensor, key: torch.Tensor, *args: Any, **kwargs: Any) -> Any:
             self.flops += 2 * math.prod(query.shape[:-1]) * key.shape[-2] * query.shape[-1]
             return original(query, key, *args, **kwargs)
 
         functional.scaled_dot_product_attention = counted
         return self
 
-    def __exit__(self, *exc) -> None:
-        torch.nn.functional.scaled_dot_product_attention = self._original
+    def __exit__(self, *exc: object) -> None:
+        torch.nn.functional.scaled_dot_product_attention = self._original  # type: ignore[assignment]
 
 
 class _BackwardFrames:
@@ -156,7 +162,7 @@ class _BackwardFrames:
         self._starts: list[int] = []  # sequence numbers, ascending: from each, self._frames[i] made the nodes
         self._frames: list[Frame] = []
         self.recomputing: list[Frame] = []  # checkpointed modules running their forward again, in the backward
-        self.matmuls: dict[int, object] = {}  # node sequence number -> the forward's matmul event that made it
+        self.matmuls: dict[int, _Event] = {}  # node sequence number -> the forward's matmul event that made it
 
     def mark(self, frame: Frame) -> None:
         """From the next node autograd makes, `frame` is the module making them."""
@@ -167,14 +173,14 @@ class _BackwardFrames:
             self._starts.append(now)
             self._frames.append(frame)
 
-    def of(self, node) -> Frame:
+    def of(self, node: Any) -> Frame:  # node: an autograd Node (its private methods are untyped)
         """The module whose forward made `node` (the root for a node made before or after the forward)."""
         if hasattr(node, "variable"):  # AccumulateGrad: numbered last of all, it belongs to its parameter's module
             return self._owner.get(id(node.variable), ROOT)
         i = bisect.bisect_right(self._starts, node._sequence_nr()) - 1
         return self._frames[i] if i >= 0 else ROOT
 
-    def forward_matmul(self):
+    def forward_matmul(self) -> _Event | None:
         """The forward's matmul event whose node autograd is running (None outside one, or in a recompute): its
         kind, QK^T or attn@V, is known by now."""
         node = torch._C._current_autograd_node()
@@ -190,26 +196,26 @@ class _BackwardFrames:
         return ROOT if node is None else self.of(node)
 
 
-class _ForwardCounter(ExactCounter):
+class _ForwardCounter(ExactCounter):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
     """The exact counter of the forward, whose module hooks also mark which module makes each autograd node."""
 
     def __init__(self, model: nn.Module, kind_map: Iterable[tuple[str, str]], frames: _BackwardFrames):
         super().__init__(model, kind_map)
         self._frames = frames
 
-    def __enter__(self):
+    def __enter__(self) -> ExactCounter:
         self._frames.mark(ROOT)
         return super().__enter__()
 
-    def _push(self, frame: Frame, args=()) -> None:
+    def _push(self, frame: Frame, args: Any = ()) -> None:
         super()._push(frame, args)
         self._frames.mark(frame)
 
-    def _pop(self, frame: Frame, out, args=()) -> None:
+    def _pop(self, frame: Frame, out: Any, args: Any = ()) -> None:
         super()._pop(frame, out, args)
         self._frames.mark(self.frame)
 
-    def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
+    def _free_matmul(self, name: str, frame: Frame, flops: int, args: tuple[Any, ...], out: Any) -> None:
         """As the forward counts it; the event is also kept by the autograd node this matmul made (autograd makes
         an op's node just before the op reaches this mode), for its backward to find."""
         before = len(self._events)
@@ -223,7 +229,7 @@ def _in_backward() -> bool:
     return torch._C._current_autograd_node() is not None
 
 
-class _BackwardCounter(ExactCounter):
+class _BackwardCounter(ExactCounter):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
     """The exact counter in the backward: the frame is the module whose forward made the node running. A matmul of
     two activations there is the gradient of the forward's matmul that made the node: QK^T's (dQ, dK) are attention
     scores' work, attn@V's (dA, dV) attention values', each a matmul the size of its forward where that gradient is
@@ -238,7 +244,7 @@ class _BackwardCounter(ExactCounter):
     def frame(self) -> Frame:
         return self._frames.current
 
-    def _count(self, packet, args, kwargs, out) -> None:
+    def _count(self, packet: object, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
         """Counted as any op; work inside a custom autograd.Function's backward is also noted, with its name."""
         before = len(self._events)
         super()._count(packet, args, kwargs, out)
@@ -247,16 +253,14 @@ class _BackwardCounter(ExactCounter):
             name = getattr(node, "_forward_cls", type(node)).__name__
             self.custom.update((join(e.frame.norm_path, e.suffix), name) for e in self._events[before:])
 
-    def _free_matmul(self, name: str, frame: Frame, flops: int, args, out) -> None:
-        from flopcheck.exact.counter import _Event
-
+    def _free_matmul(self, name: str, frame: Frame, flops: int, args: tuple[Any, ...], out: Any) -> None:
         made_by = self._frames.forward_matmul()
         if made_by is None or made_by.suffix not in ("qk", "av"):
             return super()._free_matmul(name, frame, flops, args, out)
         self._events.append(_Event(name, frame, made_by.kind, made_by.suffix, flops))
 
 
-def mean_loss(out) -> torch.Tensor:
+def mean_loss(out: Any) -> torch.Tensor:
     """A scalar loss from a forward's output: the mean of its first tensor (elementwise work, no multiply-adds)."""
     first = _tensors(out)[0]
     return first.float().mean()
@@ -264,10 +268,6 @@ def mean_loss(out) -> torch.Tensor:
 
 def _matching(module: nn.Module, patterns: tuple[str, ...], what: str) -> list[tuple[str, nn.Module]]:
     """(path, module) of the modules whose path matches a pattern; a pattern that matches none is bad input."""
-    import fnmatch
-
-    from flopcheck.errors import InputError
-
     found = [(p, m) for p, m in module.named_modules() if p and any(fnmatch.fnmatchcase(p, x) for x in patterns)]
     for x in patterns:
         if not any(fnmatch.fnmatchcase(p, x) for p, _ in found):
@@ -290,18 +290,17 @@ def checkpoint(module: nn.Module, patterns: Iterable[str], frames: _BackwardFram
     """Activation checkpointing on the modules matching a pattern ('blocks.*'): their forward keeps no activations
     and runs again in the backward (up to the last activation the backward needs: torch stops early), where
     `frames` attributes it to the module. Returns the modules changed (their forward is an instance attribute)."""
-    from torch.utils.checkpoint import checkpoint as recompute
-
     paths = {m: f for m, f in module_frames(module).items()}
-    changed, outer = [], []
+    changed: list[nn.Module] = []
+    outer: list[str] = []
     for path, m in _matching(module, tuple(patterns), "checkpoint"):
         if any(path.startswith(o + ".") for o in outer):  # 'blocks.*' matches blocks.0.attn too: once, outermost
             continue
         outer.append(path)
         own = m.forward
 
-        def forward(*args, _own=own, _frame=paths[m], **kwargs):
-            def run(*a, **k):
+        def forward(*args: Any, _own: Callable[..., Any] = own, _frame: Frame = paths[m], **kwargs: Any) -> Any:
+            def run(*a: Any, **k: Any) -> Any:
                 if frames is None or not _in_backward():
                     return _own(*a, **k)
                 frames.recomputing.append(_frame)
@@ -319,11 +318,11 @@ def checkpoint(module: nn.Module, patterns: Iterable[str], frames: _BackwardFram
 
 def count_training_step(
     module: nn.Module,
-    inputs: tuple = (),
-    forward: Callable | None = None,
+    inputs: tuple[Any, ...] = (),
+    forward: Callable[..., Any] | None = None,
     kind_map: Iterable[tuple[str, str]] = (),
-    kwargs: dict | None = None,
-    loss: Callable = mean_loss,
+    kwargs: dict[str, Any] | None = None,
+    loss: Callable[[Any], torch.Tensor] = mean_loss,
     frozen_paths: Iterable[str] = (),
     checkpointed: Iterable[str] = (),
     optimizer: str = "",
@@ -344,7 +343,7 @@ def count_training_step(
     return replace(step, recomputed=frozenset(frames[m].norm_path for m in changed))
 
 
-OPTIMIZERS = {
+OPTIMIZERS: dict[str, Callable[[list[nn.Parameter]], torch.optim.Optimizer]] = {
     "adamw": lambda ps: torch.optim.AdamW(ps, lr=1e-4, foreach=False),
     "sgd": lambda ps: torch.optim.SGD(ps, lr=1e-4, momentum=0.9, foreach=False),
 }
@@ -364,7 +363,15 @@ def _optimizer_step(module: nn.Module, name: str) -> tuple[ExactCount | None, in
 
 
 def _step(
-    module, inputs, forward, kind_map, kwargs, loss, labels, optimizer: str = "", frames: _BackwardFrames | None = None
+    module: nn.Module,
+    inputs: tuple[Any, ...],
+    forward: Callable[..., Any] | None,
+    kind_map: Iterable[tuple[str, str]],
+    kwargs: dict[str, Any] | None,
+    loss: Callable[[Any], torch.Tensor],
+    labels: dict[str, str],
+    optimizer: str = "",
+    frames: _BackwardFrames | None = None,
 ) -> TrainingCount:
     """The forward, the loss and the backward, each under its counter; then the optimizer's step, apart."""
     frozen = frozenset(
@@ -377,19 +384,18 @@ def _step(
         out = (forward or module)(*inputs, **(kwargs or {}))
     scalar = loss(out)
     if not scalar.requires_grad:
-        from flopcheck.errors import InputError
-
         raise InputError(
             "the loss on this output needs no gradient, so there is no backward to count: every "
             "parameter is frozen, or the output is not differentiable (an argmax, integers); freeze "
             "fewer modules, return the logits, or count the forward without --training"
         )
-    forward = fwd.result(**labels)
-    with _BackwardCounter(frames, kind_map) as bwd:
-        scalar.backward()
+    forward_count = fwd.result(**labels)
+    bwd = _BackwardCounter(frames, kind_map)
+    with bwd:
+        scalar.backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is untyped
     opt, trainable = _optimizer_step(module, optimizer)
     return TrainingCount(
-        forward,
+        forward_count,
         bwd.result(**labels),
         frozen,
         optimizer=opt,
@@ -408,12 +414,10 @@ def training_step(
     frozen: tuple[str, ...] = (),
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
-):
+) -> TrainingCount:
     """The exact training step of a reference model on meta: its forward, a mean loss, its backward, the modules
     matching `frozen` training no weights, those matching `checkpointed` recomputed in the backward (once per
     config: a claims file asks again)."""
-    from reference_models import prepare
-
     model, inputs, forward = prepare(config, batch=batch, device="meta")
     return count_training_step(
         model,

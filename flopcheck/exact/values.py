@@ -11,9 +11,11 @@ read of one still fails, as it should.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
+from torch._ops import OpOverload
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
@@ -35,7 +37,7 @@ FOLLOW_VALUES = {
 READS = {aten._local_scalar_dense.default, aten.is_nonzero.default, aten.equal.default}
 # in-place fills: whatever the tensor held, its values are now known (zeros_like and full_like are empty_like then one
 # of these)
-FILLS = {aten.zero_.default: lambda x: 0, aten.fill_.Scalar: lambda x, v: v}
+FILLS: dict[OpOverload, Callable[..., Any]] = {aten.zero_.default: lambda x: 0, aten.fill_.Scalar: lambda x, v: v}
 UNKNOWN = {aten.empty.memory_format, aten.empty_strided.default, aten.empty_like.default, aten.new_empty.default}
 
 
@@ -47,30 +49,33 @@ class _Literals(TorchFunctionMode):
     """torch.tensor(data, device='meta') makes its tensor below every dispatch mode: made on the CPU and moved to
     meta instead, the move is an op Values sees, and the literal keeps its values as its shadow."""
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self, func: Callable[..., Any], types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         kwargs = kwargs or {}
         if func in (torch.tensor, torch.as_tensor) and str(kwargs.get("device", "")) == "meta":
             return func(*args, **{**kwargs, "device": "cpu"}).to("meta")
         return func(*args, **kwargs)
 
 
-class Values(TorchDispatchMode):
+class Values(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
     """The shadow of every small tensor of known values, and the reads and value-shaped ops answered from them."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__()  # type: ignore[no-untyped-call]
         self.shadow: WeakTensorKeyDictionary = WeakTensorKeyDictionary()
         self.literals = _Literals()
 
-    def __enter__(self):
-        self.literals.__enter__()
-        return super().__enter__()
+    def __enter__(self) -> Values:
+        self.literals.__enter__()  # type: ignore[no-untyped-call]
+        entered: Values = super().__enter__()  # type: ignore[no-untyped-call]
+        return entered
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Any:
         try:
-            return super().__exit__(*exc)
+            return super().__exit__(*exc)  # type: ignore[no-untyped-call]
         finally:
-            self.literals.__exit__(*exc)
+            self.literals.__exit__(*exc)  # type: ignore[no-untyped-call]
 
     def _known(self, x: Any) -> bool:
         return not isinstance(x, torch.Tensor) or x.device.type != "meta" or x in self.shadow
@@ -83,7 +88,7 @@ class Values(TorchDispatchMode):
             return torch.device("cpu")
         return x
 
-    def _on_shadows(self, func, args, kwargs) -> Any:
+    def _on_shadows(self, func: OpOverload, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         real_kwargs = {k: ("cpu" if k == "device" and str(v) == "meta" else self._real(v)) for k, v in kwargs.items()}
         return func(*tree_map(self._real, args), **tree_map(self._real, real_kwargs))
 
@@ -99,7 +104,9 @@ class Values(TorchDispatchMode):
 
         return tree_map(one, real)
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+    def __torch_dispatch__(
+        self, func: OpOverload, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
+    ) -> Any:
         kwargs = kwargs or {}
         flat, _ = tree_flatten((args, kwargs))
         tensors = [x for x in flat if isinstance(x, torch.Tensor)]
@@ -127,7 +134,7 @@ class Values(TorchDispatchMode):
         if not (known and outs and func not in UNKNOWN and all(_small(o) for o in outs)):
             if func._schema.is_mutable:  # a tensor with values written by an op of unknown values: values unknown
                 for x in metas:
-                    self.shadow.pop(x, None)
+                    self.shadow.pop(x, None)  # type: ignore[no-untyped-call]
             return out
         try:
             real = self._on_shadows(func, args, kwargs)
@@ -139,9 +146,10 @@ class Values(TorchDispatchMode):
     def _is_mask(self, i: Any) -> bool:
         return isinstance(i, torch.Tensor) and i.dtype == torch.bool and i in self.shadow
 
-    def _bool_index(self, i: torch.Tensor) -> tuple:
+    def _bool_index(self, i: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """A boolean index with values as the long indices of its true elements (one meta tensor per dimension)."""
-        return self._as_meta(self.shadow[i].nonzero(as_tuple=True))
+        index: tuple[torch.Tensor, ...] = self._as_meta(self.shadow[i].nonzero(as_tuple=True))
+        return index
 
     def _mirror(self, out: Any, real: Any) -> None:
         """Each meta output's shadow: the CPU result of the same op (in-place ops: the first argument's)."""

@@ -23,7 +23,8 @@ def formula_breakdown(name: str, config: Any, batch: int = 1, scope: Scope = Sco
     """The formula's Breakdown for `config` at `batch`, scaled to `scope`."""
     if config.family not in FAMILIES:
         raise KeyError(f"no formula for model family {config.family!r}; known: {sorted(FAMILIES)}")
-    return family_of(config).load("formula")(name, config, batch).scoped(scope)
+    breakdown: Breakdown = family_of(config).load("formula")(name, config, batch)
+    return breakdown.scoped(scope)
 
 
 def exact_matches(exact_by_path: dict[str, int], formula: Breakdown) -> bool:

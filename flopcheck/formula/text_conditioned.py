@@ -14,6 +14,8 @@ counted once per sample, not per token. Norms, RoPE, modulation and residuals ar
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flopcheck.types import Breakdown, Kind, Term
 from reference_models.configs import LatentTransformerConfig
 
@@ -207,7 +209,9 @@ def cogvideox_terms(cfg: LatentTransformerConfig, batch: int = 1) -> tuple[Term,
     )
 
 
-def _breakdown(terms, used: str):
+def _breakdown(
+    terms: Callable[[LatentTransformerConfig, int], tuple[Term, ...]], used: str
+) -> Callable[[str, LatentTransformerConfig, int], Breakdown]:
     """The family's Breakdown function: its terms and the symbols its formulas use."""
 
     def breakdown(name: str, cfg: LatentTransformerConfig, batch: int = 1) -> Breakdown:

@@ -15,9 +15,14 @@ No torch here: parsing a spec is cheap, building one imports what it needs.
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import asdict, dataclass, field, fields
+from typing import Any
 
 from flopcheck.errors import InputError
+from flopcheck.zoo import BY_NAME, Entry
+from reference_models import list_models
+from reference_models.registry import UnknownModelError
 
 
 @dataclass(frozen=True)
@@ -116,12 +121,12 @@ class ModelSpec:
         """The part after the prefix (a module spec's whole text)."""
         return self.text.partition(":")[2] if self.source in PREFIXES else self.text
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return {"text": self.text, "options": asdict(self.options)}
 
     @classmethod
-    def from_dict(cls, d: dict) -> ModelSpec:
+    def from_dict(cls, d: dict[str, Any]) -> ModelSpec:
         """Inverse of to_dict."""
         o = dict(d.get("options", {}))
         for key in ("resolution", "input_shape"):
@@ -132,8 +137,6 @@ class ModelSpec:
 
 def is_reference(text: str) -> bool:
     """A reference model's name ('DiT-XL/2', 'FLUX.1-dev'): the one place this is decided."""
-    from reference_models import list_models
-
     return text in list_models()
 
 
@@ -142,7 +145,7 @@ def is_spec(text: str) -> bool:
     return ModelSpec(text).source != "reference"
 
 
-def parse(text: str, **options) -> ModelSpec:
+def parse(text: str, **options: Any) -> ModelSpec:
     """A spec from its text and options, checked for form (not built): an unknown reference name, an empty
     name after a prefix or a module spec without its factory is a SpecError."""
     text = (text or "").strip()
@@ -176,8 +179,6 @@ def parse(text: str, **options) -> ModelSpec:
     if spec.source == "reference" and blocks is not None:
         raise SpecError(f"blocks cuts a spec's list of blocks; {text} is a reference model: it has its own configs")
     if spec.source == "reference":
-        from reference_models.registry import UnknownModelError
-
         if not is_reference(text):
             raise SpecError(
                 f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
@@ -214,12 +215,8 @@ def parse(text: str, **options) -> ModelSpec:
     return spec
 
 
-def zoo_entry(name: str):
+def zoo_entry(name: str) -> Entry:
     """The zoo's entry called `name` (flopcheck.zoo), else a SpecError naming the close ones."""
-    import difflib
-
-    from flopcheck.zoo import BY_NAME
-
     if name not in BY_NAME:
         close = difflib.get_close_matches(name, BY_NAME, n=3, cutoff=0.6)
         hint = f"did you mean {', '.join('zoo:' + c for c in close)}?" if close else "see flopcheck list-models 'zoo:*'"
@@ -233,7 +230,11 @@ EXCLUSIVE = (("inputs", "input_shape"), ("inputs", "resolution"), ("input_shape"
 
 def _read_by_source(spec: ModelSpec) -> None:
     """An input option the spec's source does not read, or two that each give the whole input, is one line."""
-    o, flag = spec.options, (lambda name: "--" + name.replace("_", "-"))
+    o = spec.options
+
+    def flag(name: str) -> str:
+        return "--" + name.replace("_", "-")
+
     given = [k for k in ("resolution", "frames", "text_tokens", "input_shape", "inputs") if getattr(o, k) is not None]
     for name in given:
         if name not in SOURCES[spec.source].reads:

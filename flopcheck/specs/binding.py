@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+from typing import Any
 
 import torch
 from torch import nn
@@ -17,10 +18,10 @@ from flopcheck.specs.built import Built
 
 def given(model: nn.Module, o: Options, device: str, notes: list[str]) -> Built:
     """The model with the inputs --inputs module:fn makes for it, whatever the source's own would be."""
-    return Built(model, *_inputs_of(o.inputs, model, device), notes + [f"inputs from {o.inputs}"])
+    return Built(model, *_inputs_of(o.inputs or "", model, device), notes + [f"inputs from {o.inputs}"])
 
 
-def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple, dict]:
+def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """fn(model) of an --inputs spec, on `device`: args, or (args, kwargs)."""
     module, _, name = text.partition(":")
     if not name:
@@ -43,7 +44,7 @@ def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple, dict]:
     return (tuple(out) if isinstance(out, (tuple, list)) else (out,)), {}
 
 
-def bound(built: Built) -> tuple[nn.Module, tuple]:
+def bound(built: Built) -> tuple[nn.Module, tuple[Any, ...]]:
     """(model, args) such that model(*args) runs the built forward: keyword inputs are bound into the model's own
     forward (an instance attribute, so module paths and hooks stay as they are), and its signature keeps the
     positional names, for libraries that call model(**named inputs)."""
@@ -54,10 +55,10 @@ def bound(built: Built) -> tuple[nn.Module, tuple]:
     params = [p for p in inspect.signature(own).parameters.values() if p.name not in kwargs][: len(args)]
 
     @functools.wraps(own)
-    def forward(*a, **k):
+    def forward(*a: Any, **k: Any) -> Any:
         return own(*a, **{**kwargs, **k})
 
-    forward.__signature__ = inspect.Signature(params)
+    forward.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # what inspect.signature reads
     forward.bound_kwargs = kwargs  # type: ignore[attr-defined]  # for a library that needs some input to call with
     model.forward = forward
     return model, args

@@ -4,8 +4,15 @@ cut to its first blocks. No torch at import: the functions import it when called
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flopcheck.specs import SpecError
+
+if TYPE_CHECKING:
+    from torch import nn
+
+# torch-free at import: specs.measure imports this module, and the parent process (specs.child, the reconciler, the
+# counters' pool) imports measure and never imports torch
 
 MAIN_SHARE = 0.10  # a block list doing less of the forward than this is not the model's main stack (a text refiner)
 
@@ -19,12 +26,12 @@ class BlockList:
     type_name: str
 
 
-def block_lists(model, by_path: dict[str, int] | None = None) -> tuple[BlockList, ...]:
+def block_lists(model: nn.Module, by_path: dict[str, int] | None = None) -> tuple[BlockList, ...]:
     """The containers whose children are two or more blocks of one class with children of their own (a
     transformer's blocks, a ResNet stage), outermost first; a list inside a block list is part of its blocks.
     With the exact count's FLOPs per path, a list doing under MAIN_SHARE of the forward is left out (HunyuanVideo's
     token refiner beside its 60 blocks)."""
-    from torch import nn
+    from torch import nn  # lazy: torch-free at import (see the note at the top)
 
     from flopcheck.exact.counter import module_frames
 
@@ -48,10 +55,10 @@ def block_lists(model, by_path: dict[str, int] | None = None) -> tuple[BlockList
     return tuple(found)
 
 
-def keep_blocks(model, n: int, what: str) -> None:
+def keep_blocks(model: nn.Module, n: int, what: str) -> None:
     """A stand-in of the model: its one list of repeated blocks cut to the first n (each block maps its input to an
     output of the same shape, so the forward runs as before, n blocks deep)."""
-    from torch import nn
+    from torch import nn  # lazy: torch-free at import (see the note at the top)
 
     lists = block_lists(model)
     if len(lists) != 1 or lists[0].count < n:

@@ -25,7 +25,7 @@ def build(spec: ModelSpec, device: str = "meta") -> Built:
     notes: list[str] = []
     try:
         module, _, name = SOURCES[spec.source].build.partition(":")
-        built = getattr(importlib.import_module(module), name)(spec, device, notes)
+        built: Built = getattr(importlib.import_module(module), name)(spec, device, notes)
     except SpecError:
         raise
     except Exception as err:  # noqa: BLE001 - whatever the user's or the library's code raised: one line

@@ -15,8 +15,8 @@ class Built:
     """A spec's model (eval mode) and the inputs of one forward, with what they are in words."""
 
     model: nn.Module
-    args: tuple
-    kwargs: dict
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
     notes: list[str] = field(default_factory=list)  # one line each: how it was built, what was assumed
 
     def describe_inputs(self) -> str:

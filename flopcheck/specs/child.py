@@ -11,24 +11,22 @@ from __future__ import annotations
 import json
 import os
 import sys
+from typing import Any
 
 from flopcheck.cache import MEASURED
+from flopcheck.children import Child, answers, deadline_s, one_line, watch_parent
+from flopcheck.specs import ModelSpec, SpecError
+from flopcheck.specs.measure import Measured, measure
 
 _FORWARD = {"training": False, "frozen": [], "checkpointed": [], "optimizer": ""}  # a forward only
 
 
 def main() -> None:
-    from flopcheck.children import watch_parent
-
     watch_parent()  # a flopcheck that is killed takes this child with it
     results = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # the code's prints go to stderr; stdout carries the answer alone
     job = json.loads(sys.argv[1])
     sys.path[:0] = [p for p in job["paths"] if p not in sys.path]
-    from flopcheck.children import one_line
-    from flopcheck.specs import SpecError
-    from flopcheck.specs.measure import measure
-
     for spec in job.get("specs") or [job["spec"]]:  # several specs: one import of torch, one answer line each
         try:
             out = measure(
@@ -47,19 +45,15 @@ def main() -> None:
     os._exit(0)
 
 
-def measure_all(specs: list, timeout_s: float | None = None) -> None:
+def measure_all(specs: list[ModelSpec], timeout_s: float | None = None) -> None:
     """Measure the forwards of several specs in one child (torch and the libraries imported once), keeping each
     answer for `measured`. Each spec has its own deadline (timeout_s, default children.deadline_s()) from the previous
     answer: the one that overruns it is that timeout's error and the child is stopped; the ones after it, and any a
     child that exits leaves unanswered, are measured alone later, each with its own deadline."""
-    from flopcheck.children import Child, answers
-
     todo = {json.dumps({**s.to_dict(), **_FORWARD}, sort_keys=True): s for s in specs}
     todo = {k: s for k, s in todo.items() if k not in MEASURED}
     if len(todo) < 2:
         return
-    from flopcheck.children import deadline_s
-
     limit = timeout_s or deadline_s()
     child = Child(
         "flopcheck.specs.child",
@@ -75,7 +69,7 @@ def measure_all(specs: list, timeout_s: float | None = None) -> None:
         MEASURED.put(keys[len(got)], _timed_out(todo[keys[len(got)]], limit))
 
 
-def _timed_out(spec, timeout_s: float) -> dict:
+def _timed_out(spec: ModelSpec, timeout_s: float) -> dict[str, Any]:
     return {
         "error": f"model {spec.text!r} was not counted within {timeout_s:g} s and was stopped: does its "
         f"factory or forward ever return?"
@@ -83,24 +77,19 @@ def _timed_out(spec, timeout_s: float) -> dict:
 
 
 def measured(
-    spec,
+    spec: ModelSpec,
     timeout_s: float | None = None,
     training: bool = False,
     frozen: tuple[str, ...] = (),
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
-):
+) -> Measured:
     """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
     children.deadline_s()); with training, its exact training step too; its failure is a SpecError."""
-    from flopcheck.specs import SpecError
-    from flopcheck.specs.measure import Measured
-
     step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed), "optimizer": optimizer}
     step = _FORWARD if step == _FORWARD else step
     key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
     if key not in MEASURED:
-        from flopcheck.children import deadline_s
-
         MEASURED.put(key, _in_child(spec, timeout_s or deadline_s(), step))
     out = MEASURED.get(key)
     if "error" in out:
@@ -108,10 +97,8 @@ def measured(
     return Measured.from_dict(out)
 
 
-def _in_child(spec, timeout_s: float, step: dict | None = None) -> dict:
+def _in_child(spec: ModelSpec, timeout_s: float, step: dict[str, Any] | None = None) -> dict[str, Any]:
     """The child's answer, or {"error": one line} for whatever went wrong there."""
-    from flopcheck.children import Child, answers
-
     child = Child(
         "flopcheck.specs.child", (json.dumps({"spec": spec.to_dict(), "paths": sys.path, **(step or {})}),), stdin=False
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from flopcheck.errors import InputError
 from flopcheck.sent import json_sent
@@ -21,7 +22,7 @@ def shipped(name: str) -> Path | None:
     return found[0] if found else None
 
 
-def read_config(path: str) -> dict:
+def read_config(path: str) -> dict[str, Any]:
     """A config.json as a dict (a name without a folder, like llama-3-8b, is a config flopcheck ships when no such
     file is here); a missing or malformed file, or one with auto_map (code to download: diffusers' and transformers'
     alike), is one line."""

@@ -7,10 +7,26 @@ an ExactCount, a Breakdown and a Reference in the parent, which never imports th
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
+from flopcheck.children import one_line
+from flopcheck.errors import InputError
+from flopcheck.published.structure import of_call
+from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.blocks import BlockList, block_lists
-from flopcheck.types import Breakdown, ExactCount, Kind, Work
+from flopcheck.types import Breakdown, ExactCount, Kind, OpRecord, Work
+
+if TYPE_CHECKING:
+    from torch import nn
+
+    from flopcheck.exact.training import TrainingCount
+    from flopcheck.specs.built import Built
+
+# torch-free at import: the parent (specs.child, the reconciler, the counters' pool) reads Measured, never torch
+Paths = tuple[str, ...]  # module path patterns ('blocks.*')
 
 
 @dataclass(frozen=True)
@@ -25,19 +41,20 @@ class Layer:
     head_dim: int | None = None
     subclass_of: str | None = None  # the torch.nn layer a class from elsewhere subclasses (timm's Linear: 'Linear')
     # a recurrent layer's (kind, input_size, hidden_size, layers, bias, directions, batch_first)
-    rnn: tuple | None = None
+    rnn: tuple[str, int, int, int, bool, int, bool] | None = None
     transposed_groups: int | None = None  # a transposed convolution's groups (None: not one)
     # a transposed convolution's (kernel, stride, padding, dilation, output_padding), each per spatial dimension
-    transposed: tuple | None = None
+    transposed: tuple[tuple[int, ...], ...] | None = None
 
 
-def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
+def layers_of(model: nn.Module) -> tuple[dict[str, Layer], dict[str, str]]:
     """(exact path -> Layer, exact path -> normalised path) of every module."""
-    from torch import nn
+    from torch import nn  # lazy: torch (see the note at the top)
 
     from flopcheck.exact.counter import module_frames
 
-    layers, norm = {}, {}
+    layers: dict[str, Layer] = {}
+    norm: dict[str, str] = {}
     for m, f in module_frames(model).items():
         heads = getattr(m, "num_heads", None)
         head_dim = getattr(m, "head_dim", None)
@@ -61,9 +78,9 @@ def layers_of(model) -> tuple[dict[str, Layer], dict[str, str]]:
     return layers, norm
 
 
-def _transposed(m) -> tuple | None:
+def _transposed(m: nn.Module) -> tuple[tuple[int, ...], ...] | None:
     """A transposed convolution's geometry, (kernel, stride, padding, dilation, output_padding), else None."""
-    from torch import nn
+    from torch import nn  # lazy: torch (see the note at the top)
 
     if not isinstance(m, nn.modules.conv._ConvTransposeNd) or isinstance(m.padding, str):
         return None
@@ -73,10 +90,10 @@ def _transposed(m) -> tuple | None:
 _GATED = {"LSTM": "LSTM", "GRU": "GRU", "RNN_TANH": "RNN", "RNN_RELU": "RNN"}  # nn.RNNBase.mode -> the kind
 
 
-def _recurrent(m) -> tuple | None:
+def _recurrent(m: nn.Module) -> tuple[str, int, int, int, bool, int, bool] | None:
     """An RNN/LSTM/GRU layer or cell's (kind, input_size, hidden_size, layers, bias, directions, batch_first), else
     None."""
-    from torch import nn
+    from torch import nn  # lazy: torch (see the note at the top)
 
     if isinstance(m, nn.RNNBase):
         dirs = 2 if m.bidirectional else 1
@@ -88,7 +105,7 @@ def _recurrent(m) -> tuple | None:
     return None
 
 
-def _layer(d: dict) -> Layer:
+def _layer(d: dict[str, Any]) -> Layer:
     """A Layer from its JSON (a recurrent layer's tuple came back a list)."""
     rnn = d.get("rnn")
     geometry = d.get("transposed")
@@ -101,7 +118,7 @@ def _layer(d: dict) -> Layer:
     )
 
 
-def _own_weights(m) -> tuple[int, int]:
+def _own_weights(m: nn.Module) -> tuple[int, int]:
     """(weight, bias) elements a layer holds itself under other names: an RNN's weight_*/bias_* (w_ih, w_hh per layer
     and direction), MultiheadAttention's in_proj_weight (or q/k/v_proj_weight) and in_proj_bias."""
     named = list(m.named_parameters(recurse=False))
@@ -116,45 +133,41 @@ def _torch_base(cls: type) -> str | None:
     return base.__name__ if base is not None and base.__name__ != "Module" else None
 
 
-def _numel(t) -> int:
-    import torch
+def _numel(t: object) -> int:
+    import torch  # lazy: torch (see the note at the top)
 
     return t.numel() if isinstance(t, torch.Tensor) else 0
 
 
-def samples(args: tuple, kwargs: dict) -> int | None:
+def samples(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
     """The batch of a forward's inputs: the first dimension of its first tensor input (None if it has none)."""
-    import torch
+    import torch  # lazy: torch (see the note at the top)
 
     first = next((a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor) and a.dim() >= 1), None)
     return int(first.shape[0]) if first is not None else None
 
 
-def _rows(count) -> tuple[list, list]:
+def _rows(count: ExactCount) -> tuple[list[list[Any]], list[list[Any]]]:
     """An ExactCount's counted and uncounted records as JSON rows."""
 
-    def rows(records):
+    def rows(records: Iterable[OpRecord]) -> list[list[Any]]:
         return [[r.path, r.op, r.kind.value, r.flops, r.elements, r.calls] for r in records]
 
     return rows(count.counted), rows(count.uncounted)
 
 
 def measure(
-    spec_dict: dict,
+    spec_dict: dict[str, Any],
     training: bool = False,
     frozen: tuple[str, ...] = (),
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
     real: bool = True,
-) -> dict:
+) -> dict[str, Any]:
     """Build the spec on meta and count one forward (with training: the exact training step, its forward and
     backward): the JSON the parent reads (Measured.from_dict). A forward that reads a value (`.item()`, which meta
     tensors have none of) is counted again on real CPU tensors, weights zero, and says so."""
-    from dataclasses import replace
-
-    from flopcheck.children import one_line
-    from flopcheck.specs import ModelSpec, SpecError
-    from flopcheck.specs.build import build
+    from flopcheck.specs.build import build  # lazy: torch (see the note at the top)
 
     spec = ModelSpec.from_dict(spec_dict)
     built = build(spec, "meta")
@@ -189,10 +202,10 @@ def measure(
             m, step = _count_built(spec, built, "cpu", training, frozen, checkpointed, optimizer)
         except SpecError:
             raise
-        except Exception as real:  # noqa: BLE001 - both failed: one line saying why
+        except Exception as again:  # noqa: BLE001 - both failed: one line saying why
             raise SpecError(
                 f"model {spec.text!r} reads a value, which meta tensors have none of "
-                f"({one_line(err)}), and on real CPU tensors it failed too: {one_line(real)}"
+                f"({one_line(err)}), and on real CPU tensors it failed too: {one_line(again)}"
             ) from None
         built.notes.append(
             f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
@@ -201,12 +214,12 @@ def measure(
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
-def _with_values(spec, training: bool, frozen, checkpointed, optimizer: str, why: str) -> dict | None:
+def _with_values(
+    spec: ModelSpec, training: bool, frozen: tuple[str, ...], checkpointed: tuple[str, ...], optimizer: str, why: str
+) -> dict[str, Any] | None:
     """The spec built and counted again on meta with the values of its small known tensors beside it (masks of ones,
     ids, lengths: exact.values), for a forward that reads them; None when it still cannot run."""
-    from dataclasses import replace
-
-    from flopcheck.exact.values import Values
+    from flopcheck.exact.values import Values  # lazy: torch (see the note at the top)
     from flopcheck.specs.build import build
 
     try:
@@ -223,12 +236,11 @@ def _with_values(spec, training: bool, frozen, checkpointed, optimizer: str, why
 
 
 def _count_built(
-    spec, built, device: str, training: bool, frozen: tuple[str, ...], checkpointed: tuple[str, ...], optimizer: str
-):
+    spec: ModelSpec, built: Built, device: str, training: bool, frozen: Paths, checkpointed: Paths, optimizer: str
+) -> tuple[Measured, TrainingCount | None]:
     """(Measured, the training step or None) of a built spec on `device`; a step that cannot be counted (nothing
     trains, a pattern that matches nothing) is a SpecError, not the inputs' fault."""
-    from flopcheck.errors import InputError
-    from flopcheck.specs import SpecError
+    from flopcheck.exact.training import count_training_step, freeze  # lazy: torch (see the note at the top)
     from flopcheck.specs.build import TRAIN_MODE_NOTE
 
     if training:  # a training step runs in train mode whatever the factory's mode: its forward's note is not news
@@ -236,12 +248,8 @@ def _count_built(
     step = None
     try:
         if frozen:
-            from flopcheck.exact.training import freeze
-
             freeze(built.model, frozen)
         if training:
-            from flopcheck.exact.training import count_training_step
-
             step = count_training_step(
                 built.model,
                 built.args,
@@ -264,13 +272,9 @@ def _reads_a_value(err: BaseException) -> bool:
     return any(s in str(err) for s in (*signs, "meta tensor"))
 
 
-def _fits_in_memory(spec, model, why: str) -> None:
+def _fits_in_memory(spec: ModelSpec, model: nn.Module, why: str) -> None:
     """Real tensors hold the weights: refused in one line when their fp32 copy would not fit in half this machine's
     memory."""
-    import os
-
-    from flopcheck.specs import SpecError
-
     params = sum(p.numel() for p in model.parameters())
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if 4 * params > memory / 2:
@@ -281,10 +285,10 @@ def _fits_in_memory(spec, model, why: str) -> None:
         )
 
 
-def _real_values(built) -> None:
+def _real_values(built: Built) -> None:
     """Float inputs set to zero (build leaves torch.empty's leftover memory; NaN can crash an op driven by values);
     integer and boolean inputs stay as the factory or the source made them."""
-    import torch
+    import torch  # lazy: torch (see the note at the top)
 
     with torch.no_grad():
         for t in (*built.args, *built.kwargs.values()):
@@ -302,16 +306,18 @@ def _data_dependent(err: BaseException) -> bool:
     )
 
 
-def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str = "") -> Measured:
+def measure_local(
+    model: nn.Module, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None, name: str = ""
+) -> Measured:
     """A model in this process (the caller's own object: its code already runs here) measured as a spec is:
     the exact count of model(*args, **kwargs), its layers and its blocks."""
+    import torch  # lazy: torch (see the note at the top)
+
     from flopcheck.exact import count_forward, flop_kinds
-    from flopcheck.published.structure import of_call
     from flopcheck.specs.built import Built
 
     text, kwargs = name or type(model).__name__, kwargs or {}
     batch = samples(tuple(args), kwargs)
-    import torch
 
     first = next((t for t in (*model.parameters(), *args, *kwargs.values()) if isinstance(t, torch.Tensor)), None)
     count = count_forward(
@@ -339,11 +345,11 @@ def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str
     )
 
 
-def aliases_of(model) -> dict[str, str]:
+def aliases_of(model: nn.Module) -> dict[str, str]:
     """A module shared at several paths (one object, two names): each later path -> the first, the path its frame
     and its Layer have (a counter that lists it once per path is read at that one)."""
     first: dict[int, str] = {}
-    out = {}
+    out: dict[str, str] = {}
     for path, m in model.named_modules(remove_duplicate=False):
         if id(m) in first:
             out[path] = first[id(m)]
@@ -361,18 +367,16 @@ class Measured:
     notes: tuple[str, ...]
     params: int
     exact: ExactCount
-    layers: dict = field(default_factory=dict)
-    norm_path: dict = field(default_factory=dict)
+    layers: dict[str, Layer] = field(default_factory=dict)
+    norm_path: dict[str, str] = field(default_factory=dict)
     blocks: tuple[BlockList, ...] = ()
-    training: object = None  # exact.training.TrainingCount, when measured with training
+    training: TrainingCount | None = None  # when measured with training
     batch: int | None = None  # samples in its input: the first dimension of its first tensor (None: no tensor)
-    aliases: dict = field(default_factory=dict)  # a shared module's later paths -> its first (aliases_of)
-    structure: dict = field(default_factory=dict)  # published.structure.Structure's dict: what formulas read
+    aliases: dict[str, str] = field(default_factory=dict)  # a shared module's later paths -> its first (aliases_of)
+    structure: dict[str, Any] = field(default_factory=dict)  # published.structure.Structure's dict: what formulas read
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready, for the parent (from_dict reads it back)."""
-        from dataclasses import asdict
-
         counted, uncounted = _rows(self.exact)
         t = self.training
         training = (
@@ -419,16 +423,14 @@ class Measured:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> Measured:
+    def from_dict(cls, d: dict[str, Any]) -> Measured:
         """Inverse of to_dict (measure()'s JSON)."""
-        from flopcheck.types import ExactCount, OpRecord
-
         device = d.get("device", "meta")  # where the count ran: meta, or CPU for a forward that reads a value
 
-        def records(rows, counted: bool):
+        def records(rows: list[list[Any]], counted: bool) -> tuple[OpRecord, ...]:
             return tuple(OpRecord(p, op, Kind(k) if counted else Work(k), f, el, n) for p, op, k, f, el, n in rows)
 
-        def count(rows: list) -> ExactCount:
+        def count(rows: list[list[list[Any]]]) -> ExactCount:
             return ExactCount(
                 model=d["spec"]["text"],
                 attn="",
@@ -439,7 +441,7 @@ class Measured:
 
         step = None
         if "training" in d:
-            from flopcheck.exact.training import TrainingCount
+            from flopcheck.exact.training import TrainingCount  # lazy: torch (see the note at the top)
 
             t = d["training"]
             step = TrainingCount(

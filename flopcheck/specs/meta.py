@@ -6,7 +6,7 @@ execute the model."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -32,13 +32,13 @@ _INITS = (
 )
 
 
-def _left_as_it_is(tensor, *args, **kwargs):
+def _left_as_it_is(tensor: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
     """An initialiser that does nothing: the tensor as it is."""
     return tensor
 
 
 @contextlib.contextmanager
-def no_init():
+def no_init() -> Iterator[None]:
     """torch.nn.init's initialisers leave their tensor as it is (a model built for its shapes alone)."""
     saved = {n: getattr(nn.init, n) for n in _INITS if hasattr(nn.init, n)}
     try:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 CONFIGS = Path(__file__).parent / "configs"
 
@@ -27,9 +28,9 @@ class Entry:
     name: str
     spec: str
     what: str
-    options: dict = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
 
-    def options_given(self) -> dict:
+    def options_given(self) -> dict[str, Any]:
         """Its options as parse takes them, a config file named relative to CONFIGS."""
         o = dict(self.options)
         if "config" in o:

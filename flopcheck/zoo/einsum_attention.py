@@ -7,7 +7,7 @@ from torch import nn
 class EinsumAttention(nn.Module):
     """x (N, T, d) -> qkv Linear -> einsum attention over h heads -> proj Linear -> GRU."""
 
-    def __init__(self, d: int = 16, heads: int = 2):
+    def __init__(self, d: int = 16, heads: int = 2) -> None:
         super().__init__()
         self.heads = heads
         self.qkv = nn.Linear(d, 3 * d)
@@ -20,10 +20,10 @@ class EinsumAttention(nn.Module):
         scores = torch.einsum("bhqd,bhkd->bhqk", q, k) * (d // self.heads) ** -0.5  # (N, h, T, T)
         out = torch.einsum("bhqk,bhkd->bhqd", scores.softmax(-1), v)  # (N, h, T, e)
         y = self.proj(out.transpose(1, 2).reshape(n, t, d))  # (N, T, d)
-        h, _ = self.gru(y)  # (N, T, d)
+        h: torch.Tensor = self.gru(y)[0]  # (N, T, d)
         return h
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): batch 2, T = 8, d = 16, 2 heads."""
     return EinsumAttention(), (torch.zeros(2, 8, 16),)

@@ -7,7 +7,7 @@ from torch import nn
 class MhaLstm(nn.Module):
     """x (N, T, d) -> MHA self-attention -> LSTM -> einsum with a learned (d, d) map."""
 
-    def __init__(self, d: int = 16, heads: int = 2):
+    def __init__(self, d: int = 16, heads: int = 2) -> None:
         super().__init__()
         self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
         self.lstm = nn.LSTM(d, d, batch_first=True)
@@ -19,11 +19,11 @@ class MhaLstm(nn.Module):
         return torch.einsum("ntd,de->nte", h, self.mix)  # (N, T, d)
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): batch 2, T = 8, d = 16, in eval mode (MultiheadAttention takes its fused fast path)."""
     return MhaLstm().eval(), (torch.zeros(2, 8, 16),)
 
 
-def factory_train():
+def factory_train() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): the same model in train mode, as nn.Module builds it."""
     return MhaLstm(), (torch.zeros(2, 8, 16),)

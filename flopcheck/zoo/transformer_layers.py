@@ -5,7 +5,7 @@ import torch
 from torch import nn
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): d = 16, 2 heads, feed-forward 32, 1 encoder and 1 decoder layer; src (2, 8, 16), tgt (2, 4, 16);
     in eval mode."""
     model = nn.Transformer(

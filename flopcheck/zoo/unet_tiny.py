@@ -1,15 +1,19 @@
 """diffusers' UNet2DConditionModel (Stable Diffusion's denoiser) at a tiny width: ResNet blocks, a cross-attention
 transformer down and up, timestep embedding, down- and upsampling."""
 
+from typing import Any
+
 import torch
+from torch import nn
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...], dict[str, Any]]:
     """(model, args, kwargs): channels (32, 64), 1 layer per block, cross-attention dim 32, heads of 8; latent
     (1, 4, 8, 8), timestep 1, text (1, 8, 32); in eval mode."""
-    from diffusers import UNet2DConditionModel
+    from diffusers import UNet2DConditionModel  # lazy: diffusers is optional
 
-    model = UNet2DConditionModel(
+    # diffusers is untyped: mypy sees neither its __init__ nor its nn.Module base
+    model: nn.Module = UNet2DConditionModel(  # type: ignore[no-untyped-call, assignment]
         sample_size=8,
         in_channels=4,
         out_channels=4,

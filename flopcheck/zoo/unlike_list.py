@@ -8,7 +8,7 @@ from torch import nn
 class UnlikeList(nn.Module):
     """x (N, T, 8) -> GELU, Dropout, Linear(8, 16) -> Linear(16, 8), Dropout."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.net = nn.ModuleList([nn.GELU(), nn.Dropout(0.0), nn.Linear(8, 16)])
         self.to_out = nn.ModuleList([nn.Linear(16, 8), nn.Dropout(0.0)])
@@ -21,6 +21,6 @@ class UnlikeList(nn.Module):
         return x
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): x (2, 4, 8)."""
     return UnlikeList(), (torch.zeros(2, 4, 8),)

@@ -4,6 +4,7 @@ convention (inputs/)."""
 from __future__ import annotations
 
 import difflib
+from typing import Any
 
 from torch import nn
 
@@ -24,19 +25,20 @@ def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     """diffusers.CLASS.from_config(the config file, else the class's own defaults); inputs from the class's
     convention (inputs/diffusers.py), or an autoencoder half's (inputs/vae.py)."""
     try:
-        import diffusers
+        import diffusers  # lazy: diffusers is optional
     except ImportError:
         raise SpecError(f"{spec.text} needs diffusers: pip install 'flopcheck[diffusers]'") from None
 
     name, dot, method = spec.name.partition(".")
-    cls = getattr(diffusers, name, None)
-    if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
+    found = getattr(diffusers, name, None)
+    if not (isinstance(found, type) and issubclass(found, nn.Module)):
         models = {n.lower(): n for n in dir(diffusers) if n.endswith("Model")}
         close = [models[n] for n in difflib.get_close_matches(name.lower(), models, n=3, cutoff=0.8)]
         raise SpecError(
             f"diffusers has no model class {name!r}: "
             + (f"did you mean {', '.join(close)}?" if close else "give a class such as FluxTransformer2DModel")
         )
+    cls: Any = found  # a diffusers model class: from_config and its halves are diffusers' own (untyped)
     coder = callable(getattr(cls, "decode", None)) and callable(getattr(cls, "encode", None))
     if dot and not (coder and method in METHODS):
         raise SpecError(

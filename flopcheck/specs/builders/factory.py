@@ -52,7 +52,7 @@ def _call(text: str) -> Any:
     return fn()
 
 
-def _unpack(out: Any, text: str, what: str) -> tuple[nn.Module, tuple | None, dict | None]:
+def _unpack(out: Any, text: str, what: str) -> tuple[nn.Module, tuple[Any, ...] | None, dict[str, Any] | None]:
     """(model, args, kwargs) from what a factory returned: a module, or (module, args[, kwargs])."""
     if isinstance(out, tuple) and out and isinstance(out[0], nn.Module) and len(out) in (2, 3):
         args = out[1] if isinstance(out[1], (tuple, list)) else (out[1],)

@@ -20,14 +20,14 @@ def from_timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     timm's fused attention off (timm.layers.set_fused_attn) for the build."""
     name, o = spec.name, spec.options
     _timm_known(name)
-    fused = timm.layers.use_fused_attn()
+    fused = timm.layers.use_fused_attn()  # type: ignore[attr-defined]  # timm does not export it
     if o.attn == "math":
-        timm.layers.set_fused_attn(False)
+        timm.layers.set_fused_attn(False)  # type: ignore[attr-defined]
         notes.append("timm's fused attention turned off (timm.layers.set_fused_attn(False)): explicit matmuls")
     try:
         model = construct(lambda: timm.create_model(name, pretrained=False), device, notes, spec.text)
     finally:
-        timm.layers.set_fused_attn(fused)
+        timm.layers.set_fused_attn(fused)  # type: ignore[attr-defined]
     if o.inputs:
         return given(model, o, device, notes)
     size = tuple(model.pretrained_cfg.get("input_size", DEFAULT_SHAPE[1:]))

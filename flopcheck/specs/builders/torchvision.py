@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torchvision
+from torch import nn
 
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.binding import given
@@ -38,11 +41,13 @@ def _vit_image_size(name: str) -> int | None:
         return None
 
 
-def _as_its_weights_build(name: str, builder, notes: list[str]) -> tuple[dict, list[str]]:
+def _as_its_weights_build(
+    name: str, builder: Callable[..., nn.Module], notes: list[str]
+) -> tuple[dict[str, Any], list[str]]:
     """The builder's keywords that make, without weights, the model its default weights make; and the notes."""
     takes = inspect.signature(builder).parameters
     # detection and segmentation models load an ImageNet backbone unless told not to: no weights, no network
-    extra = {"weights_backbone": None} if "weights_backbone" in takes else {}
+    extra: dict[str, Any] = {"weights_backbone": None} if "weights_backbone" in takes else {}
     size = _vit_image_size(name) if builder.__module__.endswith(".vision_transformer") else None
     if size:  # a ViT's weights set its image size (vit_h_14's default weights: 518; the builder's default is 224)
         extra["image_size"] = size
@@ -52,7 +57,7 @@ def _as_its_weights_build(name: str, builder, notes: list[str]) -> tuple[dict, l
     return extra, notes
 
 
-def _no_input_size(text: str, name: str, model) -> str:
+def _no_input_size(text: str, name: str, model: nn.Module) -> str:
     """Why a torchvision model whose weights state no image size gets no default input, and what to give."""
     if name in torchvision.models.list_models(module=torchvision.models.detection):
         return (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from typing import Any
 
 from flopcheck.children import one_line
 from flopcheck.specs import ModelSpec, SpecError
@@ -18,7 +19,7 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     config with auto_map names code to download and is refused); inputs: input_ids of zeros (a valid id of every
     vocabulary), S tokens."""
     try:
-        import transformers
+        import transformers  # lazy: transformers is optional
     except ImportError:
         raise SpecError(f"{spec.text} needs transformers: pip install 'flopcheck[diffusers]'") from None
 
@@ -39,6 +40,8 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
             f"(transformers:{_class_for(transformers, theirs)}) or its own config.json"
         )
     where = path or f"the defaults of {spec.name}'s config (transformers {transformers.__version__})"
+    if cls.config_class is None:  # a model class that names no config class: nothing to build it from
+        raise SpecError(f"{spec.text} cannot be built: {spec.name} names no config class")
     try:
         cfg = cls.config_class.from_dict({k: v for k, v in config.items() if not k.startswith("_")})
         model = construct(lambda: cls(cfg), device, notes, spec.text)
@@ -52,10 +55,10 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     return Built(model, args, kwargs, notes + [words])
 
 
-def _class_for(transformers, model_type: str) -> str:
+def _class_for(transformers: Any, model_type: str) -> str:  # transformers: the module
     """The model class transformers maps a config's model_type to ('bert' -> BertModel), or 'CLASS'."""
     try:
-        from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES
+        from transformers.models.auto.modeling_auto import MODEL_MAPPING_NAMES  # lazy: transformers is optional
     except ImportError:
         return "CLASS"
     name = MODEL_MAPPING_NAMES.get(model_type)

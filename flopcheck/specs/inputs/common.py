@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flopcheck.specs import SpecError
 
 
-def first_set(c, keys: tuple[str, ...]) -> int | None:
+def first_set(c: Any, keys: tuple[str, ...]) -> int | None:  # c: a library's config, or a dict
     """The first of the config's keys that is set."""
     for k in keys:
         v = getattr(c, k, None) if not isinstance(c, dict) else c.get(k)

@@ -53,11 +53,11 @@ class InputConvention:
 IMAGE, VIDEO = (1024, 1024), (832, 480)
 
 
-def _image(classes, tokens: int, layout: str = "nchw", **kw) -> InputConvention:
+def _image(classes: str, tokens: int, layout: str = "nchw", **kw: Any) -> InputConvention:
     return InputConvention(tuple(classes.split()), kw.pop("resolution", IMAGE), 1, tokens, layout, **kw)
 
 
-def _video(classes, tokens: int, layout: str = "ncfhw", **kw) -> InputConvention:
+def _video(classes: str, tokens: int, layout: str = "ncfhw", **kw: Any) -> InputConvention:
     return InputConvention(
         tuple(classes.split()), kw.pop("resolution", VIDEO), kw.pop("frames", 81), tokens, layout, **kw
     )

@@ -13,6 +13,7 @@ one line naming it and --inputs.
 from __future__ import annotations
 
 import inspect
+from typing import Any
 
 import torch
 
@@ -22,7 +23,7 @@ from flopcheck.specs.inputs.conventions import BY_CLASS, InputConvention, generi
 from flopcheck.specs.inputs.rules import CONDITIONING, IN_CHANNELS, LAYOUTS, SHARED, TIMESTEPS, Grid
 
 
-def _patch(c) -> int:
+def _patch(c: Any) -> int:  # c: a diffusers config
     """The transformer's patch side (an int, or the last of a [t, h, w] list)."""
     p = getattr(c, "patch_size", None)
     if isinstance(p, (list, tuple)):
@@ -30,7 +31,7 @@ def _patch(c) -> int:
     return p if isinstance(p, int) and p > 0 else 1
 
 
-def _parameters(model) -> list[inspect.Parameter]:
+def _parameters(model: Any) -> list[inspect.Parameter]:
     return [
         p
         for p in inspect.signature(type(model).forward).parameters.values()
@@ -38,7 +39,7 @@ def _parameters(model) -> list[inspect.Parameter]:
     ]
 
 
-def _grid(cls: str, conv: InputConvention, c, o: Options, s: int, device: str) -> tuple[Grid, str]:
+def _grid(cls: str, conv: InputConvention, c: Any, o: Options, s: int, device: str) -> tuple[Grid, str]:
     """An image or video convention's latent grid at the options' size, and the size in words ('1024x1024 px')."""
     if o.frames and conv.frames == 1:
         raise SpecError(f"frames apply to video models; {cls} is an image model")
@@ -60,7 +61,9 @@ def _audio_grid(cls: str, conv: InputConvention, o: Options, s: int, device: str
     return Grid(o.batch, 1, 1, conv.audio, s, device), f"{conv.audio} audio latents"
 
 
-def build_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict, str]:
+def build_inputs(
+    cls: str, model: Any, o: Options, device: str
+) -> tuple[tuple[Any, ...], dict[str, Any], str]:  # model: a diffusers model
     """(args, kwargs, a line saying what they are) for one forward of a diffusers class at the options' input: the
     convention's rules, then the shared ones, for each parameter of the forward that has one."""
     conv = BY_CLASS.get(cls) or generic(cls)
@@ -74,9 +77,9 @@ def build_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict,
         raise SpecError(f"{cls}'s config names no input channels ({', '.join(IN_CHANNELS)}): give --inputs module:fn")
     timestep = (lambda c, g: g.zeros(g.n, dtype=torch.long)) if conv.integer_timestep else (lambda c, g: g.zeros(g.n))
     rules = {**SHARED, **dict.fromkeys(TIMESTEPS, timestep), **(conv.rules or {})}
-    args: list = []
-    kwargs: dict = {}
-    missing = []
+    args: list[Any] = []
+    kwargs: dict[str, Any] = {}
+    missing: list[str] = []
     for i, p in enumerate(_parameters(model)):
         if i == 0:
             first = rules.get(p.name)

@@ -59,31 +59,31 @@ TEXT_WIDTH = (
 POOLED_WIDTH = ("pooled_projection_dim", "in_text_dim2")
 
 
-def text_states(c, g: Grid) -> torch.Tensor | None:
+def text_states(c: Any, g: Grid) -> torch.Tensor | None:
     width = first_set(c, TEXT_WIDTH)
     return g.empty(g.n, g.s, width) if width and g.s else None
 
 
-def _pooled(c, g: Grid) -> torch.Tensor | None:
+def _pooled(c: Any, g: Grid) -> torch.Tensor | None:
     width = first_set(c, POOLED_WIDTH)
     return g.empty(g.n, width) if width else None
 
 
-def mask(c, g: Grid) -> torch.Tensor | None:
+def mask(c: Any, g: Grid) -> torch.Tensor | None:
     return torch.ones(g.n, g.s, device=g.device) if g.s else None
 
 
-def _axes(c) -> int:
+def _axes(c: Any) -> int:
     """How many position ids each token carries (FLUX: 3, FLUX.2: 4): the rotary embedding's axes."""
     axes = getattr(c, "axes_dims_rope", None)
     return len(axes) if isinstance(axes, (list, tuple)) else 3
 
 
-def _guidance(c, g: Grid) -> torch.Tensor | None:
+def _guidance(c: Any, g: Grid) -> torch.Tensor | None:
     return g.zeros(g.n) if getattr(c, "guidance_embeds", False) else None
 
 
-def _sizes(c, g: Grid) -> torch.Tensor:
+def _sizes(c: Any, g: Grid) -> torch.Tensor:
     """CogView's micro-conditions (original size, target size, crop): (B, 2) each."""
     return torch.tensor([[g.h * 8, g.w * 8]] * g.n, dtype=torch.float32, device=g.device)
 
@@ -118,7 +118,7 @@ CONDITIONING = {
 }
 
 
-def pixart_conditions(c, g: Grid) -> dict:
+def pixart_conditions(c: Any, g: Grid) -> dict[str, torch.Tensor | None]:
     """PixArt-alpha's micro-conditions (a config of sample size 128 uses them unless it says otherwise): resolution
     (B, 2) and aspect ratio (B, 1); None otherwise."""
     use = c.use_additional_conditions
@@ -127,31 +127,31 @@ def pixart_conditions(c, g: Grid) -> dict:
     return {"resolution": g.zeros(g.n, 2), "aspect_ratio": g.zeros(g.n, 1)}
 
 
-def qwen_shapes(c, g: Grid) -> list:
+def qwen_shapes(c: Any, g: Grid) -> list[list[tuple[int, int, int]]]:
     """Qwen-Image's img_shapes: one [(frames, rows, columns)] of 2x2-packed latent patches per sample."""
     return [[(g.f, g.h // 2, g.w // 2)]] * g.n
 
 
-def per_sample(fn: Callable[[Any, Grid], Any]) -> Callable[[Any, Grid], list]:
+def per_sample(fn: Callable[[Any, Grid], Any]) -> Callable[[Any, Grid], list[Any]]:
     """A forward that takes a list with one tensor per sample (Z-Image)."""
     return lambda c, g: [fn(c, replace(g, n=1))[0] for _ in range(g.n)]
 
 
-def full(value: Callable[[Grid], int], dtype=torch.long) -> Callable[[Any, Grid], torch.Tensor]:
+def full(value: Callable[[Grid], int], dtype: torch.dtype = torch.long) -> Callable[[Any, Grid], torch.Tensor]:
     return lambda c, g: torch.full((g.n,), value(g), dtype=dtype, device=g.device)
 
 
-def krea_positions(c, g: Grid) -> torch.Tensor:
+def krea_positions(c: Any, g: Grid) -> torch.Tensor:
     """Krea 2's rotary coordinates: (S + image tokens, 3), text at the origin (its pipeline's prepare_position_ids)."""
     return g.zeros(g.s + (g.h // 2) * (g.w // 2), 3)
 
 
-def kandinsky_rope(c, g: Grid) -> list:
+def kandinsky_rope(c: Any, g: Grid) -> list[torch.Tensor]:
     """Kandinsky 5's visual rope positions: aranges over latent frames and 2x2-patched rows and columns."""
     return [torch.arange(n, device=g.device) for n in (g.f, g.h // 2, g.w // 2)]
 
 
-def per_frame(c, g: Grid) -> torch.Tensor:
+def per_frame(c: Any, g: Grid) -> torch.Tensor:
     """A timestep per sample and latent frame (AnyFlow's): (B, F)."""
     return g.zeros(g.n, g.f)
 
@@ -169,22 +169,23 @@ def role(text: int, image: int) -> Callable[[Any, Grid], torch.Tensor]:
     ).long()
 
 
-def qwen21_slots(c, g: Grid) -> torch.Tensor:
+def qwen21_slots(c: Any, g: Grid) -> torch.Tensor:
     """Qwen-Image 2.1's img_mask over its joint sequence: the S text positions, then one slot (True) per 2x2 group
     of the packed target tokens, as its pipeline's append_target_slots builds it."""
     text = torch.zeros(g.n, g.s, dtype=torch.bool, device=g.device)
     return torch.cat([text, torch.ones(g.n, (g.h // 2) * (g.w // 2) // 4, dtype=torch.bool, device=g.device)], dim=1)
 
 
-def ltx2_audio(c, g: Grid) -> int:
+def ltx2_audio(c: Any, g: Grid) -> int:
     """LTX-2's audio latents over the video's seconds, as its pipeline rounds them: frames / 24 fps x (sampling rate /
     hop / the audio VAE's temporal factor, which the config's audio_scale_factor states) latents a second (16000 /
     160 / 4 = 25)."""
     frames = (g.f - 1) * 8 + 1
-    return round(frames / 24.0 * c.audio_sampling_rate / c.audio_hop_length / c.audio_scale_factor)
+    latents: int = round(frames / 24.0 * c.audio_sampling_rate / c.audio_hop_length / c.audio_scale_factor)
+    return latents
 
 
-def h3_rows(c, g: Grid) -> tuple[int, int, int]:
+def h3_rows(c: Any, g: Grid) -> tuple[int, int, int]:
     """MiniMax H3's packed rows: text S, video patches F x H/p x W/p, and audio latents over the video's seconds
     (16 fps and 25 audio latents a second: flopcheck's assumption, no pipeline states them)."""
     _, ph, pw = c.patch_size
@@ -195,7 +196,7 @@ def h3_rows(c, g: Grid) -> tuple[int, int, int]:
 def h3_span(which: int) -> Callable[[Any, Grid], torch.Tensor]:
     """The positions of one modality's rows (0 text, 1 video, 2 audio) in the packed sequence, text first."""
 
-    def span(c, g: Grid) -> torch.Tensor:
+    def span(c: Any, g: Grid) -> torch.Tensor:
         rows = h3_rows(c, g)
         start = sum(rows[:which])
         return torch.arange(start, start + rows[which], device=g.device)
@@ -203,7 +204,7 @@ def h3_span(which: int) -> Callable[[Any, Grid], torch.Tensor]:
     return span
 
 
-def h3_tags(c, g: Grid) -> torch.Tensor:
+def h3_tags(c: Any, g: Grid) -> torch.Tensor:
     """Each packed row's modality as MiniMax H3 tags it: 1 text, 0 video, 2 audio."""
     s, v, a = h3_rows(c, g)
     return torch.cat([torch.full((n,), tag, device=g.device) for n, tag in ((s, 1), (v, 0), (a, 2))]).long()

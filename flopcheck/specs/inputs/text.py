@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -19,14 +20,17 @@ TEXT_RULES: dict[str, Callable[[int, int, str], torch.Tensor]] = {
 }
 
 
-def text_inputs(cls: str, model, o: Options, device: str) -> tuple[tuple, dict, str]:
+def text_inputs(
+    cls: str, model: Any, o: Options, device: str
+) -> tuple[tuple[torch.Tensor], dict[str, Any], str]:  # model: a transformers model
     """(args, kwargs, words) for one forward of a text encoder on S tokens: --text-tokens, else the config's
     max_position_embeddings (CLIP: 77), else 512."""
     most = first_set(model.config, ("max_position_embeddings",))
     s = o.text_tokens or most or TEXT_DEFAULT
     if most and s > most:
         raise SpecError(f"--text-tokens {s}: {cls} takes at most {most} (its max_position_embeddings)")
-    kwargs, missing = {}, []
+    kwargs: dict[str, Any] = {}
+    missing: list[str] = []
     decoder = bool(getattr(model.config, "is_encoder_decoder", False))  # T5, BART: the decoder runs on S tokens too
     for p in inspect.signature(type(model).forward).parameters.values():
         if decoder and p.name == "decoder_input_ids":

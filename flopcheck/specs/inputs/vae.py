@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -40,17 +41,20 @@ VAES = {
 METHODS = ("decode", "encode")
 
 
-def _spatial(model, vae: Vae) -> int:
+def _spatial(model: Any, vae: Vae) -> int:  # model: a diffusers autoencoder
     """Pixels per latent side: the model's spatial_compression_ratio, else its config's, else 2^(down blocks - 1)."""
     ratio = getattr(model, "spatial_compression_ratio", None) or getattr(model.config, "scale_factor_spatial", None)
     if isinstance(ratio, int) and ratio > 0:
         return ratio
     if vae.spatial:
         return vae.spatial
-    return 2 ** (len(model.config.block_out_channels) - 1)
+    by_blocks: int = 2 ** (len(model.config.block_out_channels) - 1)
+    return by_blocks
 
 
-def vae_inputs(cls: str, model, method: str, o: Options, device: str) -> tuple[tuple, dict, str]:
+def vae_inputs(
+    cls: str, model: Any, method: str, o: Options, device: str
+) -> tuple[tuple[torch.Tensor], dict[str, Any], str]:
     """(args, kwargs, words) for CLASS.decode(z) or CLASS.encode(x) at the options' input: z (B, latent channels,
     [F',] H/s, W/s), x (B, 3, [F,] H, W); an image at 1024x1024, a video at 832x480 x 81 frames unless given."""
     vae = VAES.get(cls)
@@ -71,6 +75,8 @@ def vae_inputs(cls: str, model, method: str, o: Options, device: str) -> tuple[t
     lf = latent_frames(f, vae.temporal) if video else 1
     frames = (lf if method == "decode" else f,) if vae.temporal else ()
     latent = first_set(c, ("latent_channels", "z_dim"))
+    if latent is None:
+        raise SpecError(f"{cls}'s config names no latent channels (latent_channels, z_dim): give --inputs module:fn")
     if method == "decode":
         x = torch.empty(o.batch, latent, *frames, h // s, w // s, device=device)
     else:
@@ -85,5 +91,5 @@ def vae_inputs(cls: str, model, method: str, o: Options, device: str) -> tuple[t
     return (x,), kwargs, words
 
 
-def _parameters_of(model, method: str) -> list[inspect.Parameter]:
+def _parameters_of(model: Any, method: str) -> list[inspect.Parameter]:
     return [p for p in inspect.signature(getattr(type(model), method)).parameters.values() if p.name != "self"]
