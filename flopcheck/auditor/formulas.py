@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.readings import Convention, ToolReading
+from flopcheck.children import one_line
+from flopcheck.published import FORMULAS
 from flopcheck.reconciler import causes as K
 from flopcheck.types import Count, Reconciliation
+from flopcheck.verbs.reconcile import formula_results
 
 CLOSING = ("FC901", "FC101")  # the residual and the unit: not conventions of the formula's content
 
@@ -17,14 +20,10 @@ def readings(claim: Claim) -> tuple[list[ToolReading], list[str]]:
     when they could not be read."""
     if claim.part != "model" or claim.space == "pixel":
         return [], []
-    from flopcheck.published import FORMULAS
-    from flopcheck.verbs.reconcile import formula_results
 
     try:
         found = formula_results(claim.subject, ["all"], training=claim.training)
     except Exception as err:  # noqa: BLE001 - the counters' and formula readings still judge the claim
-        from flopcheck.children import one_line
-
         return [], [f"published formulas: {one_line(err)}"]
     out = []
     for r in found:
