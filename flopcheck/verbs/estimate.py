@@ -4,13 +4,24 @@ training step (steps optimizer steps).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 from flopcheck.arithmetic import GPU, Estimate, ExactEstimate, TrainingEstimate, check_mfu, get_gpu
 from flopcheck.errors import InputError
+from flopcheck.exact import count_prepared
+from flopcheck.exact.training import training_step
+from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.types import Scope
+from flopcheck.verbs.count import with_kernel
+from reference_models import prepare
+
+if TYPE_CHECKING:
+    from flopcheck.subject import Subject
 
 
 def run(
-    subject,
+    subject: Subject,
     gpu: str = "H100",
     mfu: float = 0.45,
     steps: int = 1,
@@ -23,8 +34,6 @@ def run(
     """The estimate of a subject (flopcheck.subject.Subject) on a GPU at an MFU: one generation (steps x CFG x the
     forward; an Estimate beside the per-layer shortcut where the model has a formula, else an ExactEstimate), or
     with training, steps optimizer steps of the exact training step (a TrainingEstimate)."""
-    from flopcheck.verbs.count import with_kernel
-
     check_mfu(mfu)
     chosen = get_gpu(gpu)
     if not training:
@@ -32,15 +41,10 @@ def run(
     if training:
         if cfg:
             raise InputError("a training step has no CFG: --cfg is for generation")
-        from dataclasses import replace
-
         e = _training(subject, chosen, mfu, steps, tuple(frozen), tuple(checkpointed))
         return replace(e, step=with_kernel(e.step, attn_kernel))
     if not subject.formula_family:
         return ExactEstimate(subject.measured(), Scope(steps=steps, cfg=cfg), chosen, mfu)
-    from flopcheck.exact import count_prepared
-    from flopcheck.formula import exact_matches, formula_breakdown
-    from reference_models import prepare
 
     config, batch = subject.config(), subject.batch
     formula = formula_breakdown(subject.text, config, batch=batch)
@@ -61,12 +65,10 @@ def run(
 
 
 def _training(
-    subject, gpu: GPU, mfu: float, steps: int, frozen: tuple[str, ...], checkpointed: tuple[str, ...]
+    subject: Subject, gpu: GPU, mfu: float, steps: int, frozen: tuple[str, ...], checkpointed: tuple[str, ...]
 ) -> TrainingEstimate:
     """Training compute: its exact step at the subject's batch (on meta), `steps` times."""
     if subject.formula_family:
-        from flopcheck.exact.training import training_step
-
         config = subject.config()
         step = training_step(subject.text, config, subject.batch, frozen, checkpointed)
         return TrainingEstimate(subject.text, config.describe_input(), subject.batch, steps, step, gpu, mfu)

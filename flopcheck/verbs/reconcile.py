@@ -7,6 +7,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from flopcheck.counters import REQUIRED
+from flopcheck.errors import InputError
+from flopcheck.published import Exact
+from flopcheck.published.reconcile import explain_all
+from flopcheck.published.reconcile import names as formula_names
+from flopcheck.published.structure import Structure, of_dit
+from flopcheck.reconciler import explain
+from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
+from flopcheck.render.reconcile import to_list, to_text
+from flopcheck.subject import counts_of
+from flopcheck.types import ATTENTION_KINDS, Scope
 from flopcheck.verbs.compare import counter_names
 
 DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 px, both attention paths
@@ -16,9 +27,9 @@ DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 p
 class Reconciling:
     """Every counter's count explained against the truth, and the T-sweeps' verdicts from totals alone."""
 
-    results: list
-    sweeps: list
-    tokens: dict  # attention path -> the sweep's token counts, in words
+    results: list[Any]
+    sweeps: list[Any]
+    tokens: dict[str, Any]  # attention path -> the sweep's token counts, in words
     header: str = ""  # a model without a formula: its input and its reference, in words
     required: tuple[str, ...] = ()
 
@@ -29,18 +40,14 @@ class Reconciling:
         return 1 if unexplained or any(r.error for r in self.results if r.counter in self.required) else 0
 
     def to_text(self) -> str:
-        from flopcheck.render.reconcile import to_text
-
         return self.header + to_text(self.results, self.sweeps, self.tokens)
 
-    def to_data(self) -> list:
-        from flopcheck.render.reconcile import to_list
-
+    def to_data(self) -> list[Any]:
         return to_list(self.results, self.sweeps)
 
 
 def run(
-    subjects: list,
+    subjects: list[Any],
     names: list[str] | None = None,
     timeout_s: float = 600.0,
     sweep: bool = False,
@@ -52,18 +59,10 @@ def run(
     at four latent sides and each counter judged from its totals alone (the T-sweep). With formulas (names or
     'all'), those published formulas are explained against the exact count (the exact training step with
     training), and the counters run only when named."""
-    from flopcheck.counters import REQUIRED
-    from flopcheck.errors import InputError
-    from flopcheck.reconciler import explain
-    from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
-    from flopcheck.subject import counts_of
-
     first = subjects[0]
     if training and not formulas:
         raise InputError("reconcile --training explains the formulas against the exact training step: add --formula")
     if formulas:
-        from flopcheck.published.reconcile import names as formula_names
-
         formula_names(formulas)  # an unknown name: exit 2 before anything runs
         if sweep:
             raise InputError("--sweep judges counters from their totals; a formula is arithmetic: drop one of them")
@@ -96,13 +95,9 @@ def _header(first: Any, training: bool = False) -> str:
     return f"{first.text} · input {first.measured(training=training).inputs} · reference: its exact count\n\n"
 
 
-def formula_results(subject: Any, asked: list[str], training: bool) -> list:
+def formula_results(subject: Any, asked: list[str], training: bool) -> list[Any]:
     """Each published formula asked for, explained against the subject's exact count (its training step too)."""
-    from flopcheck.published import Exact
-    from flopcheck.published.reconcile import explain_all
-    from flopcheck.published.structure import Structure, of_dit
-    from flopcheck.types import ATTENTION_KINDS, Scope
-    from flopcheck.verbs.count import run as count
+    from flopcheck.verbs.count import run as count  # lazy: torch-free door (the exact count imports torch)
 
     done = count(subject, Scope(training=training))
     kinds = done.exact.by_kind()
