@@ -24,7 +24,6 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Literal
 
-from flopcheck.auditor import fingerprints, formulas, tools
 from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
 from flopcheck.auditor.models import reference_breakdowns
 from flopcheck.auditor.readings import ToolReading
@@ -216,15 +215,21 @@ def _tool_candidates(
     if isinstance(counters, tuple):  # (readings, notes) of counts already made: the caller's own model
         found, notes = counters
     else:
+        from flopcheck.auditor import tools  # lazy: door start-up (the counters' registry; see subject.counts_of)
+
         found, notes = tools.readings(claim, counters)
     # each with its convention on the model (the reconciler's causes), made here so that rendering the verdict
     # reconciles nothing and builds no model
+    from flopcheck.auditor import fingerprints  # lazy: door start-up (the counters' registry)
+
     found = [replace(t, convention=fingerprints.convention(t, claim)) for t in found]
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], tuple(notes)
 
 
 def _formula_candidates(claim: Claim) -> tuple[list[Candidate], list[str]]:
     """The published formulas' readings of the claim (flopcheck.published), each with its causes."""
+    from flopcheck.auditor import formulas  # lazy: door start-up (the published formulas, the count verb's module)
+
     found, notes = formulas.readings(claim)
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], notes
 

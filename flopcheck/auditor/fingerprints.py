@@ -70,7 +70,8 @@ def _reference(t: ToolReading, claim: Claim) -> Reference:
         known: Reference = t.reference
         return known
     if t.count.input_size is not None:
-        return reference_for(t.count.model, t.count.input_size, t.count.attn, t.count.batch)
+        found: Reference = reference_for(t.count.model, t.count.input_size, t.count.attn, t.count.batch)
+        return found
     return claim.subject.with_options(attn=None if t.count.attn == "sdpa" else t.count.attn).reference()
 
 

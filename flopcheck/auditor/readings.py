@@ -13,13 +13,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.cache import COUNTS, count_key
-from flopcheck.counters import COUNTERS
-from flopcheck.counters.pool import Job, run_jobs
 from flopcheck.types import Count, Finding, Unit
+
+if TYPE_CHECKING:
+    from flopcheck.counters.pool import Job
 
 
 @dataclass(frozen=True)
@@ -136,6 +137,10 @@ def path_words(job: Job, switch: bool) -> str:
 
 def fill(jobs: list[Job], names: list[str] | None, workers: int | None = None) -> None:
     """Run the named counters (default: all) the cache lacks on these jobs, in one pool, and keep their counts."""
+    # lazy: door start-up (the counters' registry imports every adapter; see subject.counts_of)
+    from flopcheck.counters import COUNTERS
+    from flopcheck.counters.pool import run_jobs
+
     named = [COUNTERS[n] for n in (names if names is not None else list(COUNTERS))]
     groups: dict[
         tuple[str, ...], dict[Job, dict[str, Any]]

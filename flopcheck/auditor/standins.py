@@ -157,7 +157,7 @@ def _depth_stand_ins(claim: Claim) -> list[tuple[ModelSpec, ModelSpec, int, str]
     paths = claim.subject.paths()
     out: list[tuple[ModelSpec, ModelSpec, int, str]] = []
     for s in paths:
-        one, two = (replace(s.spec, options=replace(s.spec.options, blocks=n)) for n in (1, 2))
+        one, two = (replace(s.named, options=replace(s.named.options, blocks=n)) for n in (1, 2))
         out.append((one, two, lists[0].count, path_words(s.job(), len(paths) > 1)))
     return out
 

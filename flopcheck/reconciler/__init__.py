@@ -13,7 +13,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.counters import COUNTERS
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import detectors as D
@@ -35,6 +34,8 @@ def __getattr__(name: str) -> Any:
 def reading_of(count: Count) -> Callable[[Count, Reference], list[Any]]:
     """How to read a count's detail as parts: its counter's own reading, else by the kinds its items state,
     else op by op."""
+    from flopcheck.counters import COUNTERS  # lazy: door start-up (the registry imports every adapter)
+
     spec = COUNTERS.get(count.counter)
     if spec is not None and spec.reader is not None:
         return spec.reader

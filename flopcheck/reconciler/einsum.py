@@ -14,8 +14,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.parts import Part, split
 from flopcheck.types import Count, Item, Kind, Shape, Work
@@ -35,6 +33,8 @@ def canonical(equation: str) -> str:
 def numpy_cost(equation: str, shapes: tuple[Shape, ...]) -> float:
     """numpy's 'Optimized FLOP count' for the equation on operands of these shapes, as its printout reads back
     (%.3e); zero-stride operands: no memory for the shapes."""
+    import numpy as np  # lazy: door start-up (numpy is 0.15 s; the counters' registry imports this module)
+
     arrays = [np.broadcast_to(np.zeros(()), s) for s in shapes]
     text = np.einsum_path(canonical(equation), *arrays, optimize="optimal")[1]
     line = next(ln for ln in text.split("\n") if "optimized flop" in ln.lower())

@@ -32,7 +32,7 @@ def skipped_summary(c: Count, limit: int = 3) -> str:
 
 
 def to_text(
-    counts: list[Count], formula_flops: dict[tuple[str, int, str], int], label: str = "formula", inputs: str = ""
+    counts: list[Count], formula_flops: dict[tuple[str, int | None, str], int], label: str = "formula", inputs: str = ""
 ) -> str:
     """One row per count; `formula_flops` maps (model, input_size, attn) to the reference's FLOPs: the formula,
     or (`label`) the exact count of a model with none, whose `inputs` the header states."""
@@ -63,6 +63,6 @@ def to_text(
     return "\n".join(lines + ["", table(rows, header, right={2, 3, 4, 6, 7})])
 
 
-def to_list(counts: list[Count], formula_flops: dict[tuple[str, int, str], int]) -> list[dict[str, Any]]:
+def to_list(counts: list[Count], formula_flops: dict[tuple[str, int | None, str], int]) -> list[dict[str, Any]]:
     """JSON-ready: every Count in full, with the formula's FLOPs beside it."""
     return [{**encode(c), "formula_flops": formula_flops[(c.model, c.input_size, c.attn)]} for c in counts]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.fmt import commas, si, table
 
 if TYPE_CHECKING:  # the estimates render themselves through this module: no import back
-    from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate
+    from flopcheck.arithmetic import Estimate, ExactEstimate, Shown, TrainingEstimate
 
 
 def _secs(s: float) -> str:
@@ -241,11 +241,11 @@ RENDERERS: dict[str, tuple[Callable[[Any], str], Callable[[Any], dict[str, Any]]
 }  # each kind of estimate: (text, JSON-ready dict)
 
 
-def to_text(e: Estimate | ExactEstimate | TrainingEstimate) -> str:
+def to_text(e: Shown) -> str:
     """An estimate (of one generation or of training) as text."""
     return RENDERERS[type(e).__name__][0](e)
 
 
-def to_dict(e: Estimate | ExactEstimate | TrainingEstimate) -> dict[str, Any]:
+def to_dict(e: Shown) -> dict[str, Any]:
     """An estimate as a JSON-ready dict, full integers."""
     return RENDERERS[type(e).__name__][1](e)

@@ -21,7 +21,7 @@ class Comparison:
     """Every counter's count of each subject beside the truth it is compared with."""
 
     counts: list[Count]
-    truth: dict[tuple[str, int, str], int]  # (model, input size, attention path) -> FLOPs
+    truth: dict[tuple[str, int | None, str], int]  # (model, input size, attention path) -> FLOPs
     label: str  # 'formula' or 'exact count'
     inputs: str  # a model without a formula: its input in words
     exit_code: int = 0

@@ -133,8 +133,9 @@ def run(
     m = subject.measured(
         training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed), optimizer=optimizer
     )
+    trained: Any = m.training  # its exact.training.TrainingCount (specs.measure declares it an object)
     return CountResult(
-        m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, with_kernel(m.training, attn_kernel), m
+        m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, with_kernel(trained, attn_kernel), m
     )
 
 

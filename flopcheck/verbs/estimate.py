@@ -5,7 +5,7 @@ training step (steps optimizer steps).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.arithmetic import GPU, Estimate, ExactEstimate, TrainingEstimate, check_mfu, get_gpu
 from flopcheck.errors import InputError
@@ -42,7 +42,9 @@ def run(
         if cfg:
             raise InputError("a training step has no CFG: --cfg is for generation")
         e = _training(subject, chosen, mfu, steps, tuple(frozen), tuple(checkpointed))
-        return replace(e, step=with_kernel(e.step, attn_kernel))
+        step = with_kernel(e.step, attn_kernel)
+        assert step is not None  # a step given: a step back
+        return replace(e, step=step)
     if not subject.formula_family:
         return ExactEstimate(subject.measured(), Scope(steps=steps, cfg=cfg), chosen, mfu)
 
@@ -73,4 +75,5 @@ def _training(
         step = training_step(subject.text, config, subject.batch, frozen, checkpointed)
         return TrainingEstimate(subject.text, config.describe_input(), subject.batch, steps, step, gpu, mfu)
     m = subject.measured(training=True, frozen=frozen, checkpointed=checkpointed)
-    return TrainingEstimate(m.text, m.inputs, m.batch or subject.spec_batch, steps, m.training, gpu, mfu)
+    trained: Any = m.training  # its exact.training.TrainingCount (specs.measure declares it an object)
+    return TrainingEstimate(m.text, m.inputs, m.batch or subject.spec_batch, steps, trained, gpu, mfu)
