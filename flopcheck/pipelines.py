@@ -338,7 +338,7 @@ def count_pipeline(
     """'diffusers-pipeline:NAME' counted per component at the pipeline's defaults, any of which the arguments
     replace (images: per prompt, 1 by default): each component counted once, exactly, at batch 1, and multiplied by
     its calls."""
-    from flopcheck.specs.child import measure_all, measured
+    from flopcheck.specs.child import measure_all, measured  # lazy: torch-free door (its child imports torch)
 
     for what, value in (("steps", steps), ("images", images), ("frames", frames)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**31):

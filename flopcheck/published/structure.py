@@ -106,7 +106,7 @@ def _params(module: Any) -> int:
 def _groups(model: Any) -> dict[str, int]:
     """Parameters by group: all, the input embedding, other embedding tables, a separate LM head, norms, biases,
     experts, routers; shared tensors once."""
-    from torch import nn
+    from torch import nn  # lazy: torch-free door (as in _layers)
 
     inp = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     out = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
@@ -205,7 +205,7 @@ def of_dit(config: Any, batch: int, hand: int) -> Structure:
 def of_call(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The structure of a model called on (args, kwargs), JSON-ready: T and B from its first 2-D integer tensor
     (input_ids); {} when it is neither an LM nor worth saying (no config)."""
-    import torch
+    import torch  # lazy: torch-free door (as in _layers)
 
     ids = next(
         (
