@@ -22,6 +22,8 @@ Exact integers in FLOPs inside; MACs and G/T suffixes only at the edge. Importin
 imports no torch: the verbs import it when they are called.
 """
 
+from typing import Any
+
 from flopcheck.types import Breakdown, Count, ExactCount, Kind, Reconciliation, Scope, Term, Unit
 
 __version__ = "0.1.0"
@@ -47,9 +49,9 @@ __all__ = [
 _VERBS = ("FlopCounter", "audit", "compare", "count", "estimate", "reconcile", "report")
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     if name in _VERBS:
-        from flopcheck import api
+        from flopcheck import api  # lazy (PEP 562): door start-up; `import flopcheck` loads the vocabulary only
 
         return getattr(api, name)
     if name == "Verdict":

@@ -10,8 +10,10 @@ text_tokens, attn, input_size) are given in `options={...}`. A model input whose
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import math
+from typing import TYPE_CHECKING, Any, Literal
 
+from flopcheck.errors import InputError
 from flopcheck.subject import Subject, live, resolve
 
 if TYPE_CHECKING:  # the result types (flopcheck exports them); importing them here would import torch
@@ -30,8 +32,6 @@ def _subject(
 ) -> Subject:
     """The model resolved once: a name takes options, a module its inputs (and `model_kwargs`, named inputs that
     collide with an option's name)."""
-    import math
-
     if timeout_s is not None and not (
         isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and timeout_s > 0
     ):
@@ -48,8 +48,6 @@ def _subject(
 
 
 def _error(message: str) -> Exception:
-    from flopcheck.errors import InputError
-
     return InputError(message)
 
 
@@ -69,7 +67,7 @@ def count(model: Any, *args: Any, timeout_s: float | None = None, options: Optio
         >>> flopcheck.count(torch.nn.Linear(4, 12), torch.zeros(2, 4)).total  # 2 x 2 x 4 x 12
         192
     """
-    from flopcheck.verbs.count import run
+    from flopcheck.verbs.count import run  # lazy: torch-free door (the exact count imports torch)
 
     return run(_subject(model, args, kwargs, timeout_s, options)).exact
 
@@ -100,7 +98,7 @@ def compare(
         ...                                     counters=["torch_dispatch"])]
         [192]
     """
-    from flopcheck.verbs.compare import run
+    from flopcheck.verbs.compare import run  # lazy: door start-up (a verb loads its machinery when run)
 
     return run([_subject(model, args, kwargs, timeout_s, options)], counters, timeout_s).counts
 
@@ -134,7 +132,7 @@ def reconcile(
         ...                                          counters=["torch_dispatch"])]
         [0]
     """
-    from flopcheck.verbs.reconcile import run
+    from flopcheck.verbs.reconcile import run  # lazy: door start-up (a verb loads its machinery when run)
 
     subject = _subject(model, args, kwargs, timeout_s, options)
     return run([subject], counters, timeout_s, formulas=formulas, training=training).results
@@ -144,7 +142,7 @@ def audit(
     claim: str,
     model: Any = None,
     *args: Any,
-    counters: list[str] | bool | None = None,
+    counters: list[str] | Literal[False] | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
     scope: dict[str, Any] | None = None,
     **kwargs: Any,
@@ -171,7 +169,7 @@ def audit(
         >>> print(flopcheck.audit("96 MACs", torch.nn.Linear(4, 12), torch.zeros(2, 4), counters=False).verdict)
         consistent
     """
-    from flopcheck.auditor import parse_claim
+    from flopcheck.auditor import parse_claim  # lazy: door start-up (a verb loads its machinery when run)
     from flopcheck.verbs import audit as verb
 
     scope = dict(scope or {})
@@ -221,7 +219,7 @@ def estimate(
         >>> e.flops  # 28 x 74,384,653,418,496 FLOPs per forward
         2082770295717888
     """
-    from flopcheck.verbs.estimate import run as arithmetic
+    from flopcheck.verbs.estimate import run as arithmetic  # lazy: torch-free door (the exact count imports torch)
 
     return arithmetic(
         _subject(model, args, kwargs, timeout_s, options),
@@ -253,7 +251,7 @@ def report(
     Returns:
         dict: JSON-ready, full integers in FLOPs: formulas, counts, reconciliations (with proofs), sweeps, versions.
     """
-    from flopcheck.verbs.report import plan, run
+    from flopcheck.verbs.report import plan, run  # lazy: door start-up (a verb loads its machinery when run)
 
     return run(plan(models, counters, sweeps, timeout_s), workers=workers, timeout_s=timeout_s)[0]
 
@@ -273,7 +271,7 @@ class FlopCounter:
     """
 
     def __init__(self, model: Any = None) -> None:
-        from flopcheck.exact import ExactCounter, flop_kinds
+        from flopcheck.exact import ExactCounter, flop_kinds  # lazy: torch-free door (the exact count imports torch)
 
         self._counter = ExactCounter(model, flop_kinds(model))
         self._result: ExactCount | None = None

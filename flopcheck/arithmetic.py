@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from flopcheck.errors import InputError
 from flopcheck.formula import in_blocks, per_layer
 from flopcheck.gpus import GPU, get_gpu, gpus  # noqa: F401  (callers import the table from here too)
+from flopcheck.render.estimate import to_dict, to_text
 from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Scope
+from reference_models import family_of
+
+if TYPE_CHECKING:  # read here, never taken: no torch
+    from flopcheck.exact.training import TrainingCount
+    from flopcheck.specs.measure import Measured
 
 BYTES_PER_PARAM = 2  # bf16 weights
 BATCHES = (1, 2, 4, 8)
@@ -50,6 +56,46 @@ class Difference:
         return self.exact - self.shortcut
 
 
+class _Timed(Protocol):
+    """What an estimate's time is computed from (a mixin's view of the dataclass it is mixed into)."""
+
+    @property
+    def flops_per_step(self) -> int: ...
+
+    @property
+    def flops(self) -> int: ...
+
+    @property
+    def gpu(self) -> GPU: ...
+
+    @property
+    def mfu(self) -> float: ...
+
+
+class _Counted(_Timed, Protocol):
+    """What the inference arithmetic reads of one forward (Estimate's formula, ExactEstimate's exact count)."""
+
+    @property
+    def flops_per_forward(self) -> int: ...
+
+    @property
+    def scope(self) -> Scope: ...
+
+    @property
+    def params(self) -> int: ...
+
+    @property
+    def weight_bytes(self) -> int: ...
+
+    @property
+    def arithmetic_intensity(self) -> float: ...
+
+    @property
+    def attention_flops(self) -> int: ...
+
+    def kinds(self) -> dict[Kind, int]: ...
+
+
 class Shown:
     """An estimate as the command line shows it (text or JSON-ready data, flopcheck.render.estimate; exit 0), and
     its time: FLOPs / (MFU x peak), for one step (`flops_per_step`) and the whole (`flops`)."""
@@ -57,22 +103,18 @@ class Shown:
     exit_code = 0
 
     @property
-    def step_seconds(self) -> float:
+    def step_seconds(self: _Timed) -> float:
         return self.flops_per_step / (self.mfu * self.gpu.peak)
 
     @property
-    def seconds(self) -> float:
+    def seconds(self: _Timed) -> float:
         """One generation (or the whole training run): FLOPs / (MFU x peak)."""
         return self.flops / (self.mfu * self.gpu.peak)
 
     def to_text(self) -> str:
-        from flopcheck.render.estimate import to_text
-
         return to_text(self)
 
-    def to_data(self) -> dict:
-        from flopcheck.render.estimate import to_dict
-
+    def to_data(self) -> dict[str, Any]:
         return to_dict(self)
 
 
@@ -80,35 +122,35 @@ class _Arithmetic(Shown):
     """The inference arithmetic on one forward's FLOPs (flops_per_forward, kinds()), parameters, scope, GPU and MFU."""
 
     @property
-    def flops_per_step(self) -> int:
+    def flops_per_step(self: _Counted) -> int:
         """A sampling step: the forward, twice under CFG (conditional and unconditional)."""
         return self.flops_per_forward * (2 if self.scope.cfg else 1)
 
     @property
-    def flops(self) -> int:
+    def flops(self: _Counted) -> int:
         """One generation: steps x step."""
         return self.flops_per_step * self.scope.steps
 
     @property
-    def attention_flops(self) -> int:
+    def attention_flops(self: _Counted) -> int:
         kinds = self.kinds()
         return sum(kinds.get(k, 0) for k in ATTENTION_KINDS)
 
     @property
-    def attention_share(self) -> float:
+    def attention_share(self: _Counted) -> float:
         return self.attention_flops / self.flops_per_forward if self.flops_per_forward else 0.0
 
     @property
-    def weight_bytes(self) -> int:
+    def weight_bytes(self: _Counted) -> int:
         return self.params * BYTES_PER_PARAM
 
     @property
-    def arithmetic_intensity(self) -> float:
+    def arithmetic_intensity(self: _Counted) -> float:
         """FLOPs of one forward per byte of bf16 weights read (the inference arithmetic's definition)."""
         return self.flops_per_forward / self.weight_bytes if self.weight_bytes else math.inf
 
     @property
-    def bound(self) -> str:
+    def bound(self: _Counted) -> str:
         return "compute" if self.arithmetic_intensity > self.gpu.ridge else "bandwidth"
 
 
@@ -130,18 +172,20 @@ class Estimate(_Arithmetic):
     def flops_per_forward(self) -> int:
         return self.breakdown.total
 
-    def kinds(self) -> dict:
+    def kinds(self) -> dict[Kind, int]:
         return self.breakdown.by_kind()
 
     @property
     def attended_tokens(self) -> int:
         """The N of the crossover: tokens of the largest attention (Wan: the I video tokens)."""
-        return self.config.attended_tokens
+        tokens: int = self.config.attended_tokens
+        return tokens
 
     @property
     def crossover(self) -> int:
         """N = 6d: where 4*N^2*d equals 24*N*d^2."""
-        return 6 * self.config.hidden_size
+        crossover: int = 6 * self.config.hidden_size
+        return crossover
 
     def batches(self) -> list[BatchRow]:
         """The inference arithmetic's batching table: step time, throughput and latency at batch 1, 2, 4, 8."""
@@ -166,7 +210,6 @@ class Estimate(_Arithmetic):
         linear = sum(t.flops for t in blocks if t.kind is Kind.LINEAR)
         attn = sum(t.flops for t in blocks if t.kind in ATTENTION_KINDS)
         outside = self.flops_per_forward - linear - attn
-        from reference_models import family_of
 
         why_linear, why_attn = family_of(self.config).why
         c = self.config
@@ -204,7 +247,7 @@ def check_mfu(mfu: float) -> None:
 class ExactEstimate(_Arithmetic):
     """The same arithmetic for a model with no hand formula (a spec, a live module): its exact count, per forward."""
 
-    measured: Any  # specs.measure.Measured
+    measured: Measured
     scope: Scope
     gpu: GPU
     mfu: float
@@ -213,7 +256,7 @@ class ExactEstimate(_Arithmetic):
     def flops_per_forward(self) -> int:
         return self.measured.exact.total
 
-    def kinds(self) -> dict:
+    def kinds(self) -> dict[Kind, int]:
         return self.measured.exact.by_kind()
 
     @property
@@ -230,7 +273,7 @@ class TrainingEstimate(Shown):
     inputs: str  # the input of one sample, in words
     batch: int
     steps: int
-    step: Any  # exact.training.TrainingCount of one optimizer step at `batch`
+    step: TrainingCount  # one optimizer step at `batch`
     gpu: GPU
     mfu: float
     measured: Any = None  # (MFU, HFU, the rate in words) a measured throughput means (estimate --throughput)

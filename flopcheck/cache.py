@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from flopcheck import codec
+from flopcheck.types import Count
 
 CACHE_ENV = "FLOPCHECK_CACHE"
 CACHE_FOLDER = "flopcheck-counts"  # the one folder flopcheck writes its counts in; nothing else is touched
@@ -38,8 +40,8 @@ class Cache:
     def __init__(
         self,
         folder: Callable[[], Path | None] | None = None,
-        encode: Callable[[Any], dict] | None = None,
-        decode: Callable[[dict], Any] | None = None,
+        encode: Callable[[Any], dict[str, Any]] | None = None,
+        decode: Callable[[dict[str, Any]], Any] | None = None,
     ):
         self._memory: dict[str, Any] = {}
         self._folder, self._encode, self._decode = folder, encode, decode
@@ -49,7 +51,7 @@ class Cache:
         if key in self._memory:
             return self._memory[key]
         folder = self._folder() if self._folder else None
-        if folder is None or not (folder / f"{key}.json").is_file():
+        if folder is None or self._decode is None or not (folder / f"{key}.json").is_file():
             return None
         try:
             self._memory[key] = self._decode(json.loads((folder / f"{key}.json").read_text()))
@@ -61,7 +63,7 @@ class Cache:
         """Keep value under key; `keep`: on disk too (where this cache has a folder)."""
         self._memory[key] = value
         folder = self._folder() if self._folder else None
-        if folder is None or not keep:
+        if folder is None or self._encode is None or not keep:
             return
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -103,11 +105,11 @@ def _shared_source() -> str:
     return _SHARED[0]
 
 
-def count_key(counter: str, job: dict) -> str:
+def count_key(counter: str, job: dict[str, Any]) -> str:
     """A count's identity: its adapter's source, the shared counting code, its library's version, and the job
     (model, input, path) as the worker takes it."""
-    import importlib.util
-
+    # lazy: door start-up (the counters' registry imports every adapter; see subject.counts_of), and the worker
+    # may import torch
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.worker import version
 
@@ -127,10 +129,9 @@ def count_key(counter: str, job: dict) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:32]
 
 
-def _count(d: dict):
-    from flopcheck.types import Count
-
-    return codec.decode(Count, d)
+def _count(d: dict[str, Any]) -> Count:
+    count: Count = codec.decode(Count, d)
+    return count
 
 
 COUNTS = Cache(cache_dir, encode=codec.encode, decode=_count)

@@ -16,9 +16,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
+from typing import Any
 
 DEFAULT_DEADLINE_S = 600.0  # a count or a build: seconds, unless its code never returns
 _DEADLINE: ContextVar[float] = ContextVar("flopcheck_deadline_s", default=DEFAULT_DEADLINE_S)
@@ -44,7 +46,7 @@ def deadline(seconds: float | None) -> Iterator[None]:
 PARENT_ENV = "FLOPCHECK_PARENT_PID"  # the pid a child watches: it exits when that process is gone
 
 
-def child_env(**extra: str) -> dict:
+def child_env(**extra: str) -> dict[str, Any]:
     """The environment of a child: flopcheck importable as this process imports it, and this process's pid to
     watch (watch_parent)."""
     path = os.pathsep.join([*sys.path[:1], os.environ.get("PYTHONPATH", "")])
@@ -54,8 +56,6 @@ def child_env(**extra: str) -> dict:
 def watch_parent(parent: int | None = None, interval_s: float = 0.5) -> None:
     """This process exits when its parent is gone (a SIGKILL'd flopcheck too, which can clean nothing up): a
     daemon thread checks every interval_s that the parent is still the one it was started by."""
-    import threading
-
     expected = parent or int(os.environ.get(PARENT_ENV) or os.getppid())
 
     def watch() -> None:
@@ -91,20 +91,23 @@ class Child:
         self._buffer = b""
 
     def fileno(self) -> int:
+        assert self.proc.stdout is not None  # opened with a pipe
         return self.proc.stdout.fileno()
 
-    def send(self, message: dict | None) -> None:
+    def send(self, message: dict[str, Any] | None) -> None:
         """One JSON line to its stdin; None closes it. A child that died takes nothing, and says so when read."""
+        stdin = self.proc.stdin
+        assert stdin is not None, "started without stdin"
         try:
             if message is None:
-                self.proc.stdin.close()
+                stdin.close()
             else:
-                self.proc.stdin.write((json.dumps(message) + "\n").encode())
-                self.proc.stdin.flush()
+                stdin.write((json.dumps(message) + "\n").encode())
+                stdin.flush()
         except (BrokenPipeError, OSError):
             pass
 
-    def read(self) -> list[dict] | None:
+    def read(self) -> list[dict[str, Any]] | None:
         """The JSON lines that one read completes ([] if none yet); None when the child has closed its stdout."""
         chunk = os.read(self.fileno(), 1 << 16)
         if not chunk:
@@ -141,10 +144,10 @@ def ready(children: list[Child], timeout_s: float) -> list[Child]:
     return found
 
 
-def answers(child: Child, expected: int, timeout_s: float) -> tuple[list[dict], str]:
+def answers(child: Child, expected: int, timeout_s: float) -> tuple[list[dict[str, Any]], str]:
     """Up to `expected` JSON lines from one child, each within timeout_s of the one before: (lines, '') when all
     came, else (the lines that came, 'timeout' or 'ended')."""
-    got: list[dict] = []
+    got: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout_s
     while len(got) < expected:
         if not ready([child], deadline - time.monotonic()):
@@ -166,7 +169,7 @@ def _status(status: int) -> str:
 
 def _read_all(fd: int, deadline: float) -> bytes | None:
     """Everything written to fd until EOF, or None if the deadline passes first."""
-    chunks = []
+    chunks: list[bytes] = []
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
@@ -179,7 +182,7 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
             chunks.append(chunk)
 
 
-def forked(work: Callable[[], dict], timeout_s: float) -> dict:
+def forked(work: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, Any]:
     """`work()` in a forked child with a deadline: its JSON answer (or {'error': one line}) and its peak RSS."""
     r, w = os.pipe()
     parent = os.getpid()
@@ -202,20 +205,20 @@ def forked(work: Callable[[], dict], timeout_s: float) -> dict:
             data = data[os.write(w, data) :]
         os._exit(0)
     os.close(w)
-    data = _read_all(r, time.monotonic() + timeout_s)
+    got = _read_all(r, time.monotonic() + timeout_s)
     os.close(r)
-    if data is None:
+    if got is None:
         os.kill(pid, signal.SIGKILL)
     _, status, usage = os.wait4(pid, 0)
     peak = usage.ru_maxrss / 1024
-    if data is None:
+    if got is None:
         return {
             "error": f"timed out after {timeout_s:g} s: killed (raise the timeout if it is only slow)",
             "peak_rss_mb": peak,
         }
-    if not data:
+    if not got:
         return {"error": f"the counting process died ({_status(status)})", "peak_rss_mb": peak}
-    return {**json.loads(data), "peak_rss_mb": peak}
+    return {**json.loads(got), "peak_rss_mb": peak}
 
 
 __all__ = ["Child", "answers", "child_env", "deadline", "deadline_s", "forked", "one_line", "ready", "watch_parent"]

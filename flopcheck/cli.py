@@ -5,10 +5,17 @@ returns. With no arguments it runs its built-in default, `flopcheck count DiT-XL
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
+from typing import Any, NoReturn, Protocol
 
+from flopcheck.errors import bad_input
 from flopcheck.gpus import DTYPES
+from flopcheck.render import to_json
+from flopcheck.specs import parse
+from flopcheck.subject import Subject, subject_of
+from flopcheck.types import Scope
 from reference_models.configs import ATTN_PATHS
 
 DEFAULT_MODEL = "DiT-XL/2"
@@ -22,18 +29,16 @@ class UsageError(Exception):
 class Parser(argparse.ArgumentParser):
     """argparse, but an error is a UsageError: one line naming the flag (and its choices), not the usage block."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         command = self.prog.removeprefix("flopcheck").strip()
         raise UsageError(f"{command}: {message}" if command else message)
 
 
-def _checked(kind, ok, what: str) -> Callable[[str], object]:
+def _checked(kind: Callable[[str], Any], ok: Callable[[Any], bool], what: str) -> Callable[[str], object]:
     """An argparse type: the text as `kind` (1_000 allowed) when ok(value) and finite, else an error saying what is
     wanted."""
 
-    def parse(text: str):
-        import math
-
+    def parse(text: str) -> Any:
         try:
             value = kind(text.replace("_", ""))
             if not (math.isfinite(value) and ok(value)):
@@ -58,8 +63,8 @@ def _claims_type(name: str) -> Callable[[str], object]:
     """The claims' parser `name` (parse_resolution: '1280x720' -> (1280, 720); parse_shape: '1,3,224,224') as an
     argparse type: bad text names the flag."""
 
-    def parse(text: str):
-        from flopcheck.auditor import claims
+    def parse(text: str) -> Any:
+        from flopcheck.auditor import claims  # lazy: door start-up (a verb loads its machinery when run)
 
         try:
             return getattr(claims, name)(text)
@@ -71,7 +76,7 @@ def _claims_type(name: str) -> Callable[[str], object]:
 
 # Flags: one table; each command names the flags it takes (and adds any it takes its own way)
 PATTERN = {"action": "append", "metavar": "PATTERN"}
-FLAGS: dict[str, dict] = {
+FLAGS: dict[str, dict[str, Any]] = {
     "input-size": dict(type=whole, help="DiT: latent side (pixel side with --space pixel); sets T"),
     "resolution": dict(
         type=_claims_type("parse_resolution"), help="pixels: 256 or WxH like 1280x720 (DiT: square, /8 = latent side)"
@@ -127,7 +132,7 @@ MODEL_FLAGS = "input-size resolution frames attn space batch config inputs input
 TRAINING_FLAGS = "steps cfg training freeze checkpoint attn-kernel"
 
 
-def _flags(p: argparse.ArgumentParser, *names: str, **changed: dict) -> None:
+def _flags(p: argparse.ArgumentParser, *names: str, **changed: dict[str, Any]) -> None:
     """Add the named flags from FLAGS (each string a space-separated list), with a command's own changes
     (`attn={'action': 'append'}`)."""
     for name in (n for group in names for n in group.split()):
@@ -135,7 +140,7 @@ def _flags(p: argparse.ArgumentParser, *names: str, **changed: dict) -> None:
         p.add_argument(flag, **{**FLAGS[name], **changed.get(name.replace("-", "_"), {})})
 
 
-def _model(p: argparse.ArgumentParser, default: str | None, *names: str, **changed: dict) -> None:
+def _model(p: argparse.ArgumentParser, default: str | None, *names: str, **changed: dict[str, Any]) -> None:
     """A command on one model: the model, the flags that build its input, and `names`."""
     default_words = default or "DiT-S/2, both attention paths"
     p.add_argument("model", nargs="?", default=default, help=f"{SPEC_HELP} (default {default_words})")
@@ -145,32 +150,41 @@ def _model(p: argparse.ArgumentParser, default: str | None, *names: str, **chang
 OPTIONS = ("resolution", "frames", "text_tokens", "input_shape", "batch", "config", "inputs", "input_size", "space")
 
 
-def _subject(args: argparse.Namespace, model: str | None = None, **given):
+def _subject(args: argparse.Namespace, model: str | None = None, **given: Any) -> Subject:
     """The one Subject of the model the command names, with the options it was given (an option the model would
     ignore is refused in one line)."""
-    from flopcheck.specs import parse
-    from flopcheck.subject import subject_of
-
     attn = getattr(args, "attn", None)
     options = {k: getattr(args, k, None) for k in OPTIONS}  # the flags that build inputs
     options["attn"] = (attn[0] if len(attn) == 1 else None) if isinstance(attn, list) else attn
     return subject_of(parse(model or args.model, **{**options, **given}), getattr(args, "timeout", None))
 
 
-def _subjects(args: argparse.Namespace, model: str, sizes: list | None, attns: list | None) -> list:
+def _subjects(
+    args: argparse.Namespace, model: str, sizes: list[int | None] | None, attns: list[str | None] | None
+) -> list[Subject]:
     """The model on each attention path (and, for a reference model, each latent side) asked for."""
     return [_subject(args, model, attn=a, input_size=size) for a in (attns or [None]) for size in (sizes or [None])]
 
 
-def _show(result, args: argparse.Namespace) -> int:
-    """Print a result as JSON or text; its exit code."""
-    from flopcheck.render import to_json
+class Shown(Protocol):
+    """What a verb returns: its text, its JSON-ready data and its exit code."""
 
+    @property
+    def exit_code(self) -> int: ...
+
+    def to_text(self) -> str: ...
+
+    def to_data(self) -> Any: ...
+
+
+def _show(result: Shown, args: argparse.Namespace) -> int:
+    """Print a result as JSON or text; its exit code."""
     print(to_json(result.to_data()) if getattr(args, "json", False) else result.to_text())
     return result.exit_code
 
 
 def _list_models(args: argparse.Namespace) -> int:
+    # lazy: door start-up (a verb loads its machinery when run)
     from flopcheck.verbs.list_models import run as model_list
 
     print(model_list(args.pattern))
@@ -178,8 +192,8 @@ def _list_models(args: argparse.Namespace) -> int:
 
 
 def _count(args: argparse.Namespace) -> int:
+    # lazy: torch-free door (the count verb imports torch)
     from flopcheck.pipelines import count_pipeline, is_pipeline, options
-    from flopcheck.types import Scope
     from flopcheck.verbs.count import check_device, training_options
     from flopcheck.verbs.count import run as count
 
@@ -199,7 +213,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from flopcheck.verbs.compare import run as compare
+    from flopcheck.verbs.compare import run as compare  # lazy: door start-up (a verb loads its machinery when run)
     from flopcheck.verbs.report import progress_bar
 
     subjects = _subjects(args, args.model, args.input_size, args.attn)
@@ -214,7 +228,7 @@ def _counters_alias(args: argparse.Namespace) -> int:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    from flopcheck.verbs.reconcile import DEFAULT_RECONCILE
+    from flopcheck.verbs.reconcile import DEFAULT_RECONCILE  # lazy: door start-up (a verb loads its machinery when run)
     from flopcheck.verbs.reconcile import run as reconcile
     from flopcheck.verbs.report import progress_bar
 
@@ -239,7 +253,7 @@ CLAIM_OPTIONS += "gpu gpus dtype throughput tokens text_tokens".split()
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from flopcheck.auditor import load_claims, parse_claim
+    from flopcheck.auditor import load_claims, parse_claim  # lazy: door start-up (a verb loads its machinery when run)
     from flopcheck.verbs.audit import run as audit
 
     if bool(args.claim) == bool(args.file):
@@ -259,12 +273,13 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _causes(args: argparse.Namespace) -> int:
-    from flopcheck.verbs.causes import run as causes
+    from flopcheck.verbs.causes import run as causes  # lazy: door start-up (a verb loads its machinery when run)
 
     return print(causes(args.measure).to_text(markdown=args.markdown)) or 0
 
 
 def _estimate(args: argparse.Namespace) -> int:
+    # lazy: torch-free door (the estimate verb imports torch)
     from flopcheck.pipelines import estimate_pipeline, is_pipeline, options
     from flopcheck.verbs.count import training_options
     from flopcheck.verbs.estimate import run as estimate
@@ -291,18 +306,21 @@ def sweep(text: str) -> tuple[str, tuple[int, ...]]:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from flopcheck.verbs.report import into_folder
+    from flopcheck.verbs.report import into_folder  # lazy: door start-up (a verb loads its machinery when run)
 
     counting = (args.models, args.counter, args.sweeps, args.no_sweep, args.workers, args.timeout)
     written = into_folder(args.out, args.from_json, *counting)
     for name in written.kept:
         print(f"kept {written.out / name}: the last report listed it, but it changed since", file=sys.stderr)
-    return _show(written, args)
+    print(written.to_text())  # a folder written: no --json here
+    return written.exit_code
 
 
 # report's own: --sweep MODEL=..., and no timeout default (the verb applies it, so one given beside --from is seen)
-REPORT_FLAGS: dict[str, dict] = {"sweeps": {"type": sweep}, "timeout": {"default": None}}
-COMMANDS: dict[str, tuple[str, Callable, Callable]] = {  # name -> (help, add its arguments, run it)
+REPORT_FLAGS: dict[str, dict[str, Any]] = {"sweeps": {"type": sweep}, "timeout": {"default": None}}
+COMMANDS: dict[
+    str, tuple[str, Callable[[argparse.ArgumentParser], object], Callable[[argparse.Namespace], int]]
+] = {  # name -> (help, add its arguments, run it)
     "list-models": (
         "list the reference models (or the zoo's: 'zoo:*')",
         lambda p: p.add_argument("pattern", nargs="?", default="*", help="shell pattern, e.g. 'DiT-XL/*'"),
@@ -346,15 +364,17 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input is one line on stderr and exit code 2."""
-    from flopcheck.errors import bad_input
-
     argv = list(sys.argv[1:] if argv is None else argv)
+    refused: tuple[type[BaseException], ...] = (
+        UsageError,
+        *bad_input(),
+    )  # a bad flag, model, config, claim or file; anything else is a bug
     try:
         args = parser().parse_args(argv or ["count"])
         if args.command is None:
             raise UsageError(f"give a command first: {', '.join(COMMANDS)} (see flopcheck --help)")
         return COMMANDS[args.command][2](args)
-    except (UsageError, *bad_input()) as err:  # a bad flag, model, config, claim or file; anything else is a bug
+    except refused as err:
         print(f"flopcheck: {err}", file=sys.stderr)
     return 2
 

@@ -8,11 +8,18 @@ module imports nothing, so a counter's forked child looks names up here without 
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import prod
+from typing import TYPE_CHECKING, Any
 
-CUSTOM: dict[str, Callable] = {}  # 'namespace::op' -> formula(*args, out=..., **kwargs) -> OpCost
+from flopcheck.types import Kind
+
+if TYPE_CHECKING:
+    from flopcheck.exact.cost import OpCost
+
+CUSTOM: dict[str, Callable[..., Any]] = {}  # 'namespace::op' -> formula(*args, out=..., **kwargs) -> OpCost
 
 
-def register_custom(*names: str):
+def register_custom(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator: `fn` is the formula of every operator outside aten named 'namespace::op' (a plugin may call it);
     an operator registers once."""
     for name in names:
@@ -20,7 +27,7 @@ def register_custom(*names: str):
         if name in CUSTOM or not (namespace and op) or "::" in op:
             raise ValueError(f"{name!r}: give 'namespace::op' once (it already has a formula, or no namespace)")
 
-    def wrap(fn: Callable) -> Callable:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         CUSTOM.update(dict.fromkeys(names, fn))
         return fn
 
@@ -28,13 +35,13 @@ def register_custom(*names: str):
 
 
 @register_custom("torchvision::deform_conv2d")
-def deform_conv_flop(x, w, offset, mask, bias, *args, out=None, **kwargs):
+def deform_conv_flop(
+    x: Any, w: Any, offset: Any, mask: Any, bias: Any, *args: Any, out: Any = None, **kwargs: Any
+) -> OpCost:
     """torchvision's deformable convolution: each output element a (C_in/groups * kh * kw)-long dot product over
     bilinearly sampled inputs, as a convolution; the sampling (4 taps a point) is elementwise and not counted.
     bias: (C_out,), always given (zeros when the layer has none)."""
-    from math import prod
-
+    # lazy: exact/__init__ imports torch and exact.ops, which imports this module (a cycle at import time)
     from flopcheck.exact.cost import OpCost, Piece
-    from flopcheck.types import Kind
 
     return OpCost((Piece(2 * out.numel() * prod(w.shape[1:]), kind=Kind.CONV),), bias_elements=out.numel())

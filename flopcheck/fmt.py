@@ -21,7 +21,7 @@ def si(flops: int, unit: Unit = Unit.FLOP) -> str:
     return f"{value:g} {unit.value}s"
 
 
-def table(rows: list[list[str]], header: list[str], right: set[int] = frozenset()) -> str:
+def table(rows: list[list[str]], header: list[str], right: set[int] | frozenset[int] = frozenset()) -> str:
     """Rows as aligned text columns; columns in `right` right-aligned."""
     cells = [header] + rows
     widths = [max(len(r[i]) for r in cells) for i in range(len(header))]

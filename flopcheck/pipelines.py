@@ -9,19 +9,27 @@ in a child process like every spec, and multiplied by its calls.
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from flopcheck.arithmetic import get_gpu
 from flopcheck.errors import InputError
+from flopcheck.fmt import commas, si, table
 from flopcheck.sent import json_sent
-from flopcheck.specs import SpecError
+from flopcheck.specs import ModelSpec, SpecError, parse
+from flopcheck.specs.config import read_config
+from flopcheck.types import Unit
 
 PREFIX = "diffusers-pipeline:"
 DATA = Path(__file__).resolve().parent / "data"
 # how many batch-1 forwards of a component one generation runs, by its role: (steps, cfg, images per prompt) -> calls.
 # Each is exactly that many times one forward's FLOPs: no op mixes the samples of a batch
-CALLS = {
+CALLS: dict[str, Callable[[int, bool, int], int]] = {
     "prompt": lambda steps, cfg, images: 2 if cfg else 1,  # the negative prompt too under CFG; repeated per image
     "prompt alone": lambda steps, cfg, images: 1,  # a prompt encoded unlike its negative (SANA's instruction)
     "negative prompt": lambda steps, cfg, images: 1 if cfg else 0,  # ... and that negative prompt, under CFG only
@@ -95,9 +103,6 @@ class PipelineCount:
         )
 
     def to_text(self) -> str:
-        from flopcheck.fmt import commas, si, table
-        from flopcheck.types import Unit
-
         head = f"{self.headline}: {self.note}"
         rows = [
             [s.stage, s.component, s.spec, str(s.calls), commas(s.per_call), commas(s.flops), s.inputs]
@@ -110,7 +115,7 @@ class PipelineCount:
         tail = [f"incomplete: {', '.join(missing)} (an op with multiply-adds has no formula)"] if missing else []
         return "\n".join([head, "", table(rows, header, right={3, 4, 5}), "", total, *tail])
 
-    def to_data(self) -> dict:
+    def to_data(self) -> dict[str, Any]:
         return {
             "pipeline": self.name,
             "pipeline_class": self.pipeline_class,
@@ -156,8 +161,6 @@ class PipelineEstimate:
         return self.count.exit_code
 
     def to_text(self) -> str:
-        from flopcheck.fmt import si, table
-
         c = self.count
         rows = [[stage, si(f), f"{self.seconds(f):.3f} s"] for stage, f in c.by_stage().items()]
         rows.append(["generation", si(c.total), f"{self.seconds(c.total):.3f} s"])
@@ -167,7 +170,7 @@ class PipelineEstimate:
         )
         return "\n".join([head, "", table(rows, ["stage", "FLOPs", "time"], right={1, 2})])
 
-    def to_data(self) -> dict:
+    def to_data(self) -> dict[str, Any]:
         c = self.count
         return {
             **c.to_data(),
@@ -178,15 +181,13 @@ class PipelineEstimate:
         }
 
 
-def estimate_pipeline(text: str, gpu: str, mfu: float, **options) -> PipelineEstimate:
+def estimate_pipeline(text: str, gpu: str, mfu: float, **options: Any) -> PipelineEstimate:
     """The pipeline's count (count_pipeline's options) timed per stage on `gpu` at `mfu`."""
-    from flopcheck.arithmetic import get_gpu
-
     g = get_gpu(gpu)
     return PipelineEstimate(count_pipeline(text, **options), g.name, g.peak, mfu)
 
 
-def conventions(cls: str | None) -> dict:
+def conventions(cls: str | None) -> dict[str, Any]:
     """The shipped pipeline that runs pipeline class `cls` at its own __call__ defaults (steps, CFG, resolution,
     frames, each role's calls and text tokens): a published folder of that class runs as it does. FLUX.1-schnell runs
     its model card's call instead (_class_defaults false); the Wan2.1 pair share theirs."""
@@ -204,8 +205,6 @@ def conventions(cls: str | None) -> dict:
 def sample_resolution(folder: Path, keys: list[str]) -> list[int]:
     """[width, height] as PixArt's, SD3's and CogVideoX's pipelines default them: the folder's transformer config's
     sample size (keys: width's, height's) x the VAE's stride, 2^(len(block_out_channels) - 1)."""
-    from flopcheck.specs.config import read_config
-
     paths = [folder / role / "config.json" for role in ("transformer", "vae")]
     transformer, vae = [read_config(str(p)) if p.is_file() else {} for p in paths]
     size = [transformer.get(k) for k in keys]
@@ -218,7 +217,7 @@ def sample_resolution(folder: Path, keys: list[str]) -> list[int]:
     return [v * 2 ** (len(blocks) - 1) for v in size]
 
 
-def from_folder(folder: Path) -> dict:
+def from_folder(folder: Path) -> dict[str, Any]:
     """A folder laid out as a published diffusers pipeline (model_index.json, each component's config.json, no
     weights) as a pipeline description: its class's conventions, each component's class from model_index.json."""
     try:  # someone else's folder: its model_index.json a plain file of bounded size and depth (a FIFO would block)
@@ -259,30 +258,39 @@ def shipped() -> list[str]:
     return sorted(p.stem for p in (DATA / "pipelines").glob("*.json"))
 
 
-def read(name: str) -> dict:
+def read(name: str) -> dict[str, Any]:
     """A shipped pipeline's description, or a pipeline folder's; an unknown name is one line listing the shipped
     ones."""
     if name.strip() and Path(name).is_dir():  # a folder: relative to where flopcheck runs, as any path given
         return from_folder(Path(name).resolve())
     path = DATA / "pipelines" / f"{name}.json"
     if name not in shipped():  # a name, not a path into the package's data
-        import difflib
-
         close = difflib.get_close_matches(name.upper(), [n.upper() for n in shipped()], n=1, cutoff=0.8)
         mean = next((f"did you mean {n}? " for n in shipped() if close and n.upper() == close[0]), "")
         raise SpecError(
             f"flopcheck ships no pipeline {name!r}: {mean}give one of {', '.join(shipped())}, or a pipeline folder "
             f"(model_index.json and each component's config.json)"
         )
-    return json.loads(path.read_text())
+    description: dict[str, Any] = json.loads(path.read_text())
+    return description
 
 
 # flags a pipeline does not read (its components' inputs follow from the pipeline's own): refused, never ignored
-NOT_READ = ("config", "inputs", "input_shape", "text_tokens", "input_size", "space", "attn", "training", "freeze")
+NOT_READ: tuple[str, ...] = (
+    "config",
+    "inputs",
+    "input_shape",
+    "text_tokens",
+    "input_size",
+    "space",
+    "attn",
+    "training",
+    "freeze",
+)
 NOT_READ += ("checkpoint", "optimizer", "attn_kernel")  # a training step's: a pipeline is inference
 
 
-def options(args) -> dict:
+def options(args: argparse.Namespace) -> dict[str, Any]:
     """The command's flags a pipeline count reads (--resolution, --frames, --steps, --cfg, --batch: images per
     prompt, --timeout); another one given is one line."""
     if getattr(args, "device", "meta") != "meta":  # each component is counted on meta, in its child
@@ -303,12 +311,12 @@ def options(args) -> dict:
     }
 
 
-def component_specs(p: dict, resolution: tuple[int, int], frames: int | None = None) -> list[tuple[str, dict, object]]:
+def component_specs(
+    p: dict[str, Any], resolution: tuple[int, int], frames: int | None = None
+) -> list[tuple[str, dict[str, Any], ModelSpec]]:
     """(component, its description, its ModelSpec) for each component of pipeline description p: a diffusers one at
     the pipeline's resolution and frames (given, else its own), a text encoder on its text tokens; batch 1."""
-    from flopcheck.specs import parse
-
-    specs = []
+    specs: list[tuple[str, dict[str, Any], ModelSpec]] = []
     for component, c in p["components"].items():
         given = {"config": str(DATA / c["config"]), "text_tokens": c.get("text_tokens")}  # a folder's: absolute
         if c["spec"].startswith("diffusers:"):
@@ -330,7 +338,7 @@ def count_pipeline(
     """'diffusers-pipeline:NAME' counted per component at the pipeline's defaults, any of which the arguments
     replace (images: per prompt, 1 by default): each component counted once, exactly, at batch 1, and multiplied by
     its calls."""
-    from flopcheck.specs.child import measure_all, measured
+    from flopcheck.specs.child import measure_all, measured  # lazy: torch-free door (its child imports torch)
 
     for what, value in (("steps", steps), ("images", images), ("frames", frames)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**31):

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from importlib.metadata import entry_points
+
+from flopcheck.errors import InputError
 
 ENV = "FLOPCHECK_PLUGINS"
 GROUP = "flopcheck.plugins"
@@ -18,16 +21,12 @@ LOADED: list[str] = []
 
 def names() -> list[str]:
     """The plugin modules to load: FLOPCHECK_PLUGINS, then the `flopcheck.plugins` entry points."""
-    from importlib.metadata import entry_points
-
     listed = [n.strip() for n in os.environ.get(ENV, "").split(",") if n.strip()]
     return listed + [ep.value for ep in entry_points(group=GROUP)]
 
 
 def load() -> list[str]:
     """Import every plugin module not yet imported; one that fails to import is bad input naming it."""
-    from flopcheck.errors import InputError
-
     for name in names():
         if name in LOADED:
             continue

@@ -10,16 +10,25 @@ its counters still run in forked children with a deadline.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from flopcheck.children import one_line
 from flopcheck.errors import InputError
-from flopcheck.specs import is_reference
+from flopcheck.formula import formula_breakdown
+from flopcheck.specs import ModelSpec, is_reference, parse
+from flopcheck.types import ATTENTION_KINDS
+from reference_models import ATTN_PATHS, ConfigError, get_config
 
 if TYPE_CHECKING:
+    from flopcheck.counters import CounterSpec
+    from flopcheck.counters.pool import Job
     from flopcheck.reconciler.reference import Reference
-    from flopcheck.types import ExactCount
+    from flopcheck.specs.blocks import BlockList
+    from flopcheck.specs.measure import Measured
+    from flopcheck.types import Count, ExactCount
 
 
 class Source(str, Enum):
@@ -36,12 +45,12 @@ class Subject:
 
     text: str
     source: Source
-    spec: Any = None  # specs.ModelSpec, for a reference name or a spec
+    spec: ModelSpec | None = None  # for a reference name or a spec
     model: Any = None  # the live nn.Module
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
     timeout_s: float | None = None
-    _measured: Any = None
+    _measured: Measured | None = None
 
     @property
     def formula_family(self) -> bool:
@@ -53,11 +62,16 @@ class Subject:
         """The attention path asked for ('sdpa' unless the spec switched it)."""
         return (self.spec.options.attn if self.spec is not None else None) or "sdpa"
 
-    def config(self):
-        """A reference model's config for the options given (input size, attention path, resolution, frames)."""
-        from reference_models import get_config
+    @property
+    def named(self) -> ModelSpec:
+        """The spec of a named model (a reference name or a spec); a live module has none."""
+        if self.spec is None:
+            raise InputError(f"{self.text} is a live module: its inputs are the ones given")
+        return self.spec
 
-        o = self.spec.options
+    def config(self) -> Any:
+        """A reference model's config for the options given (input size, attention path, resolution, frames)."""
+        o = self.named.options
         fields = {
             k: v
             for k, v in (
@@ -73,7 +87,7 @@ class Subject:
     def exact(self) -> ExactCount:
         """The exact count of one forward (ExactCount): a reference model's on meta here, any other's measured."""
         if self.source is Source.REFERENCE:
-            from flopcheck.exact import exact_count
+            from flopcheck.exact import exact_count  # lazy: torch-free door (the exact count imports torch)
 
             return exact_count(self.text, self.config(), batch=self.batch)
         return self.measured().exact
@@ -84,12 +98,12 @@ class Subject:
         frozen: tuple[str, ...] = (),
         checkpointed: tuple[str, ...] = (),
         optimizer: str = "",
-    ):
+    ) -> Measured:
         """The exact count with its module structure (specs.measure.Measured), once; a spec's from its child; with
         training, the exact training step too (its frozen and checkpointed modules, its optimizer)."""
         if self.source is Source.REFERENCE:
             raise InputError(f"{self.text} is a reference model: its truth is its formula (reference())")
-        step = {
+        step: dict[str, Any] = {
             "training": training,
             "frozen": tuple(frozen),
             "checkpointed": tuple(checkpointed),
@@ -101,18 +115,20 @@ class Subject:
             self._measured = self._measure(**step)
         return self._measured
 
-    def _measure(self, training: bool, frozen: tuple[str, ...], checkpointed: tuple[str, ...], optimizer: str):
+    def _measure(
+        self, training: bool, frozen: tuple[str, ...], checkpointed: tuple[str, ...], optimizer: str
+    ) -> Measured:
+        # lazy: torch-free door (a spec's child and the local measure import torch; so does the training step)
         if self.source is Source.SPEC:
             from flopcheck.specs.child import measured
 
-            return measured(self.spec, self.timeout_s, training, frozen, checkpointed, optimizer)
+            got: Measured = measured(self.named, self.timeout_s, training, frozen, checkpointed, optimizer)
+            return got
         from flopcheck.specs.measure import measure_local
 
         try:
             m = measure_local(self.model, self.args, self.kwargs, self.text)
         except Exception as err:  # noqa: BLE001 - the caller's forward on the inputs given: one line, its cause kept
-            from flopcheck.children import one_line
-
             raise InputError(
                 f"{self.text}(*args, **kwargs) failed on the inputs given ({one_line(err)}): give the "
                 f"inputs its forward takes, after the model"
@@ -147,7 +163,7 @@ class Subject:
     def batch(self) -> int:
         """Samples in the forward: read from its inputs (a reference model's: its option)."""
         if self.source is Source.REFERENCE:
-            return self.spec.options.batch
+            return self.named.options.batch
         return self.measured().batch or self.spec_batch
 
     @property
@@ -159,14 +175,12 @@ class Subject:
         """Counters execute the model on real tensors: a reference model that exists on meta only, or a model whose
         fp32 weights would not fit in half this machine's memory, is refused in one line naming the fix."""
         if self.source is Source.REFERENCE:
-            from flopcheck.counters.pool import check_executable
+            from flopcheck.counters.pool import check_executable  # lazy: door start-up (see counts_of)
 
             check_executable(self.text)
             return
         if self.attn not in ("sdpa", "math"):
             raise InputError(f"--attn {self.attn}: a spec runs sdpa (its own) or math (timm's switch)")
-        import os
-
         params = self.measured().params
         memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         if 4 * params > memory / 2:
@@ -176,18 +190,18 @@ class Subject:
                 f"`flopcheck count {self.text}` (meta, exact)"
             )
 
-    def job(self):
+    def job(self) -> Job:
         """The counters' job for this subject (counters/pool.py)."""
-        from flopcheck.counters.pool import Job
+        from flopcheck.counters.pool import Job  # lazy: door start-up (see counts_of)
 
         if self.source is Source.REFERENCE:
-            o = self.spec.options
+            o = self.named.options
             return Job(self.text, getattr(self.config(), "input_size", None), self.attn, o.batch)
         if self.source is Source.SPEC:
-            return Job.of_spec(self.spec, self.batch)
+            return Job.of_spec(self.named, self.batch)
         return Job(self.text, None, "sdpa", self.batch)
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[str, int | None, str]:
         """(model, input size, attention path) as its counts carry them."""
         if self.source is Source.LIVE:
             return self.text, None, "sdpa"
@@ -197,36 +211,36 @@ class Subject:
     def reference(self) -> Reference:
         """The Reference counts of this subject are reconciled against."""
         if self.source is Source.REFERENCE:
-            from flopcheck.reconciler.reference import reference_for
+            from flopcheck.reconciler.reference import reference_for  # lazy: torch-free door (builds models)
 
             fields = self.config().input_fields()  # DiT: its latent side; the others: frames, height, width
             size = fields.pop("input_size", None)
             return reference_for(self.text, size, self.attn, self.batch, tuple(sorted(fields.items())))
-        from flopcheck.reconciler.reference import reference_of
+        from flopcheck.reconciler.reference import reference_of  # lazy: torch-free door (builds models)
 
         return reference_of(self.measured(), self.batch)
 
     def truth(self) -> int:
         """The FLOPs of one forward counts are compared with: a reference model's formula, else the exact count."""
         if self.source is Source.REFERENCE:
-            from flopcheck.formula import formula_breakdown
-
             cfg = self.config()
-            return formula_breakdown(self.text, cfg, batch=self.batch).total
+            total: int = formula_breakdown(self.text, cfg, batch=self.batch).total
+            return total
         return self.measured().exact.total
 
-    def counts(self, names: list[str] | None = None, timeout_s: float = 600.0) -> list:
+    def counts(self, names: str | list[str] | None = None, timeout_s: float = 600.0) -> list[Count]:
         """What each named counter (default: every registered one) says about this subject: a Count each, a number
         or its one-line error. A named model's counters run in the pool's workers; a live module's in forked
         children of this process, the module left as it was."""
-        from flopcheck.counters import COUNTERS, get_spec
+        from flopcheck.counters import COUNTERS, get_spec  # lazy: door start-up (see counts_of)
 
         chosen = [get_spec(n) for n in ([names] if isinstance(names, str) else names or list(COUNTERS))]
         if self.source is not Source.LIVE:
             return counts_of([self], [s.name for s in chosen], timeout_s)
         return self._live_counts(chosen, timeout_s)
 
-    def _live_counts(self, chosen: list, timeout_s: float) -> list:
+    def _live_counts(self, chosen: list[CounterSpec], timeout_s: float) -> list[Count]:
+        # lazy: torch-free door (the worker and a bound module import torch)
         from flopcheck.counters.worker import count_one, load_adapter
         from flopcheck.specs.binding import bound
         from flopcheck.specs.built import Built
@@ -245,8 +259,6 @@ class Subject:
         """This subject on each attention path it runs: a reference model's every path its config takes (DiT: sdpa
         and math), a timm model that computes attention on timm's switch too, any other on its own."""
         if self.source is Source.REFERENCE:
-            from reference_models import ATTN_PATHS, ConfigError
-
             first, *others = (self.with_options(attn=a.value) for a in ATTN_PATHS)
             return [first, *(s for s in others if _takes(s, ConfigError))]
         if self.source is Source.SPEC and self.switches_attention():
@@ -255,9 +267,7 @@ class Subject:
 
     def switches_attention(self) -> bool:
         """A timm model that computes attention: timm's fused-attention switch changes its path."""
-        from flopcheck.types import ATTENTION_KINDS
-
-        if self.source is not Source.SPEC or self.spec.source != "timm" or self.spec.options.attn:
+        if self.source is not Source.SPEC or self.named.source != "timm" or self.named.options.attn:
             return False
         return any(t.kind in ATTENTION_KINDS for t in self.measured().breakdown().terms)
 
@@ -265,21 +275,21 @@ class Subject:
         """Why counters cannot execute it, in words ('' where they can): a reference model built on meta only."""
         if self.source is not Source.REFERENCE:
             return ""
-        from flopcheck.counters.pool import meta_only_gb
+        from flopcheck.counters.pool import meta_only_gb  # lazy: door start-up (see counts_of)
 
         if meta_only_gb(self.text) is None:
             return ""
         return f"{self.text} exists on meta only: counters execute it on real tensors"
 
-    def stand_ins(self) -> list:
+    def stand_ins(self) -> list[Job]:
         """The counters' jobs on smaller configs of the same architecture (its config's stand_ins); none for a spec."""
         if self.source is not Source.REFERENCE:
             return []
-        from flopcheck.counters.pool import Job
+        from flopcheck.counters.pool import Job  # lazy: door start-up (see counts_of)
 
         return [Job.stand_in(self.text, attn, **fields) for attn, fields in self.config().stand_ins()]
 
-    def blocks(self) -> list:
+    def blocks(self) -> list[BlockList]:
         """A spec's lists of repeated blocks as it was measured (none for a reference model: it has its config)."""
         return [] if self.source is Source.REFERENCE else list(self.measured().blocks)
 
@@ -287,24 +297,30 @@ class Subject:
         """The exact backward of one training step, FLOPs: a reference model's on meta (on pixels with space), a
         spec's measured in its child."""
         if self.source is not Source.REFERENCE:
-            return self.measured(training=True).training.backward.total
-        from flopcheck.exact.training import training_step
+            step: Any = self.measured(training=True).training  # an exact.training.TrainingCount
+            assert step is not None, self.text  # measured with training: its step
+            total: int = step.backward.total
+            return total
+        from flopcheck.exact.training import training_step  # lazy: torch-free door (the step imports torch)
 
         on = self.with_options(space=space) if space else self
-        return training_step(self.text, on.config()).backward.total
+        backward: int = training_step(self.text, on.config()).backward.total
+        return backward
 
     def default_input(self) -> tuple[tuple[int, int] | None, int | None]:
         """The input a reference model runs on unless told (its resolution, and frames for video); a spec's: none."""
         if self.source is not Source.REFERENCE:
             return None, None
         cfg = self.config()
-        return cfg.resolution, (cfg.frames if getattr(cfg, "video", False) else None)
+        frames: int | None = cfg.frames if getattr(cfg, "video", False) else None
+        return cfg.resolution, frames
 
     @property
     def inputs(self) -> str:
         """The input its counts are for, in words: a spec's as built, a reference model's resolution and latent."""
         if self.source is not Source.REFERENCE:
-            return self.measured().inputs
+            inputs: str = self.measured().inputs
+            return inputs
         cfg = self.config()
         w, h = cfg.resolution if isinstance(cfg.resolution, tuple) else (cfg.resolution, cfg.resolution)
         frames = f" x {cfg.frames} frames" if getattr(cfg, "video", False) else ""
@@ -313,9 +329,8 @@ class Subject:
 
     def with_options(self, **options: Any) -> Subject:
         """The same named model with other input options (another attention path, another latent side)."""
-        if self.spec is None:
-            raise InputError(f"{self.text} is a live module: its inputs are the ones given")
-        return replace(self, spec=replace(self.spec, options=replace(self.spec.options, **options)), _measured=None)
+        spec = self.named
+        return replace(self, spec=replace(spec, options=replace(spec.options, **options)), _measured=None)
 
 
 def _takes(subject: Subject, refused: type[Exception]) -> bool:
@@ -327,9 +342,11 @@ def _takes(subject: Subject, refused: type[Exception]) -> bool:
     return True
 
 
-def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.0, progress: Any = None) -> list:
+def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.0, progress: Any = None) -> list[Count]:
     """Each named counter on each subject: the named ones in one pool of workers (torch and each library imported
     once), counter after counter, subject after subject; a live module's in forked children of this process."""
+    # lazy: door start-up: the counters' registry imports every adapter, numpy and the plugins' entry points
+    # (importing flopcheck.subject took 0.06 s with it here, 0.42 s without)
     from flopcheck.counters.pool import run_counters
 
     if any(s.source is Source.LIVE for s in subjects):
@@ -340,20 +357,20 @@ def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.
 def measure_all(subjects: list[Subject]) -> None:
     """The exact counts of the subjects built in a child (specs), and of their explicit-attention twins, in as few
     children as can be; a subject whose spec cannot be read is left to its own count, which refuses it in one line."""
-    from flopcheck.specs.child import measure_all as measure
+    from flopcheck.specs.child import measure_all as measure  # lazy: torch-free door (its child imports torch)
 
     specs = [s for s in subjects if s.source is Source.SPEC]
     measure([s.spec for s in specs])
-    twins = []
+    twins: list[ModelSpec] = []
     for s in specs:
         try:
-            twins += [p.spec for p in s.paths()[1:]]
+            twins += [p.named for p in s.paths()[1:]]
         except Exception:  # noqa: BLE001  (refused by its own count, one line)
             continue
     measure(twins)
 
 
-def subject_of(spec, timeout_s: float | None = None) -> Subject:
+def subject_of(spec: ModelSpec, timeout_s: float | None = None) -> Subject:
     """The Subject of a parsed spec (specs.ModelSpec): a reference model's, or a spec's built in its child."""
     source = Source.REFERENCE if spec.source == "reference" else Source.SPEC
     return Subject(spec.text, source, spec=spec, timeout_s=timeout_s)
@@ -364,8 +381,6 @@ def resolve(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: An
     input: resolution, frames, text_tokens, input_shape, batch, config, inputs, attn, input_size) or an nn.Module
     with its inputs, model(*args, **kwargs)."""
     if isinstance(model, str):
-        from flopcheck.specs import parse
-
         spec = parse(model, **kwargs)
         if args:
             raise InputError(
@@ -376,7 +391,7 @@ def resolve(model: Any, *args: Any, timeout_s: float | None = None, **kwargs: An
     return live(model, args, kwargs)
 
 
-def live(model: Any, args: tuple = (), kwargs: dict | None = None) -> Subject:
+def live(model: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Subject:
     """The Subject of the caller's own nn.Module and its inputs, model(*args, **kwargs) (any names, `timeout_s` too)."""
     if not _is_module(model):
         raise InputError(
@@ -386,7 +401,7 @@ def live(model: Any, args: tuple = (), kwargs: dict | None = None) -> Subject:
 
 
 def _is_module(model: Any) -> bool:
-    from torch import nn
+    from torch import nn  # lazy: torch-free door
 
     return isinstance(model, nn.Module)
 

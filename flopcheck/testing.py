@@ -9,45 +9,49 @@ A failure's message is the reconciliation: which convention (FLOP or MAC) and wh
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
 from typing import Any
 
-from flopcheck.types import Unit
+from torch import nn
+
+from flopcheck.api import audit
+from flopcheck.auditor import Verdict
+from flopcheck.errors import InputError
+from flopcheck.exact import count_forward, flop_kinds
+from flopcheck.fmt import commas
+from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
+from flopcheck.types import ExactCount, Unit
 
 
 class FlopAssertionError(AssertionError):
     """A FLOP figure that does not hold, with the reading that explains it in the message."""
 
 
-def _as_tuple(inputs: Any) -> tuple:
+def _as_tuple(inputs: Any) -> tuple[Any, ...]:
     return inputs if isinstance(inputs, tuple) else (inputs,)
 
 
-def exact_flops(model, inputs, kwargs: dict | None = None) -> int:
+def exact_flops(model: nn.Module, inputs: Any, kwargs: dict[str, Any] | None = None) -> int:
     """flopcheck's exact count of model(*inputs, **kwargs), FLOPs (2 per multiply-add)."""
     return _count(model, inputs, kwargs).total
 
 
-def _count(model, inputs, kwargs: dict | None = None):
-    from flopcheck.exact import count_forward, flop_kinds
+def _count(model: nn.Module, inputs: Any, kwargs: dict[str, Any] | None = None) -> ExactCount:
+    count: ExactCount = count_forward(model, _as_tuple(inputs), kind_map=flop_kinds(model), kwargs=kwargs)
+    return count
 
-    return count_forward(model, _as_tuple(inputs), kind_map=flop_kinds(model), kwargs=kwargs)
 
-
-def _verdict(value: float, unit: Unit, model, inputs, kwargs: dict | None):
+def _verdict(value: float, unit: Unit, model: nn.Module, inputs: Any, kwargs: dict[str, Any] | None) -> Verdict:
     """The audit of `value` on model(*inputs, **kwargs): the same readings every front door reads (the module
     structure's block lists, the per-layer shortcut, the units), no counter run."""
-    from decimal import Decimal
-
-    from flopcheck.api import audit
-
     text = format(Decimal(repr(value)).normalize(), "f")
-    return audit(f"{text} {unit.value}s", model, *_as_tuple(inputs), counters=False, model_kwargs=dict(kwargs or {}))
+    v = audit(f"{text} {unit.value}s", model, *_as_tuple(inputs), counters=False, model_kwargs=dict(kwargs or {}))
+    assert isinstance(v, Verdict), v  # a module's claim: a model's verdict, never a pipeline's
+    return v
 
 
-def _message(value: float, unit: Unit, truth: int, verdict, exact: bool = False) -> str:
-    from flopcheck.fmt import commas
-    from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
-
+def _message(value: float, unit: Unit, truth: int, verdict: Verdict, exact: bool = False) -> str:
     stated_flops = value * unit.flops_per_unit
     in_flops = f" ({stated_flops:,.0f} FLOPs)" if unit is Unit.MAC else ""
     lines = [
@@ -80,12 +84,8 @@ def _message(value: float, unit: Unit, truth: int, verdict, exact: bool = False)
     return "\n".join(lines)
 
 
-def _checked(name: str, value, low: float = 0.0, low_open: bool = True) -> float:
+def _checked(name: str, value: Any, low: float = 0.0, low_open: bool = True) -> float:
     """A finite number above `low` (or at it, when not low_open); anything else is bad input, named."""
-    import math
-
-    from flopcheck.errors import InputError
-
     if (
         isinstance(value, bool)
         or not isinstance(value, (int, float))
@@ -94,12 +94,11 @@ def _checked(name: str, value, low: float = 0.0, low_open: bool = True) -> float
     ):
         bound = f"> {low:g}" if low_open else f">= {low:g}"
         raise InputError(f"{name} must be a finite number {bound}, got {value!r}")
-    return value
+    checked: float = value
+    return checked
 
 
 def _unit(unit: str | Unit) -> Unit:
-    from flopcheck.errors import InputError
-
     try:
         return unit if isinstance(unit, Unit) else Unit(str(unit).upper().rstrip("S"))
     except ValueError:
@@ -107,7 +106,13 @@ def _unit(unit: str | Unit) -> Unit:
 
 
 def assert_flops_close(
-    model, inputs, expected: float, *, rtol: float = 0.10, unit: str | Unit = "FLOP", kwargs: dict | None = None
+    model: nn.Module,
+    inputs: Any,
+    expected: float,
+    *,
+    rtol: float = 0.10,
+    unit: str | Unit = "FLOP",
+    kwargs: dict[str, Any] | None = None,
 ) -> int:
     """Assert `expected` (in `unit`: 'FLOP' or 'MAC') is within rtol of the exact count of
     model(*inputs, **kwargs); return the exact FLOPs. The failure message names the convention and causes."""
@@ -130,7 +135,7 @@ def assert_flops_close(
 
 
 def assert_reconciles(
-    model, inputs, reference: float, *, unit: str | Unit = "FLOP", kwargs: dict | None = None
+    model: nn.Module, inputs: Any, reference: float, *, unit: str | Unit = "FLOP", kwargs: dict[str, Any] | None = None
 ) -> None:
     """Assert another tool's number (`reference`, in `unit`) is explained exactly by a reading of
     the exact count of model(*inputs, **kwargs): a known convention and known causes, nothing unexplained."""

@@ -14,6 +14,8 @@ from enum import Enum
 from typing import Any, cast
 
 from flopcheck.codec import OMIT_DEFAULT
+from flopcheck.errors import InputError
+from reference_models.families import BLOCK_LISTS
 
 
 class Unit(str, Enum):
@@ -199,8 +201,6 @@ class Scope:
     training: bool = False
 
     def __post_init__(self) -> None:
-        from flopcheck.errors import InputError
-
         if self.steps < 1:
             raise InputError(f"steps must be >= 1, got {self.steps}")
         if self.training and (self.steps > 1 or self.cfg):
@@ -257,7 +257,6 @@ class Breakdown:
         one of the families' lists."""
         if self.blocks:
             return any(path.startswith(b + ".") for b in self.blocks)
-        from reference_models.families import BLOCK_LISTS
 
         return path.startswith(BLOCK_LISTS)
 

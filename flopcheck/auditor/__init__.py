@@ -18,15 +18,23 @@ limit is not an error.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Literal
 
 from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
 from flopcheck.auditor.models import reference_breakdowns
 from flopcheck.auditor.readings import ToolReading
+from flopcheck.errors import InputError
 from flopcheck.reconciler import blackbox as B
+from flopcheck.reconciler import causes as K
 from flopcheck.types import Attention, BySpace, Category, Effect, Finding, Kind, Space, Tier, Unit, scope_words
+
+if TYPE_CHECKING:  # a caller's own model, measured in its process: read here, never taken
+    from flopcheck.specs.measure import Measured
+    from flopcheck.subject import Subject
 
 CLOSE_LIMIT = Decimal("0.01")  # within 1% of a count: rounding of the inputs or a bookkeeping convention
 WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
@@ -48,7 +56,10 @@ class Candidate:
     @property
     def reading(self) -> B.Reading:
         """The formula reading (a counter's: its unit, everything else as stated)."""
-        return self.explanation.reading if self.explanation else B.Reading(unit=self.tool.unit)
+        if self.explanation:
+            return self.explanation.reading
+        assert self.tool is not None, self  # a candidate is a formula's reading or a counter's
+        return B.Reading(unit=self.tool.unit)
 
     @property
     def unit(self) -> Unit:
@@ -56,7 +67,10 @@ class Candidate:
 
     @property
     def flops(self) -> int:
-        return self.tool.flops if self.tool else self.explanation.flops
+        if self.tool:
+            return self.tool.flops
+        assert self.explanation is not None, self  # a candidate is a formula's reading or a counter's
+        return self.explanation.flops
 
     @property
     def findings(self) -> tuple[Finding, ...]:
@@ -69,8 +83,6 @@ class Candidate:
     def departure(self) -> Fraction:
         """The share of the model's multiply-adds this reading leaves out or counts that the model does not do
         (a counter's unexplained residual too): 0 for a count, whatever its unit, scope or bookkeeping."""
-        from flopcheck.reconciler import causes as K
-
         conv = self.tool.convention if self.tool else None
         base = conv.base if conv else self.base
         departs = sum(abs(f.delta) for f in self.findings if K.of(f).effect.departs) + abs(conv.residual if conv else 0)
@@ -79,8 +91,6 @@ class Candidate:
     @property
     def departs_by(self) -> int:
         """The signed FLOPs of its departure from the model's multiply-adds (< 0: it leaves work out)."""
-        from flopcheck.reconciler import causes as K
-
         conv = self.tool.convention if self.tool else None
         return sum(f.delta for f in self.findings if K.of(f).effect.departs) + (conv.residual if conv else 0)
 
@@ -88,8 +98,6 @@ class Candidate:
     def category(self) -> Category:
         """A count of the model's work, the count with bookkeeping, or a reading that departs from its work (a
         counter whose count could not be reconciled is taken for bookkeeping: it can pass, never as consistent)."""
-        from flopcheck.reconciler import causes as K
-
         if self.departure:
             return Category.DEPARTS
         unknown = self.tool is not None and (self.tool.convention is None or not self.tool.convention.known)
@@ -194,26 +202,34 @@ def _options(
     return [r for r in every if not r.norms or (r.unit is Unit.MAC and r.coverage is B.Coverage.FULL)]
 
 
-def _tool_candidates(claim: Claim, counters, measured) -> tuple[list[Candidate], tuple[str, ...]]:
+def _tool_candidates(
+    claim: Claim,
+    counters: list[str] | tuple[tuple[ToolReading, ...], tuple[str, ...]] | Literal[False] | None,
+    measured: Measured | None,
+) -> tuple[list[Candidate], tuple[str, ...]]:
     """The counters' readings of the claim (none when `counters` is False; `measured`, a caller's own model, has
     its counts in `counters` already)."""
-    from flopcheck.auditor import fingerprints, tools
-
     if counters is False:
         return [], ()
+    found: Sequence[ToolReading]
+    notes: Sequence[str]
     if isinstance(counters, tuple):  # (readings, notes) of counts already made: the caller's own model
         found, notes = counters
     else:
+        from flopcheck.auditor import tools  # lazy: door start-up (the counters' registry; see subject.counts_of)
+
         found, notes = tools.readings(claim, counters)
     # each with its convention on the model (the reconciler's causes), made here so that rendering the verdict
     # reconciles nothing and builds no model
+    from flopcheck.auditor import fingerprints  # lazy: door start-up (the counters' registry)
+
     found = [replace(t, convention=fingerprints.convention(t, claim)) for t in found]
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], tuple(notes)
 
 
-def _formula_candidates(claim: Claim, subject) -> tuple[list[Candidate], list[str]]:
+def _formula_candidates(claim: Claim, subject: Subject | None) -> tuple[list[Candidate], list[str]]:
     """The published formulas' readings of the claim (flopcheck.published) on its subject, each with its causes."""
-    from flopcheck.auditor import formulas
+    from flopcheck.auditor import formulas  # lazy: door start-up (the published formulas, the count verb's module)
 
     found, notes = formulas.readings(claim, subject)
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], notes
@@ -235,7 +251,7 @@ def _count_of(c: Candidate, candidates: list[Candidate], stated: B.Reading) -> C
 ORDER = {Category.COUNT: 0, Category.BOOKKEEPING: 1, Category.DEPARTS: 2}
 
 
-def tier_of(category: Category, fit: bool, relative: Decimal, departure: Fraction, limit: Decimal) -> Tier:
+def tier_of(category: Category, fit: bool, relative: Decimal, departure: Fraction | int, limit: Decimal) -> Tier:
     """The tier of a claim from the reading it is judged by, alone: that reading's category, whether the claim's
     digits match it, how far the claim is from it, and how far the reading departs from the model's multiply-adds.
 
@@ -272,7 +288,7 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
     nearest. A reading that is not a count is named as the cause, beside the count it is a variant of."""
     usable = [c for c in candidates if c.tool or c.reading.causes(stated) <= MAX_CAUSES] or candidates
 
-    def simplest(c: Candidate) -> tuple:
+    def simplest(c: Candidate) -> tuple[Any, ...]:
         return (
             ORDER[c.category],
             c.departure > claim.omission_limit,
@@ -304,12 +320,17 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
     return Judgement(tier, best, cause, tools, also)
 
 
-def _inputs(claim: Claim, measured) -> str:
+def _inputs(claim: Claim, measured: Measured | None) -> str:
     """The input the readings are for: a given model's as built, else the claim's subject's."""
     return measured.inputs if measured is not None else claim.subject.inputs
 
 
-def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None = None, subject=None) -> Verdict:
+def judge(
+    claim: Claim,
+    measured: Measured | None = None,
+    counters: list[str] | tuple[tuple[ToolReading, ...], tuple[str, ...]] | Literal[False] | None = None,
+    subject: Subject | None = None,
+) -> Verdict:
     """The verdict on one claim; `measured`: the caller's own model, measured in its process (specs.measure), and
     `subject` its Subject; `counters`: the counters whose output is a reading (default: every installed one; False:
     none)."""
@@ -350,8 +371,6 @@ def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     candidates += tool_candidates + published
     notes = (*notes, *formula_notes)
     if not candidates:  # every reading is of nothing: no figure but 0 describes the model, and a claim is positive
-        from flopcheck.errors import InputError
-
         raise InputError(
             f"{claim.model} does no multiply-adds on this input (its exact count is 0 FLOPs): a FLOP figure of it "
             f"says nothing to check; claim a model that computes"
@@ -364,7 +383,12 @@ def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
         key=lambda c: (c.distance / c.value if c.value else Decimal("Infinity"), c.reading.causes(stated)),
     )
     seen = {c.value for c in (best, cause) if c is not None}
-    runners = [c for c in runners if c.value not in seen and not seen.add(c.value)]  # an alias (MACs x CFG) once
+    once = []  # an alias (MACs x CFG) once
+    for c in runners:
+        if c.value not in seen:
+            seen.add(c.value)
+            once.append(c)
+    runners = once
     true = B.explain(stated, latent, pixel, tokens, norms, backward).flops
     if backward is not None:
         reference += " forward + the exact backward on meta"

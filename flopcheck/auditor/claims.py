@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import difflib
+import math
 import os
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
+from typing import Any
+
+import yaml
 
 from flopcheck.auditor import rates
 from flopcheck.auditor.rates import Rate
@@ -192,7 +197,7 @@ SCOPE_KEYS = (
 )  # a Claim's fields past its number
 
 
-def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
+def parse_claim(text: str, model: str | None = None, **scope: Any) -> Claim:
     """A claim from text: the model name before the number unless `model` is given; `scope`: what it covers
     (resolution, frames, steps, cfg, training, batch, space, part) and a named model's input (input_shape, config,
     inputs)."""
@@ -204,6 +209,7 @@ def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
     m = _NUMBER.search(text.strip())
     if not m:
         parse_value(text)  # raises with the message
+    assert m is not None, text
     named = text.strip()[: m.start("num")].strip()
     if model and named and named != model:
         raise ClaimError(f"the claim names {named!r} and the model given is {model!r}: name one model")
@@ -279,8 +285,6 @@ def _check_rate_fields(c: Claim) -> None:
 
 def _fraction(value: object, name: str) -> Decimal:
     """A number as an exact Decimal ('0.1' stays 0.1, not the nearest binary float); anything else is refused."""
-    import math
-
     if isinstance(value, bool) or not isinstance(value, (int, float, Decimal, str)):
         raise ClaimError(f"{name} must be a number, like 0.10, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
@@ -347,7 +351,7 @@ KEYS = (
     "why",
     *RATE_KEYS,
 )
-_TYPES = {
+_TYPES: dict[str, type | tuple[type, ...]] = {
     "id": str,
     "model": str,
     "claim": (str, int, float),
@@ -379,8 +383,6 @@ _TYPES = {
 def load_claims(path: str) -> list[Claim]:
     """Claims from a YAML list of mappings (KEYS: model and claim required), checked against that schema: a problem
     is a ClaimError naming the file, the line and the key."""
-    import yaml
-
     what = "a YAML list of claims (see claims/)"
     try:  # someone else's file: a plain file of bounded size, parsed within bounded depth and size
         text = read_sent(path, what)
@@ -403,9 +405,11 @@ def load_claims(path: str) -> list[Claim]:
         loader.dispose()
     if not data:
         raise ClaimError(f"{path}: no claims; write a list of entries like - {{model: DiT-XL/2, claim: 118.64 GFLOPs}}")
+    assert root is not None  # no document, no data: refused above
     if not isinstance(root, yaml.SequenceNode):
         raise ClaimError(f"{path}:{root.start_mark.line + 1}: a claims file is a list, one claim per entry (- ...)")
-    claims, ids = [], {}
+    claims: list[Claim] = []
+    ids: dict[str, int] = {}
     for node, entry in zip(root.value, data):
         line = node.start_mark.line + 1
         claims.append(_entry(path, line, node, entry))
@@ -415,12 +419,8 @@ def load_claims(path: str) -> list[Claim]:
     return claims
 
 
-def _entry(path: str, line: int, node, entry) -> Claim:
+def _entry(path: str, line: int, node: yaml.Node, entry: Any) -> Claim:
     """One entry of a claims file as a Claim, every key checked."""
-    import difflib
-
-    import yaml
-
     if not isinstance(node, yaml.MappingNode) or not isinstance(entry, dict):
         raise ClaimError(
             f"{path}:{line}: an entry is a mapping with model and claim, like {{model: DiT-XL/2, claim: 118.64 GFLOPs}}"
@@ -474,7 +474,7 @@ def _entry(path: str, line: int, node, entry) -> Claim:
         raise ClaimError(f"{path}:{line}: {err}") from None
 
 
-def _type_words(kind) -> str:
+def _type_words(kind: type | tuple[type, ...]) -> str:
     names = {str: "text", int: "a whole number", float: "a number", bool: "true or false"}
     kinds = kind if isinstance(kind, tuple) else (kind,)
     return " or ".join(names[k] for k in kinds)

@@ -3,18 +3,23 @@ attention uncounted; norms at 5 MACs per element ...), cached per counter, model
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.readings import Convention, ToolReading
 from flopcheck.cache import FINGERPRINTS, count_key
-from flopcheck.types import Count, Unit
+from flopcheck.counters import COUNTERS
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler import explain
+from flopcheck.types import ATTENTION_KINDS, Count, Finding, Reconciliation, Unit, Work
+
+if TYPE_CHECKING:
+    from flopcheck.reconciler.reference import Reference
 
 
 def convention(t: ToolReading, claim: Claim) -> Convention:
     """What the counter did on this model, by the reconciler's causes: its words ('MACs; fused attention uncounted;
     norms counted ...', its library's convention where the reconciliation cannot be made) and its findings."""
-    from flopcheck.counters import COUNTERS
-    from flopcheck.reconciler import explain
-
     if t.convention is not None:
         return t.convention
     key = count_key(
@@ -28,7 +33,8 @@ def convention(t: ToolReading, claim: Claim) -> Convention:
         },
     )
     if key in FINGERPRINTS:
-        return FINGERPRINTS.get(key)
+        cached: Convention = FINGERPRINTS.get(key)
+        return cached
     try:
         ref = _reference(t, claim)
         r = explain(t.count, ref)
@@ -40,11 +46,8 @@ def convention(t: ToolReading, claim: Claim) -> Convention:
     return found
 
 
-def fingerprint_words(count: Count, ref, r) -> str:
+def fingerprint_words(count: Count, ref: Reference, r: Reconciliation) -> str:
     """A count's convention in words, from its reconciliation `r` against `ref`."""
-    from flopcheck.reconciler import causes as K
-    from flopcheck.types import ATTENTION_KINDS
-
     findings = [f for f in r.findings if K.of(f) is not K.MAC_CONVENTION and f.delta]
     attention = (
         []
@@ -58,23 +61,22 @@ def fingerprint_words(count: Count, ref, r) -> str:
     return "; ".join(words)
 
 
-def _reference(t: ToolReading, claim: Claim):
+def _reference(t: ToolReading, claim: Claim) -> Reference:
     """The reference the counter's count is reconciled against: a reference model's formula and exact count on
     the count's path, or the spec's exact count on the count's path."""
-    from flopcheck.reconciler import reference_for
+    from flopcheck.reconciler import reference_for  # lazy: torch-free door (the reference builds models)
 
     if t.reference is not None:
-        return t.reference
+        known: Reference = t.reference
+        return known
     if t.count.input_size is not None:
-        return reference_for(t.count.model, t.count.input_size, t.count.attn, t.count.batch)
+        found: Reference = reference_for(t.count.model, t.count.input_size, t.count.attn, t.count.batch)
+        return found
     return claim.subject.with_options(attn=None if t.count.attn == "sdpa" else t.count.attn).reference()
 
 
-def _words(f, unit: Unit, ref) -> str:
+def _words(f: Finding, unit: Unit, ref: Reference) -> str:
     """A finding as fingerprint words: 'fused attention uncounted', 'norms counted at 5 MACs per element'."""
-    from flopcheck.reconciler import causes as K
-    from flopcheck.types import Work
-
     words = f.title.replace("-", " ")
     if K.of(f) is K.NORM_COUNTED:
         elements = ref.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1]

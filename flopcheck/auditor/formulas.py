@@ -8,8 +8,11 @@ from typing import Any
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.readings import Convention, ToolReading
+from flopcheck.children import one_line
+from flopcheck.published import FORMULAS
 from flopcheck.reconciler import causes as K
 from flopcheck.types import Count, Reconciliation
+from flopcheck.verbs.formulas import formula_results
 
 CLOSING = ("FC901", "FC101")  # the residual and the unit: not conventions of the formula's content
 
@@ -19,15 +22,10 @@ def readings(claim: Claim, subject: Any = None) -> tuple[list[ToolReading], list
     for a training claim), and one line when they could not be read."""
     if claim.part != "model" or claim.space == "pixel":
         return [], []
-    from flopcheck.published import FORMULAS
-    from flopcheck.verbs.formulas import formula_results
-
     try:
         subject = subject or claim.subject
         found = formula_results(subject, ["all"], training=claim.training)
     except Exception as err:  # noqa: BLE001 - the counters' and formula readings still judge the claim
-        from flopcheck.children import one_line
-
         return [], [f"published formulas: {one_line(err)}"]
     out = []
     for r in found:

@@ -9,9 +9,17 @@ their input comes from the model's own convention or the claim's resolution, fra
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from flopcheck.auditor.claims import Claim, ClaimError
+from flopcheck.formula import formula_breakdown, in_blocks
 from flopcheck.types import ATTENTION_KINDS, Breakdown, BySpace, Kind, Term, Work
+from reference_models import family_of, get_config
+from reference_models.configs import DiTConfig, LatentTransformerConfig
+
+if TYPE_CHECKING:  # a spec's measurement is read here, never taken: no torch
+    from flopcheck.specs.blocks import BlockList
+    from flopcheck.specs.measure import Measured
 
 
 @dataclass(frozen=True)
@@ -29,9 +37,6 @@ class ClaimReference:
 
 
 def _pixel_and_latent_breakdowns(claim: Claim) -> ClaimReference:
-    from flopcheck.formula import formula_breakdown
-    from reference_models import get_config
-
     cfg = get_config(claim.model)
     if claim.frames:
         raise ClaimError(f"frames apply to video models; {claim.model} is an image model")
@@ -49,20 +54,14 @@ def _pixel_and_latent_breakdowns(claim: Claim) -> ClaimReference:
 
 def _latent_breakdowns(claim: Claim) -> ClaimReference:
     """A text-conditioned model's formula at the claim's resolution and frames (latents only)."""
-    from flopcheck.formula import formula_breakdown
-    from reference_models import get_config
-
     cfg = get_config(claim.model, resolution=claim.resolution, frames=claim.frames)
     b = _part(formula_breakdown(claim.model, cfg, batch=1), claim.part, cfg)
     return ClaimReference(b, None, BySpace(cfg.image_tokens), BySpace(0), "formula")
 
 
-def _part(b: Breakdown, part: str, cfg) -> Breakdown:
+def _part(b: Breakdown, part: str, cfg: DiTConfig | LatentTransformerConfig) -> Breakdown:
     """The breakdown of one part: the whole model, the block linears, attention, the two embedding ends, or one
     block (of a family with one list of blocks)."""
-    from flopcheck.formula import in_blocks
-    from reference_models import family_of
-
     family = family_of(cfg)
     if part == "model":
         return b
@@ -87,7 +86,7 @@ def _part(b: Breakdown, part: str, cfg) -> Breakdown:
     raise ClaimError(f"unknown part {part!r}: use model, linear, attention, embeddings or block")
 
 
-def _spec_breakdowns(claim: Claim, given=None) -> ClaimReference:
+def _spec_breakdowns(claim: Claim, given: Measured | None = None) -> ClaimReference:
     """A spec's exact count (measured in a child process, or given) as the only breakdown, cut to the claim's
     part."""
     m = given or claim.subject.measured()
@@ -97,7 +96,7 @@ def _spec_breakdowns(claim: Claim, given=None) -> ClaimReference:
     return ClaimReference(b, None, BySpace(1), BySpace(norms), reference, m.exact.incomplete)  # T=1: per sample
 
 
-def spec_part(m, part: str) -> Breakdown:
+def spec_part(m: Measured, part: str) -> Breakdown:
     """A part of a spec's exact count, found from its module tree: the block lists' linears, attention, or one
     block; a part the model does not have is refused, one line."""
     b = m.breakdown()
@@ -132,7 +131,7 @@ def spec_part(m, part: str) -> Breakdown:
     return replace(b, terms=_one_block(m.blocks[0], b.terms, m.text))
 
 
-def _one_block(blocks, terms: tuple[Term, ...], model: str) -> tuple[Term, ...]:
+def _one_block(blocks: BlockList, terms: tuple[Term, ...], model: str) -> tuple[Term, ...]:
     """The terms of one block of a list of identical blocks: the list's terms / its length, each checked equal
     when the list keeps each block's path (an nn.Sequential)."""
     inside = [t for t in terms if t.path.startswith(blocks.path + ".")]
@@ -151,11 +150,9 @@ def _one_block(blocks, terms: tuple[Term, ...], model: str) -> tuple[Term, ...]:
     return tuple(replace(t, flops=t.flops // blocks.count, formula=f"({t.formula})/{blocks.count}") for t in inside)
 
 
-def reference_breakdowns(claim: Claim, given=None) -> ClaimReference:
+def reference_breakdowns(claim: Claim, given: Measured | None = None) -> ClaimReference:
     """What the claim's readings are built from: a reference model's formula (on the latent and, for a family that
     runs there too, on pixels), or a spec's (or a given model's) exact count."""
-    from reference_models import family_of, get_config
-
     if given is not None or not claim.subject.formula_family:
         return _spec_breakdowns(claim, given)
     if family_of(get_config(claim.model)).pixel_space:  # a family that runs on pixels too has the pixel readings

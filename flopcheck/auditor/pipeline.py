@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 from flopcheck.auditor import WRONG_LIMIT, tier_of
 from flopcheck.auditor.claims import Claim
+from flopcheck.fmt import commas, si
 from flopcheck.pipelines import PREFIX, PipelineCount, count_pipeline
+from flopcheck.specs import SpecError
 from flopcheck.types import Category, Tier, Unit
+from reference_models import pipeline_of
 
 
 @dataclass(frozen=True)
@@ -68,7 +72,12 @@ def combinations(p: PipelineCount) -> tuple[Combination, ...]:
         Combination("the whole generation", p.total),
     ]
     seen: set[int] = set()
-    return tuple(c for c in every if c is not None and c.flops not in seen and not seen.add(c.flops))
+    once = []
+    for c in every:
+        if c is not None and c.flops not in seen:
+            seen.add(c.flops)
+            once.append(c)
+    return tuple(once)
 
 
 def readings(claim: Claim, p: PipelineCount) -> list[Reading]:
@@ -102,8 +111,6 @@ class PipelineVerdict:
         return self.count.total
 
     def sentence(self) -> str:
-        from flopcheck.fmt import si
-
         c, b = self.claim, self.best
         claim = c.text.removeprefix(c.model).strip() or c.text
         value = si(b.combination.flops, b.unit)
@@ -121,8 +128,6 @@ class PipelineVerdict:
         return head
 
     def to_text(self) -> str:
-        from flopcheck.fmt import commas, si
-
         p = self.count
         lines = [f'"{self.claim.text}" · {p.headline}']
         lines.append(f"  verdict     {self.sentence()}")
@@ -134,8 +139,8 @@ class PipelineVerdict:
             )
         return "\n".join(lines)
 
-    def to_dict(self) -> dict:
-        def one(r: Reading) -> dict:
+    def to_dict(self) -> dict[str, Any]:
+        def one(r: Reading) -> dict[str, Any]:
             return {"reading": r.describe(), "unit": r.unit.value, "flops": r.combination.flops}
 
         return {
@@ -190,8 +195,6 @@ NOT_STATED = {
 
 def judge(claim: Claim) -> PipelineVerdict:
     """A claim about 'diffusers-pipeline:NAME' read against each stage combination of one generation."""
-    from flopcheck.specs import SpecError
-
     for name, default in NOT_STATED.items():
         if getattr(claim, name) != default:
             raise SpecError(
@@ -213,12 +216,9 @@ def hint(claim: Claim, true_flops: int) -> str:
     """For a reference model's claim that did not pass: the stage combination of its pipeline within 10%, in words,
     or ''. Only a claim over 110% of the model's true value at its stated scope (read as MACs, its larger reading,
     2 x its number in FLOPs) can be more of the pipeline; any other is not counted again."""
-    from reference_models import pipeline_of
-
     name = pipeline_of(claim.model)
     if name is None or claim.training or claim.part != "model" or 2 * claim.value <= Decimal("1.1") * true_flops:
         return ""
-    from flopcheck.fmt import si
 
     r = readings(claim, _count(claim, name))[0]
     if r.relative > WRONG_LIMIT:

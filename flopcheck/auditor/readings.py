@@ -13,11 +13,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.cache import COUNTS, count_key
 from flopcheck.types import Count, Finding, Unit
+
+if TYPE_CHECKING:
+    from flopcheck.counters.pool import Job
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class ToolReading:
 
     @property
     def flops(self) -> int:
+        assert self.count.flops is not None, self.count  # a reading is of a count that came back
         return self.count.flops * self.factor
 
     @property
@@ -86,7 +90,7 @@ class ToolReading:
         return f"what {self.tool} reports{where}{scope}"
 
 
-def keep(count: Count, job: dict) -> None:
+def keep(count: Count, job: dict[str, Any]) -> None:
     """Keep a counter's count of a job (as the worker takes it) in COUNTS; an error is kept in this process only,
     except a library that is not installed (the key holds its version: installing it makes a new key)."""
     COUNTS.put(count_key(count.counter, job), count, keep=count.ok or (count.error or "").startswith("unavailable"))
@@ -95,7 +99,7 @@ def keep(count: Count, job: dict) -> None:
 REAL_TENSOR_LIMIT = 250 * 10**9  # FLOPs of one forward: beyond it counters are run only when named (CPU minutes)
 
 
-def jobs_of(claim: Claim, named: bool = False) -> tuple[list, str]:
+def jobs_of(claim: Claim, named: bool = False) -> tuple[list[Any], str]:
     """The counter jobs for a claim (both attention paths where the model switches), and why there are none;
     a forward over REAL_TENSOR_LIMIT runs counters only when they are `named`."""
     jobs, why = _jobs_of(claim)
@@ -114,7 +118,7 @@ def _forward_flops(claim: Claim) -> int:
     return claim.subject.truth()
 
 
-def _jobs_of(claim: Claim) -> tuple[list, str]:
+def _jobs_of(claim: Claim) -> tuple[list[Any], str]:
     if claim.part != "model":
         return [], "counters count whole models"
     if claim.space == "pixel":
@@ -126,19 +130,22 @@ def _jobs_of(claim: Claim) -> tuple[list, str]:
     return [s.job() for s in claim.subject.paths()], ""
 
 
-def path_words(job, switch: bool) -> str:
+def path_words(job: Job, switch: bool) -> str:
     if not switch:
         return ""
     return "explicit attention" if job.attn == "math" else "fused attention"
 
 
-def fill(jobs: list, names: list[str] | None, workers: int | None = None) -> None:
+def fill(jobs: list[Job], names: list[str] | None, workers: int | None = None) -> None:
     """Run the named counters (default: all) the cache lacks on these jobs, in one pool, and keep their counts."""
+    # lazy: door start-up (the counters' registry imports every adapter; see subject.counts_of)
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import run_jobs
 
     named = [COUNTERS[n] for n in (names if names is not None else list(COUNTERS))]
-    groups: dict[tuple, dict] = {}  # the counters a job lacks -> the jobs that lack just those
+    groups: dict[
+        tuple[str, ...], dict[Job, dict[str, Any]]
+    ] = {}  # the counters a job lacks -> the jobs that lack just those
     for job in dict.fromkeys(jobs):
         resolved = job.resolved()
         lacking = tuple(s.name for s in named if COUNTS.get(count_key(s.name, resolved)) is None)
@@ -152,7 +159,7 @@ def fill(jobs: list, names: list[str] | None, workers: int | None = None) -> Non
 
 
 def readings_of_counts(
-    claim: Claim, counts: list, path: str = "", reference: Any = None
+    claim: Claim, counts: list[Any], path: str = "", reference: Any = None
 ) -> tuple[list[ToolReading], list[str]]:
     """Counts made on the claim's model as its readings at the claim's stated scope (batch x CFG x steps x 3 for
     training), and one line per count that gave none; `reference`: what each is reconciled against."""

@@ -12,13 +12,20 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.fingerprints import fingerprint_words
 from flopcheck.auditor.readings import Convention, ToolReading, fill, path_words
 from flopcheck.cache import COUNTS, count_key
-from flopcheck.types import Count
+from flopcheck.counters import COUNTERS
+from flopcheck.counters.pool import Job
+from flopcheck.reconciler import explain
+from flopcheck.reconciler.scaling import carried
+from flopcheck.types import Count, Finding
+
+if TYPE_CHECKING:
+    from flopcheck.specs import ModelSpec
 
 MAX_UNCERTAIN = 1000  # a carried value is kept when at most 1/1000 of it is carried at a mixed rate
 
@@ -43,7 +50,7 @@ class Group:
     carry: Callable[[str], Carried | str]
 
 
-def stand_ins(claim: Claim) -> list:
+def stand_ins(claim: Claim) -> list[Job]:
     """The stand-in jobs of a whole-model latent claim on a reference model; none for a part, pixels or a spec."""
     if claim.part != "model" or claim.space == "pixel":
         return []
@@ -53,13 +60,11 @@ def stand_ins(claim: Claim) -> list:
 def _executing(names: list[str] | None) -> list[str]:
     """The named counters (default: all) that execute the model: one that reads shapes on meta, as the exact count
     does, has the exact count as its reading already."""
-    from flopcheck.counters import COUNTERS
-
     return [n for n in (names or list(COUNTERS)) if not COUNTERS[n].on_meta]
 
 
 def _from_stand_ins(
-    claim: Claim, why: str, how: str, jobs: list, groups: list[Group], executing: list[str]
+    claim: Claim, why: str, how: str, jobs: list[Any], groups: list[Group], executing: list[str]
 ) -> tuple[list[ToolReading], list[str]]:
     """Run the executing counters on the stand-ins' jobs, then carry each counter's reading, group by group."""
     fill(jobs, executing)
@@ -100,10 +105,9 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
     return _from_stand_ins(claim, why, how, jobs, groups, _executing(names))
 
 
-def _carrier(claim: Claim, job, several: bool) -> Callable[[str], Carried | str]:
+def _carrier(claim: Claim, job: Job, several: bool) -> Callable[[str], Carried | str]:
     """How a counter's count on one stand-in job is carried to the claim's model."""
-    from flopcheck.reconciler import explain, reference_for
-    from flopcheck.reconciler.scaling import carried
+    from flopcheck.reconciler import reference_for  # lazy: torch-free door (the reference builds models)
 
     resolved = job.resolved()
     small = reference_for(
@@ -142,7 +146,7 @@ def _carrier(claim: Claim, job, several: bool) -> Callable[[str], Carried | str]
     return carry
 
 
-def _depth_stand_ins(claim: Claim) -> list[tuple[Any, Any, int, str]]:
+def _depth_stand_ins(claim: Claim) -> list[tuple[ModelSpec, ModelSpec, int, str]]:
     """A spec whose forward counters would not execute, but whose work is one list of L >= 3 identical blocks: its
     stand-ins of 1 and 2 blocks on each attention path, as (1-block spec, 2-block spec, L, path words)."""
     if claim.part != "model" or claim.space == "pixel":
@@ -151,17 +155,15 @@ def _depth_stand_ins(claim: Claim) -> list[tuple[Any, Any, int, str]]:
     if len(lists) != 1 or lists[0].count < 3:
         return []
     paths = claim.subject.paths()
-    out = []
+    out: list[tuple[ModelSpec, ModelSpec, int, str]] = []
     for s in paths:
-        one, two = (replace(s.spec, options=replace(s.spec.options, blocks=n)) for n in (1, 2))
+        one, two = (replace(s.named, options=replace(s.named.options, blocks=n)) for n in (1, 2))
         out.append((one, two, lists[0].count, path_words(s.job(), len(paths) > 1)))
     return out
 
 
-def _job(spec):
+def _job(spec: ModelSpec) -> Job:
     """The pool's job of a spec."""
-    from flopcheck.counters.pool import Job
-
     return Job.of_spec(spec)
 
 
@@ -195,9 +197,9 @@ def scaled_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[li
     return _from_stand_ins(claim, why, how, jobs, groups, _executing(names))
 
 
-def _scaler(claim: Claim, one, two, blocks: int, base: int) -> Callable[[str], Carried | str]:
+def _scaler(claim: Claim, one: ModelSpec, two: ModelSpec, blocks: int, base: int) -> Callable[[str], Carried | str]:
     """How a counter's counts on the 1- and 2-block stand-ins are scaled to the model's L blocks."""
-    from flopcheck.reconciler import explain
+    # lazy: torch-free door (the reference builds models; the spec's child module will import torch)
     from flopcheck.reconciler.reference import reference_of
     from flopcheck.specs.child import measured
 
@@ -207,12 +209,14 @@ def _scaler(claim: Claim, one, two, blocks: int, base: int) -> Callable[[str], C
         counts = [COUNTS.get(count_key(name, _job(s).resolved())) for s in (one, two)]
         if any(c is None or not c.ok for c in counts):
             return _missing(name, next(c for c in counts if c is None or not c.ok))
-        recs = [explain(c, r) for c, r in zip(counts, refs)]
-        reported = _per_block(counts[0].reported, counts[1].reported, blocks)
-        flops = _per_block(counts[0].flops, counts[1].flops, blocks)
-        if flops.denominator != 1 or any(r.residual is None for r in recs):
+        came = [_came_back(c) for c in counts]
+        recs = [explain(c, r) for c, r in zip(came, refs)]
+        reported = _per_block(_reported(came[0]), _reported(came[1]), blocks)
+        flops = _per_block(_flops(came[0]), _flops(came[1]), blocks)
+        residuals = [r.residual for r in recs]
+        if flops.denominator != 1 or residuals[0] is None or residuals[1] is None:
             return f"{name}: its counts on the stand-ins are not whole per block: not scaled"
-        deltas: dict[str, list] = {}
+        deltas: dict[str, list[Finding]] = {}
         for r in recs:
             for f in r.findings:
                 deltas.setdefault(f.code, []).append(f)
@@ -221,11 +225,27 @@ def _scaler(claim: Claim, one, two, blocks: int, base: int) -> Callable[[str], C
             for fs in deltas.values()
             if len(fs) == 2
         )
-        residual = int(_per_block(recs[0].residual, recs[1].residual, blocks))
-        count = replace(counts[1], model=claim.model, reported=float(reported), flops=int(flops), detail=())
-        return Carried(count, Convention(fingerprint_words(counts[1], refs[1], recs[1]), findings, base, residual))
+        residual = int(_per_block(residuals[0], residuals[1], blocks))
+        count = replace(came[1], model=claim.model, reported=float(reported), flops=int(flops), detail=())
+        return Carried(count, Convention(fingerprint_words(came[1], refs[1], recs[1]), findings, base, residual))
 
     return scale
+
+
+def _came_back(c: Count | None) -> Count:
+    """A count that came back (checked ok by the caller)."""
+    assert c is not None and c.ok, c
+    return c
+
+
+def _reported(c: Count) -> float:
+    assert c.reported is not None, c  # ok: it came back with a number
+    return c.reported
+
+
+def _flops(c: Count) -> int:
+    assert c.flops is not None, c  # ok: it came back with a number
+    return c.flops
 
 
 def _short(why: str) -> str:

@@ -9,13 +9,16 @@ from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.readings import ToolReading, fill, jobs_of, path_words, readings_of_counts
 from flopcheck.auditor.standins import carried_readings, stand_ins
 from flopcheck.cache import COUNTS, count_key
+from flopcheck.counters import COUNTERS
+from flopcheck.counters.pool import Job
+from flopcheck.subject import measure_all
 
 
 def prefetch(claims: list[Claim], names: list[str] | None = None, workers: int | None = None) -> None:
     """Count every claim's jobs (or its stand-ins') with every named counter (default: all) in one pool, filling
     the cache."""
     _measure_specs(claims)
-    jobs = []
+    jobs: list[Job] = []
     for claim in claims:
         try:
             found, _ = jobs_of(claim, names is not None)
@@ -27,8 +30,6 @@ def prefetch(claims: list[Claim], names: list[str] | None = None, workers: int |
 
 def _measure_specs(claims: list[Claim]) -> None:
     """The exact counts of the claims' specs (and of their explicit-attention twins), in as few children as can be."""
-    from flopcheck.subject import measure_all
-
     subjects = []
     for claim in claims:
         if claim.part == "model" and claim.space != "pixel":
@@ -42,13 +43,12 @@ def _measure_specs(claims: list[Claim]) -> None:
 def readings(claim: Claim, names: list[str] | None = None) -> tuple[list[ToolReading], list[str]]:
     """Each named counter's (default: every installed one's) reading of the claim, and one line per counter or
     path that gave none (not installed, failed, or not runnable on this claim)."""
-    from flopcheck.counters import COUNTERS
-
     jobs, why = jobs_of(claim, names is not None)
     if not jobs:
         return carried_readings(claim, names, why)
     prefetch([claim], names)
-    out, notes = [], []
+    out: list[ToolReading] = []
+    notes: list[str] = []
     for job in jobs:
         resolved = job.resolved()
         counts = [COUNTS.get(count_key(name, resolved)) for name in names or list(COUNTERS)]

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from flopcheck.published.structure import DIT, LM, Structure
+from flopcheck.published.structure import DIT as DIT  # re-exported: each formula module reads them here
+from flopcheck.published.structure import LM as LM
+from flopcheck.published.structure import Structure as Structure
 from flopcheck.reconciler.causes import Cause
 from flopcheck.types import Unit
 
@@ -28,7 +30,7 @@ class Exact:
     forward: int
     attention: int
     step: int | None = None
-    by_path: dict | None = None
+    by_path: dict[str, int] | None = None
     rule_gap: int = 0
     rule_paths: str = ""
 
@@ -93,6 +95,7 @@ def per_norm(s: Structure) -> int:
 
 
 def _load() -> None:
+    # lazy: each module imports this package's names (a cycle at import time); it registers its formulas
     from flopcheck.published import (  # noqa: F401 - each module registers its formulas
         chinchilla,
         hf,

@@ -3,6 +3,9 @@ residual, the reference the exact training step for a training formula and the e
 
 from __future__ import annotations
 
+from typing import Any
+
+from flopcheck.errors import InputError
 from flopcheck.published import FORMULAS, Exact, Formula
 from flopcheck.published.structure import Structure
 from flopcheck.reconciler import causes as K
@@ -14,8 +17,6 @@ MODE = "formula: its terms"
 def names(asked: str | list[str] | tuple[str, ...]) -> list[str]:
     """The formulas asked for ('all': every one, in the registry's order); an unknown name is one line with the
     names there are."""
-    from flopcheck.errors import InputError
-
     asked = [n.strip().lower() for n in ([asked] if isinstance(asked, str) else asked)]  # 'palm', not its letters
     chosen = list(FORMULAS) if "all" in asked else list(dict.fromkeys(asked))
     unknown = [n for n in chosen if n not in FORMULAS]
@@ -28,7 +29,9 @@ def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> R
     """The formula's value on the structure, each of its conventions a cause with its exact delta, the residual."""
     reference = e.step if f.training else e.forward
     what = "the exact training step" if f.training else "the exact count"
-    base = dict(counter=f"formula {f.name}", unit=f.unit, model=model, input_size=None, attn=attn, mode=MODE)
+    base: dict[str, Any] = dict(
+        counter=f"formula {f.name}", unit=f.unit, model=model, input_size=None, attn=attn, mode=MODE
+    )
     why = f.does_not_apply(s)
     if not why and reference is None:
         why = f"{f.name} counts a training step: add --training (it is reconciled against the exact step)"

@@ -46,7 +46,7 @@ class Structure:
     n_experts: int = 0  # the routed experts' parameters, all of them
     n_router: int = 0  # the routers' parameters
     hand: int = 0  # a DiT: flopcheck's term-by-term formula for one forward at this input, FLOPs
-    extra: dict = field(default_factory=dict)  # what a family adds (a DiT's patch size)
+    extra: dict[str, Any] = field(default_factory=dict)  # what a family adds (a DiT's patch size)
 
     @property
     def q(self) -> int:
@@ -72,12 +72,12 @@ class Structure:
         """The same model at T = tokens, B = batch."""
         return replace(self, T=tokens, B=batch)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, d: dict) -> Structure:
+    def from_dict(cls, d: dict[str, Any]) -> Structure:
         """Inverse of to_dict; unknown keys refused by the dataclass."""
         return cls(**d)
 
@@ -93,7 +93,7 @@ def _first(config: Any, *names: str, default: Any = None) -> Any:
 
 def _layers(model: Any, count: int) -> Any:
     """The ModuleList of the model's `count` decoder layers."""
-    from torch import nn
+    from torch import nn  # lazy: torch-free door (verbs.reconcile and the audit load these formulas without torch)
 
     return next((m for m in model.modules() if isinstance(m, nn.ModuleList) and len(m) == count), None)
 
@@ -106,7 +106,7 @@ def _params(module: Any) -> int:
 def _groups(model: Any) -> dict[str, int]:
     """Parameters by group: all, the input embedding, other embedding tables, a separate LM head, norms, biases,
     experts, routers; shared tensors once."""
-    from torch import nn
+    from torch import nn  # lazy: torch-free door (as in _layers)
 
     inp = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
     out = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
@@ -143,7 +143,9 @@ def _mlp_matrices(layer: Any, d: int, F: int, E: int) -> int:
     if mlp is None or not d or not F:
         return 2
     routers = ("gate.", "router.", "shared")
-    weights = sum(p.numel() for n, p in mlp.named_parameters() if not n.endswith("bias") and not n.startswith(routers))
+    weights: int = sum(
+        p.numel() for n, p in mlp.named_parameters() if not n.endswith("bias") and not n.startswith(routers)
+    )
     return max(2, round(weights / (E * d * F)))
 
 
@@ -162,7 +164,7 @@ def of_model(model: Any, tokens: int = 0, batch: int = 1) -> Structure:
     F = _first(config, "intermediate_size", "n_inner", "ffn_dim", default=4 * d)
     E = _first(config, "num_local_experts", "num_experts", "n_routed_experts", default=1) or 1
     layers = _layers(model, L)
-    g = _groups(model)
+    g: dict[str, Any] = _groups(model)
     return Structure(
         kind=LM,
         L=L,
@@ -200,10 +202,10 @@ def of_dit(config: Any, batch: int, hand: int) -> Structure:
     )
 
 
-def of_call(model: Any, args: tuple, kwargs: dict) -> dict:
+def of_call(model: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     """The structure of a model called on (args, kwargs), JSON-ready: T and B from its first 2-D integer tensor
     (input_ids); {} when it is neither an LM nor worth saying (no config)."""
-    import torch
+    import torch  # lazy: torch-free door (as in _layers)
 
     ids = next(
         (

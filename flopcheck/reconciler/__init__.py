@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconci
 
 def __getattr__(name: str) -> Any:
     if name in ("Reference", "reference_for"):
-        from flopcheck.reconciler import reference
+        from flopcheck.reconciler import reference  # lazy: torch-free door (the reference builds models)
 
         return getattr(reference, name)
     raise AttributeError(name)
@@ -34,7 +34,7 @@ def __getattr__(name: str) -> Any:
 def reading_of(count: Count) -> Callable[[Count, Reference], list[Any]]:
     """How to read a count's detail as parts: its counter's own reading, else by the kinds its items state,
     else op by op."""
-    from flopcheck.counters import COUNTERS
+    from flopcheck.counters import COUNTERS  # lazy: door start-up (the registry imports every adapter)
 
     spec = COUNTERS.get(count.counter)
     if spec is not None and spec.reader is not None:
@@ -150,7 +150,7 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
 def explain(count: Count, ref: Reference | None = None) -> Reconciliation:
     """Explain a count against the reference for its model, input and attention path: white box
     when the count has detail at the reference's batch, black box from its total otherwise."""
-    from flopcheck.reconciler.reference import reference_for
+    from flopcheck.reconciler.reference import reference_for  # lazy: torch-free door (builds models)
 
     ref = ref or reference_for(count.model, count.input_size, count.attn, count.batch)
     if not count.ok:

@@ -19,6 +19,7 @@ from itertools import product
 from typing import TypeVar
 
 from flopcheck.errors import InputError
+from flopcheck.formula import per_layer
 from flopcheck.reconciler import causes as K
 from flopcheck.types import Attention, Breakdown, BySpace, Finding, Kind, Unit, Word, scope_words
 
@@ -119,8 +120,6 @@ def _block_linears(b: Breakdown) -> int:
 def _per_layer_formula(b: Breakdown) -> int | None:
     """N * L * (24*T*d^2 + 4*T^2*d) from the breakdown's symbols (L counts single-stream blocks too; T = I + S):
     the hand formula for a whole model. For DiT it equals the blocks' own terms; for Wan it does not."""
-    from flopcheck.formula import per_layer
-
     s = dict(b.symbols)
     if not {"T", "d", "L"} <= set(s):
         return None

@@ -18,6 +18,7 @@ from flopcheck.exact.counter import join
 from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.specs.measure import Layer, Measured, layers_of
 from flopcheck.types import Breakdown, Kind, OpRecord, Work
+from reference_models import get_config, prepare
 
 LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)
 
@@ -147,8 +148,6 @@ def reference_for(
 ) -> Reference:
     """Build (once per key) the reference for a registered model (`overrides`: (field, value) pairs of a stand-in);
     the exact count must equal the formula."""
-    from reference_models import get_config, prepare
-
     config = get_config(name, input_size=input_size, attn=attn, **dict(overrides))
     model, inputs, forward = prepare(config, batch=batch, device="meta")
     exact = count_forward(model, inputs, forward, flop_kinds(model), model=name, attn=config.attn, device="meta")

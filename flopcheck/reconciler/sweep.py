@@ -9,6 +9,7 @@ from flopcheck.formula import formula_breakdown
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.blackbox import Fit, SweepVerdict, fit_quadratic, judge
 from flopcheck.types import Attention, Count, Reconciliation, Unit
+from reference_models import get_config
 
 
 def sweep_sizes(patch: int) -> list[int]:
@@ -37,8 +38,6 @@ def white_box_says(r: Reconciliation) -> tuple[Unit, Attention]:
 
 def sweep(counts: list[Count], model: str, attn: str, white: Reconciliation | None = None) -> Sweep:
     """Fit the counter's reported totals and the formula's FLOPs over T; judge unit and coverage."""
-    from reference_models import get_config
-
     points: list[tuple[int, float]] = []
     formula_points: list[tuple[int, float]] = []
     for c in sorted((c for c in counts if c.ok), key=lambda c: c.input_size):

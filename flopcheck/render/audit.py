@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import TYPE_CHECKING, Any
 
-from flopcheck.auditor import Candidate, Verdict
+from flopcheck.auditor import CLOSE_LIMIT, Candidate, Verdict
 from flopcheck.fmt import commas, si
 from flopcheck.types import Space, Tier, Unit, scope_words
+
+if TYPE_CHECKING:  # readings run counters: rendering imports none of that
+    from flopcheck.auditor.readings import ToolReading
 
 
 def _value(v: Decimal, unit: Unit) -> str:
@@ -47,8 +51,6 @@ def _named(c: Candidate) -> str:
 def _cause_words(v: Verdict) -> str:
     """What explains the distance of a close or wrong claim: the reading its digits match (or the nearest), and how
     far that reading departs from the model's multiply-adds."""
-    from flopcheck.auditor import CLOSE_LIMIT
-
     c = v.cause
     if c is None:
         return "no cause was found for the difference" if v.verdict is Tier.CLOSE else ""
@@ -89,7 +91,7 @@ def sentence(v: Verdict) -> str:
             )
         else:
             head = f"consistent: {claim} is {_named(best)} ({best.fit(c)})"
-        others = _tool_names([t for t in v.tools if not best.tool or t.tool.count.counter != best.tool.count.counter])
+        others = _tool_names([t for t in v.tools if not best.tool or _tool(t).count.counter != best.tool.count.counter])
         if others:
             head += f"; {others} report{'s' if ',' not in others and ' and ' not in others else ''} it too"
         if v.also:
@@ -111,13 +113,19 @@ def sentence(v: Verdict) -> str:
     return f"INCOMPLETE: no verdict on {claim}, the reference is {v.reference}"
 
 
+def _tool(c: Candidate) -> ToolReading:
+    """A counter's candidate's reading (a verdict's tools and readings are all counters')."""
+    assert c.tool is not None, c
+    return c.tool
+
+
 def _tool_names(tools: list[Candidate]) -> str:
     """'fvcore_jit (explicit attention), thop_hooks (both paths) and torchprofile_jit': each counter once ('by its
     convention' where it was carried from a stand-in, not run on the model)."""
     paths: dict[str, set[str]] = {}
-    carried = {t.tool.count.counter for t in tools if t.tool.stand_in}
+    carried = {_tool(t).count.counter for t in tools if _tool(t).stand_in}
     for t in tools:
-        paths.setdefault(t.tool.count.counter, set()).add(t.tool.path)
+        paths.setdefault(_tool(t).count.counter, set()).add(_tool(t).path)
     names = [
         n
         + ("" if "" in p else " (both paths)" if len(p) > 1 else f" ({next(iter(p))})")
@@ -137,7 +145,7 @@ def fingerprint_words(v: Verdict) -> str:
     r = b.reading
     norms = f"LayerNorm {r.norms} per element" if r.norms else "norms and elementwise ops not counted"
     adaln = ["per-sample layers per token"] if r.per_sample_per_token else []
-    tools = [f"tool: {', '.join(dict.fromkeys(t.tool.tool for t in v.tools))}"] if v.tools else []
+    tools = [f"tool: {', '.join(dict.fromkeys(_tool(t).tool for t in v.tools))}"] if v.tools else []
     coverage = (
         "every layer counted" if r.coverage.words == "attention counted" and not b.attention else r.coverage.words
     )
@@ -183,7 +191,7 @@ def to_text(v: Verdict) -> str:
     return "\n".join(lines)
 
 
-def to_dict(v: Verdict) -> dict:
+def to_dict(v: Verdict) -> dict[str, Any]:
     """JSON-ready: integers in FLOPs, the verdict, the reading and the candidates."""
     best = v.best
     return {
@@ -210,8 +218,10 @@ def to_dict(v: Verdict) -> dict:
         "category": (v.cause or best).category.value,
         "departure": float((v.cause or best).departure),
         "omission_limit": float(v.claim.omission_limit),
-        "tools": [t.tool.tool for t in v.tools] + ([best.tool.tool] if best.tool and best not in v.tools else []),
-        "carried_from": {t.tool.count.counter: t.tool.stand_in for t in (*v.tools, best) if t.tool and t.tool.stand_in},
+        "tools": [_tool(t).tool for t in v.tools] + ([best.tool.tool] if best.tool and best not in v.tools else []),
+        "carried_from": {
+            _tool(t).count.counter: _tool(t).stand_in for t in (*v.tools, best) if t.tool and _tool(t).stand_in
+        },
         "also": [a.describe() for a in v.also],
         "findings": [{"code": f.code, "title": f.title, "delta_flops": f.delta} for f in best.findings],
         "candidates": [
@@ -222,10 +232,10 @@ def to_dict(v: Verdict) -> dict:
         "pipeline_hint": v.pipeline_hint,
         "counters": [
             {
-                "counter": t.tool.count.counter,
+                "counter": _tool(t).count.counter,
                 "reading": t.describe(),
                 "unit": t.unit.value,
-                "reported": t.tool.count.reported,
+                "reported": _tool(t).count.reported,
                 "flops": t.flops,
                 "relative_error": float(t.relative),
             }

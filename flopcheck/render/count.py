@@ -4,12 +4,13 @@ has one, else the exact count alone (the reference of a model without a formula)
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.fmt import commas, si, table
-from flopcheck.types import Unit, Work
+from flopcheck.types import Breakdown, ExactCount, Unit, Work
 
 if TYPE_CHECKING:
+    from flopcheck.exact.training import TrainingCount
     from flopcheck.verbs.count import CountResult
 
 
@@ -23,32 +24,32 @@ def headline(r: CountResult) -> str:
 
 def to_text(r: CountResult) -> str:
     """The breakdown term by term in FLOPs and MACs, the exact count beside the formula (or alone)."""
-    return _formula_text(r) if r.formula is not None else _exact_text(r)
+    return _formula_text(r, r.formula) if r.formula is not None else _exact_text(r)
 
 
-def to_dict(r: CountResult) -> dict:
+def to_dict(r: CountResult) -> dict[str, Any]:
     """JSON-ready: full integers, FLOPs and MACs, every term, the exact count and what it left uncounted."""
-    return _formula_dict(r) if r.formula is not None else _exact_dict(r)
+    return _formula_dict(r, r.formula) if r.formula is not None else _exact_dict(r)
 
 
-def _formula_text(r: CountResult) -> str:
+def _formula_text(r: CountResult, form: Breakdown) -> str:
     exact = r.exact_by_path()
     rows = [
         [t.path, t.kind.value, t.formula, commas(t.flops), commas(exact.get(t.path, 0)), commas(t.macs)]
-        for t in r.formula.terms
+        for t in form.terms
     ]
-    rows += [[p, "(exact only)", "", "0", commas(f), "0"] for p, f in exact.items() if p not in r.formula.by_path()]
-    rows.append(["total", "", "", commas(r.formula.total), commas(r.exact_total), commas(r.formula.total_macs)])
+    rows += [[p, "(exact only)", "", "0", commas(f), "0"] for p, f in exact.items() if p not in form.by_path()]
+    rows.append(["total", "", "", commas(form.total), commas(r.exact_total), commas(form.total_macs)])
     lines = [
         headline(r),
         *_incomplete(r.exact, r.training),
-        "symbols: " + " ".join(f"{k}={v}" for k, v in r.formula.symbols),
+        "symbols: " + " ".join(f"{k}={v}" for k, v in form.symbols),
         "",
         table(rows, ["term", "kind", "formula", "formula FLOPs", "exact FLOPs", "MACs"], right={3, 4, 5}),
         "",
-        f"total: {commas(r.formula.total)} FLOPs = {si(r.formula.total)} = {si(r.formula.total, Unit.MAC)}",
-        "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in r.formula.by_kind().items()),
-        _verdict(r),
+        f"total: {commas(form.total)} FLOPs = {si(form.total)} = {si(form.total, Unit.MAC)}",
+        "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in form.by_kind().items()),
+        _verdict(r, form),
         "",
         *_uncounted(r.exact),
     ]
@@ -57,7 +58,7 @@ def _formula_text(r: CountResult) -> str:
     return "\n".join(lines)
 
 
-def _incomplete(exact, training) -> list[str]:
+def _incomplete(exact: ExactCount, training: TrainingCount | None) -> list[str]:
     """The lines under the headline saying what a count lacks: its forward's, and a training step's backward's."""
     lines = [exact.incompleteness()] if not exact.complete else []
     if training is not None and not training.backward.complete:
@@ -65,7 +66,7 @@ def _incomplete(exact, training) -> list[str]:
     return lines
 
 
-def training_lines(t) -> list[str]:
+def training_lines(t: TrainingCount) -> list[str]:
     """The exact training step beside the 3x rule, and every term where the rule's backward = 2 x forward fails."""
     rows = [
         [p or "(top)", commas(f), commas(b), commas(2 * f), f"{b - 2 * f:+,}", why] for p, f, b, why in t.differences()
@@ -104,7 +105,7 @@ def training_lines(t) -> list[str]:
     return lines
 
 
-def training_dict(t) -> dict:
+def training_dict(t: TrainingCount) -> dict[str, Any]:
     """JSON-ready: the exact step, the rule and the terms that differ."""
     return {
         "forward_flops": t.forward.total,
@@ -132,24 +133,24 @@ def training_dict(t) -> dict:
             for p, f, b, why in t.differences()
         ],
         "trainable_parameters": t.trainable,
-        **({"optimizer": _optimizer_dict(t)} if t.optimizer else {}),
+        **({"optimizer": _optimizer_dict(t, t.optimizer)} if t.optimizer else {}),
     }
 
 
-def _optimizer_dict(t) -> dict:
+def _optimizer_dict(t: TrainingCount, optimizer: ExactCount) -> dict[str, Any]:
     """The optimizer's step, apart: its multiply-adds (none for AdamW) and its elementwise work."""
-    by = t.optimizer.uncounted_by_category()
+    by = optimizer.uncounted_by_category()
     calls, elements = by.get(Work.ELEMENTWISE, (0, 0))
     return {
         "name": t.optimizer_name,
-        "multiply_add_flops": t.optimizer.total,
+        "multiply_add_flops": optimizer.total,
         "elementwise_calls": calls,
         "elementwise_elements": elements,
         "state_elements": by.get(Work.CREATION, (0, 0))[1],
     }
 
 
-def _uncounted(exact) -> list[str]:
+def _uncounted(exact: ExactCount) -> list[str]:
     """What the exact count did not count, by category, with the elements each wrote: nothing is 0 in silence."""
     rows = [[cat, commas(calls), commas(el)] for cat, (calls, el) in sorted(exact.uncounted_by_category().items())]
     return [
@@ -158,16 +159,16 @@ def _uncounted(exact) -> list[str]:
     ]
 
 
-def _verdict(r: CountResult) -> str:
+def _verdict(r: CountResult, f: Breakdown) -> str:
     if r.agrees:
         return f"exact count ({r.exact.device}): {commas(r.exact_total)} FLOPs, equal to the formula term by term"
     return (
         f"exact count ({r.exact.device}): {commas(r.exact_total)} FLOPs DIFFERS from the formula by "
-        f"{commas(r.exact_total - r.formula.total)} FLOPs"
+        f"{commas(r.exact_total - f.total)} FLOPs"
     )
 
 
-def _formula_dict(r: CountResult) -> dict:
+def _formula_dict(r: CountResult, f: Breakdown) -> dict[str, Any]:
     c = r.config
     return {
         "model": r.name,
@@ -178,13 +179,13 @@ def _formula_dict(r: CountResult) -> dict:
         "space": c.space,
         "scope": {"steps": r.scope.steps, "cfg": r.scope.cfg, "training": r.scope.training, "factor": r.scope.factor},
         "unit": "FLOP",
-        "total_flops": r.formula.total,
-        "total_macs": r.formula.total_macs,
+        "total_flops": f.total,
+        "total_macs": f.total_macs,
         "terms": [
             {"path": t.path, "kind": t.kind.value, "flops": t.flops, "macs": t.macs, "formula": t.formula}
-            for t in r.formula.terms
+            for t in f.terms
         ],
-        "by_kind": {k.value: v for k, v in r.formula.by_kind().items()},
+        "by_kind": {k.value: v for k, v in f.by_kind().items()},
         "exact_count_flops": r.exact_total,
         "exact_count_device": r.exact.device,
         "exact_by_path": r.exact_by_path(),
@@ -228,7 +229,7 @@ def _exact_text(r: CountResult) -> str:
     return "\n".join(lines)
 
 
-def _exact_dict(r: CountResult) -> dict:
+def _exact_dict(r: CountResult) -> dict[str, Any]:
     m, b, batch = r.measured, r.breakdown, r.batch
     s = b.scope
     return {

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flopcheck.codec import encode
 from flopcheck.fmt import commas, table
 from flopcheck.types import Count, Skip, Work
@@ -9,6 +11,7 @@ from flopcheck.types import Count, Skip, Work
 
 def _reported(c: Count) -> str:
     value = c.reported
+    assert value is not None, c  # a count that came back reports a number
     return commas(int(value)) if float(value).is_integer() else f"{value:,.3f}"
 
 
@@ -28,7 +31,9 @@ def skipped_summary(c: Count, limit: int = 3) -> str:
     return shown + (f" (+{more} more)" if more > 0 else "") if shown else "-"
 
 
-def to_text(counts: list[Count], formula_flops: dict[tuple, int], label: str = "formula", inputs: str = "") -> str:
+def to_text(
+    counts: list[Count], formula_flops: dict[tuple[str, int | None, str], int], label: str = "formula", inputs: str = ""
+) -> str:
     """One row per count; `formula_flops` maps (model, input_size, attn) to the reference's FLOPs: the formula,
     or (`label`) the exact count of a model with none, whose `inputs` the header states."""
     rows = []
@@ -37,6 +42,7 @@ def to_text(counts: list[Count], formula_flops: dict[tuple, int], label: str = "
         if not c.ok:
             rows.append([c.counter, c.unit.value, "-", "-", "-", f"error: {c.error}", "-", "-"])
             continue
+        assert c.flops is not None, c  # ok: it came back with a number
         rows.append(
             [
                 c.counter,
@@ -57,7 +63,7 @@ def to_text(counts: list[Count], formula_flops: dict[tuple, int], label: str = "
     return "\n".join(lines + (["", table(rows, header, right={2, 3, 4, 6, 7})] if rows else []))
 
 
-def to_list(counts: list[Count], formula_flops: dict[tuple, int]) -> list[dict]:
+def to_list(counts: list[Count], formula_flops: dict[tuple[str, int | None, str], int]) -> list[dict[str, Any]]:
     """JSON-ready: every Count in full, with the formula's FLOPs beside it."""
     return [{**encode(c), "formula_flops": formula_flops[(c.model, c.input_size, c.attn)]} for c in counts]
 

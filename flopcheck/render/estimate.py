@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.fmt import commas, si, table
 
 if TYPE_CHECKING:  # the estimates render themselves through this module: no import back
-    from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate
+    from flopcheck.arithmetic import Estimate, ExactEstimate, Shown, TrainingEstimate
 
 
 def _secs(s: float) -> str:
@@ -15,7 +16,7 @@ def _secs(s: float) -> str:
     return f"{s:.3g} s" if s < 1 else f"{s:.2f} s" if s < 600 else f"{s / 60:.1f} min"
 
 
-def _roofline(e) -> list[str]:
+def _roofline(e: Estimate | ExactEstimate) -> list[str]:
     """The roofline and the time, for either estimate."""
     g = e.gpu
     return [
@@ -95,7 +96,7 @@ def _shortcut_text(e: Estimate) -> str:
     )
 
 
-def _formula_dict(e: Estimate) -> dict:
+def _formula_dict(e: Estimate) -> dict[str, Any]:
     c = e.config
     return {
         "model": e.name,
@@ -155,7 +156,7 @@ def _exact_text(e: ExactEstimate) -> str:
     )
 
 
-def _exact_dict(e: ExactEstimate) -> dict:
+def _exact_dict(e: ExactEstimate) -> dict[str, Any]:
     """JSON-ready: full integers."""
     m = e.measured
     return {
@@ -222,7 +223,7 @@ def _measured_lines(e: TrainingEstimate) -> list[str]:
     ]
 
 
-def _training_dict(e: TrainingEstimate) -> dict:
+def _training_dict(e: TrainingEstimate) -> dict[str, Any]:
     """JSON-ready: full integers."""
     s = e.step
     return {
@@ -249,7 +250,7 @@ def _training_dict(e: TrainingEstimate) -> dict:
     }
 
 
-def _measured_keys(e: TrainingEstimate) -> dict:
+def _measured_keys(e: TrainingEstimate) -> dict[str, Any]:
     """--throughput's keys: the MFU and HFU it means (absent without one)."""
     if e.measured is None:
         return {}
@@ -257,18 +258,18 @@ def _measured_keys(e: TrainingEstimate) -> dict:
     return {"throughput": words, "throughput_mfu": float(mfu), "throughput_hfu": float(hfu)}
 
 
-RENDERERS = {
+RENDERERS: dict[str, tuple[Callable[[Any], str], Callable[[Any], dict[str, Any]]]] = {
     "Estimate": (_formula_text, _formula_dict),
     "ExactEstimate": (_exact_text, _exact_dict),
     "TrainingEstimate": (_training_text, _training_dict),
 }  # each kind of estimate: (text, JSON-ready dict)
 
 
-def to_text(e) -> str:
+def to_text(e: Shown) -> str:
     """An estimate (of one generation or of training) as text."""
     return RENDERERS[type(e).__name__][0](e)
 
 
-def to_dict(e) -> dict:
+def to_dict(e: Shown) -> dict[str, Any]:
     """An estimate as a JSON-ready dict, full integers."""
     return RENDERERS[type(e).__name__][1](e)

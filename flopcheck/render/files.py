@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from flopcheck.errors import InputError
+from flopcheck.render.report import read_results, render
 from flopcheck.sent import plain_bytes
 
 MANIFEST = "flopcheck-manifest.txt"
@@ -95,7 +96,6 @@ def _legacy(out: Path, names: dict[str, str | None] | None) -> dict[str, str]:
     legacy = out / "results.json"
     if (names is not None and all(names.values())) or _read_plain(legacy, 1 << 30) is None:
         return {}
-    from flopcheck.render.report import read_results, render
 
     try:
         return {n: _digest(t.encode("utf-8")) for n, t in render(read_results(legacy)).items()}

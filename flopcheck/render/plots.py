@@ -3,6 +3,8 @@ formula's terms."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from flopcheck.fmt import commas
 from flopcheck.render import svg
 from flopcheck.render.view import View, slug
@@ -31,7 +33,7 @@ def config_chart(v: View, model: str, size: int) -> str:
     )
 
 
-def _sweep_series(v: View, model: str, attn: str) -> tuple[list[dict], dict[int, int], list]:
+def _sweep_series(v: View, model: str, attn: str) -> tuple[list[dict[str, Any]], dict[int, int], list[Any]]:
     sizes = v.res["plan"]["sweeps"][model]
     fs = [v.formula[(model, s)] for s in sizes]
     tokens = {f["input_size"]: f["tokens"] for f in fs}
@@ -42,8 +44,9 @@ def _sweep_series(v: View, model: str, attn: str) -> tuple[list[dict], dict[int,
     return fs, tokens, counters
 
 
-def _attention(f: dict) -> int:
-    return f["by_kind"].get("attn_score", 0) + f["by_kind"].get("attn_value", 0)
+def _attention(f: dict[str, Any]) -> int:
+    flops: int = f["by_kind"].get("attn_score", 0) + f["by_kind"].get("attn_value", 0)
+    return flops
 
 
 def sweep_chart(v: View, model: str, attn: str) -> str:

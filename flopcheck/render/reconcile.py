@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from flopcheck.fmt import commas
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.sweep import Sweep, sweep_of
@@ -22,6 +24,7 @@ def proof(r: Reconciliation) -> str:
     head = f"{r.model}{at} · attn {r.attn} · {r.counter} ({r.unit.value}) · {r.mode}"
     if r.error:
         return f"{head}\n  {'does not apply' if r.mode.startswith('formula') else 'error'}: {r.error}"
+    assert r.counter_flops is not None and r.residual is not None, r  # no error: a number came, and its residual
     lines = [head, _line(f"reference ({r.reference}), FLOPs", r.reference_flops)]
     closing = (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL)
     causes = [f for f in r.findings if K.of(f) not in closing]
@@ -38,7 +41,7 @@ def proof(r: Reconciliation) -> str:
     return "\n".join(lines)
 
 
-def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict:
+def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict[str, Any]:
     """JSON-ready: full integers; the T-sweep's verdict beside it when there is one."""
     return {
         "counter": r.counter,
@@ -61,7 +64,7 @@ def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict:
     }
 
 
-def sweep_dict(s: Sweep) -> dict:
+def sweep_dict(s: Sweep) -> dict[str, Any]:
     """A sweep's verdict, JSON-ready."""
     v = s.verdict
     return {
@@ -94,7 +97,7 @@ def to_text(results: list[Reconciliation], sweeps: list[Sweep], tokens: dict[str
     return "\n".join(out)
 
 
-def to_list(results: list[Reconciliation], sweeps: list[Sweep]) -> list[dict]:
+def to_list(results: list[Reconciliation], sweeps: list[Sweep]) -> list[dict[str, Any]]:
     """JSON-ready: one object per reconciliation, its sweep inside."""
     return [to_dict(r, sweep_of(sweeps, r)) for r in results]
 

@@ -8,12 +8,16 @@ count), and the SVGs index.md shows.
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
+from flopcheck.errors import InputError
 from flopcheck.render.plots import svgs
 from flopcheck.render.report_csv import csv_text
 from flopcheck.render.report_html import html
 from flopcheck.render.report_md import markdown
 from flopcheck.render.view import View
+from reference_models import ATTN_PATHS
 
 RESULT_KEYS = (
     "report",
@@ -29,13 +33,10 @@ RESULT_KEYS = (
 )
 
 
-def read_results(path) -> dict:
+def read_results(path: Path) -> dict[str, Any]:
     """A results.json that `flopcheck report` wrote, checked before anything is rendered from it."""
-    from flopcheck.errors import InputError
-    from reference_models import ATTN_PATHS
-
     try:
-        res = json.loads(path.read_text(encoding="utf-8"))
+        res: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise InputError(f"{path} is not JSON ({err}): give a results.json that `flopcheck report` wrote") from None
     plan = res.get("plan") if isinstance(res, dict) else None
@@ -57,7 +58,7 @@ def read_results(path) -> dict:
     return res
 
 
-def render(res: dict) -> dict[str, str]:
+def render(res: dict[str, Any]) -> dict[str, str]:
     """filename -> contents, for every file of the report."""
     v = View(res)
     plots = svgs(v)

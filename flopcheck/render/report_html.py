@@ -34,7 +34,7 @@ def _linked(html_text: str) -> str:
     return re.sub(r"\bFC\d{3}\b", lambda m: f'<a href="{CAUSES_PAGE}#{m.group(0)}">{m.group(0)}</a>', html_text)
 
 
-def _html_table(head: list[str], rows: list[list[str]], numeric: set[int] = frozenset()) -> str:
+def _html_table(head: list[str], rows: list[list[str]], numeric: set[int] | frozenset[int] = frozenset()) -> str:
     th = "".join(f"<th>{escape(h)}</th>" for h in head)
     trs = "".join(
         "<tr>" + "".join(f"<td{' class=n' if i in numeric else ''}>{escape(c)}</td>" for i, c in enumerate(r)) + "</tr>"

@@ -74,9 +74,9 @@ def ratio_bars(
 
     body = [_text(8, 16, title, 13, extra=' font-weight="bold"')]
     for k in range(int(xmax * 4) + 1):
-        v = k / 4
-        body.append(f'<line x1="{_f(x(v))}" y1="{top - 4}" x2="{_f(x(v))}" y2="{height - 30}" stroke="#eee"/>')
-        body.append(_text(x(v), height - 18, f"{v:g}x", 9, "middle"))
+        tick = k / 4
+        body.append(f'<line x1="{_f(x(tick))}" y1="{top - 4}" x2="{_f(x(tick))}" y2="{height - 30}" stroke="#eee"/>')
+        body.append(_text(x(tick), height - 18, f"{tick:g}x", 9, "middle"))
     for i, (label, bars) in enumerate(rows):
         y0 = top + i * per_row
         body.append(_text(label_w - 6, y0 + per_row / 2, label, 10, "end"))
@@ -130,6 +130,8 @@ def lines(
     xs = sorted({p[0] for _, _, pts, _ in series for p in pts if p[0] > 0})
     ys = [p[1] for _, _, pts, _ in series for p in pts if (p[1] > 0 if ylog else True)]
     lx0, lx1 = math.log10(xs[0]) - 0.08, math.log10(xs[-1]) + 0.08
+    y0: float
+    y1: float
     if ylog:
         y0, y1 = math.floor(math.log10(min(ys))), math.ceil(math.log10(max(ys)))
         y1 = max(y1, y0 + 1)
@@ -151,7 +153,7 @@ def lines(
     for x in xs:
         body.append(f'<line x1="{_f(px(x))}" y1="{top}" x2="{_f(px(x))}" y2="{top + ph}" stroke="#eee"/>')
         body.append(_text(px(x), top + ph + 14, f"{x:g}", 9, "middle"))
-    yticks = [10**d for d in range(y0, y1 + 1)] if ylog else [k / 4 for k in range(int(y1 * 4) + 1)]
+    yticks = [10**d for d in range(int(y0), int(y1) + 1)] if ylog else [k / 4 for k in range(int(y1 * 4) + 1)]
     for y in yticks:
         body.append(f'<line x1="{left}" y1="{_f(py(y))}" x2="{left + pw}" y2="{_f(py(y))}" stroke="#eee"/>')
         label = f"1e{round(math.log10(y))}" if ylog else f"{y:g}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from flopcheck.fmt import commas
 from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
@@ -16,9 +17,11 @@ def slug(model: str) -> str:
 class View:
     """Lookups over a results dict."""
 
-    def __init__(self, res: dict):
+    def __init__(self, res: dict[str, Any]):
         self.res = res
-        self.formula = {(f["model"], f["input_size"]): f for f in res["formulas"]}
+        self.formula: dict[tuple[str, int], dict[str, Any]] = {
+            (f["model"], f["input_size"]): f for f in res["formulas"]
+        }
         self.recs = {(r["model"], r["input_size"], r["attn"], r["counter"]): r for r in res["reconciliations"]}
         self.counts = {(c["model"], c["input_size"], c["attn"], c["counter"]): c for c in res["counts"]}
         self.counters = res["plan"]["counters"]
@@ -29,20 +32,24 @@ class View:
         """The grid's input size: formulas are listed in job order, the grid's jobs first."""
         return next(s for (m, s) in self.formula if m == model)
 
-    def ratio(self, key) -> float | None:
+    def ratio(self, key: tuple[str, int, str, str]) -> float | None:
         c = self.counts.get(key)
-        return None if c is None or c["flops"] is None else c["flops"] / self.formula[key[:2]]["total_flops"]
+        if c is None or c["flops"] is None:
+            return None
+        ratio: float = c["flops"] / self.formula[key[:2]]["total_flops"]
+        return ratio
 
-    def title(self, model: str, size) -> str:
+    def title(self, model: str, size: int) -> str:
         """'DiT-S/2 @32 (T = 256)', or a spec with its input: 'timm:resnet50 (x (1, 3, 224, 224) float32)'."""
         f = self.formula[(model, size)]
         return f"{model} ({f['inputs']})" if "inputs" in f else f"{model} @{size} (T = {f['tokens']})"
 
-    def reference(self, model: str, size) -> str:
+    def reference(self, model: str, size: int) -> str:
         """'formula', or 'exact count' for a model with none."""
-        return self.formula[(model, size)].get("reference", "formula")
+        reference: str = self.formula[(model, size)].get("reference", "formula")
+        return reference
 
-    def causes(self, key) -> str:
+    def causes(self, key: tuple[str, int, str, str]) -> str:
         r = self.recs.get(key)
         if r is None:
             return "-"
@@ -53,17 +60,18 @@ class View:
         return f"{codes or '-'} · {state}"
 
 
-def reported_cell(c: dict | None) -> str:
+def reported_cell(c: dict[str, Any] | None) -> str:
     """A count's number as a table cell: with commas (one decimal if fractional), its error's first word, or '-'."""
     if c is None:  # no such path for this model (a spec without an attention switch)
         return "-"
     if c["error"]:
-        return c["error"].split(":")[0]
+        word: str = c["error"].split(":")[0]
+        return word
     value = c["reported"]
     return commas(int(value)) if float(value).is_integer() else f"{value:,.1f}"
 
 
-def versions(res: dict) -> str:
+def versions(res: dict[str, Any]) -> str:
     """The versions the report ran with, in one line: 'torch 2.14.1, fvcore 0.1.5'."""
     return ", ".join(f"{k} {v}" for k, v in res["versions"].items())
 
@@ -102,7 +110,7 @@ def specs_note(v: View) -> str:
     )
 
 
-def _closure_cell(r: dict | None) -> str:
+def _closure_cell(r: dict[str, Any] | None) -> str:
     """One run in the closure matrix: 'closed', its residual in FLOPs, or why it returned no number."""
     if r is None:
         return "-"

@@ -4,15 +4,28 @@ several claims' counts run in one pool, a claim that names code runs it only wit
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal
 
+from flopcheck.auditor import judge, parse_claim, pipeline
+from flopcheck.auditor.readings import readings_of_counts
+from flopcheck.auditor.tools import prefetch
+from flopcheck.children import deadline
+from flopcheck.errors import InputError, bad_input
+from flopcheck.pipelines import is_pipeline
+from flopcheck.render import audit as render
+from flopcheck.render import utilization as render_utilization
+from flopcheck.render.audit import MARKDOWN_HEAD
+from flopcheck.specs import ModelSpec
 from flopcheck.verbs.compare import counter_names
 
 if TYPE_CHECKING:
     from flopcheck.auditor import Claim, Verdict
     from flopcheck.auditor.pipeline import PipelineVerdict
     from flopcheck.auditor.utilization import UtilizationVerdict
+    from flopcheck.subject import Subject
+
+Names = list[str] | Literal[False] | None  # the counters whose output is a reading (None: all installed; False: none)
 
 
 @dataclass
@@ -30,54 +43,40 @@ class Auditing:
     def to_text(self) -> str:
         return "\n\n".join(_rendered(v, "to_text") for v in self.verdicts)
 
-    def to_data(self) -> list:
+    def to_data(self) -> list[Any]:
         return [_rendered(v, "to_dict") for v in self.verdicts]
 
     def to_markdown(self) -> str:
-        from flopcheck.render.audit import MARKDOWN_HEAD
-
         return "\n".join([MARKDOWN_HEAD, *(_rendered(v, "markdown_row") for v in self.verdicts)])
 
 
-def _rendered(verdict, how: str):
+def _rendered(verdict: Verdict | PipelineVerdict | UtilizationVerdict, how: str) -> Any:
     """A verdict rendered: a pipeline's by its own methods, a utilization claim's by render.utilization's functions of
     that name, a model's by render.audit's."""
-    from flopcheck.render import audit as render
-    from flopcheck.render import utilization
-
     own = getattr(verdict, how, None)
     if own:
         return own()
-    return getattr(utilization if type(verdict).__name__ == "UtilizationVerdict" else render, how)(verdict)
+    return getattr(render_utilization if type(verdict).__name__ == "UtilizationVerdict" else render, how)(verdict)
 
 
-def names_code(claim) -> str:
+def names_code(claim: Claim) -> str:
     """The code a claim would run (its model a package.module:factory, its inputs a module:fn), or ''."""
-    from flopcheck.pipelines import is_pipeline
-    from flopcheck.specs import ModelSpec
-
     model = claim.model if ModelSpec(claim.model).source == "module" and not is_pipeline(claim.model) else ""
     return " and ".join(x for x in (model, claim.inputs or "") if x)
 
 
-def run(
-    claims: list, names: list[str] | bool | None = None, allow_code: bool = False, timeout_s: float | None = None
-) -> Auditing:
+def run(claims: list[Claim], names: Names = None, allow_code: bool = False, timeout_s: float | None = None) -> Auditing:
     """Each claim judged; `names`: the counters whose output is a reading (None: every installed one, False: none).
     Several claims' counts run in one pool (each model built once); a claim whose model cannot be built or run is
     one line and the rest go on (a single claim's failure is the run's bad input). A claim that names code (a
     factory, an input builder) runs it only with `allow_code` (a claims file is data someone sent): without, it is
     refused in one line before anything of it is imported; timeout_s: each build and count of a claim's model."""
-    from flopcheck.children import deadline
-
     names = names if names is False or names is None else counter_names(names)
     with deadline(timeout_s):  # every build and count of the claims' models: timeout_s each
         return _audit(claims, names, allow_code)
 
 
-def _audit(claims: list, names, allow_code: bool) -> Auditing:
-    from flopcheck.errors import InputError, bad_input
-
+def _audit(claims: list[Claim], names: Names, allow_code: bool) -> Auditing:
     code = {id(c): "" if allow_code else names_code(c) for c in claims}
     refused = [(c, code[id(c)]) for c in claims if code[id(c)]]
     if refused and len(claims) == 1:
@@ -85,8 +84,6 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     claims = [c for c in claims if not code[id(c)]]
     counted = [c for c in claims if c.rate is None]  # a rate's readings are the exact step's, no counter's
     if names is not False and len(counted) > 1:
-        from flopcheck.auditor.tools import prefetch
-
         prefetch(counted, names)
     out = Auditing([], [f"flopcheck: {_refusal(c, code)}" for c, code in refused])
     for claim in claims:
@@ -99,16 +96,11 @@ def _audit(claims: list, names, allow_code: bool) -> Auditing:
     return out
 
 
-def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict | UtilizationVerdict:
+def judge_claim(claim: Claim, names: Names = None) -> Verdict | PipelineVerdict | UtilizationVerdict:
     """A claim about a pipeline against its stage combinations; any other against its model, and when that does not
     pass, the stage combination of the model's pipeline within 10% said beside it."""
-    from dataclasses import replace
-
-    from flopcheck.auditor import judge, pipeline
-    from flopcheck.pipelines import is_pipeline
-
     if claim.rate is not None:  # utilization or time: both sides of the division read
-        from flopcheck.auditor import utilization
+        from flopcheck.auditor import utilization  # lazy: door start-up (the GPU table, the training step's verbs)
 
         return utilization.judge(claim)
     if is_pipeline(claim.model):
@@ -119,12 +111,9 @@ def judge_claim(claim: Claim, names: Any = None) -> Verdict | PipelineVerdict | 
     )
 
 
-def judge_live(text: str, subject, scope: dict, names: Any, timeout_s: float | None) -> Verdict:
+def judge_live(text: str, subject: Subject, scope: dict[str, Any], names: Names, timeout_s: float | None) -> Verdict:
     """A claim about the caller's own module (a live subject, measured in this process): every named counter
     (None: all, False: none) run on it in forked children, each a reading."""
-    from flopcheck.auditor import judge, parse_claim
-    from flopcheck.auditor.readings import readings_of_counts
-
     m = subject.measured()
     claim = parse_claim(text, model=m.text, **scope)
     if names is False:
@@ -134,7 +123,7 @@ def judge_live(text: str, subject, scope: dict, names: Any, timeout_s: float | N
     return judge(claim, measured=m, counters=(tuple(found), tuple(notes)), subject=subject)
 
 
-def _refusal(claim, code: str) -> str:
+def _refusal(claim: Claim, code: str) -> str:
     return (
         f"claim {claim.id or claim.text!r} names code ({code}), which runs only with your say-so: "
         f"audit it with --allow-code (allow_code=True in Python) if you trust the file"

@@ -5,11 +5,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from flopcheck.counters import COUNTERS, get_spec
+from flopcheck.errors import InputError
+from flopcheck.published import FORMULAS
+from flopcheck.published.reconcile import names as formula_names
+from flopcheck.render.counters import formula_rows, to_list, to_text
+from flopcheck.render.reconcile import to_dict as reconcile_dict
+from flopcheck.subject import Subject, counts_of
+from flopcheck.types import Count
+from flopcheck.verbs.formulas import formula_results
 
-def counter_names(names: list[str] | None) -> list[str]:
+
+def counter_names(names: str | list[str] | None) -> list[str]:
     """The counters asked for (default: all registered); an unknown one is bad input before anything runs."""
-    from flopcheck.counters import COUNTERS, get_spec
-
     return [get_spec(n).name for n in ([names] if isinstance(names, str) else names or list(COUNTERS))]
 
 
@@ -17,27 +25,22 @@ def counter_names(names: list[str] | None) -> list[str]:
 class Comparison:
     """Every counter's count of each subject beside the truth it is compared with."""
 
-    counts: list
-    truth: dict  # (model, input size, attention path) -> FLOPs
+    counts: list[Count]
+    truth: dict[tuple[str, int | None, str], int]  # (model, input size, attention path) -> FLOPs
     label: str  # 'formula' or 'exact count'
     inputs: str  # a model without a formula: its input in words
     exit_code: int = 0
     formulas: list = field(default_factory=list)  # published formulas' reconciliations (forward), beside the counters
 
     def to_text(self) -> str:
-        from flopcheck.render.counters import formula_rows, to_text
-
         return to_text(self.counts, self.truth, self.label, self.inputs) + formula_rows(self.formulas, self.label)
 
-    def to_data(self) -> list:
-        from flopcheck.render.counters import to_list
-        from flopcheck.render.reconcile import to_dict
-
-        return to_list(self.counts, self.truth) + [to_dict(r) for r in self.formulas]
+    def to_data(self) -> list[Any]:
+        return to_list(self.counts, self.truth) + [reconcile_dict(r) for r in self.formulas]
 
 
 def run(
-    subjects: list,
+    subjects: list[Subject],
     names: list[str] | None = None,
     timeout_s: float = 600.0,
     progress: Any = None,
@@ -45,12 +48,9 @@ def run(
 ) -> Comparison:
     """Each named counter on each subject, in one pool; each checked to execute on real tensors first; with formulas
     (names or 'all'), the published forward formulas beside them (the counters then only when named)."""
-    from flopcheck.subject import counts_of
-
     found = _formulas(subjects, formulas) if formulas else []
-    if formulas and not names:
-        counts: list = []
-    else:
+    counts: list[Any] = []
+    if not formulas or names:
         for s in subjects:
             s.check_executable()
         counts = counts_of(subjects, counter_names(names), timeout_s=timeout_s, progress=progress)
@@ -60,14 +60,9 @@ def run(
     return Comparison(counts, truth, label, inputs, formulas=found)
 
 
-def _formulas(subjects: list, asked: list[str]) -> list:
+def _formulas(subjects: list[Subject], asked: list[str]) -> list[Any]:
     """The forward formulas asked for on each subject ('all': every forward one); a training formula named here is
     refused: compare is one forward (reconcile --formula NAME --training explains it)."""
-    from flopcheck.errors import InputError
-    from flopcheck.published import FORMULAS
-    from flopcheck.published.reconcile import names as formula_names
-    from flopcheck.verbs.formulas import formula_results
-
     chosen = [n for n in formula_names(asked) if not FORMULAS[n].training or "all" not in asked]
     training = [n for n in chosen if FORMULAS[n].training]
     if training:

@@ -4,13 +4,21 @@ subject's family has one (a reference model), else the exact count alone is the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
+import torch
+
+from flopcheck.errors import InputError
 from flopcheck.exact import ExactCount, exact_count
-from flopcheck.exact.training import training_step
+from flopcheck.exact.training import ATTN_KERNELS, TrainingCount, training_step
 from flopcheck.formula import exact_matches, formula_breakdown
+from flopcheck.render.count import to_dict, to_text
 from flopcheck.types import Breakdown, Scope
+
+if TYPE_CHECKING:
+    from flopcheck.subject import Subject
 
 
 @dataclass(frozen=True)
@@ -23,7 +31,9 @@ class CountResult:
     scope: Scope
     formula: Breakdown | None  # the hand formula scaled to the scope; None: the exact count is the reference
     exact: ExactCount  # one counted forward (batch 2N under CFG)
-    training: Any = None  # a training scope: the exact step (exact.training.TrainingCount), forward and backward
+    training: TrainingCount | None = (
+        None  # a training scope: the exact step (exact.training.TrainingCount), forward and backward
+    )
     measured: Any = None  # a model without a formula: specs.measure.Measured (its input, notes, parameters, blocks)
 
     @property
@@ -37,13 +47,9 @@ class CountResult:
         return 0 if self.agrees else 1
 
     def to_text(self) -> str:
-        from flopcheck.render.count import to_text
-
         return to_text(self)
 
-    def to_data(self) -> dict:
-        from flopcheck.render.count import to_dict
-
+    def to_data(self) -> dict[str, Any]:
         return to_dict(self)
 
     @property
@@ -68,11 +74,8 @@ class CountResult:
 
 def check_device(device: str) -> None:
     """A device torch knows and this machine has: meta (no compute), cpu, or an accelerator that is here."""
-    from flopcheck.errors import InputError
-
     if device == "meta":  # the default: no torch needed to say so (a spec's count imports it in its child)
         return
-    import torch
 
     try:
         kind = torch.device(device).type
@@ -83,11 +86,14 @@ def check_device(device: str) -> None:
         raise InputError(f"--device {device!r}: this machine has no {kind}; use meta (the default) or cpu")
 
 
-def training_options(training: bool, freeze=None, checkpoint=None, optimizer: str | None = None) -> dict:
+def training_options(
+    training: bool,
+    freeze: Sequence[str] | None = None,
+    checkpoint: Sequence[str] | None = None,
+    optimizer: str | None = None,
+) -> dict[str, Any]:
     """What shapes a training step (frozen and checkpointed module patterns, the optimizer counted apart: default
     adamw, 'none' for none); given without training it would be ignored, so it is refused."""
-    from flopcheck.errors import InputError
-
     for flag, value in (("freeze", freeze), ("checkpoint", checkpoint), ("optimizer", optimizer)):
         if value and not training:
             raise InputError(f"--{flag} shapes a training step: add --training")
@@ -100,7 +106,7 @@ def training_options(training: bool, freeze=None, checkpoint=None, optimizer: st
 
 
 def run(
-    subject,
+    subject: Subject,
     scope: Scope = Scope(),
     device: str = "meta",
     frozen: tuple[str, ...] = (),
@@ -123,25 +129,19 @@ def run(
         )
         return CountResult(subject.text, config, subject.batch, scope, formula, exact, with_kernel(step, attn_kernel))
     if device != "meta":
-        from flopcheck.errors import InputError
-
         raise InputError(f"--device {device}: {subject.text} is counted on meta (its shapes are all a count reads)")
     m = subject.measured(
         training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed), optimizer=optimizer
     )
+    trained: Any = m.training  # its exact.training.TrainingCount (specs.measure declares it an object)
     return CountResult(
-        m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, with_kernel(m.training, attn_kernel), m
+        m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, with_kernel(trained, attn_kernel), m
     )
 
 
-def with_kernel(step, attn_kernel: str):
+def with_kernel(step: TrainingCount | None, attn_kernel: str) -> TrainingCount | None:
     """The training step (None: no training) with the attention kernel its executed FLOPs follow (none given: its
     default); a kernel without a training step would be ignored, so it is refused."""
-    from dataclasses import replace
-
-    from flopcheck.errors import InputError
-    from flopcheck.exact.training import ATTN_KERNELS
-
     if attn_kernel and attn_kernel not in ATTN_KERNELS:
         raise InputError(f"attention kernel {attn_kernel!r}: use {', '.join(ATTN_KERNELS)}")
     if attn_kernel and step is None:

@@ -4,13 +4,26 @@ training step (steps optimizer steps).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
 from flopcheck.arithmetic import GPU, Estimate, ExactEstimate, TrainingEstimate, check_mfu, get_gpu
+from flopcheck.auditor.rates import needs, parse_rate
+from flopcheck.auditor.utilization import fits_subject, implied
 from flopcheck.errors import InputError
+from flopcheck.exact import count_prepared
+from flopcheck.exact.training import training_step
+from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.types import Scope
+from flopcheck.verbs.count import with_kernel
+from reference_models import prepare
+
+if TYPE_CHECKING:
+    from flopcheck.subject import Subject
 
 
 def run(
-    subject,
+    subject: Subject,
     gpu: str = "H100",
     mfu: float = 0.45,
     steps: int = 1,
@@ -27,8 +40,6 @@ def run(
     forward; an Estimate beside the per-layer shortcut where the model has a formula, else an ExactEstimate), or
     with training, steps optimizer steps of the exact training step (a TrainingEstimate); with a measured
     `throughput` on `gpus` GPUs, the MFU and HFU it means beside it (`stated_batch`: the batch the user gave)."""
-    from flopcheck.verbs.count import with_kernel
-
     check_mfu(mfu)
     chosen = get_gpu(gpu)
     if not training:
@@ -36,18 +47,15 @@ def run(
     if training:
         if cfg:
             raise InputError("a training step has no CFG: --cfg is for generation")
-        from dataclasses import replace
-
         e = _training(subject, chosen, mfu, steps, tuple(frozen), tuple(checkpointed))
-        e = replace(e, step=with_kernel(e.step, attn_kernel))
+        step = with_kernel(e.step, attn_kernel)
+        assert step is not None  # a step given: a step back
+        e = replace(e, step=step)
         return replace(e, measured=_measured(subject, e, throughput, gpus, stated_batch)) if throughput else e
     if throughput or gpus:
         raise InputError("--throughput and --gpus read a training run's throughput: add --training")
     if not subject.formula_family:
         return ExactEstimate(subject.measured(), Scope(steps=steps, cfg=cfg), chosen, mfu)
-    from flopcheck.exact import count_prepared
-    from flopcheck.formula import exact_matches, formula_breakdown
-    from reference_models import prepare
 
     config, batch = subject.config(), subject.batch
     formula = formula_breakdown(subject.text, config, batch=batch)
@@ -68,24 +76,22 @@ def run(
 
 
 def _training(
-    subject, gpu: GPU, mfu: float, steps: int, frozen: tuple[str, ...], checkpointed: tuple[str, ...]
+    subject: Subject, gpu: GPU, mfu: float, steps: int, frozen: tuple[str, ...], checkpointed: tuple[str, ...]
 ) -> TrainingEstimate:
     """Training compute: its exact step at the subject's batch (on meta), `steps` times."""
     if subject.formula_family:
-        from flopcheck.exact.training import training_step
-
         config = subject.config()
         step = training_step(subject.text, config, subject.batch, frozen, checkpointed)
         return TrainingEstimate(subject.text, config.describe_input(), subject.batch, steps, step, gpu, mfu)
     m = subject.measured(training=True, frozen=frozen, checkpointed=checkpointed)
-    return TrainingEstimate(m.text, m.inputs, m.batch or subject.spec_batch, steps, m.training, gpu, mfu)
+    trained: Any = m.training  # its exact.training.TrainingCount (specs.measure declares it an object)
+    return TrainingEstimate(m.text, m.inputs, m.batch or subject.spec_batch, steps, trained, gpu, mfu)
 
 
-def _measured(subject, e: TrainingEstimate, throughput: str, gpus: int | None, stated_batch: int | None):
+def _measured(
+    subject: Subject, e: TrainingEstimate, throughput: str, gpus: int | None, stated_batch: int | None
+) -> tuple[Any, Any, str]:
     """The MFU and HFU a measured throughput means: what the run needs stated is one line naming it."""
-    from flopcheck.auditor.rates import needs, parse_rate
-    from flopcheck.auditor.utilization import fits_subject, implied
-
     rate = parse_rate(throughput)
     if rate.kind != "throughput":
         raise InputError(f"--throughput {throughput!r}: write a throughput, like '3.1 it/s' or '1,350 img/s'")

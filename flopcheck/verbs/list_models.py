@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from flopcheck.errors import InputError
+from flopcheck.zoo import BY_NAME, names
+from reference_models import get_config, list_models
+
 
 def run(pattern: str = "*") -> str:
     """The reference models matching a shell pattern ('DiT-XL/*'), one line each: name and configuration; a pattern
     of the zoo's ('zoo:*', 'zoo:timm-*'): each zoo model, the spec it is and what it puts to the counters."""
-    from flopcheck.errors import InputError
-    from flopcheck.zoo import BY_NAME, names
-    from reference_models import get_config, list_models
-
     if pattern.startswith("zoo:"):
         found = [BY_NAME[n.removeprefix("zoo:")] for n in names(pattern)]
         if not found:

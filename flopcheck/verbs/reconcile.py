@@ -7,7 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from flopcheck.counters import REQUIRED
+from flopcheck.errors import InputError
+from flopcheck.published.reconcile import names as formula_names
+from flopcheck.reconciler import explain
+from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
+from flopcheck.render.reconcile import to_list, to_text
+from flopcheck.subject import counts_of
 from flopcheck.verbs.compare import counter_names
+from flopcheck.verbs.formulas import formula_results
 
 DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 px, both attention paths
 
@@ -16,9 +24,9 @@ DEFAULT_RECONCILE = ("DiT-S/2", 32)  # reconcile with no model: DiT-S/2 at 256 p
 class Reconciling:
     """Every counter's count explained against the truth, and the T-sweeps' verdicts from totals alone."""
 
-    results: list
-    sweeps: list
-    tokens: dict  # attention path -> the sweep's token counts, in words
+    results: list[Any]
+    sweeps: list[Any]
+    tokens: dict[str, Any]  # attention path -> the sweep's token counts, in words
     header: str = ""  # a model without a formula: its input and its reference, in words
     required: tuple[str, ...] = ()
 
@@ -29,18 +37,14 @@ class Reconciling:
         return 1 if unexplained or any(r.error for r in self.results if r.counter in self.required) else 0
 
     def to_text(self) -> str:
-        from flopcheck.render.reconcile import to_text
-
         return self.header + to_text(self.results, self.sweeps, self.tokens)
 
-    def to_data(self) -> list:
-        from flopcheck.render.reconcile import to_list
-
+    def to_data(self) -> list[Any]:
         return to_list(self.results, self.sweeps)
 
 
 def run(
-    subjects: list,
+    subjects: list[Any],
     names: list[str] | None = None,
     timeout_s: float = 600.0,
     sweep: bool = False,
@@ -52,23 +56,13 @@ def run(
     at four latent sides and each counter judged from its totals alone (the T-sweep). With formulas (names or
     'all'), those published formulas are explained against the exact count (the exact training step with
     training), and the counters run only when named."""
-    from flopcheck.counters import REQUIRED
-    from flopcheck.errors import InputError
-    from flopcheck.reconciler import explain
-    from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
-    from flopcheck.subject import counts_of
-
     first = subjects[0]
     if training and not formulas:
         raise InputError("reconcile --training explains the formulas against the exact training step: add --formula")
     if formulas:
-        from flopcheck.published.reconcile import names as formula_names
-
         formula_names(formulas)  # an unknown name: exit 2 before anything runs
         if sweep:
             raise InputError("--sweep judges counters from their totals; a formula is arithmetic: drop one of them")
-        from flopcheck.verbs.formulas import formula_results
-
         found = [r for s in subjects for r in formula_results(s, formulas, training)]
         if not names:
             return Reconciling(found, [], {}, _header(first, training))

@@ -8,21 +8,30 @@ largest job first; every library counter on real CPU tensors, flopcheck's own ex
 
 from __future__ import annotations
 
+import importlib.metadata as md
 import platform
+import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from flopcheck.codec import encode
-from flopcheck.counters import COUNTERS
+from flopcheck.counters import COUNTERS, get_spec
 from flopcheck.counters.pool import Job, Run, run_jobs
 from flopcheck.errors import InputError
+from flopcheck.formula import formula_breakdown
+from flopcheck.reconciler import explain
+from flopcheck.reconciler.sweep import sweep
 from flopcheck.render.files import MANIFEST, previous, write_report
+from flopcheck.render.reconcile import proof, to_dict
 from flopcheck.render.report import read_results, render
 from flopcheck.specs import SpecError, is_spec, parse
 from flopcheck.subject import Subject, subject_of
-from flopcheck.types import Count, Kind
-from reference_models import ATTN_PATHS
+from flopcheck.types import Count, Kind, Reconciliation
+from flopcheck.zoo import names
+from reference_models import ATTN_PATHS, family_of, get_config, list_models
 
 # T-sweeps: S/2 over latent sides 16..128 (T = 64..4096), XL/2 over 16..64 (T = 64..1024)
 SWEEPS = {"DiT-S/2": (16, 32, 64, 128), "DiT-XL/2": (16, 32, 64)}
@@ -55,16 +64,13 @@ class Plan:
 def plan(
     models: str = "DiT-*",
     counters: list[str] | None = None,
-    sweeps: tuple | None = None,
+    sweeps: tuple[Any, ...] | None = None,
     timeout_s: float | None = None,
 ) -> Plan:
     """The report's plan: `models` a shell pattern of reference models that execute, or a comma list of reference
     names and specs (each spec measured in its child now and checked to fit in memory, so a bad one is refused
     before anything is counted); `counters` (default all) checked by name; the T-sweeps (default SWEEPS) where the
     models are reference models."""
-    from flopcheck.counters import get_spec
-    from reference_models import family_of, get_config, list_models
-
     for model, sizes in sweeps or ():
         for size in sizes:
             get_config(model, input_size=size)  # an unknown model or a bad size: refused before anything runs
@@ -93,7 +99,6 @@ def plan(
 def _measure_in_parallel(specs: list[str], timeout_s: float | None = None, workers: int = 2) -> None:
     """Each spec measured in its child, two at a time (each child's answer is cached; a failure is cached too, and
     the plan's own check of that spec says it)."""
-    from concurrent.futures import ThreadPoolExecutor
 
     def one(text: str) -> None:
         try:
@@ -107,8 +112,6 @@ def _measure_in_parallel(specs: list[str], timeout_s: float | None = None, worke
 
 def _zoo_pattern(item: str) -> list[str]:
     """A shell pattern of the zoo's models ('zoo:*', 'zoo:timm-*') as its names; any other item as it is."""
-    from flopcheck.zoo import names
-
     if not (item.startswith("zoo:") and any(c in item for c in "*?[")):
         return [item]
     if not (found := names(item)):
@@ -118,7 +121,7 @@ def _zoo_pattern(item: str) -> list[str]:
 
 def run(
     chosen: Plan, workers: int = 2, timeout_s: float = 600.0, progress: Callable[[int, int, Count], None] | None = None
-) -> tuple[dict, dict]:
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Every counter of the plan on every job, in the counters' pool: (the results dict, the run's stats)."""
     run: Run = run_jobs(
         [COUNTERS[n] for n in chosen.counters], chosen.jobs(), workers=workers, timeout_s=timeout_s, progress=progress
@@ -133,7 +136,6 @@ def run(
 
 def versions(counts: list[Count]) -> dict[str, str]:
     """python, torch, timm and every counter library as the counts saw them."""
-    import importlib.metadata as md
 
     def v(name: str) -> str:
         try:
@@ -147,9 +149,7 @@ def versions(counts: list[Count]) -> dict[str, str]:
     return out
 
 
-def _formula(model: str, size: int | None) -> dict:
-    from flopcheck.formula import formula_breakdown
-    from reference_models import get_config
+def _formula(model: str, size: int | None) -> dict[str, Any]:
 
     if is_spec(model):  # no hand formula: the exact count is the reference
         m = subject_of(parse(model)).measured()
@@ -176,17 +176,17 @@ def _formula(model: str, size: int | None) -> dict:
     }
 
 
-def _count_dict(c: Count) -> dict:
-    d = encode(c)
+def _count_dict(c: Count) -> dict[str, Any]:
+    d: dict[str, Any] = encode(c)
     for key in VOLATILE:
         d.pop(key, None)
     return d
 
 
-def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
-    from flopcheck.reconciler.sweep import sweep
-
-    out = []
+def _sweeps(
+    plan: Plan, counts: list[Count], whites: dict[tuple[str, int, str, str], Reconciliation]
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
     for model, sizes in plan.sweeps:
         for attn in plan.attns:
             for counter in plan.counters:
@@ -196,7 +196,7 @@ def _sweeps(plan: Plan, counts: list[Count], whites: dict) -> list[dict]:
                     if (c.model, c.attn, c.counter) == (model, attn, counter) and c.input_size in sizes
                 ]
                 ok = [c for c in mine if c.ok]
-                entry = {
+                entry: dict[str, Any] = {
                     "model": model,
                     "attn": attn,
                     "counter": counter,
@@ -224,14 +224,13 @@ def _path(model: str, attn: str) -> Subject:
     return next((p for p in subject.paths() if p.attn == attn), subject)
 
 
-def results(plan: Plan, counts: list[Count]) -> dict:
+def results(plan: Plan, counts: list[Count]) -> dict[str, Any]:
     """The report's data: formulas, counts, reconciliations (with proofs), sweeps, versions."""
-    from flopcheck.reconciler import explain
-    from flopcheck.reconciler.reference import reference_of
-    from flopcheck.render.reconcile import proof, to_dict
+    from flopcheck.reconciler.reference import reference_of  # lazy: torch-free door (the reference builds models)
 
     sizes = list(dict.fromkeys((c.model, c.input_size) for c in counts))
-    recs, whites = [], {}
+    recs: list[dict[str, Any]] = []
+    whites: dict[tuple[str, int, str, str], Reconciliation] = {}
     for c in counts:
         r = explain(c, reference_of(_path(c.model, c.attn).measured(), c.batch) if is_spec(c.model) else None)
         whites[(c.model, c.input_size, c.attn, c.counter)] = r
@@ -258,10 +257,8 @@ def results(plan: Plan, counts: list[Count]) -> dict:
     }
 
 
-def progress_bar(done: int, total: int, count) -> None:
+def progress_bar(done: int, total: int, count: Count) -> None:
     """Progress on stderr: a 30-character bar, done/total and the count just finished; nothing off a terminal."""
-    import sys
-
     if not sys.stderr.isatty():
         return
     filled = 30 * done // total
@@ -293,15 +290,13 @@ def into_folder(
     from_json: str | None = None,
     models: str | None = None,
     counters: list[str] | None = None,
-    sweeps: list | None = None,
+    sweeps: list[Any] | None = None,
     no_sweep: bool = False,
     workers: int | None = None,
     timeout_s: float | None = None,
 ) -> Written:
     """The report counted (or, from_json, rendered from a results.json, counting nothing) and written into `out`,
     touching no file flopcheck did not write there; a flag that shapes the counting beside from_json is refused."""
-    import sys
-
     folder = Path(out) if out.strip() else None
     counting = {"models": models, "sweep": sweeps, "no-sweep": no_sweep, "workers": workers, "counter": counters}
     given = [flag for flag, value in {**counting, "timeout": timeout_s}.items() if value not in (None, False, [])]
