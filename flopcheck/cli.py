@@ -92,7 +92,7 @@ FLAGS: dict[str, dict] = {
     "optimizer": dict(choices=("adamw", "sgd", "none"), help="with --training: the optimizer counted apart (adamw)"),
     "attn-kernel": dict(
         choices=("flash", "efficient", "cudnn", "math"),
-        help="with --training: the kernel executed FLOPs follow (flash if fused)",
+        help="the kernel executed FLOPs follow: a training step's (flash if fused), a masked attention's (flash tiles)",
     ),
     "device": dict(default="meta", help="where the exact count runs (default meta: no compute)"),
     "counter": dict(action="append", help="a counter to run (repeatable; default: all)"),

@@ -25,6 +25,8 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck.exact import categories
+from flopcheck.exact.attention_work import collect
+from flopcheck.exact.masks import MaskLog
 from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, OpCost, adopt
 from flopcheck.types import ExactCount, Kind, OpRecord, Work
 
@@ -159,17 +161,20 @@ class _Sdpa:
     def __init__(self, events: list) -> None:
         self.events = events
         self.calls: list[list] = []
+        self.masks = MaskLog()  # each call's mask read: the pairs it needs and flash executes (exact/masks.py)
         self._saved: Callable | None = None
 
     def __enter__(self) -> _Sdpa:
         import torch.nn.functional as F
 
         self._saved = original = F.scaled_dot_product_attention
+        self.masks.__enter__()
 
         def sdpa(*args: Any, **kwargs: Any) -> Any:
             before = len(self.events)
             out = original(*args, **kwargs)
             self.calls.append(self.events[before:])
+            self.masks.note(args, kwargs, self.events[before].frame.norm_path if len(self.events) > before else "")
             return out
 
         F.scaled_dot_product_attention = sdpa
@@ -179,6 +184,7 @@ class _Sdpa:
         import torch.nn.functional as F
 
         F.scaled_dot_product_attention = self._saved
+        self.masks.__exit__(*exc)
 
 
 _PLUGINS: list = []
@@ -411,6 +417,7 @@ class ExactCounter(TorchDispatchMode):
             by_module=_summed((join(e.frame.path, e.suffix), e.flops) for e in self._events),
             bias_by_module=dict(self._bias),
             sdpa=_summed((join(e.frame.norm_path, e.suffix), e.flops) for call in self._sdpa.calls for e in call),
+            attention=collect(self._sdpa.masks.calls),
         )
 
 

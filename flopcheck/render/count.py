@@ -49,12 +49,29 @@ def _formula_text(r: CountResult) -> str:
         f"total: {commas(r.formula.total)} FLOPs = {si(r.formula.total)} = {si(r.formula.total, Unit.MAC)}",
         "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in r.formula.by_kind().items()),
         _verdict(r),
+        *_attention_lines(r),
         "",
         *_uncounted(r.exact),
     ]
     if r.training is not None:
         lines += ["", *training_lines(r.training)]
     return "\n".join(lines)
+
+
+def _attention_lines(r: CountResult) -> list[str]:
+    """Attention under its masks in every convention (none when no call has a mask), scaled to the scope."""
+    from flopcheck.exact.attention_work import scaled, to_lines
+
+    lines = to_lines(scaled(r.exact.attention, r.exact_factor), r.attn_kernel)
+    return ["", *lines] if lines else []
+
+
+def _attention_dict(r: CountResult) -> dict:
+    """The 'attention' key: every SDPA call kind's dense, needed and executed FLOPs (none without an SDPA call)."""
+    from flopcheck.exact.attention_work import scaled, to_dict
+
+    calls = scaled(r.exact.attention, r.exact_factor)
+    return {"attention": to_dict(calls, r.attn_kernel)} if calls else {}
 
 
 def _incomplete(exact, training) -> list[str]:
@@ -196,6 +213,7 @@ def _formula_dict(r: CountResult) -> dict:
             for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())
         ],
         **(training_dict(r.training) if r.training is not None else {}),
+        **_attention_dict(r),
     }
 
 
@@ -220,6 +238,7 @@ def _exact_text(r: CountResult) -> str:
         "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in b.by_kind().items()),
         f"exact count ({m.exact.device}): the reference for this model; it has no hand formula, so every term is its "
         f"ops' own count",
+        *_attention_lines(r),
         "",
         *_uncounted(m.exact),
     ]
@@ -255,4 +274,5 @@ def _exact_dict(r: CountResult) -> dict:
             for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())
         ],
         **(training_dict(m.training) if m.training is not None else {}),
+        **_attention_dict(r),
     }

@@ -373,6 +373,8 @@ class Measured:
         """JSON-ready, for the parent (from_dict reads it back)."""
         from dataclasses import asdict
 
+        from flopcheck.exact.attention_work import to_rows
+
         counted, uncounted = _rows(self.exact)
         t = self.training
         training = (
@@ -407,6 +409,7 @@ class Measured:
             "outputs": {p: list(s) for p, s in self.exact.outputs.items()},
             "mha": {p: list(v) for p, v in self.exact.mha.items()},
             "sdpa": self.exact.sdpa,
+            "attention": to_rows(self.exact.attention),
             "by_module": self.exact.by_module,
             "bias_by_module": self.exact.bias_by_module,
             "einsums": [
@@ -421,6 +424,7 @@ class Measured:
     @classmethod
     def from_dict(cls, d: dict) -> Measured:
         """Inverse of to_dict (measure()'s JSON)."""
+        from flopcheck.exact.attention_work import from_rows
         from flopcheck.types import ExactCount, OpRecord
 
         device = d.get("device", "meta")  # where the count ran: meta, or CPU for a forward that reads a value
@@ -468,6 +472,7 @@ class Measured:
             ),
             mha={p: (int(q), int(k), bool(one)) for p, (q, k, one) in d.get("mha", {}).items()},
             sdpa={p: int(f) for p, f in d.get("sdpa", {}).items()},
+            attention=from_rows(d.get("attention", ())),
             by_module={p: int(f) for p, f in d.get("by_module", {}).items()},
             bias_by_module={p: int(f) for p, f in d.get("bias_by_module", {}).items()},
         )

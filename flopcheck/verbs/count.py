@@ -25,6 +25,7 @@ class CountResult:
     exact: ExactCount  # one counted forward (batch 2N under CFG)
     training: Any = None  # a training scope: the exact step (exact.training.TrainingCount), forward and backward
     measured: Any = None  # a model without a formula: specs.measure.Measured (its input, notes, parameters, blocks)
+    attn_kernel: str = ""  # the kernel a masked attention's executed work follows (--attn-kernel); '' not given
 
     @property
     def breakdown(self) -> Breakdown:
@@ -129,14 +130,14 @@ def run(
     m = subject.measured(
         training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed), optimizer=optimizer
     )
-    return CountResult(
-        m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, with_kernel(m.training, attn_kernel), m
-    )
+    step = with_kernel(m.training, attn_kernel, alone=True)
+    return CountResult(m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, step, m, attn_kernel)
 
 
-def with_kernel(step, attn_kernel: str):
+def with_kernel(step, attn_kernel: str, alone: bool = False):
     """The training step (None: no training) with the attention kernel its executed FLOPs follow (none given: its
-    default); a kernel without a training step would be ignored, so it is refused."""
+    default); a kernel without a training step would be ignored, so it is refused, unless `alone` (a spec's count,
+    whose masked attention's executed work follows the kernel)."""
     from dataclasses import replace
 
     from flopcheck.errors import InputError
@@ -144,6 +145,6 @@ def with_kernel(step, attn_kernel: str):
 
     if attn_kernel and attn_kernel not in ATTN_KERNELS:
         raise InputError(f"attention kernel {attn_kernel!r}: use {', '.join(ATTN_KERNELS)}")
-    if attn_kernel and step is None:
+    if attn_kernel and step is None and not alone:
         raise InputError("--attn-kernel sets a training step's executed FLOPs: add --training")
     return replace(step, attn_kernel=attn_kernel) if step is not None and attn_kernel else step
