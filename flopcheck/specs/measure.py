@@ -198,7 +198,15 @@ def measure(
             f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
             f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
         )
+    _routing(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
+
+
+def _routing(built) -> None:
+    """The note on what a count of routed experts assumed about its router (exact.routing)."""
+    from flopcheck.exact.routing import routing_notes
+
+    built.notes.extend(n for n in routing_notes(built.model) if n not in built.notes)
 
 
 def _with_values(spec, training: bool, frozen, checkpointed, optimizer: str, why: str) -> dict | None:
@@ -219,6 +227,7 @@ def _with_values(spec, training: bool, frozen, checkpointed, optimizer: str, why
         f"its forward reads values ({why[:100]}): counted on meta with the values of its small tensors of known "
         f"values beside them (masks, ids, lengths, positions)"
     )
+    _routing(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
