@@ -84,9 +84,11 @@ class Subject:
         frozen: tuple[str, ...] = (),
         checkpointed: tuple[str, ...] = (),
         optimizer: str = "",
+        device: str = "meta",
     ):
         """The exact count with its module structure (specs.measure.Measured), once; a spec's from its child; with
-        training, the exact training step too (its frozen and checkpointed modules, its optimizer)."""
+        training, the exact training step too (its frozen and checkpointed modules, its optimizer); a spec's on
+        `device` when not meta (cpu: real tensors, so masks and routers are read)."""
         if self.source is Source.REFERENCE:
             raise InputError(f"{self.text} is a reference model: its truth is its formula (reference())")
         step = {
@@ -95,6 +97,10 @@ class Subject:
             "checkpointed": tuple(checkpointed),
             "optimizer": optimizer,
         }
+        if device != "meta" and self.source is Source.SPEC:
+            from flopcheck.specs.child import measured
+
+            return measured(self.spec, self.timeout_s, training, frozen, checkpointed, optimizer, device)
         if training:
             return self._measure(**step)
         if self._measured is None:

@@ -74,6 +74,7 @@ class MaskLog:
     def __init__(self) -> None:
         self.calls: list[AttentionCall] = []
         self.values = WeakTensorKeyDictionary()  # a meta mask transformers made -> its values on the CPU
+        self._read: dict[tuple, tuple[torch.Tensor, tuple[int, int]]] = {}  # one mask shared by every layer: read once
         self._saved: dict[str, Callable] = {}
 
     def __enter__(self) -> MaskLog:
@@ -115,12 +116,22 @@ class MaskLog:
             return mask
         if mask in self.values:
             return self.values[mask]
+        shadow = _shadow(mask)
+        if shadow is not None:
+            return shadow
         base = mask._base
         if base is not None and base in self.values:
             real = self.values[base]
             if real.stride() == base.stride():
                 return real.as_strided(mask.shape, mask.stride(), mask.storage_offset())
         return None
+
+    def _pairs(self, values: torch.Tensor, lead: tuple[int, ...], tq: int, tk: int) -> tuple[int, int]:
+        """read_pairs, once per mask and shape (the entry holds the mask, so its id is not reused)."""
+        key = (id(values), _shape(values), values.stride(), lead, tq, tk)
+        if key not in self._read:
+            self._read[key] = (values, read_pairs(values, lead, tq, tk))
+        return self._read[key][1]
 
     def note(self, args: tuple, kwargs: dict, path: str) -> None:
         """Record one SDPA call (q, k, v, attn_mask=None, dropout_p, is_causal, ...) with its pairs read."""
@@ -143,8 +154,20 @@ class MaskLog:
                 kind = "unknown"
             else:
                 kind = "tensor"
-                needed, flash = read_pairs(values, tuple(lead), tq, tk)
+                needed, flash = self._pairs(values, tuple(lead), tq, tk)
         self.calls.append(AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash))
+
+
+def _shadow(mask: torch.Tensor) -> torch.Tensor | None:
+    """The mask's values kept by an entered exact.values.Values (a forward counted with its small tensors' values)."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    from flopcheck.exact.values import Values
+
+    for mode in _get_current_dispatch_mode_stack():
+        if isinstance(mode, Values) and mask in mode.shadow:
+            return mode.shadow[mask]
+    return None
 
 
 def _mask_interface() -> Any:

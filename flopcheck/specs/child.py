@@ -37,6 +37,7 @@ def main() -> None:
                 frozen=tuple(job.get("frozen", ())),
                 checkpointed=tuple(job.get("checkpointed", ())),
                 optimizer=job.get("optimizer", ""),
+                device=job.get("device", "meta"),
             )
         except SpecError as err:
             out = {"error": str(err)}
@@ -89,14 +90,17 @@ def measured(
     frozen: tuple[str, ...] = (),
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
+    device: str = "meta",
 ):
     """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
-    children.deadline_s()); with training, its exact training step too; its failure is a SpecError."""
+    children.deadline_s()); with training, its exact training step too; on `device` (default meta; cpu: real
+    tensors); its failure is a SpecError."""
     from flopcheck.specs import SpecError
     from flopcheck.specs.measure import Measured
 
     step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed), "optimizer": optimizer}
     step = _FORWARD if step == _FORWARD else step
+    step = step if device == "meta" else {**step, "device": device}
     key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
     if key not in MEASURED:
         from flopcheck.children import deadline_s

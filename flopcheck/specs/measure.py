@@ -146,6 +146,7 @@ def measure(
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
     real: bool = True,
+    device: str = "meta",
 ) -> dict:
     """Build the spec on meta and count one forward (with training: the exact training step, its forward and
     backward): the JSON the parent reads (Measured.from_dict). A forward that reads a value (`.item()`, which meta
@@ -157,6 +158,8 @@ def measure(
     from flopcheck.specs.build import build
 
     spec = ModelSpec.from_dict(spec_dict)
+    if device != "meta":
+        return _on_device(spec, device, training, frozen, checkpointed, optimizer)
     built = build(spec, "meta")
     try:
         m, step = _count_built(spec, built, "meta", training, frozen, checkpointed, optimizer)
@@ -198,6 +201,23 @@ def measure(
             f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
             f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
         )
+    _routing(built)
+    return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
+
+
+def _on_device(spec, device: str, training: bool, frozen, checkpointed, optimizer: str) -> dict:
+    """The spec built and counted on real tensors on `device` (--device cpu): its inputs' values as its source made
+    them, so masks, sequence offsets and routers are read."""
+    from dataclasses import replace
+
+    from flopcheck.specs.build import build
+
+    built = build(spec, device)
+    m, step = _count_built(spec, built, device, training, frozen, checkpointed, optimizer)
+    built.notes.append(
+        f"counted on real {device} tensors (--device {device}; weights zero, inputs as their source made them): masks, "
+        f"sequence offsets and routers' choices are read from their values"
+    )
     _routing(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 

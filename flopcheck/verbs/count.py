@@ -110,7 +110,8 @@ def run(
     attn_kernel: str = "",
 ) -> CountResult:
     """The CountResult of a subject (flopcheck.subject.Subject) at a scope: a reference model's formula and exact
-    count on `device`; any other model's exact count on meta (a named model's measured in its child process), with
+    count on `device`; any other model's exact count on `device` (a named model's measured in its child process; on
+    cpu its masks' and routers' values are read), with
     the exact training step when the scope is training (its executed FLOPs following `attn_kernel`: flash,
     efficient, cudnn or math; default flash where the attention is fused)."""
     if subject.formula_family:
@@ -123,12 +124,12 @@ def run(
             else None
         )
         return CountResult(subject.text, config, subject.batch, scope, formula, exact, with_kernel(step, attn_kernel))
-    if device != "meta":
-        from flopcheck.errors import InputError
-
-        raise InputError(f"--device {device}: {subject.text} is counted on meta (its shapes are all a count reads)")
     m = subject.measured(
-        training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed), optimizer=optimizer
+        training=scope.training,
+        frozen=tuple(frozen),
+        checkpointed=tuple(checkpointed),
+        optimizer=optimizer,
+        device=device,
     )
     step = with_kernel(m.training, attn_kernel, alone=True)
     return CountResult(m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, step, m, attn_kernel)
