@@ -1,0 +1,163 @@
+"""Attention under its mask: dense (the headline), needed and executed work, exact integers by hand."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from flopcheck.exact import count_forward
+from flopcheck.exact.attention_work import causal_flash_pairs, causal_pairs, to_dict, to_lines, totals, window_pairs
+from flopcheck.exact.masks import read_pairs, tile_pairs
+
+
+def test_pair_arithmetic_by_hand():
+    # causal, 4 x 4: rows see 1, 2, 3, 4 keys = 10 = 4*5/2
+    assert causal_pairs(4, 4) == 10
+    # causal, 3 queries x 5 keys (top-left): 1 + 2 + 3 = 6; 5 queries x 3 keys: 1 + 2 + 3 + 3 + 3 = 12
+    assert causal_pairs(3, 5) == 6 and causal_pairs(5, 3) == 12
+    # window W=2 over 5 tokens: min(i+1, 2) = 1 + 2 + 2 + 2 + 2 = 9
+    assert window_pairs(5, 2) == 9
+    # flash at 128x64 tiles, T = 200 causal: row tile 0 (128 rows) needs keys 0..127 = 2 key tiles = 128 columns;
+    # row tile 1 (72 rows) needs keys 0..199 = 4 key tiles = 256 columns clipped to 200: 128*128 + 72*200 = 30,784
+    assert causal_flash_pairs(200, 200) == 30_784
+
+
+def test_tiles_of_a_mask_tensor_by_hand():
+    # a 4 x 4 mask at 2 x 2 tiles, allowed only at (0, 0) and (3, 1): tiles (0, 0) and (1, 0) hold one: 2 x 4 = 8 pairs
+    mask = torch.zeros(4, 4, dtype=torch.bool)
+    mask[0, 0] = mask[3, 1] = True
+    assert tile_pairs(mask, (2, 2)) == 8
+    # a float mask: -inf and finfo.min mask a pair, 0 and -3 (a bias) let it through; broadcast over 3 heads: 2 x 3 = 6
+    f = torch.tensor([[0.0, float("-inf")], [-3.0, torch.finfo(torch.float32).min]])
+    assert read_pairs(f, (1, 3), 2, 2)[0] == 6
+
+
+class Causal(torch.nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+def test_sdpa_is_causal_on_meta_by_hand():
+    q = torch.empty(1, 2, 200, 8, device="meta")  # 2 heads, T = 200, e = ev = 8
+    count = count_forward(Causal(), (q, q, q))
+    t = totals(count.attention)
+    # dense: 2 heads x 200 x 200 = 80,000 pairs x 2 x (8 + 8) = 2,560,000 FLOPs: the headline, unchanged
+    assert count.total == t["dense"] == t["executed_math"] == 2_560_000
+    # needed: 2 x 200 x 201 / 2 = 40,200 pairs x 32 = 1,286,400
+    assert t["needed"] == 1_286_400
+    # flash: 2 heads x 30,784 pairs (test above) x 32 = 1,970,176
+    assert t["executed_flash"] == 1_970_176
+    assert [c.mask for c in count.attention] == ["causal"]
+
+
+class Masked(torch.nn.Module):
+    def forward(self, q, mask):
+        return F.scaled_dot_product_attention(q, q, q, attn_mask=mask)
+
+
+def test_mask_on_meta_is_said_unknown_and_counted_dense():
+    q = torch.empty(1, 2, 16, 4, device="meta")
+    mask = torch.empty(16, 16, dtype=torch.bool, device="meta")  # values nobody has
+    count = count_forward(Masked(), (q, mask))
+    (call,) = count.attention
+    # dense: 2 x 16 x 16 = 512 pairs x 2 x (4 + 4) = 8,192 in every convention
+    assert call.mask == "unknown" and totals(count.attention)["needed"] == 8_192
+    assert any("values unknown" in line for line in to_lines(count.attention))
+    assert to_dict(count.attention)["masks_unknown"] is True
+
+
+def test_packed_block_diagonal_on_real_tensors_by_hand():
+    from tests.models.packed import inputs, model
+
+    net = model()
+    count = count_forward(net, inputs(net))
+    t = totals(count.attention)
+    # documents of 3, 5, 8 tokens: 2 heads x (9 + 25 + 64) = 196 pairs x 2 x (4 + 4) = 3,136 FLOPs needed, against
+    # 2 x 16 x 16 = 512 pairs = 8,192 dense (the headline); one 128x64 tile holds all 16 x 16: flash runs 8,192
+    assert t["needed"] == 3_136 and t["dense"] == 8_192 and t["executed_flash"] == 8_192
+    assert count.by_kind()[next(k for k in count.by_kind() if k.value == "attn_score")] == 4_096
+
+
+def _tiny(cls: str, **extra):
+    transformers = pytest.importorskip("transformers")
+    sizes = dict(
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        vocab_size=128,
+        max_position_embeddings=1024,
+        tie_word_embeddings=False,
+    )
+    config = getattr(transformers, cls).config_class(**{**sizes, **extra})
+    with torch.device("meta"):
+        return getattr(transformers, cls)(config).eval()
+
+
+def _lm_count(model, tokens: int):
+    ids = torch.zeros(1, tokens, dtype=torch.long, device="meta")
+    return count_forward(model, (ids,), kwargs={"return_dict": False})
+
+
+def test_llama_causal_mask_on_meta_by_hand():
+    count = _lm_count(_tiny("LlamaForCausalLM"), 256)
+    t = totals(count.attention)
+    # 2 layers x 4 heads, T = 256, head width e = ev = 64 / 4 = 16: 2 x (16 + 16) = 64 FLOPs a pair
+    # dense: 2 x 4 x 256 x 256 = 524,288 pairs x 64 = 33,554,432 (the headline's QK^T + attn@V)
+    assert t["dense"] == 33_554_432
+    # needed: 2 x 4 x 256 x 257 / 2 = 263,168 pairs x 64 = 16,842,752
+    assert t["needed"] == 16_842_752
+    # flash: row tile 0 runs 128 x 128, row tile 1 runs 128 x 256 = 49,152 pairs a head x 8 x 64 = 25,165,824
+    assert t["executed_flash"] == 25_165_824
+    assert {c.mask for c in count.attention} == {"causal"}
+
+
+def test_mistral_sliding_window_on_meta_by_hand():
+    count = _lm_count(_tiny("MistralForCausalLM", sliding_window=64), 256)
+    t = totals(count.attention)
+    # window W = 64 over T = 256: sum min(i+1, 64) = 64 x 65 / 2 + 192 x 64 = 14,368 pairs a head x 8 x 64 = 7,356,416
+    assert t["needed"] == 7_356_416 and t["dense"] == 33_554_432
+    # flash: row tile 0 (rows 0..127) sees keys 0..127: 2 key tiles, 128 x 128; row tile 1 (rows 128..255) sees keys
+    # 65..255: key tiles 1, 2, 3, 128 x 192: 40,960 pairs a head x 8 x 64 = 20,971,520
+    assert t["executed_flash"] == 20_971_520
+    assert {c.mask for c in count.attention} == {"tensor"}  # transformers' mask, its values made beside it on the CPU
+
+
+def test_mixtral_float32_counts_on_meta_by_hand():
+    from flopcheck.exact.routing import routing_notes
+
+    model = _tiny("MixtralForCausalLM", num_local_experts=4, num_experts_per_tok=2, intermediate_size=96)
+    count = _lm_count(model, 16)
+    # T = 16, d = 64, 4 heads of 16, 2 kv heads (k, v: 32 wide), L = 2, 4 experts of width 96, top-2, vocab 128
+    # q, o: 2 x 16 x 64 x 64 x 2 = 262,144 each; k, v: 2 x 16 x 64 x 32 x 2 = 131,072 each
+    # QK^T, attn@V: 2 x 4 x 16 x 16 x 16 x 2 = 65,536 each; router: 2 x 16 x 64 x 4 x 2 = 16,384
+    # experts: 16 tokens x 2 passes x (2 x 64 x 192 gate_up + 2 x 96 x 64 down = 36,864) x 2 layers = 2,359,296
+    # lm_head: 2 x 16 x 64 x 128 = 262,144
+    # total: 2 x 262,144 + 2 x 131,072 + 2 x 65,536 + 16,384 + 2,359,296 + 262,144 = 3,555,328
+    assert count.complete and count.total == 3_555_328
+    assert count.by_path()["model.layers.*.mlp.experts"] == 2_359_296
+    (note,) = routing_notes(model)
+    assert "2 of 4 experts per token (2 routers)" in note and "whatever the router chose" in note
+
+
+@pytest.mark.integration
+def test_packed_spec_on_cpu_through_the_cli(capsys, monkeypatch):
+    import json
+    from pathlib import Path
+
+    from flopcheck.cli import main
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent / "models"))
+    argv = ["count", "packed:model", "--inputs", "packed:inputs", "--device", "cpu", "--attn-kernel", "flash"]
+    assert main([*argv, "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    a = d["attention"]
+    # the hand count of test_packed_block_diagonal_on_real_tensors_by_hand: 3,136 needed, 8,192 dense (the headline's
+    # QK^T + attn@V: 4,096 + 4,096), flash 8,192
+    assert (a["needed_flops"], a["dense_flops"], a["executed_flops"]) == (3_136, 8_192, 8_192)
+    assert a["headline_convention"] == "dense" and d["by_kind"]["attn_score"] == 4_096
+    assert any("counted on real cpu tensors" in n for n in d["notes"])
+    assert main(argv) == 0
+    assert "the headline counts it dense" in capsys.readouterr().out
