@@ -74,6 +74,14 @@ def _attention_dict(r: CountResult) -> dict:
     return {"attention": to_dict(calls, r.attn_kernel)} if calls else {}
 
 
+def _generation_lines(m) -> list[str]:
+    """A causal LM's generation (--generate): prefill, decode steps, per output token, bytes a step reads."""
+    from flopcheck.exact.generation import to_lines
+
+    g = getattr(m, "generation", None)
+    return ["", *to_lines(g)] if g is not None else []
+
+
 def _incomplete(exact, training) -> list[str]:
     """The lines under the headline saying what a count lacks: its forward's, and a training step's backward's."""
     lines = [exact.incompleteness()] if not exact.complete else []
@@ -239,6 +247,7 @@ def _exact_text(r: CountResult) -> str:
         f"exact count ({m.exact.device}): the reference for this model; it has no hand formula, so every term is its "
         f"ops' own count",
         *_attention_lines(r),
+        *_generation_lines(m),
         "",
         *_uncounted(m.exact),
     ]
@@ -275,4 +284,5 @@ def _exact_dict(r: CountResult) -> dict:
         ],
         **(training_dict(m.training) if m.training is not None else {}),
         **_attention_dict(r),
+        **({"generation": m.generation.to_dict()} if getattr(m, "generation", None) is not None else {}),
     }

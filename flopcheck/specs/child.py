@@ -27,7 +27,7 @@ def main() -> None:
     sys.path[:0] = [p for p in job["paths"] if p not in sys.path]
     from flopcheck.children import one_line
     from flopcheck.specs import SpecError
-    from flopcheck.specs.measure import measure
+    from flopcheck.specs.measure import measure, measure_generation
 
     for spec in job.get("specs") or [job["spec"]]:  # several specs: one import of torch, one answer line each
         try:
@@ -39,6 +39,8 @@ def main() -> None:
                 optimizer=job.get("optimizer", ""),
                 device=job.get("device", "meta"),
             )
+            if job.get("generate"):  # a causal LM's prefill and decode steps with its KV cache
+                out["generation"] = measure_generation(spec, *job["generate"])
         except SpecError as err:
             out = {"error": str(err)}
         except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
@@ -91,16 +93,18 @@ def measured(
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
     device: str = "meta",
+    generate: tuple[int, int] | None = None,
 ):
     """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
     children.deadline_s()); with training, its exact training step too; on `device` (default meta; cpu: real
-    tensors); its failure is a SpecError."""
+    tensors); with generate (prompt, steps), a causal LM's generation too; its failure is a SpecError."""
     from flopcheck.specs import SpecError
     from flopcheck.specs.measure import Measured
 
     step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed), "optimizer": optimizer}
     step = _FORWARD if step == _FORWARD else step
     step = step if device == "meta" else {**step, "device": device}
+    step = {**step, "generate": list(generate)} if generate else step
     key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
     if key not in MEASURED:
         from flopcheck.children import deadline_s

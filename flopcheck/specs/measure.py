@@ -205,6 +205,29 @@ def measure(
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
+def measure_generation(spec_dict: dict, prompt: int, steps: int) -> dict:
+    """A causal LM's generation counted on meta (exact.decode): its prefill of `prompt` tokens (0: as many as its
+    counted forward's token ids) and `steps` decode steps with transformers' DynamicCache; a model that takes no cache
+    is a SpecError."""
+    from flopcheck.children import one_line
+    from flopcheck.exact.decode import GenerationError, count_generation
+    from flopcheck.specs import ModelSpec, SpecError
+    from flopcheck.specs.build import build
+
+    spec = ModelSpec.from_dict(spec_dict)
+    built = build(spec, "meta")
+    try:
+        ids = next((a for a in built.args if hasattr(a, "shape") and len(a.shape) == 2), None)
+        prompt = prompt or (int(ids.shape[1]) if ids is not None else 0)  # 0: the counted forward's tokens
+        if not prompt:
+            raise GenerationError("give the prompt's length: --prompt-tokens P")
+        return count_generation(built.model, prompt, steps, spec.options.batch).to_dict()
+    except GenerationError as err:
+        raise SpecError(f"--generate: {err}") from None
+    except Exception as err:  # noqa: BLE001 - the model's forward with a cache: one line
+        raise SpecError(f"--generate: {spec.text} failed with a KV cache on meta: {one_line(err)}") from None
+
+
 def _on_device(spec, device: str, training: bool, frozen, checkpointed, optimizer: str) -> dict:
     """The spec built and counted on real tensors on `device` (--device cpu): its inputs' values as its source made
     them, so masks, sequence offsets and routers are read."""
@@ -397,6 +420,7 @@ class Measured:
     batch: int | None = None  # samples in its input: the first dimension of its first tensor (None: no tensor)
     aliases: dict = field(default_factory=dict)  # a shared module's later paths -> its first (aliases_of)
     structure: dict = field(default_factory=dict)  # published.structure.Structure's dict: what formulas read
+    generation: object = None  # exact.generation.Generation, when measured with --generate
 
     def to_dict(self) -> dict:
         """JSON-ready, for the parent (from_dict reads it back)."""
@@ -518,6 +542,7 @@ class Measured:
             d.get("batch"),
             dict(d.get("aliases", {})),
             dict(d.get("structure", {})),
+            _generation(d.get("generation")),
         )
 
     def breakdown(self) -> Breakdown:
@@ -527,3 +552,12 @@ class Measured:
     def in_blocks(self, path: str) -> bool:
         """A normalised path inside one of the block lists."""
         return self.breakdown().in_blocks(path)
+
+
+def _generation(d: dict | None):
+    """A Generation from its JSON (None: not asked for)."""
+    if d is None:
+        return None
+    from flopcheck.exact.generation import Generation
+
+    return Generation.from_dict(d)

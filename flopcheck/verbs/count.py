@@ -108,12 +108,17 @@ def run(
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
     attn_kernel: str = "",
+    generate: tuple[int, int] | None = None,
 ) -> CountResult:
     """The CountResult of a subject (flopcheck.subject.Subject) at a scope: a reference model's formula and exact
     count on `device`; any other model's exact count on `device` (a named model's measured in its child process; on
     cpu its masks' and routers' values are read), with
     the exact training step when the scope is training (its executed FLOPs following `attn_kernel`: flash,
     efficient, cudnn or math; default flash where the attention is fused)."""
+    if subject.formula_family and generate:
+        from flopcheck.errors import InputError
+
+        raise InputError(f"--generate counts a causal LM's decoding: {subject.text} is not one")
     if subject.formula_family:
         config = subject.config()
         formula = formula_breakdown(subject.text, config, batch=subject.batch, scope=scope)
@@ -130,9 +135,22 @@ def run(
         checkpointed=tuple(checkpointed),
         optimizer=optimizer,
         device=device,
+        generate=generate,
     )
     step = with_kernel(m.training, attn_kernel, alone=True)
     return CountResult(m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, step, m, attn_kernel)
+
+
+def generation_options(generate: int | None, prompt_tokens: int | None, text_tokens: int | None):
+    """(prompt tokens, decode steps) of --generate N [--prompt-tokens P] (P: --text-tokens, else 0: the counted
+    forward's own tokens), or None; a prompt without decode steps, or two prompts, is refused."""
+    from flopcheck.errors import InputError
+
+    if prompt_tokens and not generate:
+        raise InputError("--prompt-tokens sets a generation's prompt: add --generate N (decode steps)")
+    if prompt_tokens and text_tokens and prompt_tokens != text_tokens:
+        raise InputError(f"--prompt-tokens {prompt_tokens} and --text-tokens {text_tokens}: give one (the prompt)")
+    return (prompt_tokens or text_tokens or 0, generate) if generate else None
 
 
 def with_kernel(step, attn_kernel: str, alone: bool = False):

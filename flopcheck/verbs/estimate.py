@@ -19,10 +19,12 @@ def run(
     frozen: tuple[str, ...] = (),
     checkpointed: tuple[str, ...] = (),
     attn_kernel: str = "",
+    generate: tuple[int, int] | None = None,
 ) -> Estimate | ExactEstimate | TrainingEstimate:
     """The estimate of a subject (flopcheck.subject.Subject) on a GPU at an MFU: one generation (steps x CFG x the
     forward; an Estimate beside the per-layer shortcut where the model has a formula, else an ExactEstimate), or
-    with training, steps optimizer steps of the exact training step (a TrainingEstimate)."""
+    with training, steps optimizer steps of the exact training step (a TrainingEstimate); with generate (prompt,
+    decode steps), a causal LM's decoding on its roofline too."""
     from flopcheck.verbs.count import with_kernel
 
     check_mfu(mfu)
@@ -36,8 +38,10 @@ def run(
 
         e = _training(subject, chosen, mfu, steps, tuple(frozen), tuple(checkpointed))
         return replace(e, step=with_kernel(e.step, attn_kernel))
+    if generate and (training or subject.formula_family):
+        raise InputError(f"--generate counts a causal LM's decoding: not {subject.text}'s training or a formula's")
     if not subject.formula_family:
-        return ExactEstimate(subject.measured(), Scope(steps=steps, cfg=cfg), chosen, mfu)
+        return ExactEstimate(subject.measured(generate=generate), Scope(steps=steps, cfg=cfg), chosen, mfu)
     from flopcheck.exact import count_prepared
     from flopcheck.formula import exact_matches, formula_breakdown
     from reference_models import prepare
