@@ -161,3 +161,46 @@ def test_packed_spec_on_cpu_through_the_cli(capsys, monkeypatch):
     assert any("counted on real cpu tensors" in n for n in d["notes"])
     assert main(argv) == 0
     assert "the headline counts it dense" in capsys.readouterr().out
+
+
+def _count_json(capsys, *argv: str) -> dict:
+    import json
+
+    from flopcheck.cli import main
+
+    assert main(["count", *argv, "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.integration
+def test_shipped_mistral_7b_sliding_window_by_hand(capsys):
+    # Mistral-7B-v0.1 (shipped: mistral-7b-v0.1), T = 4,224 = 4,096 + 128: d 4,096, 32 layers, 32 heads of 128,
+    # 8 kv heads (k, v 1,024 wide), MLP 14,336 (gate, up, down), vocab 32,000, window W = 4,096
+    d = _count_json(capsys, "transformers:MistralForCausalLM", "--config", "mistral-7b-v0.1", "--text-tokens", "4224")
+    # linear: 32 x (2*T*4096*4096*2 + 2*T*4096*1024*2 + 3*2*T*4096*14336) + 2*T*4096*32000 = 60,068,607,295,488
+    # attention dense: 32 layers x 2 (QK^T, attn@V) x 2 x 32 heads x T^2 x 128 = 9,354,438,770,688
+    assert d["total_flops"] == 60_068_607_295_488 + 9_354_438_770_688
+    a = d["attention"]
+    assert a["dense_flops"] == 9_354_438_770_688
+    # needed: sum min(i+1, 4096) = 4096 x 4097 / 2 + 128 x 4096 = 8,914,944 pairs a head (causal would be
+    # 4224 x 4225 / 2 = 8,923,200) x 32 layers x 32 heads x 2 x (128 + 128) = 4,673,998,159,872
+    assert a["needed_flops"] == 4_673_998_159_872
+    # flash, 128 x 64 tiles: row tile I <= 31 needs keys 0..128I+127, 2I + 2 key tiles; row tile 32 (rows
+    # 4096..4223) keys 1..4223, tiles 0..65: 66. Sum 2 x 496 + 64 + 66 = 1,122 tiles x 8,192 = 9,191,424 pairs a head
+    # x 32 x 32 x 512 = 4,818,953,306,112
+    assert a["executed_flash_flops"] == 4_818_953_306_112
+    assert {c["mask"] for c in a["calls"]} == {"tensor"}
+
+
+@pytest.mark.integration
+def test_shipped_mixtral_8x7b_on_meta_by_hand(capsys):
+    # Mixtral-8x7B (shipped: mixtral-8x7b), T = 16: as Mistral-7B's attention (d 4,096, 32 layers, kv 1,024) with
+    # 8 experts of 14,336, top-2, and a router 4,096 -> 8
+    d = _count_json(capsys, "transformers:MixtralForCausalLM", "--config", "mixtral-8x7b", "--text-tokens", "16")
+    by = {t["path"]: t["flops"] for t in d["terms"]}
+    # experts: 32 layers x 16 tokens x 2 passes x (2*4096*2*14336 gate_up + 2*14336*4096 down) = 360,777,252,864
+    assert by["model.layers.*.mlp.experts"] == 360_777_252_864
+    # + attention projections 32 x (2*16*4096*4096*2 + 2*16*4096*1024*2) = 42,949,672,960, router 32 x 2*16*4096*8 =
+    # 33,554,432, QK^T + attn@V 32 x 2 x 2*32*16*16*128 = 134,217,728, lm_head 2*16*4096*32000 = 4,194,304,000
+    assert d["total_flops"] == 360_777_252_864 + 42_949_672_960 + 33_554_432 + 134_217_728 + 4_194_304_000
+    assert d["complete"] and any("plain top-k routing, 2 of 8" in n for n in d["notes"])
