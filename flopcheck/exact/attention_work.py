@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import Any
 
 # (query rows, key columns) of one tile: FlashAttention-2's forward kernel, head dim 128 on A100/H100 without dropout
 # (Dao-AILab/flash-attention, csrc/flash_attn/src/flash_fwd_launch_template.h, run_mha_fwd_hdim128: kBlockM=128,
@@ -80,7 +81,7 @@ def causal_flash_pairs(tq: int, tk: int, tile: tuple[int, int] = FLASH_TILE) -> 
 
 def collect(calls: Iterable[AttentionCall]) -> tuple[AttentionCall, ...]:
     """Calls with the same path, mask and shapes as one, their calls summed."""
-    out: dict[tuple, AttentionCall] = {}
+    out: dict[tuple[Any, ...], AttentionCall] = {}
     for c in calls:
         key = (c.path, c.mask, c.heads, c.tq, c.tk, c.e, c.ev, c.dense, c.needed, c.flash)
         seen = out.get(key)
@@ -153,7 +154,7 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
     return lines
 
 
-def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict:
+def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict[str, Any]:
     """JSON-ready: the headline's convention, the totals in each, and every call kind (what a cause would need)."""
     t = totals(calls)
     executed = t["executed_flash"] if kernel == "flash" else t["executed_math"] if kernel else None
@@ -170,11 +171,11 @@ def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict:
     }
 
 
-def from_rows(rows: Iterable) -> tuple[AttentionCall, ...]:
+def from_rows(rows: Iterable[Iterable[Any]]) -> tuple[AttentionCall, ...]:
     """AttentionCalls from their JSON rows (a child's measurement read back)."""
     return tuple(AttentionCall(*r) for r in rows)
 
 
-def to_rows(calls: Iterable[AttentionCall]) -> list[list]:
+def to_rows(calls: Iterable[AttentionCall]) -> list[list[Any]]:
     """AttentionCalls as JSON rows (field order)."""
     return [list(asdict(c).values()) for c in calls]

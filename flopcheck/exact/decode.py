@@ -60,7 +60,7 @@ def count_generation(model: nn.Module, prompt: int, steps: int, batch: int = 1, 
     from transformers import DynamicCache
 
     key = _cache_keyword(model)
-    cache = DynamicCache(config=model.config)
+    cache = DynamicCache(config=getattr(model, "config", None))
     ids = torch.zeros(batch, prompt, dtype=torch.long, device=device)  # (batch, P): id 0, in every vocabulary
     kwargs = {key: cache, "use_cache": True, "return_dict": False}
     prefill = count_forward(model, (ids,), kwargs=kwargs).total

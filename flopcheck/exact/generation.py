@@ -9,6 +9,10 @@ reads every weight once (an embedding table: only the rows it gathers, batch x w
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from flopcheck.arithmetic import GPU
 
 BYTES_PER_ELEMENT = 2  # bf16 weights and cache
 
@@ -45,7 +49,7 @@ class Generation:
         """FLOPs per byte read of decode step i."""
         return self.decode[i] / self.step_bytes(i)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON-ready: every integer, and the derived totals (FLOPs per output token: decode steps' mean, batch
         sequences each)."""
         n = self.steps
@@ -62,7 +66,7 @@ class Generation:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> Generation:
+    def from_dict(cls, d: dict[str, Any]) -> Generation:
         return cls(
             d["prompt"], d["batch"], d["prefill"], tuple(d["decode"]), d["weight_elements"], tuple(d["cache_elements"])
         )
@@ -89,7 +93,7 @@ def to_lines(g: Generation) -> list[str]:
     ]
 
 
-def roofline(g: Generation, gpu) -> dict:
+def roofline(g: Generation, gpu: GPU) -> dict[str, Any]:
     """Each decode step on a GPU's roofline (arithmetic.GPU): FLOPs per byte read against its ridge, and the time its
     reads take at full bandwidth (a lower bound on a bandwidth-bound step)."""
     n = g.steps
@@ -107,7 +111,7 @@ def roofline(g: Generation, gpu) -> dict:
     }
 
 
-def roofline_lines(g: Generation, gpu) -> list[str]:
+def roofline_lines(g: Generation, gpu: GPU) -> list[str]:
     """The decode steps on the roofline, in words."""
     from flopcheck.fmt import commas
 

@@ -74,8 +74,8 @@ class MaskLog:
     def __init__(self) -> None:
         self.calls: list[AttentionCall] = []
         self.values = WeakTensorKeyDictionary()  # a meta mask transformers made -> its values on the CPU
-        self._read: dict[tuple, tuple[torch.Tensor, tuple[int, int]]] = {}  # one mask shared by every layer: read once
-        self._saved: dict[str, Callable] = {}
+        self._read: dict[tuple[Any, ...], tuple[torch.Tensor, tuple[int, int]]] = {}  # one mask shared by every layer: read once
+        self._saved: dict[str, Callable[..., Any]] = {}
 
     def __enter__(self) -> MaskLog:
         interface = _mask_interface()
@@ -92,7 +92,7 @@ class MaskLog:
             interface._global_mapping.update(self._saved)
         self._saved.clear()
 
-    def _beside(self, original: Callable) -> Callable:
+    def _beside(self, original: Callable[..., Any]) -> Callable[..., Any]:
         """transformers' mask function, run again on the CPU when it made a meta mask: the values kept beside it."""
 
         def make(*args: Any, **kwargs: Any) -> Any:
@@ -115,13 +115,14 @@ class MaskLog:
         if mask.device.type != "meta":
             return mask
         if mask in self.values:
-            return self.values[mask]
+            known: torch.Tensor = self.values[mask]
+            return known
         shadow = _shadow(mask)
         if shadow is not None:
             return shadow
         base = mask._base
         if base is not None and base in self.values:
-            real = self.values[base]
+            real: torch.Tensor = self.values[base]
             if real.stride() == base.stride():
                 return real.as_strided(mask.shape, mask.stride(), mask.storage_offset())
         return None
@@ -133,12 +134,14 @@ class MaskLog:
             self._read[key] = (values, read_pairs(values, lead, tq, tk))
         return self._read[key][1]
 
-    def note(self, args: tuple, kwargs: dict, path: str) -> None:
+    def note(self, args: tuple[Any, ...], kwargs: dict[str, Any], path: str) -> None:
         """Record one SDPA call (q, k, v, attn_mask=None, dropout_p, is_causal, ...) with its pairs read."""
         names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
         given = {**dict(zip(names, args)), **kwargs}
         q, k, v = given.get("query"), given.get("key"), given.get("value")
-        if not all(isinstance(t, torch.Tensor) and t.dim() >= 2 for t in (q, k, v)):
+        if not (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor)):
+            return
+        if min(q.dim(), k.dim(), v.dim()) < 2:
             return
         *lead, tq, e = _shape(q)
         tk, ev = int(k.shape[-2]), int(v.shape[-1])
@@ -166,7 +169,8 @@ def _shadow(mask: torch.Tensor) -> torch.Tensor | None:
 
     for mode in _get_current_dispatch_mode_stack():
         if isinstance(mode, Values) and mask in mode.shadow:
-            return mode.shadow[mask]
+            shadow: torch.Tensor = mode.shadow[mask]
+            return shadow
     return None
 
 

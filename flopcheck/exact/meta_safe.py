@@ -16,9 +16,12 @@ import torch
 aten = torch.ops.aten
 
 
-def _grouped_mm_out(a: torch.Tensor, b: torch.Tensor, offs: Any = None, bias: Any = None, out_dtype: Any = None):
+def _grouped_mm_out(
+    a: torch.Tensor, b: torch.Tensor, offs: Any = None, bias: Any = None, out_dtype: Any = None
+) -> torch.Tensor:
     """mat_a (M, K) x mat_b (G, K, N) -> (M, N); (G, M, K) x (G, K, N) -> (G, M, N); (M, K) x (K, N) split over K by
     offs -> (G, M, N); (G, M, K) x (K, N) split over N -> (M, N)."""
+    shape: tuple[int, ...]
     if a.dim() == 2 and b.dim() == 3:
         shape = (a.shape[0], b.shape[-1])
     elif a.dim() == 3 and b.dim() == 3:
@@ -39,7 +42,7 @@ for _name in ("_grouped_mm",):
         META_OUTPUTS[_packet.default] = _grouped_mm_out
 
 
-def call(func, args: tuple, kwargs: dict) -> Any:
+def call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """func(*args, **kwargs); on meta inputs its meta kernel refused, the output of its shape rule."""
     try:
         return func(*args, **kwargs)
