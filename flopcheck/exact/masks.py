@@ -74,7 +74,8 @@ class MaskLog:
     def __init__(self) -> None:
         self.calls: list[AttentionCall] = []
         self.values = WeakTensorKeyDictionary()  # a meta mask transformers made -> its values on the CPU
-        self._read: dict[tuple[Any, ...], tuple[torch.Tensor, tuple[int, int]]] = {}  # one mask shared by every layer: read once
+        # one mask shared by every layer: read once (the entry holds the mask, so its id is not reused)
+        self._read: dict[tuple[Any, ...], tuple[torch.Tensor, tuple[int, int]]] = {}
         self._saved: dict[str, Callable[..., Any]] = {}
 
     def __enter__(self) -> MaskLog:
