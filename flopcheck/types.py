@@ -442,7 +442,7 @@ class ExactCount:
     sdpa: dict[str, int] = field(default_factory=dict, compare=False)
     # each kind of F.scaled_dot_product_attention call, its pairs dense, needed under its mask, executed by flash
     # (exact.attention_work.AttentionCall); the total above counts them dense
-    attention: tuple = field(default=(), compare=False)
+    attention: tuple = field(default=(), compare=False, metadata=OMIT_DEFAULT)
 
     @property
     def total(self) -> int:
