@@ -125,23 +125,6 @@ def test_mistral_sliding_window_on_meta_by_hand():
     assert {c.mask for c in count.attention} == {"tensor"}  # transformers' mask, its values made beside it on the CPU
 
 
-def test_mixtral_float32_counts_on_meta_by_hand():
-    from flopcheck.exact.routing import routing_notes
-
-    model = _tiny("MixtralForCausalLM", num_local_experts=4, num_experts_per_tok=2, intermediate_size=96)
-    count = _lm_count(model, 16)
-    # T = 16, d = 64, 4 heads of 16, 2 kv heads (k, v: 32 wide), L = 2, 4 experts of width 96, top-2, vocab 128
-    # q, o: 2 x 16 x 64 x 64 x 2 = 262,144 each; k, v: 2 x 16 x 64 x 32 x 2 = 131,072 each
-    # QK^T, attn@V: 2 x 4 x 16 x 16 x 16 x 2 = 65,536 each; router: 2 x 16 x 64 x 4 x 2 = 16,384
-    # experts: 16 tokens x 2 passes x (2 x 64 x 192 gate_up + 2 x 96 x 64 down = 36,864) x 2 layers = 2,359,296
-    # lm_head: 2 x 16 x 64 x 128 = 262,144
-    # total: 2 x 262,144 + 2 x 131,072 + 2 x 65,536 + 16,384 + 2,359,296 + 262,144 = 3,555,328
-    assert count.complete and count.total == 3_555_328
-    assert count.by_path()["model.layers.*.mlp.experts"] == 2_359_296
-    (note,) = routing_notes(model)
-    assert "2 of 4 experts per token (2 routers)" in note and "whatever the router chose" in note
-
-
 @pytest.mark.integration
 def test_packed_spec_on_cpu_through_the_cli(capsys, monkeypatch):
     import json
