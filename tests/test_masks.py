@@ -187,3 +187,15 @@ def test_shipped_mixtral_8x7b_on_meta_by_hand(capsys):
     # 33,554,432, QK^T + attn@V 32 x 2 x 2*32*16*16*128 = 134,217,728, lm_head 2*16*4096*32000 = 4,194,304,000
     assert d["total_flops"] == 360_777_252_864 + 42_949_672_960 + 33_554_432 + 134_217_728 + 4_194_304_000
     assert d["complete"] and any("plain top-k routing, 2 of 8" in n for n in d["notes"])
+
+
+def test_a_mask_too_large_to_read_counts_dense_and_says_so(monkeypatch):
+    from flopcheck.exact import masks
+
+    monkeypatch.setattr(masks, "CPU_LIMIT", 100)  # a 16 x 16 mask (256 elements) is past it
+    q = torch.zeros(1, 2, 16, 4)
+    count = count_forward(Masked(), (q, torch.ones(16, 16, dtype=torch.bool)))
+    (call,) = count.attention
+    # dense: 2 x 16 x 16 = 512 pairs x 2 x (4 + 4) = 8,192, in every convention
+    assert call.mask == "unread" and totals(count.attention)["needed"] == 8_192
+    assert any("too large to read" in line for line in to_lines(count.attention))

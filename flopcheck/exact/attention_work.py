@@ -30,7 +30,7 @@ class AttentionCall:
     """One attention call's shapes and its query-key pairs in each convention (all heads together)."""
 
     path: str  # normalised module path of the call
-    mask: str  # 'none', 'causal', 'tensor' (values read), 'unknown' (a mask on meta: values unknown, counted dense)
+    mask: str  # 'none', 'causal', 'tensor' (values read), 'unknown' (on meta: no values), 'unread' (too large): dense
     heads: int  # batch x query heads: score matrices
     tq: int
     tk: int
@@ -115,6 +115,7 @@ MASK_WORDS = {
     "causal": "causal",
     "tensor": "mask tensor (values read)",
     "unknown": "mask on meta: values unknown, counted dense",
+    "unread": "mask not read (too large): counted dense",
 }
 
 
@@ -146,6 +147,8 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
         executed = t["executed_flash"] if kernel == "flash" else t["executed_math"]
         note = "" if kernel in KERNELS else " (its tiles are not modelled: counted as math, every pair)"
         lines.append(f"  executed on the {kernel} kernel: {commas(executed)} FLOPs of attention{note}")
+    if any(c.mask == "unread" for c in calls):
+        lines.append("  a mask too large to read (past 2^28 elements a score matrix) counts dense in every convention")
     if any(c.mask == "unknown" for c in calls):
         lines.append(
             "  a mask given as a tensor on meta has no values: those calls count dense in every convention; count "
@@ -166,7 +169,7 @@ def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict[str, Any
         "executed_flash_flops": t["executed_flash"],
         "executed_math_flops": t["executed_math"],
         **({"attn_kernel": kernel, "executed_flops": executed} if kernel else {}),
-        "masks_unknown": any(c.mask == "unknown" for c in calls),
+        "masks_unknown": any(c.mask in ("unknown", "unread") for c in calls),
         "calls": [{**asdict(c), **{f"{k}_flops": v for k, v in c.conventions().items()}} for c in calls],
     }
 

@@ -64,6 +64,8 @@ def read_pairs(mask: torch.Tensor, lead: tuple[int, ...], tq: int, tk: int) -> t
     """(allowed pairs, pairs in flash tiles holding one) of a mask with values, broadcast to (*lead, tq, tk)."""
     full = mask.expand(*lead, tq, tk) if mask.dim() <= len(lead) + 2 else mask
     small, factor = _compact(full)
+    if small.numel() > CPU_LIMIT:
+        raise ValueError(f"a mask of {small.numel():,} elements, past {CPU_LIMIT:,}")
     allowed = _allowed(small.to("cpu"))
     return int(allowed.sum()) * factor, tile_pairs(allowed) * factor
 
@@ -142,8 +144,8 @@ class MaskLog:
         q, k, v = given.get("query"), given.get("key"), given.get("value")
         if not (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor)):
             return
-        if min(q.dim(), k.dim(), v.dim()) < 2:
-            return
+        if min(q.dim(), k.dim(), v.dim()) < 2 or q.is_nested or k.is_nested:
+            return  # nested (padded) inputs: their formula records them as not counted
         *lead, tq, e = _shape(q)
         tk, ev = int(k.shape[-2]), int(v.shape[-1])
         heads = prod(lead)
@@ -157,8 +159,10 @@ class MaskLog:
             if values is None:
                 kind = "unknown"
             else:
-                kind = "tensor"
-                needed, flash = self._pairs(values, tuple(lead), tq, tk)
+                try:
+                    kind, (needed, flash) = "tensor", self._pairs(values, tuple(lead), tq, tk)
+                except Exception:  # noqa: BLE001 - a mask too large or of a layout not read: dense, and said
+                    kind, needed, flash = "unread", dense, dense
         self.calls.append(AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash))
 
 
