@@ -76,3 +76,11 @@ def test_count_and_estimate_with_generate(capsys, tmp_path):
     assert main(["count", "DiT-S/2", "--generate", "4"]) == 2
     assert "--generate counts a causal LM's decoding" in capsys.readouterr().err
     assert main(["count", *argv[:3], "--prompt-tokens", "8"]) == 2
+
+
+@pytest.mark.integration
+def test_generate_refuses_a_model_without_a_cache(capsys):
+    from flopcheck.cli import main
+
+    assert main(["count", "timm:resnet18", "--generate", "2"]) == 2
+    assert "ResNet.forward takes no past_key_values" in capsys.readouterr().err

@@ -18,7 +18,7 @@ class GenerationError(ValueError):
     """A model that cannot be run with a KV cache: one line saying why."""
 
 
-def _cache_keyword(model: nn.Module) -> str:
+def cache_keyword(model: nn.Module) -> str:
     """The forward's cache argument: 'cache' (transformers 5.x's name) or 'past_key_values'."""
     params = inspect.signature(model.forward).parameters
     for name in ("cache", "past_key_values"):
@@ -59,7 +59,7 @@ def count_generation(model: nn.Module, prompt: int, steps: int, batch: int = 1, 
     """Prefill P tokens, then `steps` decode steps of one token, each counted exactly, with a DynamicCache."""
     from transformers import DynamicCache
 
-    key = _cache_keyword(model)
+    key = cache_keyword(model)
     cache = DynamicCache(config=getattr(model, "config", None))
     ids = torch.zeros(batch, prompt, dtype=torch.long, device=device)  # (batch, P): id 0, in every vocabulary
     kwargs = {key: cache, "use_cache": True, "return_dict": False}

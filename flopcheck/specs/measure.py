@@ -210,13 +210,14 @@ def measure_generation(spec_dict: dict, prompt: int, steps: int) -> dict:
     counted forward's token ids) and `steps` decode steps with transformers' DynamicCache; a model that takes no cache
     is a SpecError."""
     from flopcheck.children import one_line
-    from flopcheck.exact.decode import GenerationError, count_generation
+    from flopcheck.exact.decode import GenerationError, cache_keyword, count_generation
     from flopcheck.specs import ModelSpec, SpecError
     from flopcheck.specs.build import build
 
     spec = ModelSpec.from_dict(spec_dict)
     built = build(spec, "meta")
     try:
+        cache_keyword(built.model)  # a model that takes no cache is refused before its prompt is asked for
         ids = next((a for a in built.args if hasattr(a, "shape") and len(a.shape) == 2), None)
         prompt = prompt or (int(ids.shape[1]) if ids is not None else 0)  # 0: the counted forward's tokens
         if not prompt:
