@@ -27,7 +27,8 @@ def main() -> None:
     sys.path[:0] = [p for p in job["paths"] if p not in sys.path]
     from flopcheck.children import one_line
     from flopcheck.specs import SpecError
-    from flopcheck.specs.measure import measure, measure_generation
+    from flopcheck.specs.decoding import measure_generation
+    from flopcheck.specs.measure import measure
 
     for spec in job.get("specs") or [job["spec"]]:  # several specs: one import of torch, one answer line each
         try:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flopcheck.specs.blocks import BlockList, block_lists
+from flopcheck.specs.decoding import generation_of, routed
+from flopcheck.specs.fallbacks import _data_dependent, _fits_in_memory, _reads_a_value, _real_values  # noqa: F401
 from flopcheck.types import Breakdown, ExactCount, Kind, Work
 
 
@@ -201,32 +203,8 @@ def measure(
             f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
             f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
         )
-    _routing(built)
+    routed(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
-
-
-def measure_generation(spec_dict: dict, prompt: int, steps: int) -> dict:
-    """A causal LM's generation counted on meta (exact.decode): its prefill of `prompt` tokens (0: as many as its
-    counted forward's token ids) and `steps` decode steps with transformers' DynamicCache; a model that takes no cache
-    is a SpecError."""
-    from flopcheck.children import one_line
-    from flopcheck.exact.decode import GenerationError, cache_keyword, count_generation
-    from flopcheck.specs import ModelSpec, SpecError
-    from flopcheck.specs.build import build
-
-    spec = ModelSpec.from_dict(spec_dict)
-    built = build(spec, "meta")
-    try:
-        cache_keyword(built.model)  # a model that takes no cache is refused before its prompt is asked for
-        ids = next((a for a in built.args if hasattr(a, "shape") and len(a.shape) == 2), None)
-        prompt = prompt or (int(ids.shape[1]) if ids is not None else 0)  # 0: the counted forward's tokens
-        if not prompt:
-            raise GenerationError("give the prompt's length: --prompt-tokens P")
-        return count_generation(built.model, prompt, steps, spec.options.batch).to_dict()
-    except GenerationError as err:
-        raise SpecError(f"--generate: {err}") from None
-    except Exception as err:  # noqa: BLE001 - the model's forward with a cache: one line
-        raise SpecError(f"--generate: {spec.text} failed with a KV cache on meta: {one_line(err)}") from None
 
 
 def _on_device(spec, device: str, training: bool, frozen, checkpointed, optimizer: str) -> dict:
@@ -242,15 +220,8 @@ def _on_device(spec, device: str, training: bool, frozen, checkpointed, optimize
         f"counted on real {device} tensors (--device {device}; weights zero, inputs as their source made them): masks, "
         f"sequence offsets and routers' choices are read from their values"
     )
-    _routing(built)
+    routed(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
-
-
-def _routing(built) -> None:
-    """The note on what a count of routed experts assumed about its router (exact.routing)."""
-    from flopcheck.exact.routing import routing_notes
-
-    built.notes.extend(n for n in routing_notes(built.model) if n not in built.notes)
 
 
 def _with_values(spec, training: bool, frozen, checkpointed, optimizer: str, why: str) -> dict | None:
@@ -271,7 +242,7 @@ def _with_values(spec, training: bool, frozen, checkpointed, optimizer: str, why
         f"its forward reads values ({why[:100]}): counted on meta with the values of its small tensors of known "
         f"values beside them (masks, ids, lengths, positions)"
     )
-    _routing(built)
+    routed(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
@@ -309,50 +280,6 @@ def _count_built(
     except InputError as err:
         raise SpecError(f"{spec.text}: {err}") from None
     return m, step
-
-
-def _reads_a_value(err: BaseException) -> bool:
-    """The forward asked a meta tensor for a value (`.item()`, a tensor's truth, its data): real tensors have one."""
-    signs = ("cannot be called on meta tensors", "_local_scalar_dense", "data pointer", "on meta tensors is not")
-    return any(s in str(err) for s in (*signs, "meta tensor"))
-
-
-def _fits_in_memory(spec, model, why: str) -> None:
-    """Real tensors hold the weights: refused in one line when their fp32 copy would not fit in half this machine's
-    memory."""
-    import os
-
-    from flopcheck.specs import SpecError
-
-    params = sum(p.numel() for p in model.parameters())
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    if 4 * params > memory / 2:
-        raise SpecError(
-            f"model {spec.text!r} reads a value ({why[:100]}), so it counts only on real tensors, and its "
-            f"{params:,} parameters ({4 * params / 1e9:.0f} GB in fp32) do not fit in half this machine's "
-            f"memory: count a smaller config of it"
-        )
-
-
-def _real_values(built) -> None:
-    """Float inputs set to zero (build leaves torch.empty's leftover memory; NaN can crash an op driven by values);
-    integer and boolean inputs stay as the factory or the source made them."""
-    import torch
-
-    with torch.no_grad():
-        for t in (*built.args, *built.kwargs.values()):
-            if isinstance(t, torch.Tensor) and t.is_floating_point():
-                t.zero_()
-
-
-def _data_dependent(err: BaseException) -> bool:
-    """An op whose output shape depends on values (nonzero, masked_select, unique: NMS, a mask) has no meta
-    kernel: torch says so in its message."""
-    text = str(err)
-    return "data-independent implementation does not exist" in text or type(err).__name__ in (
-        "DynamicOutputShapeException",
-        "DataDependentOutputException",
-    )
 
 
 def measure_local(model, args: tuple = (), kwargs: dict | None = None, name: str = "") -> Measured:
@@ -543,7 +470,7 @@ class Measured:
             d.get("batch"),
             dict(d.get("aliases", {})),
             dict(d.get("structure", {})),
-            _generation(d.get("generation")),
+            generation_of(d.get("generation")),
         )
 
     def breakdown(self) -> Breakdown:
@@ -553,12 +480,3 @@ class Measured:
     def in_blocks(self, path: str) -> bool:
         """A normalised path inside one of the block lists."""
         return self.breakdown().in_blocks(path)
-
-
-def _generation(d: dict | None):
-    """A Generation from its JSON (None: not asked for)."""
-    if d is None:
-        return None
-    from flopcheck.exact.generation import Generation
-
-    return Generation.from_dict(d)
