@@ -3,8 +3,13 @@ cache (exact.decode), and the note on the routing a mixture of experts was count
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
 
-def measure_generation(spec_dict: dict, prompt: int, steps: int) -> dict:
+if TYPE_CHECKING:
+    from flopcheck.exact.generation import Generation
+
+
+def measure_generation(spec_dict: dict[str, Any], prompt: int, steps: int) -> dict[str, Any]:
     """A causal LM's generation counted on meta (exact.decode): its prefill of `prompt` tokens (0: as many as its
     counted forward's token ids) and `steps` decode steps with transformers' DynamicCache; a model that takes no cache
     is a SpecError."""
@@ -28,14 +33,14 @@ def measure_generation(spec_dict: dict, prompt: int, steps: int) -> dict:
         raise SpecError(f"--generate: {spec.text} failed with a KV cache on meta: {one_line(err)}") from None
 
 
-def routed(built) -> None:
+def routed(built: Any) -> None:
     """The note on what a count of routed experts assumed about its router (exact.routing)."""
     from flopcheck.exact.routing import routing_notes
 
     built.notes.extend(n for n in routing_notes(built.model) if n not in built.notes)
 
 
-def generation_of(d: dict | None):
+def generation_of(d: dict[str, Any] | None) -> Generation | None:
     """A Generation from its JSON (None: not asked for)."""
     if d is None:
         return None

@@ -3,6 +3,8 @@ its real copy would not fit in memory; and the zeroed float inputs of a count on
 
 from __future__ import annotations
 
+from typing import Any
+
 
 def _reads_a_value(err: BaseException) -> bool:
     """The forward asked a meta tensor for a value (`.item()`, a tensor's truth, its data): real tensors have one."""
@@ -10,7 +12,7 @@ def _reads_a_value(err: BaseException) -> bool:
     return any(s in str(err) for s in (*signs, "meta tensor"))
 
 
-def _fits_in_memory(spec, model, why: str) -> None:
+def _fits_in_memory(spec: Any, model: Any, why: str) -> None:
     """Real tensors hold the weights: refused in one line when their fp32 copy would not fit in half this machine's
     memory."""
     import os
@@ -27,7 +29,7 @@ def _fits_in_memory(spec, model, why: str) -> None:
         )
 
 
-def _real_values(built) -> None:
+def _real_values(built: Any) -> None:
     """Float inputs set to zero (build leaves torch.empty's leftover memory; NaN can crash an op driven by values);
     integer and boolean inputs stay as the factory or the source made them."""
     import torch
