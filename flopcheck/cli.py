@@ -99,7 +99,11 @@ FLAGS: dict[str, dict[str, Any]] = {
     "optimizer": dict(choices=("adamw", "sgd", "none"), help="with --training: the optimizer counted apart (adamw)"),
     "attn-kernel": dict(
         choices=("flash", "efficient", "cudnn", "math"),
-        help="with --training: the kernel executed FLOPs follow (flash if fused)",
+        help="the kernel executed FLOPs follow: a training step's (flash if fused), a masked attention's (flash tiles)",
+    ),
+    "generate": dict(type=whole, metavar="N", help="causal LMs: N decode steps with a KV cache after the prompt"),
+    "prompt-tokens": dict(
+        type=whole, metavar="P", help="with --generate: the prompt's tokens (default: the forward's)"
     ),
     "device": dict(default="meta", help="where the exact count runs (default meta: no compute)"),
     "counter": dict(action="append", help="a counter to run (repeatable; default: all)"),
@@ -129,7 +133,7 @@ FLAGS: dict[str, dict[str, Any]] = {
     "from": dict(dest="from_json", metavar="RESULTS_JSON", help="render an existing results.json, counting nothing"),
 }
 MODEL_FLAGS = "input-size resolution frames attn space batch config inputs input-shape text-tokens"
-TRAINING_FLAGS = "steps cfg training freeze checkpoint attn-kernel"
+TRAINING_FLAGS = "steps cfg training freeze checkpoint attn-kernel generate prompt-tokens"
 
 
 def _flags(p: argparse.ArgumentParser, *names: str, **changed: dict[str, Any]) -> None:
@@ -194,7 +198,7 @@ def _list_models(args: argparse.Namespace) -> int:
 def _count(args: argparse.Namespace) -> int:
     # lazy: torch-free door (the count verb imports torch)
     from flopcheck.pipelines import count_pipeline, is_pipeline, options
-    from flopcheck.verbs.count import check_device, training_options
+    from flopcheck.verbs.count import check_device, generation_options, training_options
     from flopcheck.verbs.count import run as count
 
     if is_pipeline(args.model or ""):  # a whole pipeline: its components, each a spec, times its calls
@@ -202,7 +206,10 @@ def _count(args: argparse.Namespace) -> int:
     check_device(args.device)
     step = training_options(args.training, args.freeze, args.checkpoint, args.optimizer)
     scope = Scope(steps=args.steps or 1, cfg=args.cfg, training=args.training)
-    return _show(count(_subject(args), scope, args.device, **step, attn_kernel=args.attn_kernel or ""), args)
+    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens)
+    args.text_tokens = args.prompt_tokens or args.text_tokens  # the counted forward is the prefill
+    kernel = args.attn_kernel or ""
+    return _show(count(_subject(args), scope, args.device, **step, attn_kernel=kernel, generate=gen), args)
 
 
 APPENDED = {"action": "append"}  # compare and reconcile take several attention paths (compare: several sizes)
@@ -281,14 +288,16 @@ def _causes(args: argparse.Namespace) -> int:
 def _estimate(args: argparse.Namespace) -> int:
     # lazy: torch-free door (the estimate verb imports torch)
     from flopcheck.pipelines import estimate_pipeline, is_pipeline, options
-    from flopcheck.verbs.count import training_options
+    from flopcheck.verbs.count import generation_options, training_options
     from flopcheck.verbs.estimate import run as estimate
 
     if is_pipeline(args.model or ""):  # per stage, at one MFU
         return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **options(args)), args)
     step = training_options(args.training, args.freeze, args.checkpoint)
+    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens)
+    args.text_tokens = args.prompt_tokens or args.text_tokens  # the counted forward is the prefill
     run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
-    run |= {"throughput": args.throughput, "gpus": args.gpus, "stated_batch": args.batch}
+    run |= {"throughput": args.throughput, "gpus": args.gpus, "stated_batch": args.batch, "generate": gen}
     shape = {"frozen": step["frozen"], "checkpointed": step["checkpointed"]}
     return _show(estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, **run, **shape), args)
 

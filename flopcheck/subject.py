@@ -98,9 +98,13 @@ class Subject:
         frozen: tuple[str, ...] = (),
         checkpointed: tuple[str, ...] = (),
         optimizer: str = "",
+        device: str = "meta",
+        generate: tuple[int, int] | None = None,
     ) -> Measured:
         """The exact count with its module structure (specs.measure.Measured), once; a spec's from its child; with
-        training, the exact training step too (its frozen and checkpointed modules, its optimizer)."""
+        training, the exact training step too (its frozen and checkpointed modules, its optimizer); a spec's on
+        `device` when not meta (cpu: real tensors, so masks and routers are read); with generate (prompt, steps), a
+        causal LM's generation with its KV cache."""
         if self.source is Source.REFERENCE:
             raise InputError(f"{self.text} is a reference model: its truth is its formula (reference())")
         step: dict[str, Any] = {
@@ -109,6 +113,12 @@ class Subject:
             "checkpointed": tuple(checkpointed),
             "optimizer": optimizer,
         }
+        if (device != "meta" or generate) and self.source is Source.SPEC:
+            from flopcheck.specs.child import measured
+
+            return measured(self.spec, self.timeout_s, training, frozen, checkpointed, optimizer, device, generate)
+        if generate:
+            raise InputError(f"--generate: {self.text} is your own module; count its decoding with exact.decode")
         if training:
             return self._measure(**step)
         if self._measured is None:

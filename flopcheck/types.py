@@ -439,6 +439,9 @@ class ExactCount:
     bias_by_module: dict[str, int] = field(default_factory=dict, compare=False)  # exact path -> bias elements there
     # normalised path (with its 'qk'/'av' suffix) -> FLOPs counted inside F.scaled_dot_product_attention calls
     sdpa: dict[str, int] = field(default_factory=dict, compare=False)
+    # each kind of F.scaled_dot_product_attention call, its pairs dense, needed under its mask, executed by flash
+    # (exact.attention_work.AttentionCall); the total above counts them dense
+    attention: tuple = field(default=(), compare=False, metadata=OMIT_DEFAULT)
 
     @property
     def total(self) -> int:

@@ -30,8 +30,10 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck import plugins
-from flopcheck.exact import categories
+from flopcheck.exact import categories, meta_safe
+from flopcheck.exact.attention_work import collect
 from flopcheck.exact.cost import OpCost
+from flopcheck.exact.masks import MaskLog
 from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, adopt
 from flopcheck.types import ExactCount, Kind, OpRecord, Work
 
@@ -164,15 +166,18 @@ class _Sdpa:
     def __init__(self, events: list[_Event]) -> None:
         self.events = events
         self.calls: list[list[_Event]] = []
+        self.masks = MaskLog()  # each call's mask read: the pairs it needs and flash executes (exact/masks.py)
         self._saved: Callable[..., Any] | None = None
 
     def __enter__(self) -> _Sdpa:
         self._saved = original = F.scaled_dot_product_attention
+        self.masks.__enter__()
 
         def sdpa(*args: Any, **kwargs: Any) -> Any:
             before = len(self.events)
             out = original(*args, **kwargs)
             self.calls.append(self.events[before:])
+            self.masks.note(args, kwargs, self.events[before].frame.norm_path if len(self.events) > before else "")
             return out
 
         F.scaled_dot_product_attention = sdpa
@@ -180,6 +185,7 @@ class _Sdpa:
 
     def __exit__(self, *exc: object) -> None:
         F.scaled_dot_product_attention = self._saved  # type: ignore[assignment]
+        self.masks.__exit__(*exc)
 
 
 _PLUGINS: list[Any] = []
@@ -277,7 +283,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
         kwargs = kwargs or {}
         if isinstance(func, HigherOrderOperator):
             return self._higher_order(func, args, kwargs)
-        out = func(*args, **kwargs)
+        out = meta_safe.call(func, args, kwargs)  # a meta kernel that refuses what a real one takes: its shape
         packet = func.overloadpacket
         if packet in FORMULAS or (func.namespace != "aten" and adopt(packet)):
             self._count(packet, args, kwargs, out)
@@ -412,6 +418,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
             by_module=_summed((join(e.frame.path, e.suffix), e.flops) for e in self._events),
             bias_by_module=dict(self._bias),
             sdpa=_summed((join(e.frame.norm_path, e.suffix), e.flops) for call in self._sdpa.calls for e in call),
+            attention=collect(self._sdpa.masks.calls),
         )
 
 

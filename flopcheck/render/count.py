@@ -50,12 +50,37 @@ def _formula_text(r: CountResult, form: Breakdown) -> str:
         f"total: {commas(form.total)} FLOPs = {si(form.total)} = {si(form.total, Unit.MAC)}",
         "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in form.by_kind().items()),
         _verdict(r, form),
+        *_attention_lines(r),
         "",
         *_uncounted(r.exact),
     ]
     if r.training is not None:
         lines += ["", *training_lines(r.training)]
     return "\n".join(lines)
+
+
+def _attention_lines(r: CountResult) -> list[str]:
+    """Attention under its masks in every convention (none when no call has a mask), scaled to the scope."""
+    from flopcheck.exact.attention_work import scaled, to_lines  # lazy: torch-free door (flopcheck.exact's torch)
+
+    lines = to_lines(scaled(r.exact.attention, r.exact_factor), r.attn_kernel)
+    return ["", *lines] if lines else []
+
+
+def _attention_dict(r: CountResult) -> dict[str, Any]:
+    """The 'attention' key: every SDPA call kind's dense, needed and executed FLOPs (none without an SDPA call)."""
+    from flopcheck.exact.attention_work import scaled, to_dict  # lazy: torch-free door (flopcheck.exact's torch)
+
+    calls = scaled(r.exact.attention, r.exact_factor)
+    return {"attention": to_dict(calls, r.attn_kernel)} if calls else {}
+
+
+def _generation_lines(m: Any) -> list[str]:
+    """A causal LM's generation (--generate): prefill, decode steps, per output token, bytes a step reads."""
+    from flopcheck.exact.generation import to_lines  # lazy: torch-free door (flopcheck.exact's torch)
+
+    g = getattr(m, "generation", None)
+    return ["", *to_lines(g)] if g is not None else []
 
 
 def _incomplete(exact: ExactCount, training: TrainingCount | None) -> list[str]:
@@ -197,6 +222,7 @@ def _formula_dict(r: CountResult, f: Breakdown) -> dict[str, Any]:
             for cat, (calls, el) in sorted(r.exact.uncounted_by_category().items())
         ],
         **(training_dict(r.training) if r.training is not None else {}),
+        **_attention_dict(r),
     }
 
 
@@ -221,6 +247,8 @@ def _exact_text(r: CountResult) -> str:
         "by kind (FLOPs): " + ", ".join(f"{k.value} {commas(v)}" for k, v in b.by_kind().items()),
         f"exact count ({m.exact.device}): the reference for this model; it has no hand formula, so every term is its "
         f"ops' own count",
+        *_attention_lines(r),
+        *_generation_lines(m),
         "",
         *_uncounted(m.exact),
     ]
@@ -256,4 +284,6 @@ def _exact_dict(r: CountResult) -> dict[str, Any]:
             for cat, (calls, el) in sorted(m.exact.uncounted_by_category().items())
         ],
         **(training_dict(m.training) if m.training is not None else {}),
+        **_attention_dict(r),
+        **({"generation": m.generation.to_dict()} if getattr(m, "generation", None) is not None else {}),
     }

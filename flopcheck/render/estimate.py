@@ -150,10 +150,26 @@ def _exact_text(e: ExactEstimate) -> str:
             f"  attention        {e.attention_share:.1%} of a forward (QK^T + attn@V)",
             "",
             *_roofline(e),
+            *_decode_lines(e),
             "",
             f"source of {g.name}'s figures: {g.source}",
         ]
     )
+
+
+def _decode_lines(e: ExactEstimate) -> list[str]:
+    """A causal LM's generation (--generate) on the roofline: the decode steps' FLOPs per byte read."""
+    from flopcheck.exact.generation import roofline_lines  # lazy: torch-free door (flopcheck.exact's torch)
+
+    g = getattr(e.measured, "generation", None)
+    return ["", *roofline_lines(g, e.gpu)] if g is not None else []
+
+
+def _decode_dict(e: ExactEstimate) -> dict[str, Any]:
+    from flopcheck.exact.generation import roofline  # lazy: torch-free door (flopcheck.exact's torch)
+
+    g = getattr(e.measured, "generation", None)
+    return {"generation": {**g.to_dict(), **roofline(g, e.gpu)}} if g is not None else {}
 
 
 def _exact_dict(e: ExactEstimate) -> dict[str, Any]:
@@ -179,6 +195,7 @@ def _exact_dict(e: ExactEstimate) -> dict[str, Any]:
         "bound": e.bound,
         "step_seconds": e.step_seconds,
         "seconds": e.seconds,
+        **_decode_dict(e),
     }
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from flopcheck.cache import MEASURED
 from flopcheck.children import Child, answers, deadline_s, one_line, watch_parent
 from flopcheck.specs import ModelSpec, SpecError
+from flopcheck.specs.decoding import measure_generation
 from flopcheck.specs.measure import Measured, measure
 
 _FORWARD = {"training": False, "frozen": [], "checkpointed": [], "optimizer": ""}  # a forward only
@@ -35,7 +36,10 @@ def main() -> None:
                 frozen=tuple(job.get("frozen", ())),
                 checkpointed=tuple(job.get("checkpointed", ())),
                 optimizer=job.get("optimizer", ""),
+                device=job.get("device", "meta"),
             )
+            if job.get("generate"):  # a causal LM's prefill and decode steps with its KV cache
+                out["generation"] = measure_generation(spec, *job["generate"])
         except SpecError as err:
             out = {"error": str(err)}
         except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
@@ -83,11 +87,16 @@ def measured(
     frozen: tuple[str, ...] = (),
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
+    device: str = "meta",
+    generate: tuple[int, int] | None = None,
 ) -> Measured:
     """The spec's Measured, from a child process (once per spec and options), within timeout_s (default
-    children.deadline_s()); with training, its exact training step too; its failure is a SpecError."""
+    children.deadline_s()); with training, its exact training step too; on `device` (default meta; cpu: real
+    tensors); with generate (prompt, steps), a causal LM's generation too; its failure is a SpecError."""
     step = {"training": training, "frozen": list(frozen), "checkpointed": list(checkpointed), "optimizer": optimizer}
     step = _FORWARD if step == _FORWARD else step
+    step = step if device == "meta" else {**step, "device": device}
+    step = {**step, "generate": list(generate)} if generate else step
     key = json.dumps({**spec.to_dict(), **step}, sort_keys=True)
     if key not in MEASURED:
         MEASURED.put(key, _in_child(spec, timeout_s or deadline_s(), step))

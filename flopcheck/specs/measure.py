@@ -7,7 +7,6 @@ an ExactCount, a Breakdown and a Reference in the parent, which never imports th
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -17,11 +16,14 @@ from flopcheck.errors import InputError
 from flopcheck.published.structure import of_call
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.blocks import BlockList, block_lists
+from flopcheck.specs.decoding import generation_of, routed
+from flopcheck.specs.fallbacks import _data_dependent, _fits_in_memory, _reads_a_value, _real_values  # noqa: F401
 from flopcheck.types import Breakdown, ExactCount, Kind, OpRecord, Work
 
 if TYPE_CHECKING:
     from torch import nn
 
+    from flopcheck.exact.generation import Generation
     from flopcheck.exact.training import TrainingCount
     from flopcheck.specs.built import Built
 
@@ -163,6 +165,7 @@ def measure(
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
     real: bool = True,
+    device: str = "meta",
 ) -> dict[str, Any]:
     """Build the spec on meta and count one forward (with training: the exact training step, its forward and
     backward): the JSON the parent reads (Measured.from_dict). A forward that reads a value (`.item()`, which meta
@@ -170,6 +173,8 @@ def measure(
     from flopcheck.specs.build import build  # lazy: torch (see the note at the top)
 
     spec = ModelSpec.from_dict(spec_dict)
+    if device != "meta":
+        return _on_device(spec, device, training, frozen, checkpointed, optimizer)
     built = build(spec, "meta")
     try:
         m, step = _count_built(spec, built, "meta", training, frozen, checkpointed, optimizer)
@@ -211,6 +216,24 @@ def measure(
             f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
             f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
         )
+    routed(built)
+    return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
+
+
+def _on_device(spec, device: str, training: bool, frozen, checkpointed, optimizer: str) -> dict:
+    """The spec built and counted on real tensors on `device` (--device cpu): its inputs' values as its source made
+    them, so masks, sequence offsets and routers are read."""
+    from dataclasses import replace
+
+    from flopcheck.specs.build import build
+
+    built = build(spec, device)
+    m, step = _count_built(spec, built, device, training, frozen, checkpointed, optimizer)
+    built.notes.append(
+        f"counted on real {device} tensors (--device {device}; weights zero, inputs as their source made them): masks, "
+        f"sequence offsets and routers' choices are read from their values"
+    )
+    routed(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
@@ -232,6 +255,7 @@ def _with_values(
         f"its forward reads values ({why[:100]}): counted on meta with the values of its small tensors of known "
         f"values beside them (masks, ids, lengths, positions)"
     )
+    routed(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
@@ -264,46 +288,6 @@ def _count_built(
     except InputError as err:
         raise SpecError(f"{spec.text}: {err}") from None
     return m, step
-
-
-def _reads_a_value(err: BaseException) -> bool:
-    """The forward asked a meta tensor for a value (`.item()`, a tensor's truth, its data): real tensors have one."""
-    signs = ("cannot be called on meta tensors", "_local_scalar_dense", "data pointer", "on meta tensors is not")
-    return any(s in str(err) for s in (*signs, "meta tensor"))
-
-
-def _fits_in_memory(spec: ModelSpec, model: nn.Module, why: str) -> None:
-    """Real tensors hold the weights: refused in one line when their fp32 copy would not fit in half this machine's
-    memory."""
-    params = sum(p.numel() for p in model.parameters())
-    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    if 4 * params > memory / 2:
-        raise SpecError(
-            f"model {spec.text!r} reads a value ({why[:100]}), so it counts only on real tensors, and its "
-            f"{params:,} parameters ({4 * params / 1e9:.0f} GB in fp32) do not fit in half this machine's "
-            f"memory: count a smaller config of it"
-        )
-
-
-def _real_values(built: Built) -> None:
-    """Float inputs set to zero (build leaves torch.empty's leftover memory; NaN can crash an op driven by values);
-    integer and boolean inputs stay as the factory or the source made them."""
-    import torch  # lazy: torch (see the note at the top)
-
-    with torch.no_grad():
-        for t in (*built.args, *built.kwargs.values()):
-            if isinstance(t, torch.Tensor) and t.is_floating_point():
-                t.zero_()
-
-
-def _data_dependent(err: BaseException) -> bool:
-    """An op whose output shape depends on values (nonzero, masked_select, unique: NMS, a mask) has no meta
-    kernel: torch says so in its message."""
-    text = str(err)
-    return "data-independent implementation does not exist" in text or type(err).__name__ in (
-        "DynamicOutputShapeException",
-        "DataDependentOutputException",
-    )
 
 
 def measure_local(
@@ -374,9 +358,12 @@ class Measured:
     batch: int | None = None  # samples in its input: the first dimension of its first tensor (None: no tensor)
     aliases: dict[str, str] = field(default_factory=dict)  # a shared module's later paths -> its first (aliases_of)
     structure: dict[str, Any] = field(default_factory=dict)  # published.structure.Structure's dict: what formulas read
+    generation: Generation | None = None  # when measured with --generate
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, for the parent (from_dict reads it back)."""
+        from flopcheck.exact.attention_work import to_rows  # lazy: torch (flopcheck.exact's package imports it)
+
         counted, uncounted = _rows(self.exact)
         t = self.training
         training = (
@@ -411,6 +398,7 @@ class Measured:
             "outputs": {p: list(s) for p, s in self.exact.outputs.items()},
             "mha": {p: list(v) for p, v in self.exact.mha.items()},
             "sdpa": self.exact.sdpa,
+            "attention": to_rows(self.exact.attention),
             "by_module": self.exact.by_module,
             "bias_by_module": self.exact.bias_by_module,
             "einsums": [
@@ -425,6 +413,8 @@ class Measured:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Measured:
         """Inverse of to_dict (measure()'s JSON)."""
+        from flopcheck.exact.attention_work import from_rows  # lazy: torch (flopcheck.exact's package imports it)
+
         device = d.get("device", "meta")  # where the count ran: meta, or CPU for a forward that reads a value
 
         def records(rows: list[list[Any]], counted: bool) -> tuple[OpRecord, ...]:
@@ -470,6 +460,7 @@ class Measured:
             ),
             mha={p: (int(q), int(k), bool(one)) for p, (q, k, one) in d.get("mha", {}).items()},
             sdpa={p: int(f) for p, f in d.get("sdpa", {}).items()},
+            attention=from_rows(d.get("attention", ())),
             by_module={p: int(f) for p, f in d.get("by_module", {}).items()},
             bias_by_module={p: int(f) for p, f in d.get("bias_by_module", {}).items()},
         )
@@ -486,6 +477,7 @@ class Measured:
             d.get("batch"),
             dict(d.get("aliases", {})),
             dict(d.get("structure", {})),
+            generation_of(d.get("generation")),
         )
 
     def breakdown(self) -> Breakdown:

@@ -35,6 +35,7 @@ class CountResult:
         None  # a training scope: the exact step (exact.training.TrainingCount), forward and backward
     )
     measured: Any = None  # a model without a formula: specs.measure.Measured (its input, notes, parameters, blocks)
+    attn_kernel: str = ""  # the kernel a masked attention's executed work follows (--attn-kernel); '' not given
 
     @property
     def breakdown(self) -> Breakdown:
@@ -113,11 +114,17 @@ def run(
     checkpointed: tuple[str, ...] = (),
     optimizer: str = "",
     attn_kernel: str = "",
+    generate: tuple[int, int] | None = None,
 ) -> CountResult:
     """The CountResult of a subject (flopcheck.subject.Subject) at a scope: a reference model's formula and exact
-    count on `device`; any other model's exact count on meta (a named model's measured in its child process), with
+    count on `device`; any other model's exact count on `device` (a named model's measured in its child process; on
+    cpu its masks' and routers' values are read), with
     the exact training step when the scope is training (its executed FLOPs following `attn_kernel`: flash,
     efficient, cudnn or math; default flash where the attention is fused)."""
+    if subject.formula_family and generate:
+        from flopcheck.errors import InputError
+
+        raise InputError(f"--generate counts a causal LM's decoding: {subject.text} is not one")
     if subject.formula_family:
         config = subject.config()
         formula = formula_breakdown(subject.text, config, batch=subject.batch, scope=scope)
@@ -128,22 +135,36 @@ def run(
             else None
         )
         return CountResult(subject.text, config, subject.batch, scope, formula, exact, with_kernel(step, attn_kernel))
-    if device != "meta":
-        raise InputError(f"--device {device}: {subject.text} is counted on meta (its shapes are all a count reads)")
     m = subject.measured(
-        training=scope.training, frozen=tuple(frozen), checkpointed=tuple(checkpointed), optimizer=optimizer
+        training=scope.training,
+        frozen=tuple(frozen),
+        checkpointed=tuple(checkpointed),
+        optimizer=optimizer,
+        device=device,
+        generate=generate,
     )
-    trained: Any = m.training  # its exact.training.TrainingCount (specs.measure declares it an object)
-    return CountResult(
-        m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, with_kernel(trained, attn_kernel), m
-    )
+    step = with_kernel(m.training, attn_kernel, alone=True)
+    return CountResult(m.text, None, m.batch or subject.spec_batch, scope, None, m.exact, step, m, attn_kernel)
 
 
-def with_kernel(step: TrainingCount | None, attn_kernel: str) -> TrainingCount | None:
+def generation_options(
+    generate: int | None, prompt_tokens: int | None, text_tokens: int | None
+) -> tuple[int, int] | None:
+    """(prompt tokens, decode steps) of --generate N [--prompt-tokens P] (P: --text-tokens, else 0: the counted
+    forward's own tokens), or None; a prompt without decode steps, or two prompts, is refused."""
+    if prompt_tokens and not generate:
+        raise InputError("--prompt-tokens sets a generation's prompt: add --generate N (decode steps)")
+    if prompt_tokens and text_tokens and prompt_tokens != text_tokens:
+        raise InputError(f"--prompt-tokens {prompt_tokens} and --text-tokens {text_tokens}: give one (the prompt)")
+    return (prompt_tokens or text_tokens or 0, generate) if generate else None
+
+
+def with_kernel(step: TrainingCount | None, attn_kernel: str, alone: bool = False) -> TrainingCount | None:
     """The training step (None: no training) with the attention kernel its executed FLOPs follow (none given: its
-    default); a kernel without a training step would be ignored, so it is refused."""
+    default); a kernel without a training step would be ignored, so it is refused, unless `alone` (a spec's count,
+    whose masked attention's executed work follows the kernel)."""
     if attn_kernel and attn_kernel not in ATTN_KERNELS:
         raise InputError(f"attention kernel {attn_kernel!r}: use {', '.join(ATTN_KERNELS)}")
-    if attn_kernel and step is None:
+    if attn_kernel and step is None and not alone:
         raise InputError("--attn-kernel sets a training step's executed FLOPs: add --training")
     return replace(step, attn_kernel=attn_kernel) if step is not None and attn_kernel else step

@@ -35,11 +35,13 @@ def run(
     throughput: str | None = None,
     gpus: int | None = None,
     stated_batch: int | None = None,
+    generate: tuple[int, int] | None = None,
 ) -> Estimate | ExactEstimate | TrainingEstimate:
     """The estimate of a subject (flopcheck.subject.Subject) on a GPU at an MFU: one generation (steps x CFG x the
     forward; an Estimate beside the per-layer shortcut where the model has a formula, else an ExactEstimate), or
     with training, steps optimizer steps of the exact training step (a TrainingEstimate); with a measured
-    `throughput` on `gpus` GPUs, the MFU and HFU it means beside it (`stated_batch`: the batch the user gave)."""
+    `throughput` on `gpus` GPUs, the MFU and HFU it means beside it (`stated_batch`: the batch the user gave); with
+    generate (prompt, decode steps), a causal LM's decoding on its roofline too."""
     check_mfu(mfu)
     chosen = get_gpu(gpu)
     if not training:
@@ -54,8 +56,10 @@ def run(
         return replace(e, measured=_measured(subject, e, throughput, gpus, stated_batch)) if throughput else e
     if throughput or gpus:
         raise InputError("--throughput and --gpus read a training run's throughput: add --training")
+    if generate and subject.formula_family:
+        raise InputError(f"--generate counts a causal LM's decoding: not {subject.text}'s training or a formula's")
     if not subject.formula_family:
-        return ExactEstimate(subject.measured(), Scope(steps=steps, cfg=cfg), chosen, mfu)
+        return ExactEstimate(subject.measured(generate=generate), Scope(steps=steps, cfg=cfg), chosen, mfu)
 
     config, batch = subject.config(), subject.batch
     formula = formula_breakdown(subject.text, config, batch=batch)

@@ -1,0 +1,184 @@
+"""Attention work under its mask, three conventions, exact integers in FLOPs (2 per multiply-add).
+
+Every attention call has q (..., tq, e), k (..., tk, e), v (..., tk, ev) and `heads` = prod(...) score matrices of
+tq x tk query-key pairs. Each pair costs 2*e FLOPs in QK^T and 2*ev in attn@V. Three counts of the pairs:
+- dense: every pair, heads * tq * tk; the exact count's headline (PaLM's and torchtitan's convention);
+- needed: the pairs its mask lets through: causal (SDPA's is_causal, top-left aligned) sum_i min(i+1, tk), i.e.
+  T(T+1)/2 per head when tq = tk = T; a sliding window of W sum_i min(i+1, W); a mask tensor its allowed entries
+  (MaxText's "causal halved" is this convention);
+- executed: what a kernel computes. math does every pair (= dense); flash computes whole tiles of FLASH_TILE and
+  skips a tile only when its mask allows none of its pairs, so it executes every pair of a tile that holds a needed
+  one (a tile at the matrix's edge is clipped to it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+# (query rows, key columns) of one tile: FlashAttention-2's forward kernel, head dim 128 on A100/H100 without dropout
+# (Dao-AILab/flash-attention, csrc/flash_attn/src/flash_fwd_launch_template.h, run_mha_fwd_hdim128: kBlockM=128,
+# kBlockN=64); assumed for every head dim
+FLASH_TILE = (128, 64)
+KERNELS = ("flash", "math")  # the kernels whose executed work is given
+HEADLINE = "dense"  # the convention of the exact count's headline total
+
+
+@dataclass(frozen=True)
+class AttentionCall:
+    """One attention call's shapes and its query-key pairs in each convention (all heads together)."""
+
+    path: str  # normalised module path of the call
+    mask: str  # 'none', 'causal', 'tensor' (values read), 'unknown' (on meta: no values), 'unread' (too large): dense
+    heads: int  # batch x query heads: score matrices
+    tq: int
+    tk: int
+    e: int  # q/k head width
+    ev: int  # v head width
+    dense: int  # query-key pairs, all heads
+    needed: int  # pairs the mask allows
+    flash: int  # pairs in flash tiles holding a needed pair
+    calls: int = 1
+
+    def flops(self, pairs: int) -> int:
+        """2 * pairs * e (QK^T) + 2 * pairs * ev (attn@V), summed over its calls."""
+        return 2 * pairs * (self.e + self.ev) * self.calls
+
+    def conventions(self) -> dict[str, int]:
+        """FLOPs of its calls: dense, needed, executed by each kernel."""
+        return {
+            "dense": self.flops(self.dense),
+            "needed": self.flops(self.needed),
+            "executed_flash": self.flops(self.flash),
+            "executed_math": self.flops(self.dense),
+        }
+
+
+def causal_pairs(tq: int, tk: int) -> int:
+    """Pairs under SDPA's causal mask (query i sees keys 0..i): sum_{i<tq} min(i+1, tk); T(T+1)/2 when tq = tk = T."""
+    full = min(tq, tk)  # rows 0..full-1 see i+1 keys, the rest all tk
+    return full * (full + 1) // 2 + (tq - full) * tk
+
+
+def window_pairs(t: int, w: int) -> int:
+    """Pairs under a causal sliding window of W keys (query i sees keys i-W+1..i): sum_{i<t} min(i+1, W)."""
+    full = min(t, w)
+    return full * (full + 1) // 2 + (t - full) * w
+
+
+def causal_flash_pairs(tq: int, tk: int, tile: tuple[int, int] = FLASH_TILE) -> int:
+    """Pairs flash computes under the causal mask: row tile I (rows I*Br..last) needs keys 0..last, so it runs
+    ceil((last+1)/Bc) key tiles, clipped to tk."""
+    br, bc = tile
+    pairs = 0
+    for start in range(0, tq, br):
+        rows = min(br, tq - start)
+        keys = min(start + rows, tk)  # the tile's last row sees keys 0..start+rows-1
+        pairs += rows * min(-(-keys // bc) * bc, tk)
+    return pairs
+
+
+def collect(calls: Iterable[AttentionCall]) -> tuple[AttentionCall, ...]:
+    """Calls with the same path, mask and shapes as one, their calls summed."""
+    out: dict[tuple[Any, ...], AttentionCall] = {}
+    for c in calls:
+        key = (c.path, c.mask, c.heads, c.tq, c.tk, c.e, c.ev, c.dense, c.needed, c.flash)
+        seen = out.get(key)
+        out[key] = c if seen is None else AttentionCall(*key, calls=seen.calls + c.calls)
+    return tuple(out.values())
+
+
+def scaled(calls: Iterable[AttentionCall], factor: int) -> tuple[AttentionCall, ...]:
+    """The calls of `factor` forwards (sampling steps): each kind's calls times factor."""
+    from dataclasses import replace
+
+    return tuple(replace(c, calls=c.calls * factor) for c in calls)
+
+
+def totals(calls: Iterable[AttentionCall]) -> dict[str, int]:
+    """FLOPs of all calls in each convention."""
+    out = {"dense": 0, "needed": 0, "executed_flash": 0, "executed_math": 0}
+    for c in calls:
+        for k, v in c.conventions().items():
+            out[k] += v
+    return out
+
+
+def masked(calls: Iterable[AttentionCall]) -> bool:
+    """A call whose mask matters: one that restricts pairs, or one whose mask could not be read."""
+    return any(c.mask != "none" for c in calls)
+
+
+MASK_WORDS = {
+    "none": "no mask",
+    "causal": "causal",
+    "tensor": "mask tensor (values read)",
+    "unknown": "mask on meta: values unknown, counted dense",
+    "unread": "mask not read (too large): counted dense",
+}
+
+
+def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
+    """The calls' work in every convention, and which one the headline uses ('' when no call has a mask)."""
+    from flopcheck.fmt import commas, table
+
+    if not masked(calls):
+        return []
+    rows = [
+        [c.path or "(top)", MASK_WORDS[c.mask], str(c.calls), *(commas(v) for v in c.conventions().values())]
+        for c in calls
+    ]
+    t = totals(calls)
+    rows.append(["total", "", str(sum(c.calls for c in calls)), *(commas(v) for v in t.values())])
+    br, bc = FLASH_TILE
+    lines = [
+        f"attention under its masks (FLOPs, QK^T + attn@V): the headline counts it {HEADLINE}, every query-key pair "
+        f"(PaLM's and torchtitan's convention); needed: the pairs the mask lets through (MaxText's); executed: flash "
+        f"runs every {br}x{bc} tile that holds a needed pair (FlashAttention-2's forward tile), math every pair",
+        table(
+            rows,
+            ["call", "mask", "calls", "dense", "needed", "executed, flash", "executed, math"],
+            right={2, 3, 4, 5, 6},
+        ),
+        f"  headline ({HEADLINE}) - needed: {t['dense'] - t['needed']:+,} FLOPs",
+    ]
+    if kernel:
+        executed = t["executed_flash"] if kernel == "flash" else t["executed_math"]
+        note = "" if kernel in KERNELS else " (its tiles are not modelled: counted as math, every pair)"
+        lines.append(f"  executed on the {kernel} kernel: {commas(executed)} FLOPs of attention{note}")
+    if any(c.mask == "unread" for c in calls):
+        lines.append("  a mask too large to read (past 2^28 elements a score matrix) counts dense in every convention")
+    if any(c.mask == "unknown" for c in calls):
+        lines.append(
+            "  a mask given as a tensor on meta has no values: those calls count dense in every convention; count "
+            "on real tensors (--device cpu) to read it"
+        )
+    return lines
+
+
+def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict[str, Any]:
+    """JSON-ready: the headline's convention, the totals in each, and every call kind (what a cause would need)."""
+    t = totals(calls)
+    executed = t["executed_flash"] if kernel == "flash" else t["executed_math"] if kernel else None
+    return {
+        "headline_convention": HEADLINE,
+        "flash_tile": list(FLASH_TILE),
+        "dense_flops": t["dense"],
+        "needed_flops": t["needed"],
+        "executed_flash_flops": t["executed_flash"],
+        "executed_math_flops": t["executed_math"],
+        **({"attn_kernel": kernel, "executed_flops": executed} if kernel else {}),
+        "masks_unknown": any(c.mask in ("unknown", "unread") for c in calls),
+        "calls": [{**asdict(c), **{f"{k}_flops": v for k, v in c.conventions().items()}} for c in calls],
+    }
+
+
+def from_rows(rows: Iterable[Iterable[Any]]) -> tuple[AttentionCall, ...]:
+    """AttentionCalls from their JSON rows (a child's measurement read back)."""
+    return tuple(AttentionCall(*r) for r in rows)
+
+
+def to_rows(calls: Iterable[AttentionCall]) -> list[list[Any]]:
+    """AttentionCalls as JSON rows (field order)."""
+    return [list(asdict(c).values()) for c in calls]

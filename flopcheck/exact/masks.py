@@ -1,0 +1,185 @@
+"""Each F.scaled_dot_product_attention call's mask, read: the query-key pairs it needs and the pairs flash executes.
+
+`MaskLog.note(args, kwargs, path)` is called by the exact count for every SDPA call. is_causal is counted by hand
+(attention_work). A mask tensor on a real device is read: its allowed entries (a boolean True, a float above its
+dtype's minimum: -inf and transformers' finfo.min mask a pair) per score matrix, and the flash tiles holding one. On
+meta a tensor has no values; the one exception is a mask transformers' own mask function made (`create_causal_mask`,
+sliding windows, chunks): while the log is entered, that function runs a second time on the CPU beside the meta one
+and its values are kept, so a Mistral's sliding window on meta is read. Any other meta mask is 'unknown': counted
+dense, and said so.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from math import prod
+from typing import Any
+
+import torch
+from torch.utils.weak import WeakTensorKeyDictionary
+
+from flopcheck.exact.attention_work import FLASH_TILE, AttentionCall, causal_flash_pairs, causal_pairs
+
+CPU_LIMIT = 1 << 28  # mask elements computed on the CPU beside a meta mask (256 Mi booleans); past it: unknown
+MASK_MAKERS = ("sdpa", "eager")  # transformers' mask interface entries whose masks get CPU values
+
+
+def _shape(t: torch.Tensor) -> tuple[int, ...]:
+    return tuple(int(s) for s in t.shape)
+
+
+def _allowed(mask: torch.Tensor) -> torch.Tensor:
+    """True where a pair takes part: a boolean mask's True, a float mask's entries above its dtype's minimum."""
+    if mask.dtype == torch.bool:
+        return mask
+    if mask.is_floating_point():
+        return mask > torch.finfo(mask.dtype).min
+    return mask != 0
+
+
+def _compact(mask: torch.Tensor) -> tuple[torch.Tensor, int]:
+    """(the mask with broadcast leading axes (stride 0 or size 1) cut to one, how many slices each stands for)."""
+    factor, index = 1, []
+    for size, stride in zip(mask.shape[:-2], mask.stride()[:-2]):
+        index.append(slice(0, 1) if stride == 0 and size > 1 else slice(None))
+        factor *= int(size) if stride == 0 and size > 1 else 1
+    return mask[tuple(index)], factor
+
+
+def tile_pairs(allowed: torch.Tensor, tile: tuple[int, int] = FLASH_TILE) -> int:
+    """Pairs in the (Br, Bc) tiles of each (tq, tk) slice that hold an allowed pair, each tile clipped to the matrix."""
+    br, bc = tile
+    tq, tk = allowed.shape[-2:]
+    lead = allowed.reshape(-1, tq, tk)
+    padded = torch.zeros(lead.shape[0], -(-tq // br) * br, -(-tk // bc) * bc, dtype=torch.bool)
+    padded[:, :tq, :tk] = lead
+    tiles = padded.reshape(lead.shape[0], -(-tq // br), br, -(-tk // bc), bc).any(dim=4).any(dim=2)
+    rows = torch.tensor([min(br, tq - i) for i in range(0, tq, br)], dtype=torch.int64)
+    cols = torch.tensor([min(bc, tk - j) for j in range(0, tk, bc)], dtype=torch.int64)
+    return int((tiles.to(torch.int64) * rows[:, None] * cols[None, :]).sum())
+
+
+def read_pairs(mask: torch.Tensor, lead: tuple[int, ...], tq: int, tk: int) -> tuple[int, int]:
+    """(allowed pairs, pairs in flash tiles holding one) of a mask with values, broadcast to (*lead, tq, tk)."""
+    full = mask.expand(*lead, tq, tk) if mask.dim() <= len(lead) + 2 else mask
+    small, factor = _compact(full)
+    if small.numel() > CPU_LIMIT:
+        raise ValueError(f"a mask of {small.numel():,} elements, past {CPU_LIMIT:,}")
+    allowed = _allowed(small.to("cpu"))
+    return int(allowed.sum()) * factor, tile_pairs(allowed) * factor
+
+
+class MaskLog:
+    """The attention calls of a count, each with its mask read; while entered, transformers' masks get CPU values."""
+
+    def __init__(self) -> None:
+        self.calls: list[AttentionCall] = []
+        self.values = WeakTensorKeyDictionary()  # a meta mask transformers made -> its values on the CPU
+        # one mask shared by every layer: read once (the entry holds the mask, so its id is not reused)
+        self._read: dict[tuple[Any, ...], tuple[torch.Tensor, tuple[int, int]]] = {}
+        self._saved: dict[str, Callable[..., Any]] = {}
+
+    def __enter__(self) -> MaskLog:
+        interface = _mask_interface()
+        if interface is not None:
+            for name in MASK_MAKERS:
+                if name in interface._global_mapping:
+                    self._saved[name] = original = interface._global_mapping[name]
+                    interface._global_mapping[name] = self._beside(original)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        interface = _mask_interface()
+        if interface is not None:
+            interface._global_mapping.update(self._saved)
+        self._saved.clear()
+
+    def _beside(self, original: Callable[..., Any]) -> Callable[..., Any]:
+        """transformers' mask function, run again on the CPU when it made a meta mask: the values kept beside it."""
+
+        def make(*args: Any, **kwargs: Any) -> Any:
+            out = original(*args, **kwargs)
+            if isinstance(out, torch.Tensor) and out.device.type == "meta" and out.numel() <= CPU_LIMIT:
+                try:
+                    real = original(*args, **{**kwargs, "device": torch.device("cpu")})
+                except Exception:  # noqa: BLE001 - a mask built from meta inputs (padding): values unknown
+                    return out
+                if isinstance(real, torch.Tensor) and _shape(real) == _shape(out):
+                    self.values[out] = real
+                    if out._base is not None and real._base is not None:  # a view (an expand): its base's values too
+                        self.values[out._base] = real._base
+            return out
+
+        return make
+
+    def _values_of(self, mask: torch.Tensor) -> torch.Tensor | None:
+        """A mask's values: its own on a real device; on meta, those kept for it (or for the tensor it views)."""
+        if mask.device.type != "meta":
+            return mask
+        if mask in self.values:
+            known: torch.Tensor = self.values[mask]
+            return known
+        shadow = _shadow(mask)
+        if shadow is not None:
+            return shadow
+        base = mask._base
+        if base is not None and base in self.values:
+            real: torch.Tensor = self.values[base]
+            if real.stride() == base.stride():
+                return real.as_strided(mask.shape, mask.stride(), mask.storage_offset())
+        return None
+
+    def _pairs(self, values: torch.Tensor, lead: tuple[int, ...], tq: int, tk: int) -> tuple[int, int]:
+        """read_pairs, once per mask and shape (the entry holds the mask, so its id is not reused)."""
+        key = (id(values), _shape(values), values.stride(), lead, tq, tk)
+        if key not in self._read:
+            self._read[key] = (values, read_pairs(values, lead, tq, tk))
+        return self._read[key][1]
+
+    def note(self, args: tuple[Any, ...], kwargs: dict[str, Any], path: str) -> None:
+        """Record one SDPA call (q, k, v, attn_mask=None, dropout_p, is_causal, ...) with its pairs read."""
+        names = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")
+        given = {**dict(zip(names, args)), **kwargs}
+        q, k, v = given.get("query"), given.get("key"), given.get("value")
+        if not (isinstance(q, torch.Tensor) and isinstance(k, torch.Tensor) and isinstance(v, torch.Tensor)):
+            return
+        if min(q.dim(), k.dim(), v.dim()) < 2 or q.is_nested or k.is_nested:
+            return  # nested (padded) inputs: their formula records them as not counted
+        *lead, tq, e = _shape(q)
+        tk, ev = int(k.shape[-2]), int(v.shape[-1])
+        heads = prod(lead)
+        dense = heads * tq * tk
+        mask, causal = given.get("attn_mask"), bool(given.get("is_causal", False))
+        kind, needed, flash = "none", dense, dense
+        if causal:
+            kind, needed, flash = "causal", heads * causal_pairs(tq, tk), heads * causal_flash_pairs(tq, tk)
+        elif isinstance(mask, torch.Tensor):
+            values = self._values_of(mask)
+            if values is None:
+                kind = "unknown"
+            else:
+                try:
+                    kind, (needed, flash) = "tensor", self._pairs(values, tuple(lead), tq, tk)
+                except Exception:  # noqa: BLE001 - a mask too large or of a layout not read: dense, and said
+                    kind, needed, flash = "unread", dense, dense
+        self.calls.append(AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash))
+
+
+def _shadow(mask: torch.Tensor) -> torch.Tensor | None:
+    """The mask's values kept by an entered exact.values.Values (a forward counted with its small tensors' values)."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    from flopcheck.exact.values import Values
+
+    for mode in _get_current_dispatch_mode_stack():
+        if isinstance(mode, Values) and mask in mode.shadow:
+            shadow: torch.Tensor = mode.shadow[mask]
+            return shadow
+    return None
+
+
+def _mask_interface() -> Any:
+    """transformers' AttentionMaskInterface, if transformers' masking is already imported (never imported here)."""
+    module = sys.modules.get("transformers.masking_utils")
+    return getattr(module, "AttentionMaskInterface", None)

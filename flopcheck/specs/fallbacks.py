@@ -1,0 +1,50 @@
+"""Why a forward failed on meta, in the measurement's fallbacks: it read a value, its shapes follow its values, or
+its real copy would not fit in memory; and the zeroed float inputs of a count on real tensors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _reads_a_value(err: BaseException) -> bool:
+    """The forward asked a meta tensor for a value (`.item()`, a tensor's truth, its data): real tensors have one."""
+    signs = ("cannot be called on meta tensors", "_local_scalar_dense", "data pointer", "on meta tensors is not")
+    return any(s in str(err) for s in (*signs, "meta tensor"))
+
+
+def _fits_in_memory(spec: Any, model: Any, why: str) -> None:
+    """Real tensors hold the weights: refused in one line when their fp32 copy would not fit in half this machine's
+    memory."""
+    import os
+
+    from flopcheck.specs import SpecError
+
+    params = sum(p.numel() for p in model.parameters())
+    memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if 4 * params > memory / 2:
+        raise SpecError(
+            f"model {spec.text!r} reads a value ({why[:100]}), so it counts only on real tensors, and its "
+            f"{params:,} parameters ({4 * params / 1e9:.0f} GB in fp32) do not fit in half this machine's "
+            f"memory: count a smaller config of it"
+        )
+
+
+def _real_values(built: Any) -> None:
+    """Float inputs set to zero (build leaves torch.empty's leftover memory; NaN can crash an op driven by values);
+    integer and boolean inputs stay as the factory or the source made them."""
+    import torch
+
+    with torch.no_grad():
+        for t in (*built.args, *built.kwargs.values()):
+            if isinstance(t, torch.Tensor) and t.is_floating_point():
+                t.zero_()
+
+
+def _data_dependent(err: BaseException) -> bool:
+    """An op whose output shape depends on values (nonzero, masked_select, unique: NMS, a mask) has no meta
+    kernel: torch says so in its message."""
+    text = str(err)
+    return "data-independent implementation does not exist" in text or type(err).__name__ in (
+        "DynamicOutputShapeException",
+        "DataDependentOutputException",
+    )
