@@ -26,6 +26,7 @@ from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck.exact import categories
 from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, OpCost, adopt
+from flopcheck.exact.sdpa_choice import runs_fused
 from flopcheck.types import ExactCount, Kind, OpRecord, Work
 
 
@@ -153,8 +154,9 @@ class _Einsums:
 
 
 class _Sdpa:
-    """While entered, F.scaled_dot_product_attention notes the counted events of each call: the attention that runs
-    as one fused kernel on a device (a counter with no formula for it sees none of it), whatever meta ran it as."""
+    """While entered, F.scaled_dot_product_attention notes the counted events of each call the CPU runs as one fused
+    kernel (sdpa_choice.runs_fused; a counter with no formula for it sees none of it), whatever meta ran it as; a call
+    the CPU runs on its math path is plain matmuls that a dispatch counter counts."""
 
     def __init__(self, events: list) -> None:
         self.events = events
@@ -169,7 +171,8 @@ class _Sdpa:
         def sdpa(*args: Any, **kwargs: Any) -> Any:
             before = len(self.events)
             out = original(*args, **kwargs)
-            self.calls.append(self.events[before:])
+            if runs_fused(args, kwargs):  # a call the CPU runs on its math path is plain matmuls to every counter
+                self.calls.append(self.events[before:])
             return out
 
         F.scaled_dot_product_attention = sdpa

@@ -71,6 +71,7 @@ def _reconciliation(count: Count, ref: Reference, **fields: Any) -> Reconciliati
         counter_flops=count.flops,
         reference_flops=ref.total,
         reference=ref.label,
+        incomplete=ref.exact.incompleteness(),  # against a lower bound nothing closes
     )
     return Reconciliation(**{**base, **fields})
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.attention_kinds import missing_half
 from flopcheck.reconciler.parts import Part, bare
 from flopcheck.types import Count, Finding, Kind, Skip, Work
 
@@ -243,10 +244,26 @@ def _attention(ev: Evidence) -> Finding | None:
     if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
         said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention run by SDPA"
         return K.FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
-    if counted == score:
-        return K.ATTN_V_MISSING.finding(-value, "attention counted equals QK^T alone")
-    if counted == value:
-        return K.QK_MISSING.finding(-score, "attention counted equals attn@V alone")
+    return _half_missing(ev, counted, score, value)
+
+
+def _half_missing(ev: Evidence, counted: int, score: int, value: int) -> Finding | None:
+    """QK^T or attn@V missing, named by the op the counter skipped or counted (attention_kinds.missing_half); by
+    size only where the two halves differ and the counter's detail names neither op."""
+    ops = [p.source for p in ev.of_work(Work.ATTENTION)]
+    stated = {p.work for p in ev.of_work(Kind.ATTN_SCORE, Kind.ATTN_VALUE)}  # a counter that names each item's kind
+    half = missing_half(ev.count, ev.ref, ops, stated)
+    for kind, c, size, rest in (
+        (Kind.ATTN_VALUE, K.ATTN_V_MISSING, value, score),
+        (Kind.ATTN_SCORE, K.QK_MISSING, score, value),
+    ):
+        if counted != rest or not size:
+            continue
+        if half is not None and half[0] is kind:
+            return c.finding(-size, half[1])
+        if half is None and score != value:
+            words = "QK^T" if kind is Kind.ATTN_VALUE else "attn@V"
+            return c.finding(-size, f"attention counted equals {words} alone (the counter's detail names no op)")
     return None
 
 

@@ -23,6 +23,8 @@ def proof(r: Reconciliation) -> str:
     if r.error:
         return f"{head}\n  {'does not apply' if r.mode.startswith('formula') else 'error'}: {r.error}"
     lines = [head, _line(f"reference ({r.reference}), FLOPs", r.reference_flops)]
+    if r.incomplete:
+        lines.append(f"  {r.incomplete}")
     closing = (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL)
     causes = [f for f in r.findings if K.of(f) not in closing]
     lines += [_line(f"{f.code} {f.title}", f.delta, f.evidence) for f in causes]
@@ -32,7 +34,7 @@ def proof(r: Reconciliation) -> str:
     if unit:
         lines.append(_line(f"{unit[0].code} {unit[0].title}", unit[0].delta, unit[0].evidence))
         lines.append(_line(f"= {who}, as reported ({r.unit.value})", round(r.reported or 0)))
-    state = "closed" if r.closed else "UNEXPLAINED"
+    state = "closed" if r.closed else "INCOMPLETE reference" if r.incomplete and not r.residual else "UNEXPLAINED"
     residual = next((f.evidence for f in r.findings if K.of(f) is K.UNEXPLAINED_RESIDUAL), "")
     lines.append(_line("residual", commas(r.residual), state + (f" ({residual})" if residual else "")))
     return "\n".join(lines)
@@ -57,6 +59,7 @@ def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict:
         "closed": r.closed,
         "mode": r.mode,
         "error": r.error,
+        **({"reference_incomplete": r.incomplete} if r.incomplete else {}),
         **({"sweep": sweep_dict(sweep)} if sweep else {}),
     }
 
