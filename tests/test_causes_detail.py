@@ -136,3 +136,26 @@ def test_an_incomplete_reference_makes_compare_fail_and_say_so():
     assert "Spectral: INCOMPLETE: no formula for aten._fft_r2c; every ratio above is against a lower bound" in (
         done.to_text()
     )
+
+
+class _Encoder(nn.Module):
+    """An autoencoder's encode: x (N, 3, 8, 8) -> Conv2d(3, 4, 3, padding=1) -> (N, 4, 8, 8); no transformer blocks."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x)
+
+
+def test_a_counter_that_read_0_is_unexplained_not_a_shortcut():
+    # conv: 2 x N x 8 x 8 positions x 4 out x 3 in x 9 = 2 x 2 x 64 x 108 = 27,648 FLOPs. A counter's total 0 with no
+    # detail (torchprofile on a wrapper it traced nothing of) is no convention: before, FC203 "only the blocks'
+    # linears" (12Td^2 of no blocks = 0) closed it on a model with no blocks
+    ref = _ref(lambda: (_Encoder(), (torch.zeros(2, 3, 8, 8),)))
+    assert ref.total == 27_648
+    zero = Count("torchprofile_jit", "lib", "0", Unit.MAC, "Encoder", 0, "sdpa", 2, "cpu", 0.0, 0)
+    r = explain(zero, ref)
+    assert "FC203" not in _codes(r) and "FC208" not in _codes(r)
+    assert r.residual == -27_648 and not r.closed and "counted nothing" in r.findings[0].evidence

@@ -132,9 +132,15 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a total with no detail: the reading (in the count's own unit) that reproduces it."""
     batches = sorted({1, max(1, count.batch // ref.batch)})
     candidates = [
-        B.explain(r, ref.formula, None, BySpace(ref.tokens)) for r in B.readings(units=(count.unit,), batches=batches)
+        B.explain(r, ref.formula, None, BySpace(ref.tokens))
+        for r in B.readings(units=(count.unit,), batches=batches)
+        if B.applies(r, ref.formula)
     ]
     assert count.reported is not None
+    if not candidates or (count.reported == 0 and ref.total):  # a 0 is no convention: the counter saw nothing
+        residual = _residual(count, ref.total, [])
+        why = f"residual {residual:+,} FLOPs: {count.counter} counted nothing of a model with multiply-adds"
+        return _closed(count, ref, [], residual, why, f"{Evidence.BLACK_BOX}: no reading of a total applies")
     _, best = B.rank(float(count.reported), candidates)[0]
     findings = [f for f in best.findings if K.of(f) is not K.MAC_CONVENTION]
     residual = _residual(count, ref.total, findings)
