@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import detectors as D
+from flopcheck.reconciler import op_causes as _op_causes  # noqa: F401  (registers its causes' detectors)
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
 from flopcheck.types import BySpace, Count, Evidence, Finding, Mechanism, Reconciliation, Unit
 

@@ -271,8 +271,11 @@ def _free_matmuls(ev: Evidence) -> Finding | None:
     """Matmuls of two activations the exact count could not call attention (CaiT's talking heads mix the scores
     through a Linear between QK^T and the softmax) that the counter never saw: its skipped matmul op, and none of
     that work counted, so the exact count's whole."""
-    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in RNN_OPS]
-    work = ev.ref.kinds(Kind.MATMUL)
+    named = RNN_OPS | K.DISTANCE_OPS | K.GROUPED_MM_OPS  # ops a cause of their own names (op_causes.py)
+    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in named]
+    work = ev.ref.kinds(Kind.MATMUL) - sum(
+        r.flops for r in ev.ref.exact.counted if r.kind is Kind.MATMUL and bare(r.op) in named
+    )
     if not skips or not work or ev.flops(Kind.MATMUL):
         return None
     return K.MATMUL_OPERATOR_UNPATCHED.finding(
