@@ -5,6 +5,7 @@ of a small model built in this process."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 import torch
@@ -159,3 +160,45 @@ def test_a_counter_that_read_0_is_unexplained_not_a_shortcut():
     r = explain(zero, ref)
     assert "FC203" not in _codes(r) and "FC208" not in _codes(r)
     assert r.residual == -27_648 and not r.closed and "counted nothing" in r.findings[0].evidence
+
+
+def _zoo(module: str):
+    """A zoo module's factory, for _ref's cache."""
+    import importlib
+
+    return importlib.import_module(f"flopcheck.zoo.{module}").factory
+
+
+def test_the_experts_grouped_matmul_skipped_is_fc221():
+    # T = 8, d = 16, F = 32: router 2 x 8 x 16 x 2 = 512; grouped matmul 2 x 8 x 16 x 32 = 8,192: 8,704
+    ref = _ref(_zoo("grouped_experts"))
+    assert ref.total == 8_704 and ref.batch == 8  # its input's rows are its batch
+    skips = [("aten._grouped_mm", Work.MATMUL)]
+    skipped = explain(replace(_count("hand", [("aten.mm", 512)], skips, Unit.FLOP), batch=8), ref)
+    assert _codes(skipped) == {"FC221": -8_192} and skipped.closed
+    # a per-op listing with no item of it, and no skip: absent from every op it counted is the detail too
+    absent = explain(replace(_count("hand", [("aten.mm", 512)], [], Unit.FLOP), batch=8), ref)
+    assert _codes(absent) == {"FC221": -8_192} and "no aten._grouped_mm" in absent.findings[0].evidence
+
+
+def test_cdist_skipped_is_fc222_not_a_matmul_operator():
+    # x (2, 30, 8): proj 2 x 60 x 8 x 8 = 7,680; cdist to 40 codes, 2 x 2 x 30 x 40 x (8 + 2) = 48,000: 55,680
+    ref = _ref(_zoo("cdist_codebook"))
+    assert ref.total == 55_680
+    r = explain(_count("hand", [("aten.mm", 7_680)], [("aten._euclidean_dist", Work.MATMUL)], Unit.FLOP), ref)
+    assert _codes(r) == {"FC222": -48_000} and r.closed  # before: FC207 "q @ k through Tensor.__matmul__"
+    # fvcore's "linear" item of a bias-less Linear (it ran as mm) is the Linear's work, not left over
+    fv = explain(_count("fvcore_jit", [("linear", 7_680)], [("aten::cdist", Work.OTHER)]), ref)
+    assert _codes(fv) == {"FC222": -48_000, "FC101": -3_840} and fv.closed
+
+
+def test_resampling_and_3d_pooling_counted_are_named():
+    # grid_warp: conv 2 x 128 x 4 x 4 x 9 = 36,864, flow 2 x 128 x 4 x 2 = 2,048: 38,912; fvcore's grid_sampler 4 MACs
+    # per output element, 2 x 4 x 8 x 8 x 4 = 2,048 MACs = 4,096 FLOPs
+    grid = explain(_count("hand", [("conv", 38_912), ("grid_sampler", 4_096)], [], Unit.FLOP), _ref(_zoo("grid_warp")))
+    assert _codes(grid) == {"FC310": 4_096} and grid.closed
+    # video_pool: conv3d 2 x 512 x 4 x 3 x 27 = 331,776, fc 2 x 2 x 4 x 5 = 80: 331,856; torchprofile's pools 1 MAC
+    # per output, 256 + 8 MACs = 528 FLOPs
+    items = [("aten::_convolution", 331_776), ("aten::avg_pool3d", 512), ("aten::adaptive_avg_pool3d", 16)]
+    pool = explain(_count("hand", items + [("aten::linear", 80)], [], Unit.FLOP), _ref(_zoo("video_pool")))
+    assert _codes(pool) == {"FC302": 528} and pool.closed
