@@ -31,7 +31,7 @@ def _matmul_skips(count: Count) -> list[str]:
     return [s.name for s in count.skipped if not s.own_forward and s.work in (Work.MATMUL, Work.ATTENTION)]
 
 
-def missing_half(count: Count, ref: Any, counted_ops: list[str], stated: set) -> tuple[Kind, str] | None:
+def missing_half(count: Count, ref: Any, counted_ops: list[str], stated: set[Any]) -> tuple[Kind, str] | None:
     """(the half the counter missed, the detail that proves it): the kinds its items state (one half alone), an op it
     skipped that did only that half in the exact count, or the attention ops it counted doing only the other half;
     None where its detail does not say."""

@@ -12,12 +12,12 @@ from flopcheck.types import Finding, Mechanism, Work
 
 def _exact(ev: Evidence, ops: frozenset[str]) -> int:
     """The exact count's FLOPs in ops of these bare names."""
-    return sum(r.flops for r in ev.ref.exact.counted if bare(r.op) in ops)
+    return int(sum(r.flops for r in ev.ref.exact.counted if bare(r.op) in ops))
 
 
 def _short(ev: Evidence) -> int:
     """How far the counter's layer and matmul work falls short of the reference's."""
-    return ev.ref.linear - ev.flops(Work.LINEAR, Work.MATMUL)
+    return int(ev.ref.linear) - ev.flops(Work.LINEAR, Work.MATMUL)
 
 
 def _skipped(ev: Evidence, ops: frozenset[str]) -> list[str]:
