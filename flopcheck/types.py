@@ -441,6 +441,9 @@ class ExactCount:
     bias_by_module: dict[str, int] = field(default_factory=dict, compare=False)  # exact path -> bias elements there
     # normalised path (with its 'qk'/'av' suffix) -> FLOPs counted inside F.scaled_dot_product_attention calls
     sdpa: dict[str, int] = field(default_factory=dict, compare=False)
+    # likewise inside the calls the CPU runs on its math path (5-D, dropout): matmuls a dispatch counter counts, that a
+    # trace of the composite aten::scaled_dot_product_attention (fvcore, torchprofile) still misses
+    sdpa_math: dict[str, int] = field(default_factory=dict, compare=False)
 
     @property
     def total(self) -> int:

@@ -202,3 +202,31 @@ def test_resampling_and_3d_pooling_counted_are_named():
     items = [("aten::_convolution", 331_776), ("aten::avg_pool3d", 512), ("aten::adaptive_avg_pool3d", 16)]
     pool = explain(_count("hand", items + [("aten::linear", 80)], [], Unit.FLOP), _ref(_zoo("video_pool")))
     assert _codes(pool) == {"FC302": 528} and pool.closed
+
+
+class _Mixed(nn.Module):
+    """Explicit attention by Tensor.__matmul__ on x, then SDPA on a 4-D q4 (fused on the CPU) and a 5-D q5 (math)."""
+
+    def forward(self, x: torch.Tensor, q4: torch.Tensor, q5: torch.Tensor) -> torch.Tensor:
+        y = (x @ x.transpose(1, 2)).softmax(-1) @ x  # (N, T, d)
+        return (
+            y.sum()
+            + F.scaled_dot_product_attention(q4, q4, q4).sum()
+            + F.scaled_dot_product_attention(q5, q5, q5).sum()
+        )
+
+
+def test_which_sdpa_calls_a_counter_missed_follows_the_op_it_skipped():
+    # x (2, 8, 16): explicit QK^T 2 x 2 x 8 x 8 x 16 = 4,096, attn@V 4,096; q4 (2, 2, 8, 16) fused: 8,192 each half;
+    # q5 (2, 3, 2, 8, 16) math: 24,576 each half. Attention 8,192 + 16,384 + 49,152 = 73,728
+    args = (torch.zeros(2, 8, 16), torch.zeros(2, 2, 8, 16), torch.zeros(2, 3, 2, 8, 16))
+    ref = _ref(lambda: (_Mixed(), args))
+    assert ref.total == 73_728 and ref.exact.sdpa_math == {"qk": 24_576, "av": 24_576}
+    # a dispatch counter: the explicit and the 5-D call's bmm counted, 8,192 + 49,152; the flash kernel skipped
+    flash = "aten._scaled_dot_product_flash_attention_for_cpu"
+    dispatch = explain(_count("hand", [("aten.bmm", 57_344)], [(flash, Work.ATTENTION)], Unit.FLOP), ref)
+    assert _codes(dispatch) == {"FC201": -16_384} and dispatch.closed
+    # fvcore traces aten::scaled_dot_product_attention whole: both calls missed, 16,384 + 49,152 = 65,536
+    skips = [("aten::scaled_dot_product_attention", Work.ATTENTION)]
+    fvcore = explain(_count("fvcore_jit", [("matmul", 8_192)], skips), ref)
+    assert _codes(fvcore) == {"FC201": -65_536, "FC101": -4_096} and fvcore.closed

@@ -161,6 +161,7 @@ class _Sdpa:
     def __init__(self, events: list) -> None:
         self.events = events
         self.calls: list[list] = []
+        self.math: list[list] = []  # the calls the CPU runs on its math path
         self._saved: Callable | None = None
 
     def __enter__(self) -> _Sdpa:
@@ -171,8 +172,8 @@ class _Sdpa:
         def sdpa(*args: Any, **kwargs: Any) -> Any:
             before = len(self.events)
             out = original(*args, **kwargs)
-            if runs_fused(args, kwargs):  # a call the CPU runs on its math path is plain matmuls to every counter
-                self.calls.append(self.events[before:])
+            fused = runs_fused(args, kwargs)  # a call the CPU runs on its math path is matmuls to a dispatch counter
+            (self.calls if fused else self.math).append(self.events[before:])
             return out
 
         F.scaled_dot_product_attention = sdpa
@@ -414,6 +415,7 @@ class ExactCounter(TorchDispatchMode):
             by_module=_summed((join(e.frame.path, e.suffix), e.flops) for e in self._events),
             bias_by_module=dict(self._bias),
             sdpa=_summed((join(e.frame.norm_path, e.suffix), e.flops) for call in self._sdpa.calls for e in call),
+            sdpa_math=_summed((join(e.frame.norm_path, e.suffix), e.flops) for call in self._sdpa.math for e in call),
         )
 
 

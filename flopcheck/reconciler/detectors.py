@@ -240,10 +240,12 @@ def _attention(ev: Evidence) -> Finding | None:
             return c.finding(-(score + value), f"skipped {skip.name} x{skip.calls}")
         return None
     attention_op = [s for c, s in _attention_skips(ev) if c is K.FUSED_ATTENTION_UNCOUNTED]
-    fused = _sdpa_attention(ref)
-    if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
-        said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention run by SDPA"
-        return K.FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
+    # the SDPA calls the CPU ran fused; a trace of the composite op (fvcore's) misses the math-path calls too
+    shares = ((_sdpa_attention(ref), "run by SDPA"), (_sdpa_attention(ref, math=True), "of every SDPA call"))
+    for fused, which in shares:
+        if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
+            said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention {which}"
+            return K.FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
     return _half_missing(ev, counted, score, value)
 
 
@@ -291,11 +293,13 @@ def _matmuls_of_activations(ev: Evidence) -> list[Finding]:
     return [f for f in (_attention(ev), _free_matmuls(ev)) if f is not None]
 
 
-def _sdpa_attention(ref: Any) -> int:
-    """The exact count's attention FLOPs inside F.scaled_dot_product_attention calls, less those in modules torch's
-    fast path ran whole (there SDPA is inside the fused op, named by FC213)."""
+def _sdpa_attention(ref: Any, math: bool = False) -> int:
+    """The exact count's attention FLOPs inside the F.scaled_dot_product_attention calls the CPU ran fused (with math,
+    every call: its math-path calls too), less those in modules torch's fast path ran whole (there SDPA is inside the
+    fused op, named by FC213)."""
     roots = fast_path_roots(ref)
-    return sum(f for p, f in ref.exact.sdpa.items() if not any(p == r or p.startswith(r + ".") for r in roots))
+    calls = list(ref.exact.sdpa.items()) + (list(ref.exact.sdpa_math.items()) if math else [])
+    return sum(f for p, f in calls if not any(p == r or p.startswith(r + ".") for r in roots))
 
 
 @detects(K.CONV_OP_UNCOUNTED)

@@ -407,6 +407,7 @@ class Measured:
             "outputs": {p: list(s) for p, s in self.exact.outputs.items()},
             "mha": {p: list(v) for p, v in self.exact.mha.items()},
             "sdpa": self.exact.sdpa,
+            "sdpa_math": self.exact.sdpa_math,
             "by_module": self.exact.by_module,
             "bias_by_module": self.exact.bias_by_module,
             "einsums": [
@@ -468,6 +469,7 @@ class Measured:
             ),
             mha={p: (int(q), int(k), bool(one)) for p, (q, k, one) in d.get("mha", {}).items()},
             sdpa={p: int(f) for p, f in d.get("sdpa", {}).items()},
+            sdpa_math={p: int(f) for p, f in d.get("sdpa_math", {}).items()},
             by_module={p: int(f) for p, f in d.get("by_module", {}).items()},
             bias_by_module={p: int(f) for p, f in d.get("bias_by_module", {}).items()},
         )
