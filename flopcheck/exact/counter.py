@@ -35,6 +35,7 @@ from flopcheck.exact.attention_work import collect
 from flopcheck.exact.cost import OpCost
 from flopcheck.exact.masks import MaskLog
 from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, adopt
+from flopcheck.exact.sdpa_choice import runs_fused
 from flopcheck.types import ExactCount, Kind, OpRecord, Work
 
 
@@ -160,12 +161,14 @@ class _Einsums:
 
 
 class _Sdpa:
-    """While entered, F.scaled_dot_product_attention notes the counted events of each call: the attention that runs
-    as one fused kernel on a device (a counter with no formula for it sees none of it), whatever meta ran it as."""
+    """While entered, F.scaled_dot_product_attention notes the counted events of each call the CPU runs as one fused
+    kernel (sdpa_choice.runs_fused; a counter with no formula for it sees none of it), whatever meta ran it as; a call
+    the CPU runs on its math path is plain matmuls that a dispatch counter counts."""
 
     def __init__(self, events: list[_Event]) -> None:
         self.events = events
         self.calls: list[list[_Event]] = []
+        self.math: list[list[_Event]] = []  # the calls the CPU runs on its math path
         self.masks = MaskLog()  # each call's mask read: the pairs it needs and flash executes (exact/masks.py)
         self._saved: Callable[..., Any] | None = None
 
@@ -176,7 +179,8 @@ class _Sdpa:
         def sdpa(*args: Any, **kwargs: Any) -> Any:
             before = len(self.events)
             out = original(*args, **kwargs)
-            self.calls.append(self.events[before:])
+            fused = runs_fused(args, kwargs)  # a call the CPU runs on its math path is matmuls to a dispatch counter
+            (self.calls if fused else self.math).append(self.events[before:])
             self.masks.note(args, kwargs, self.events[before].frame.norm_path if len(self.events) > before else "")
             return out
 
@@ -418,6 +422,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
             by_module=_summed((join(e.frame.path, e.suffix), e.flops) for e in self._events),
             bias_by_module=dict(self._bias),
             sdpa=_summed((join(e.frame.norm_path, e.suffix), e.flops) for call in self._sdpa.calls for e in call),
+            sdpa_math=_summed((join(e.frame.norm_path, e.suffix), e.flops) for call in self._sdpa.math for e in call),
             attention=collect(self._sdpa.masks.calls),
         )
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import detectors as D
+from flopcheck.reconciler import op_causes as _op_causes  # noqa: F401  (registers its causes' detectors)
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
 from flopcheck.types import BySpace, Count, Evidence, Finding, Mechanism, Reconciliation, Unit
 
@@ -71,6 +72,7 @@ def _reconciliation(count: Count, ref: Reference, **fields: Any) -> Reconciliati
         counter_flops=count.flops,
         reference_flops=ref.total,
         reference=ref.label,
+        incomplete=ref.exact.incompleteness(),  # against a lower bound nothing closes
     )
     return Reconciliation(**{**base, **fields})
 
@@ -131,9 +133,15 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a total with no detail: the reading (in the count's own unit) that reproduces it."""
     batches = sorted({1, max(1, count.batch // ref.batch)})
     candidates = [
-        B.explain(r, ref.formula, None, BySpace(ref.tokens)) for r in B.readings(units=(count.unit,), batches=batches)
+        B.explain(r, ref.formula, None, BySpace(ref.tokens))
+        for r in B.readings(units=(count.unit,), batches=batches)
+        if B.applies(r, ref.formula)
     ]
     assert count.reported is not None
+    if not candidates or (count.reported == 0 and ref.total):  # a 0 is no convention: the counter saw nothing
+        residual = _residual(count, ref.total, [])
+        why = f"residual {residual:+,} FLOPs: {count.counter} counted nothing of a model with multiply-adds"
+        return _closed(count, ref, [], residual, why, f"{Evidence.BLACK_BOX}: no reading of a total applies")
     _, best = B.rank(float(count.reported), candidates)[0]
     findings = [f for f in best.findings if K.of(f) is not K.MAC_CONVENTION]
     residual = _residual(count, ref.total, findings)

@@ -126,6 +126,23 @@ def _per_layer_formula(b: Breakdown) -> int | None:
     return sum(per_layer(s.get("N", 1), s["L"] + s.get("Ls", 0), s["T"], s["d"]))
 
 
+def applies(reading: Reading, b: Breakdown) -> bool:
+    """A reading this model can have produced: a shortcut over blocks needs blocks with linears, a reading without
+    some attention needs attention, per-sample layers counted per token need per-sample layers; and nothing reads a
+    model with multiply-adds as 0 (a counter that counted nothing is unexplained, not a convention)."""
+    kinds = b.by_kind()
+    attention = kinds.get(Kind.ATTN_SCORE, 0) + kinds.get(Kind.ATTN_VALUE, 0)
+    needs = {
+        Coverage.LINEAR_ONLY: _block_linears(b),
+        Coverage.BLOCKS_ONLY: _block_linears(b),
+        Coverage.ATTENTION_MISSING: attention,
+        Coverage.QK_ONLY: kinds.get(Kind.ATTN_VALUE, 0),
+    }
+    if not needs.get(reading.coverage, 1) or (reading.per_sample_per_token and not kinds.get(Kind.PER_SAMPLE, 0)):
+        return False
+    return b.total == 0 or _covered(b, reading.coverage, reading.per_sample_per_token, 1)[0] != 0
+
+
 def _covered(b: Breakdown, coverage: Coverage, per_token: bool, tokens: int) -> tuple[int, list[Finding]]:
     """One forward's FLOPs under a coverage, and the findings from the full reference to it."""
     kinds = b.by_kind()

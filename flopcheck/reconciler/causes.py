@@ -176,6 +176,26 @@ ADDMM_ACTIVATION_UNCOUNTED = cause(
     "runs its first feed-forward linear so), which the counter has no formula for: that linear counts 0",
     "count at the dispatch level with a formula for the op (flopcheck's exact count), or in train mode",
 )
+GROUPED_MM_UNCOUNTED = cause(
+    "FC221",
+    "grouped-mm-uncounted",
+    "a mixture of experts ran its experts as one grouped matmul (aten._grouped_mm: transformers' Mixtral, each "
+    "expert's tokens by its own weight) that the counter has no formula or patch for: the experts' multiply-adds "
+    "count 0",
+    "count at the dispatch level with a formula for aten._grouped_mm (flopcheck's exact count: 2 x rows x K x N "
+    "summed over the groups), or run the experts as a loop of Linears",
+)
+DISTANCE_UNCOUNTED = cause(
+    "FC222",
+    "cdist-uncounted",
+    "torch.cdist ran (aten::cdist, on the CPU aten._euclidean_dist: a matmul of [x, |x|^2, 1] by [y, 1, |y|^2]) and "
+    "the counter has no formula or patch for it: its multiply-adds count 0",
+    "count at the dispatch level with a formula for the distance op (flopcheck's exact count), or write the distance "
+    "as a matmul the counter sees",
+)
+# the ops these two causes name, by bare name
+GROUPED_MM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm", "_scaled_grouped_mm_v2"})
+DISTANCE_OPS = frozenset({"cdist", "_cdist_forward", "_euclidean_dist"})
 NORM_COUNTED = cause(
     "FC301",
     "norm-counted",
@@ -240,7 +260,8 @@ UPSAMPLING_COUNTED = cause(
     "FC310",
     "upsampling-counted",
     "upsampling was counted as work: nearest at 1 per output element, bilinear at 4 (fvcore, torchprofile) or 11 "
-    "(thop); interpolation has no multiply-adds of weights",
+    "(thop), F.grid_sample at 4 per output element (fvcore, torchprofile); interpolation has no multiply-adds of "
+    "weights",
     "leave resampling out of a multiply-add count, or state the convention",
 )
 SHARED_MODULE_PER_PATH = cause(

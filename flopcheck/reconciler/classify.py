@@ -67,11 +67,14 @@ _ELEMENTWISE = {
     "avg_pool3d",
     "adaptive_max_pool2d",
     "adaptive_avg_pool1d",
+    "adaptive_avg_pool3d",  # r3d_18's head: a mean over time and space
+    "adaptive_max_pool3d",
     "hardswish",
     "hardsigmoid",
     "mish",
 }
 _ALIASES = {"matmul": "bmm", "__matmul__": "bmm", "__rmatmul__": "bmm", "linear": "addmm", "mm": "addmm"}
+_THEN = {"linear": "mm"}  # where the first alias did nothing: a Linear with no bias runs as mm (a router)
 
 
 def _served(ref: Reference, outside: frozenset[str] | set[str] = frozenset()) -> dict[str, dict[Work, int]]:
@@ -94,7 +97,7 @@ def ops_served(name: str, ref: Reference, outside: frozenset[str] | set[str] = f
     """What the op of that name did in the exact count, work -> FLOPs (through its alias: 'linear' ran as addmm),
     outside the modules at these normalised paths (those whose fused op a counter skipped)."""
     ops, n = _served(ref, outside), bare(name)
-    return ops.get(n) or ops.get(_ALIASES.get(n, ""), {})
+    return ops.get(n) or ops.get(_ALIASES.get(n, ""), {}) or ops.get(_THEN.get(n, ""), {})
 
 
 def op_work(name: str, ref: Reference, outside: frozenset[str] | set[str] = frozenset()) -> Work | K.Cause | None:
@@ -120,8 +123,8 @@ def op_work(name: str, ref: Reference, outside: frozenset[str] | set[str] = froz
 
 
 def _upsamples(name: str) -> bool:
-    """An op, functional or module that resamples (upsample_bilinear2d, F.interpolate, nn.Upsample)."""
-    return name.startswith(("upsample", "interpolate", "_upsample"))
+    """An op, functional or module that resamples (upsample_bilinear2d, F.interpolate, nn.Upsample, grid_sample)."""
+    return name.startswith(("upsample", "interpolate", "_upsample", "grid_sampler", "grid_sample"))
 
 
 def layer_work(item: Item) -> Work | K.Cause:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.attention_kinds import missing_half
 from flopcheck.reconciler.parts import Part, bare
 from flopcheck.types import Count, Finding, Kind, Skip, Work
 
@@ -239,14 +240,32 @@ def _attention(ev: Evidence) -> Finding | None:
             return c.finding(-(score + value), f"skipped {skip.name} x{skip.calls}")
         return None
     attention_op = [s for c, s in _attention_skips(ev) if c is K.FUSED_ATTENTION_UNCOUNTED]
-    fused = _sdpa_attention(ref)
-    if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
-        said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention run by SDPA"
-        return K.FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
-    if counted == score:
-        return K.ATTN_V_MISSING.finding(-value, "attention counted equals QK^T alone")
-    if counted == value:
-        return K.QK_MISSING.finding(-score, "attention counted equals attn@V alone")
+    # the SDPA calls the CPU ran fused; a trace of the composite op (fvcore's) misses the math-path calls too
+    shares = ((_sdpa_attention(ref), "run by SDPA"), (_sdpa_attention(ref, math=True), "of every SDPA call"))
+    for fused, which in shares:
+        if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
+            said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention {which}"
+            return K.FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
+    return _half_missing(ev, counted, score, value)
+
+
+def _half_missing(ev: Evidence, counted: int, score: int, value: int) -> Finding | None:
+    """QK^T or attn@V missing, named by the op the counter skipped or counted (attention_kinds.missing_half); by
+    size only where the two halves differ and the counter's detail names neither op."""
+    ops = [p.source for p in ev.of_work(Work.ATTENTION)]
+    stated = {p.work for p in ev.of_work(Kind.ATTN_SCORE, Kind.ATTN_VALUE)}  # a counter that names each item's kind
+    half = missing_half(ev.count, ev.ref, ops, stated)
+    for kind, c, size, rest in (
+        (Kind.ATTN_VALUE, K.ATTN_V_MISSING, value, score),
+        (Kind.ATTN_SCORE, K.QK_MISSING, score, value),
+    ):
+        if counted != rest or not size:
+            continue
+        if half is not None and half[0] is kind:
+            return c.finding(-size, half[1])
+        if half is None and score != value:
+            words = "QK^T" if kind is Kind.ATTN_VALUE else "attn@V"
+            return c.finding(-size, f"attention counted equals {words} alone (the counter's detail names no op)")
     return None
 
 
@@ -254,8 +273,11 @@ def _free_matmuls(ev: Evidence) -> Finding | None:
     """Matmuls of two activations the exact count could not call attention (CaiT's talking heads mix the scores
     through a Linear between QK^T and the softmax) that the counter never saw: its skipped matmul op, and none of
     that work counted, so the exact count's whole."""
-    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in RNN_OPS]
-    work = ev.ref.kinds(Kind.MATMUL)
+    named = RNN_OPS | K.DISTANCE_OPS | K.GROUPED_MM_OPS  # ops a cause of their own names (op_causes.py)
+    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in named]
+    work = ev.ref.kinds(Kind.MATMUL) - sum(
+        r.flops for r in ev.ref.exact.counted if r.kind is Kind.MATMUL and bare(r.op) in named
+    )
     if not skips or not work or ev.flops(Kind.MATMUL):
         return None
     return K.MATMUL_OPERATOR_UNPATCHED.finding(
@@ -271,11 +293,13 @@ def _matmuls_of_activations(ev: Evidence) -> list[Finding]:
     return [f for f in (_attention(ev), _free_matmuls(ev)) if f is not None]
 
 
-def _sdpa_attention(ref: Any) -> int:
-    """The exact count's attention FLOPs inside F.scaled_dot_product_attention calls, less those in modules torch's
-    fast path ran whole (there SDPA is inside the fused op, named by FC213)."""
+def _sdpa_attention(ref: Any, math: bool = False) -> int:
+    """The exact count's attention FLOPs inside the F.scaled_dot_product_attention calls the CPU ran fused (with math,
+    every call: its math-path calls too), less those in modules torch's fast path ran whole (there SDPA is inside the
+    fused op, named by FC213)."""
     roots = fast_path_roots(ref)
-    return sum(f for p, f in ref.exact.sdpa.items() if not any(p == r or p.startswith(r + ".") for r in roots))
+    calls = list(ref.exact.sdpa.items()) + (list(ref.exact.sdpa_math.items()) if math else [])
+    return sum(f for p, f in calls if not any(p == r or p.startswith(r + ".") for r in roots))
 
 
 @detects(K.CONV_OP_UNCOUNTED)

@@ -26,6 +26,8 @@ def proof(r: Reconciliation) -> str:
         return f"{head}\n  {'does not apply' if r.mode.startswith('formula') else 'error'}: {r.error}"
     assert r.counter_flops is not None and r.residual is not None, r  # no error: a number came, and its residual
     lines = [head, _line(f"reference ({r.reference}), FLOPs", r.reference_flops)]
+    if r.incomplete:
+        lines.append(f"  {r.incomplete}")
     closing = (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL)
     causes = [f for f in r.findings if K.of(f) not in closing]
     lines += [_line(f"{f.code} {f.title}", f.delta, f.evidence) for f in causes]
@@ -35,7 +37,7 @@ def proof(r: Reconciliation) -> str:
     if unit:
         lines.append(_line(f"{unit[0].code} {unit[0].title}", unit[0].delta, unit[0].evidence))
         lines.append(_line(f"= {who}, as reported ({r.unit.value})", round(r.reported or 0)))
-    state = "closed" if r.closed else "UNEXPLAINED"
+    state = "closed" if r.closed else "INCOMPLETE reference" if r.incomplete and not r.residual else "UNEXPLAINED"
     residual = next((f.evidence for f in r.findings if K.of(f) is K.UNEXPLAINED_RESIDUAL), "")
     lines.append(_line("residual", commas(r.residual), state + (f" ({residual})" if residual else "")))
     return "\n".join(lines)
@@ -60,6 +62,7 @@ def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict[str, Any]:
         "closed": r.closed,
         "mode": r.mode,
         "error": r.error,
+        **({"reference_incomplete": r.incomplete} if r.incomplete else {}),
         **({"sweep": sweep_dict(sweep)} if sweep else {}),
     }
 

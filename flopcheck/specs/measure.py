@@ -399,6 +399,7 @@ class Measured:
             "mha": {p: list(v) for p, v in self.exact.mha.items()},
             "sdpa": self.exact.sdpa,
             "attention": to_rows(self.exact.attention),
+            "sdpa_math": self.exact.sdpa_math,
             "by_module": self.exact.by_module,
             "bias_by_module": self.exact.bias_by_module,
             "einsums": [
@@ -461,6 +462,7 @@ class Measured:
             mha={p: (int(q), int(k), bool(one)) for p, (q, k, one) in d.get("mha", {}).items()},
             sdpa={p: int(f) for p, f in d.get("sdpa", {}).items()},
             attention=from_rows(d.get("attention", ())),
+            sdpa_math={p: int(f) for p, f in d.get("sdpa_math", {}).items()},
             by_module={p: int(f) for p, f in d.get("by_module", {}).items()},
             bias_by_module={p: int(f) for p, f in d.get("bias_by_module", {}).items()},
         )

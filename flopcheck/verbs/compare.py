@@ -31,12 +31,24 @@ class Comparison:
     inputs: str  # a model without a formula: its input in words
     exit_code: int = 0
     formulas: list = field(default_factory=list)  # published formulas' reconciliations (forward), beside the counters
+    incomplete: dict[str, str] = field(
+        default_factory=dict
+    )  # model -> its exact count's INCOMPLETE sentence: a lower bound
 
     def to_text(self) -> str:
-        return to_text(self.counts, self.truth, self.label, self.inputs) + formula_rows(self.formulas, self.label)
+        said = "".join(
+            f"\n{m}: {why}; every ratio above is against a lower bound" for m, why in self.incomplete.items()
+        )
+        return (
+            to_text(self.counts, self.truth, self.label, self.inputs) + formula_rows(self.formulas, self.label) + said
+        )
 
     def to_data(self) -> list[Any]:
-        return to_list(self.counts, self.truth) + [reconcile_dict(r) for r in self.formulas]
+        rows = to_list(self.counts, self.truth) + [reconcile_dict(r) for r in self.formulas]
+        return [
+            {**d, "reference_incomplete": self.incomplete[d["model"]]} if d.get("model") in self.incomplete else d
+            for d in rows
+        ]
 
 
 def run(
@@ -57,7 +69,8 @@ def run(
     truth = {s.key(): s.truth() for s in subjects}
     first = subjects[0]
     label, inputs = ("formula", "") if first.formula_family else ("exact count", first.measured().inputs)
-    return Comparison(counts, truth, label, inputs, formulas=found)
+    incomplete = {s.text: why for s in subjects if not s.formula_family and (why := s.exact().incompleteness())}
+    return Comparison(counts, truth, label, inputs, int(bool(incomplete)), found, incomplete)
 
 
 def _formulas(subjects: list[Subject], asked: list[str]) -> list[Any]:

@@ -33,7 +33,7 @@ class Reconciling:
     @property
     def exit_code(self) -> int:
         """1 when a residual is left, or a counter on the card gave no number."""
-        unexplained = any(r.residual not in (0, None) for r in self.results)
+        unexplained = any(r.residual not in (0, None) or r.incomplete for r in self.results)
         return 1 if unexplained or any(r.error for r in self.results if r.counter in self.required) else 0
 
     def to_text(self) -> str:

@@ -146,6 +146,16 @@ ZOO: tuple[Entry, ...] = (
     Entry("user-bmm-attention", _here("bmm_attention"), "attention by torch.baddbmm and torch.bmm, a BatchNorm1d"),
     Entry("user-sequence-net", _here("sequence_net"), "an embedding, dilated Conv1d, a bidirectional 2-layer GRU"),
     Entry("user-shared-module", _here("shared_module"), "one Conv2d object at three paths, called by two blocks"),
+    Entry("user-grouped-experts", _here("grouped_experts"), "experts as one grouped matmul (aten._grouped_mm)"),
+    Entry("user-cdist-codebook", _here("cdist_codebook"), "torch.cdist to a codebook (aten._euclidean_dist)"),
+    Entry("user-grid-warp", _here("grid_warp"), "F.grid_sample between two convolutions"),
+    Entry("user-video-pool", _here("video_pool"), "Conv3d, 3-D average pooling, r3d_18's head"),
+    Entry("user-window-sdpa", _here("window_sdpa"), "5-D windowed SDPA (the CPU's math path) and 4-D SDPA (fused)"),
+    Entry(
+        "user-mha-lstm-train",
+        "flopcheck.zoo.mha_lstm:factory_train_dropout",
+        "the MHA, LSTM and einsum model in train mode, attention dropout: SDPA on the math path",
+    ),
 )
 BY_NAME = {e.name: e for e in ZOO}
 

@@ -7,9 +7,9 @@ from torch import nn
 class MhaLstm(nn.Module):
     """x (N, T, d) -> MHA self-attention -> LSTM -> einsum with a learned (d, d) map."""
 
-    def __init__(self, d: int = 16, heads: int = 2) -> None:
+    def __init__(self, d: int = 16, heads: int = 2, dropout: float = 0.0) -> None:
         super().__init__()
-        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.attn = nn.MultiheadAttention(d, heads, dropout=dropout, batch_first=True)
         self.lstm = nn.LSTM(d, d, batch_first=True)
         self.mix = nn.Parameter(torch.zeros(d, d))
 
@@ -27,3 +27,9 @@ def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
 def factory_train() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): the same model in train mode, as nn.Module builds it."""
     return MhaLstm(), (torch.zeros(2, 8, 16),)
+
+
+def factory_train_dropout() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """(model, args): in train mode with attention dropout 0.1, as a user's freshly built model is: SDPA with dropout
+    runs on the CPU's math path (its matmuls visible to every dispatch counter)."""
+    return MhaLstm(dropout=0.1), (torch.zeros(2, 8, 16),)

@@ -1,0 +1,56 @@
+"""Detectors of causes that one op family proves: the experts' grouped matmul (FC221) and torch.cdist (FC222). Each
+names the op from the counter's own detail (a skip of it, or a complete per-op listing with no item of it) and takes
+its delta from the exact count's records of that op, exactly."""
+
+from __future__ import annotations
+
+from flopcheck.reconciler import causes as K
+from flopcheck.reconciler.detectors import Evidence, detects
+from flopcheck.reconciler.parts import bare
+from flopcheck.types import Finding, Mechanism, Work
+
+
+def _exact(ev: Evidence, ops: frozenset[str]) -> int:
+    """The exact count's FLOPs in ops of these bare names."""
+    return int(sum(r.flops for r in ev.ref.exact.counted if bare(r.op) in ops))
+
+
+def _short(ev: Evidence) -> int:
+    """How far the counter's layer and matmul work falls short of the reference's."""
+    return int(ev.ref.linear) - ev.flops(Work.LINEAR, Work.MATMUL)
+
+
+def _skipped(ev: Evidence, ops: frozenset[str]) -> list[str]:
+    """'name xN' of the ops (not modules) of these bare names the counter skipped."""
+    return [f"{s.name} x{s.calls}" for s in ev.count.skipped if not s.own_forward and bare(s.name) in ops]
+
+
+def _lists_every_op(ev: Evidence) -> bool:
+    """The counter's detail is per op or per patched functional, and no module's own forward was lost: an op that
+    did work and has no item there is an op it did not count."""
+    items = all(i.where is not Mechanism.MODULE for i in ev.count.detail)
+    return bool(ev.count.detail) and items and not any(s.own_forward for s in ev.count.skipped)
+
+
+@detects(K.GROUPED_MM_UNCOUNTED)
+def _grouped_mm(ev: Evidence) -> Finding | None:
+    """The experts' grouped matmul missing: skipped by name, or absent from a per-op listing that names every op it
+    counted; named when the counter's matmul work is short by at least the exact count's."""
+    lost = _exact(ev, K.GROUPED_MM_OPS)
+    if not lost or _short(ev) < lost:
+        return None
+    skipped = _skipped(ev, K.GROUPED_MM_OPS)
+    if skipped:
+        return K.GROUPED_MM_UNCOUNTED.finding(-lost, "skipped " + ", ".join(skipped))
+    if _lists_every_op(ev) and not any(bare(i.name) in K.GROUPED_MM_OPS for i in ev.count.detail):
+        return K.GROUPED_MM_UNCOUNTED.finding(-lost, "no aten._grouped_mm among the ops it counted")
+    return None
+
+
+@detects(K.DISTANCE_UNCOUNTED)
+def _cdist(ev: Evidence) -> Finding | None:
+    """torch.cdist skipped by name (aten::cdist in a trace, aten._euclidean_dist at dispatch): its exact matmul."""
+    lost, skipped = _exact(ev, K.DISTANCE_OPS), _skipped(ev, K.DISTANCE_OPS)
+    if not lost or not skipped or _short(ev) < lost:
+        return None
+    return K.DISTANCE_UNCOUNTED.finding(-lost, f"skipped {', '.join(skipped)}: torch.cdist's matmul")
