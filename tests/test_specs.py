@@ -656,3 +656,25 @@ def test_the_batch_of_an_input_shape_is_its_first_dimension(capsys):
     code, out, _ = run(["count", "torchvision:resnet18", "--input-shape", "8,3,224,224", "--json"], capsys)
     d = json.loads(out)
     assert code == 0 and (d["batch"], d["total_flops"]) == (8, 29_025_173_504)
+
+
+def test_a_weight_made_by_the_legacy_tensor_constructor_is_built_on_meta_too(tmp_path, monkeypatch):
+    # torch.Tensor([0.5]) ignores `with torch.device("meta")` (diffusers' AlphaBlender, Wav2Vec2's masked_spec_embed):
+    # built beside meta weights it was a CPU parameter, the forward failed on mixed devices, and the count said CPU
+    from flopcheck.specs.build import build
+    from flopcheck.specs.measure import measure_local
+
+    (tmp_path / "legacy_model.py").write_text(
+        "import torch\n\n"
+        "class Mixed(torch.nn.Module):\n"
+        "    def __init__(self):\n        super().__init__()\n"
+        "        self.mix = torch.nn.Parameter(torch.Tensor([0.5]))\n        self.fc = torch.nn.Linear(8, 4)\n\n"
+        "    def forward(self, x):\n        return self.fc(x) * self.mix\n\n"
+        "def build():\n    return Mixed(), (torch.empty(3, 8),)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    built = build(parse("legacy_model:build"), "meta")
+    assert {p.device.type for p in built.model.parameters()} == {"meta"}
+    m = measure_local(built.model, built.args, built.kwargs)
+    # fc: 2 * 3 rows * 8 * 4 = 192 FLOPs (the product by mix is elementwise, not a multiply-add), counted on meta
+    assert m.exact.total == 192 and m.exact.device == "meta"
