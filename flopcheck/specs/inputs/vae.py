@@ -40,6 +40,27 @@ VAES = {
 METHODS = ("decode", "encode")
 
 
+def half_forward(cls: type, method: str):
+    """CLASS.decode or CLASS.encode as a forward whose outputs are tensors: encode's latent distribution (a
+    DiagonalGaussianDistribution, which no tracer takes as an output) as the moments tensor it holds; no op added."""
+    half = getattr(cls, method)
+
+    def forward(self, *args, **kwargs):
+        return _as_tensors(half(self, *args, **kwargs))
+
+    forward.__signature__ = inspect.signature(half)  # type: ignore[attr-defined]  # its inputs' names, as before
+    return forward
+
+
+def _as_tensors(out):
+    """A half's output with each distribution (anything holding a `parameters` tensor) as that tensor."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(_as_tensors(x) for x in out)
+    dist = getattr(out, "latent_dist", None)
+    moments = getattr(dist if dist is not None else out, "parameters", None)
+    return moments if isinstance(moments, torch.Tensor) else out
+
+
 def _spatial(model, vae: Vae) -> int:
     """Pixels per latent side: the model's spatial_compression_ratio, else its config's, else 2^(down blocks - 1)."""
     ratio = getattr(model, "spatial_compression_ratio", None) or getattr(model.config, "scale_factor_spatial", None)
