@@ -455,3 +455,14 @@ def test_a_pipeline_folder_without_its_denoiser_or_its_vae_is_refused(tmp_path, 
         assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
         err = capsys.readouterr().err
         assert f"model_index.json has no {role!r}, {needle}" in err and err.count("\n") == 1
+
+
+def test_a_pipeline_claim_that_states_one_step_is_read_at_one_step(capsys):
+    # held-out round 4: a stated `--steps 1` was read as "not stated" and replaced by FLUX.1-dev's 28. One step: the
+    # text encoders 4,858,021,613,568 + one forward 74,384,653,418,496 + the decode 10,472,204,009,472 =
+    # 89,714,879,041,536 FLOPs
+    argv = ["audit", "diffusers-pipeline:FLUX.1-dev 89.71 TFLOPs", "--steps", "1", "--no-counters", "--json"]
+    assert main(argv) == 0
+    (v,) = json.loads(capsys.readouterr().out)
+    assert (v["verdict"], v["stages"], v["reading_flops"]) == ("consistent", "the whole generation", 89_714_879_041_536)
+    assert v["pipeline"]["steps"] == 1

@@ -74,6 +74,7 @@ class Claim:
     text_tokens: int | None = None  # a text model's (or text encoder's) tokens: T of its input_ids
     expect: str | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
     why: str = ""
+    stated: frozenset[str] = frozenset()  # the scope keys the claim states: a stated steps 1 is not "not stated"
 
     def __post_init__(self) -> None:
         """A claim that says something impossible is refused, naming the field."""
@@ -200,7 +201,8 @@ def parse_claim(text: str, model: str | None = None, **scope) -> Claim:
     claim = Claim(text=text.strip(), model=chosen, value=value, label=label, label_unit=unit, precision=precision)
     if scope.get("omission_limit") is not None:
         scope["omission_limit"] = _fraction(scope["omission_limit"], "omission_limit")
-    return replace(claim, **{k: v for k, v in scope.items() if v is not None})
+    given = {k: v for k, v in scope.items() if v is not None}
+    return replace(claim, **given, stated=frozenset(given))
 
 
 def _fraction(value: object, name: str) -> Decimal:
