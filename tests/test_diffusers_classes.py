@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,9 @@ from flopcheck.specs import SpecError, parse  # noqa: E402
 from flopcheck.specs.build import build  # noqa: E402
 
 LIST = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers" / "classes.json"
+sys.path.insert(0, str(LIST.parents[3] / "scripts"))  # the census's own rule of which classes it takes
+from diffusers_census import transformer_classes  # noqa: E402
+
 PINNED = "0.42.1"  # the diffusers extra's pin (pyproject.toml)
 
 # (class, its defaults overridden by, exact FLOPs at 256x256 px (a 3D class: 256x160 px x 9 frames, Mochi 7; Kandinsky
@@ -166,8 +170,11 @@ def test_the_list_names_every_transformer_class_of_the_pinned_diffusers():
     assert committed["diffusers"] == PINNED
     if diffusers.__version__ != PINNED:
         pytest.skip(f"the list is checked against diffusers {PINNED}; this is {diffusers.__version__}")
-    names = sorted(n for n in dir(diffusers) if "Transformer" in n and n.endswith("Model"))
-    assert len(names) == 65 and sorted(committed["classes"]) == names
+    # every model class of diffusers' models.transformers package, by what it is (before: by "Transformer" in its
+    # name, which left out HunyuanDiT2DModel and LuminaNextDiT2DModel)
+    names = transformer_classes()
+    assert {"HunyuanDiT2DModel", "LuminaNextDiT2DModel"} <= set(names)
+    assert len(names) == 75 and sorted(committed["classes"]) == names
 
 
 def test_every_class_gives_from_its_defaults_what_the_list_says():
@@ -189,7 +196,7 @@ def test_every_class_gives_from_its_defaults_what_the_list_says():
         except Exception:  # noqa: BLE001 - the class's own forward failed on meta: the list says refused
             got[name] = "refused"
     assert got == {n: next(iter(v)) for n, v in committed["classes"].items()}
-    # 55 of the 65 count complete from their defaults alone (the list's own tally)
+    # 55 of the 75 count complete from their defaults alone (the list's own tally)
     assert sum(v == "complete" for v in got.values()) == 55
 
 
