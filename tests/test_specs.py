@@ -690,3 +690,18 @@ def test_a_one_stage_detector_is_counted_for_nms_does_not_change_its_multiply_ad
     assert code == 0 and d["inputs"].endswith(" (1, 3, 320, 320) float32")
     assert abs(d["total_macs"] / 1e9 - 0.583) <= 0.0005
     assert any("a one-stage detector: every multiply-add runs on the whole image before NMS" in n for n in d["notes"])
+
+
+@pytest.mark.integration
+def test_a_model_that_prints_to_stdout_keeps_the_childs_answer_and_the_json_apart(tmp_path, monkeypatch, capsys):
+    # held-out round 4 saw a printing model break the child's JSON: its prints (at import, in the factory, in forward,
+    # one of them JSON-like) go to stderr, the answer alone to stdout. Linear(8 -> 4) on 3 rows: 2 * 3 * 8 * 4 = 192
+    (tmp_path / "printing_model.py").write_text(
+        "import sys\n\nimport torch\n\nprint('at import')\n\n\n"
+        "class P(torch.nn.Linear):\n    def forward(self, x):\n"
+        "        print('{\"not\": json');  sys.stdout.flush()\n        return super().forward(x)\n\n\n"
+        "def build():\n    print('factory')\n    return P(8, 4), (torch.empty(3, 8),)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, _ = run(["count", "printing_model:build", "--json"], capsys)
+    assert code == 0 and json.loads(out)["total_flops"] == 192
