@@ -317,7 +317,26 @@ def check() -> int:
     stale = [name for name, page in PAGES.items() if not (DOCS / name).exists() or (DOCS / name).read_text() != page()]
     for name in stale:
         print(f"docs/{name} differs from the code: run `python scripts/docs.py generate` and commit it")
-    return 1 if stale else 0
+    glued = [(p, n) for p in sorted(DOCS.glob("*.md")) for n in glued_lists(p.read_text())]
+    for path, n in glued:
+        print(f"docs/{path.name}:{n}: a list right under a paragraph renders as part of it: put a blank line before it")
+    return 1 if stale or glued else 0
+
+
+_ITEM = re.compile(r"^(?:[-*+]|\d+\.) ")
+
+
+def glued_lists(text: str) -> list[int]:
+    """The line numbers of lists that start right under a paragraph line (Markdown reads them as that paragraph's
+    text), outside code blocks."""
+    found, fenced, before = [], False, ""
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.lstrip().startswith("```"):
+            fenced, line = not fenced, ""  # a block ends where its fence does: a list may follow it
+        elif not fenced and _ITEM.match(line) and before.strip() and not _ITEM.match(before.lstrip()):
+            found += [n] if not before.startswith((" ", "|", "#", ">", "<")) else []
+        before = line if not fenced else ""
+    return found
 
 
 # -- the examples ----------------------------------------------------------------------------------------------------
