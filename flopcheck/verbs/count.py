@@ -7,10 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from flopcheck.exact import ExactCount, exact_count
-from flopcheck.exact.training import training_step
 from flopcheck.formula import exact_matches, formula_breakdown
-from flopcheck.types import Breakdown, Scope
+from flopcheck.types import Breakdown, ExactCount, Scope
 
 
 @dataclass(frozen=True)
@@ -112,7 +110,10 @@ def run(
     count on `device`; any other model's exact count on meta (a named model's measured in its child process), with
     the exact training step when the scope is training (its executed FLOPs following `attn_kernel`: flash,
     efficient, cudnn or math; default flash where the attention is fused)."""
-    if subject.formula_family:
+    if subject.formula_family:  # torch imported here: a name that resolves to nothing is refused before it
+        from flopcheck.exact import exact_count
+        from flopcheck.exact.training import training_step
+
         config = subject.config()
         formula = formula_breakdown(subject.text, config, batch=subject.batch, scope=scope)
         exact = exact_count(subject.text, config, batch=subject.batch, cfg=scope.cfg, device=device)
