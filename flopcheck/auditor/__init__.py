@@ -44,6 +44,7 @@ class Candidate:
     tool: ToolReading | None = None
     attention: bool = True  # the model computes attention (else 'attention counted' means nothing)
     base: int = 0  # a formula reading's: the model's FLOPs of one forward where it ran (latent or pixels)
+    norm: str = "LayerNorm"  # the model's norms by name, as its norm rule's words say them
 
     @property
     def reading(self) -> B.Reading:
@@ -102,7 +103,7 @@ class Candidate:
         return self.distance / self.value if self.value else Decimal("Infinity")
 
     def describe(self) -> str:
-        return self.tool.describe() if self.tool else self.reading.describe(self.attention)
+        return self.tool.describe() if self.tool else self.reading.describe(self.attention, self.norm)
 
     def fit(self, claim: Claim) -> str:
         """How the claim's digits match this reading: 'exact', 'rounded', 'truncated', 'within tolerance', or ''."""
@@ -339,9 +340,9 @@ def judge(claim: Claim, measured=None, counters: list[str] | tuple | bool | None
     )
     values = [Decimal(e.value.numerator) / Decimal(e.value.denominator) for e in explanations]
     candidates = [
-        Candidate(v, abs(claim.value - v), e, attention=has_attention, base=(pixel or latent).total)
+        Candidate(v, abs(claim.value - v), e, attention=has_attention, base=(pixel or latent).total, norm=ref.norm)
         if e.reading.pixel
-        else Candidate(v, abs(claim.value - v), e, attention=has_attention, base=latent.total)
+        else Candidate(v, abs(claim.value - v), e, attention=has_attention, base=latent.total, norm=ref.norm)
         for e, v in zip(explanations, values)
     ]
     tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)
