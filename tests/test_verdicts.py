@@ -401,3 +401,16 @@ def test_a_counters_reading_of_a_model_it_cannot_run_is_scaled_per_block_exactly
     fvcore = next(t for t in scaled if t.count.counter == "fvcore_jit" and t.path == "fused attention")
     assert fvcore.count.reported == 1_079_579_328 and fvcore.convention.residual == 0
     assert fvcore.stand_in == "timm:vit_tiny_patch16_224 with 1 and 2 of its 12 blocks, scaled per block"
+
+
+def test_a_negative_carried_total_is_not_kept_and_said_as_what_it_is():
+    # held-out round 4: a note spoke of "-380,741,425,124 carried", a negative count kept as a carried total
+    from flopcheck.auditor.standins import not_carried
+    from flopcheck.reconciler.scaling import Carried
+
+    why = not_carried(Carried(-380_741_425_124, uncertain=5))
+    assert why == (
+        "its causes, each scaled by its own quantity, take it to -380,741,425,124 FLOPs, which no count is: their "
+        "rates do not hold at the model's size"
+    )
+    assert "carried at a mixed rate" in not_carried(Carried(1_000, uncertain=2))  # 2 x 1000 > 1,000: over 1/1000
