@@ -414,3 +414,25 @@ def test_a_negative_carried_total_is_not_kept_and_said_as_what_it_is():
         "rates do not hold at the model's size"
     )
     assert "carried at a mixed rate" in not_carried(Carried(1_000, uncertain=2))  # 2 x 1000 > 1,000: over 1/1000
+
+
+def test_the_attention_a_counters_verdict_names_is_what_its_causes_say():
+    # held-out round 4: --json's "attention" said "counted" on every verdict, a counter that skipped fused attention
+    # too. fvcore on DiT-XL/2 with SDPA: FC201 takes -8,455,716,864 FLOPs of attention out (docs/reconcile.md)
+    from flopcheck.auditor import Candidate, Verdict
+    from flopcheck.auditor.readings import Convention, ToolReading
+    from flopcheck.types import Attention, Count, Finding, Tier, Unit
+
+    claim = parse_claim("DiT-XL/2 114.46 GMACs")
+    count = Count("fvcore_jit", "fvcore", "0.1.5", Unit.MAC, "DiT-XL/2", 32, "sdpa", reported=114_460_807_168.0)
+
+    def verdict(*findings, known=True):
+        conv = Convention("MACs", findings, 237_242_843_136, known=known)
+        best = Candidate(Decimal(114_460_807_168), Decimal(0), tool=ToolReading(count, 1, "", convention=conv))
+        return Verdict(claim, Tier.CONSISTENT, best, (), 237_242_843_136, "formula")
+
+    fused = Finding("FC201", "fused-attention-uncounted", -8_455_716_864)
+    macs = Finding("FC101", "mac-convention", -114_460_807_168)
+    assert verdict(fused, macs).attention is Attention.MISSING
+    assert verdict(macs).attention is Attention.COUNTED
+    assert verdict(macs, known=False).attention is Attention.UNCLEAR

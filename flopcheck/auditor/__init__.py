@@ -138,8 +138,17 @@ class Verdict:
 
     @property
     def attention(self) -> Attention:
-        """What the best reading did with attention."""
-        return self.best.reading.coverage.attention
+        """What the best reading did with attention: a formula reading's coverage; a counter's (or a published
+        formula's), what the causes of its convention say of it (unclear where none was found)."""
+        from flopcheck.reconciler import causes as K
+
+        if self.best.tool is None:
+            return self.best.reading.coverage.attention
+        conv = self.best.tool.convention
+        if conv is None or not conv.known:
+            return Attention.UNCLEAR
+        said = [K.of(f).attention for f in conv.findings if f.delta and K.of(f).attention is not None]
+        return said[0] if said else Attention.COUNTED
 
     @property
     def scope(self) -> str:
