@@ -276,6 +276,16 @@ class Judgement:
     also: tuple[Candidate, ...] = ()
 
 
+def _causes(c: Candidate, stated: B.Reading) -> int:
+    """How many causes a reading adds to what the claim states: a formula reading's own; a counter's (or a published
+    formula's), its unit's and those its convention found (so a hand formula with as many comes first)."""
+    from flopcheck.reconciler import causes as K
+
+    conv = c.tool.convention if c.tool else None
+    found = sum(1 for f in conv.findings if f.delta and K.of(f) is not K.MAC_CONVENTION) if conv else 0
+    return c.reading.causes(stated) + found
+
+
 def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judgement:
     """The claim's tier (tier_of) against the reading that explains it best: the simplest whose digits match it
     (a count before bookkeeping before a departure, fewer causes first, a hand formula before a counter), else the
@@ -286,7 +296,7 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
         return (
             ORDER[c.category],
             c.departure > claim.omission_limit,
-            c.reading.causes(stated),
+            _causes(c, stated),
             c.tool is not None,
             c.tool is not None and c.tool.path == "fused attention",
             c.distance,

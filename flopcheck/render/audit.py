@@ -130,6 +130,9 @@ def _tool_names(tools: list[Candidate]) -> str:
 def fingerprint_words(v: Verdict) -> str:
     """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
     b = v.cause or v.best  # what the digits most likely counted: the reading the claim is judged by
+    if b.tool and v.verdict is Tier.UNEXPLAINED and not b.fit(v.claim):  # the nearest counter is not what it counted
+        where = [v.scope_words, *([_space(v)] if v.space else []), v.inputs or "the model's default input"]
+        return " · ".join(["no count, variant or counter matches its digits", *where])
     if b.tool:
         return " · ".join(
             [b.tool.words, v.scope_words, *([_space(v)] if v.space else []), v.inputs, f"tool: {b.tool.tool}"]
