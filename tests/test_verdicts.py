@@ -452,3 +452,23 @@ def test_an_unexplained_verdict_names_no_counters_fingerprint_that_its_digits_do
     best = Candidate(Decimal(114_460_807_168), Decimal(300e9) - 114_460_807_168, tool=tool)
     v = Verdict(claim, Tier.UNEXPLAINED, best, (), 237_242_843_136, "formula", inputs="256 px")
     assert fingerprint_words(v) == "no count, variant or counter matches its digits · one forward · 256 px"
+
+
+def test_a_stand_in_that_cannot_be_built_drops_the_counters_readings_alone(monkeypatch):
+    # held-out round 4: a stand-in that failed to build for the counters (a BiT ResNet-V2 at 480 px; a diffusers class
+    # with three block lists) refused the whole claim; with --no-counters the verdict was right. Now only the counters'
+    # readings go, said in a note. DiT-XL/2 at 256 px: 118,621,421,568 MACs (the exact count 237,242,843,136 / 2)
+    from flopcheck.auditor import tools
+    from flopcheck.specs import SpecError
+
+    def cannot_build(claim, names, why):
+        raise SpecError("cannot build model 'stand-in': RuntimeError: three block lists")
+
+    monkeypatch.setattr(tools, "jobs_of", lambda claim, named: ([], "over 250 GFLOPs"))
+    monkeypatch.setattr(tools, "carried_readings", cannot_build)
+    v = judge(parse_claim("DiT-XL/2 118.62 GMACs"))
+    assert (v.verdict, v.best.flops) == ("consistent", 237_242_843_136)
+    assert v.notes == (
+        "counters not run on the model: over 250 GFLOPs; nor on stand-ins, which cannot be built for them: cannot "
+        "build model 'stand-in': RuntimeError: three block lists",
+    )
