@@ -238,3 +238,15 @@ def test_ltx_video_at_704x480_and_161_frames_with_128_text_tokens_by_hand():
     assert 28 * block + once == 34_078_059_266_048
     built = build(parse("diffusers:LTXVideoTransformer3DModel", resolution=(704, 480), frames=161, text_tokens=128))
     assert count_forward(built.model, built.args, kwargs=built.kwargs).total == 34_078_059_266_048
+
+
+def test_a_video_model_whose_pipeline_pads_its_latent_frames_takes_81_frames(tmp_path):
+    # held-out round 4: --frames 81 failed on CogVideoX 1.5 (patch_size_t 2): 81 frames are (81 - 1) / 4 + 1 = 21
+    # latent frames, which its pipeline pads to 22, a multiple of the temporal patch; 256 px / 8 = 32 latent rows
+    config = json.loads((LIST.parent / "cogvideox-5b.json").read_text())
+    config.update(patch_size_t=2, num_layers=2, ofs_embed_dim=None, use_learned_positional_embeddings=False)
+    path = tmp_path / "cogvideox-1.5.json"
+    path.write_text(json.dumps(config))
+    built = build(parse("diffusers:CogVideoXTransformer3DModel", config=str(path), frames=81, resolution=(256, 256)))
+    assert tuple(built.args[0].shape if built.args else built.kwargs["hidden_states"].shape) == (1, 22, 16, 32, 32)
+    assert "x 81 frames (21 latent frames padded to 22, as its pipeline pads them)" in built.notes[-1]
