@@ -129,11 +129,12 @@ class Child:
         self.stderr.close()
 
     def why_gone(self, what: str = "it") -> str:
-        """Why it stopped, in one line: '{what} died (exit code N): the last line it wrote to stderr'."""
+        """Why it stopped, in one line: '{what} died (exit code N, or signal S): the last line of its stderr'."""
         code = self.proc.wait()
         self.stderr.seek(0)
         last = self.stderr.read().decode(errors="replace").strip().splitlines()[-1:] or [""]
-        return f"{what} died (exit code {code}): {last[0][:200]}"
+        how = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit code {code}"
+        return f"{what} died ({how})" + (f": {last[0][:200]}" if last[0] else "")
 
 
 def ready(children: list[Child], timeout_s: float) -> list[Child]:

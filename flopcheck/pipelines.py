@@ -217,6 +217,10 @@ def sample_resolution(folder: Path, keys: list[str]) -> list[int]:
     return [v * 2 ** (len(blocks) - 1) for v in size]
 
 
+# the stages a pipeline cannot run without (a text encoder may be left out: SD3 without its T5), in words
+REQUIRED = {"denoise": "denoiser, run every step", "decode": "VAE, which decodes the image"}
+
+
 def from_folder(folder: Path) -> dict[str, Any]:
     """A folder laid out as a published diffusers pipeline (model_index.json, each component's config.json, no
     weights) as a pipeline description: its class's conventions, each component's class from model_index.json."""
@@ -227,11 +231,12 @@ def from_folder(folder: Path) -> dict[str, Any]:
     if not isinstance(index, dict):
         raise SpecError(f"{folder}: its model_index.json is a {type(index).__name__}, not one JSON object")
     conv = conventions(index.get("_class_name"))
-    components = {}
+    components, missing = {}, []
     for key, c in conv["components"].items():
         role = c.get("role", key)  # SANA's text encoder runs twice, on the prompt and on the negative prompt
         entry = index.get(role)
         if entry in (None, [None, None]):
+            missing += [f"{role!r}, its {REQUIRED[c['stage']]}"] if c["stage"] in REQUIRED else []
             continue  # a component the pipeline leaves out (SD3 without its T5)
         if not (isinstance(entry, list) and len(entry) == 2 and all(isinstance(x, str) for x in entry)):
             raise SpecError(
@@ -247,6 +252,11 @@ def from_folder(folder: Path) -> dict[str, Any]:
         half = c["spec"].partition(".")[2]  # the autoencoder's decode
         spec = f"{library}:{name}" + (f".{half}" if half else "")
         components[key] = {**c, "spec": spec, "config": str(config)}
+    if missing:
+        raise SpecError(
+            f"{folder}: model_index.json has no {' and no '.join(missing)}: a pipeline without it is not this "
+            f"pipeline; give the folder as published, or count its components as specs"
+        )
     if conv.get("_resolution_from"):  # the class's default size is its transformer's sample size x the VAE's stride
         conv = {**conv, "resolution": sample_resolution(folder, conv["_resolution_from"])}
     return {**conv, "components": components}

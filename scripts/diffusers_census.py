@@ -17,15 +17,26 @@ LIST = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers" 
 
 
 def transformer_classes() -> list[str]:
-    """diffusers' top-level classes named like a transformer model: '...Transformer...Model'."""
+    """diffusers' top-level model classes that are transformers by what they are, not by their name: defined in its
+    `diffusers.models.transformers` package (HunyuanDiT2DModel and LuminaNextDiT2DModel have no 'Transformer' in
+    theirs)."""
     import diffusers
+    from torch import nn
 
-    return sorted(n for n in dir(diffusers) if "Transformer" in n and n.endswith("Model"))
+    def is_transformer(name: str) -> bool:
+        cls = getattr(diffusers, name, None)
+        module = getattr(cls, "__module__", "")
+        return isinstance(cls, type) and issubclass(cls, nn.Module) and module.startswith(TRANSFORMERS)
+
+    return sorted(n for n in dir(diffusers) if is_transformer(n))
 
 
-def census() -> dict:
+TRANSFORMERS = "diffusers.models.transformers."  # the package diffusers keeps its transformer models in
+
+
+def census(names: list[str] | None = None) -> dict:
     """{'diffusers': version, 'unit': 'FLOP', 'classes': {name: {'complete': True, 'flops': int, 'inputs': words} or
-    {'refused': line}}}."""
+    {'refused': line}}}, of every transformer class (or of `names`)."""
     import diffusers
 
     from flopcheck.children import one_line
@@ -33,7 +44,7 @@ def census() -> dict:
     from flopcheck.specs.measure import Measured, measure
 
     out = {}
-    for name in transformer_classes():
+    for name in names or transformer_classes():
         try:  # as `flopcheck count diffusers:NAME` counts it, less the real-tensor fallback (a full-size model on CPU)
             m = Measured.from_dict(measure(parse(f"diffusers:{name}").to_dict(), real=False))
             words = next((n for n in m.notes if n.startswith("input ")), m.inputs)

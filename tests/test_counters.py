@@ -194,7 +194,7 @@ FAKES = {
     name: CounterSpec(
         name=name, module=f"fake_counters.{name}", library="pytest", unit=Unit.FLOP, install="-", convention="-"
     )
-    for name in ("hang", "crash", "segfault", "leaky", "nan", "none")
+    for name in ("hang", "crash", "segfault", "killer", "leaky", "nan", "none")
 }
 
 
@@ -202,7 +202,7 @@ FAKES = {
 def contained(request):
     specs = {**COUNTERS, **FAKES}
     jobs = [Job("DiT-S/8", 32, "sdpa"), Job("DiT-S/8", 32, "math")]
-    names = ["hang", "crash", "segfault", "leaky", "nan", "none", "torch_dispatch"]
+    names = ["hang", "crash", "segfault", "killer", "leaky", "nan", "none", "torch_dispatch"]
     return {
         (c.counter, c.attn): c
         for c in run_counters(names, jobs, timeout_s=8, paths=(str(request.path.parent),), specs=specs)
@@ -225,6 +225,17 @@ def test_a_total_that_is_not_a_number_is_that_counters_error_and_the_later_ones_
     # job (torch_dispatch here) came back as "its worker died" with no number
     assert contained[("nan", "sdpa")].error == "it returned nan, not a number of FLOPs"
     assert contained[("none", "math")].error == "it returned None, not a number of FLOPs"
+    assert contained[("torch_dispatch", "math")].flops == 715_948_032  # DiT-S/8 at 256 px, explicit attention
+
+
+def test_a_counter_that_kills_its_worker_is_its_own_error_and_the_later_ones_still_count(contained):
+    # held-out round 4: a counter that killed the shared worker took every later counter's number of the job with it
+    # ("its worker died"); now the worker says which counter it is on, and the rest count in a fresh worker
+    for attn in ("sdpa", "math"):
+        assert contained[("killer", attn)].error == (
+            "the worker it ran in died (signal SIGKILL); the job's later counters counted in a fresh worker"
+        )
+        assert contained[("leaky", attn)].reported == 1.0 and contained[("nan", attn)].error.startswith("it returned")
     assert contained[("torch_dispatch", "math")].flops == 715_948_032  # DiT-S/8 at 256 px, explicit attention
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,9 @@ from flopcheck.specs import SpecError, parse  # noqa: E402
 from flopcheck.specs.build import build  # noqa: E402
 
 LIST = Path(__file__).resolve().parents[1] / "flopcheck" / "data" / "diffusers" / "classes.json"
+sys.path.insert(0, str(LIST.parents[3] / "scripts"))  # the census's own rule of which classes it takes
+from diffusers_census import transformer_classes  # noqa: E402
+
 PINNED = "0.42.1"  # the diffusers extra's pin (pyproject.toml)
 
 # (class, its defaults overridden by, exact FLOPs at 256x256 px (a 3D class: 256x160 px x 9 frames, Mochi 7; Kandinsky
@@ -166,8 +170,11 @@ def test_the_list_names_every_transformer_class_of_the_pinned_diffusers():
     assert committed["diffusers"] == PINNED
     if diffusers.__version__ != PINNED:
         pytest.skip(f"the list is checked against diffusers {PINNED}; this is {diffusers.__version__}")
-    names = sorted(n for n in dir(diffusers) if "Transformer" in n and n.endswith("Model"))
-    assert len(names) == 65 and sorted(committed["classes"]) == names
+    # every model class of diffusers' models.transformers package, by what it is (before: by "Transformer" in its
+    # name, which left out HunyuanDiT2DModel and LuminaNextDiT2DModel)
+    names = transformer_classes()
+    assert {"HunyuanDiT2DModel", "LuminaNextDiT2DModel"} <= set(names)
+    assert len(names) == 75 and sorted(committed["classes"]) == names
 
 
 def test_every_class_gives_from_its_defaults_what_the_list_says():
@@ -189,7 +196,7 @@ def test_every_class_gives_from_its_defaults_what_the_list_says():
         except Exception:  # noqa: BLE001 - the class's own forward failed on meta: the list says refused
             got[name] = "refused"
     assert got == {n: next(iter(v)) for n, v in committed["classes"].items()}
-    # 55 of the 65 count complete from their defaults alone (the list's own tally)
+    # 55 of the 75 count complete from their defaults alone (the list's own tally)
     assert sum(v == "complete" for v in got.values()) == 55
 
 
@@ -231,3 +238,15 @@ def test_ltx_video_at_704x480_and_161_frames_with_128_text_tokens_by_hand():
     assert 28 * block + once == 34_078_059_266_048
     built = build(parse("diffusers:LTXVideoTransformer3DModel", resolution=(704, 480), frames=161, text_tokens=128))
     assert count_forward(built.model, built.args, kwargs=built.kwargs).total == 34_078_059_266_048
+
+
+def test_a_video_model_whose_pipeline_pads_its_latent_frames_takes_81_frames(tmp_path):
+    # held-out round 4: --frames 81 failed on CogVideoX 1.5 (patch_size_t 2): 81 frames are (81 - 1) / 4 + 1 = 21
+    # latent frames, which its pipeline pads to 22, a multiple of the temporal patch; 256 px / 8 = 32 latent rows
+    config = json.loads((LIST.parent / "cogvideox-5b.json").read_text())
+    config.update(patch_size_t=2, num_layers=2, ofs_embed_dim=None, use_learned_positional_embeddings=False)
+    path = tmp_path / "cogvideox-1.5.json"
+    path.write_text(json.dumps(config))
+    built = build(parse("diffusers:CogVideoXTransformer3DModel", config=str(path), frames=81, resolution=(256, 256)))
+    assert tuple(built.args[0].shape if built.args else built.kwargs["hidden_states"].shape) == (1, 22, 16, 32, 32)
+    assert "x 81 frames (21 latent frames padded to 22, as its pipeline pads them)" in built.notes[-1]

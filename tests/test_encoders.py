@@ -70,6 +70,17 @@ def test_the_flux_vae_at_1024_px_equals_flop_counter(half, flops):
     assert (_exact(spec.text, config=spec.options.config), mode.get_total_flops()) == (flops, flops)
 
 
+def test_the_encode_half_returns_its_latent_moments_as_a_tensor():
+    # encode's output was (DiagonalGaussianDistribution,), which no tracer takes as an output: fvcore failed "in its
+    # own code" and torchprofile read 0. Its forward now returns the moments the distribution holds: the default
+    # AutoencoderKL (one block: no downsampling, 4 latent channels) gives mean and log-variance, (1, 2 * 4, 1024, 1024)
+    import torch
+
+    built = build(parse("diffusers:AutoencoderKL.encode"))
+    (moments,) = built.model(*built.args, **built.kwargs)
+    assert isinstance(moments, torch.Tensor) and tuple(moments.shape) == (1, 8, 1024, 1024)
+
+
 def test_a_bare_autoencoder_spec_is_its_decode():
     config = str(DATA / "diffusers" / "flux1-dev-vae.json")
     assert _exact("diffusers:AutoencoderKL", config=config) == 10_472_204_009_472

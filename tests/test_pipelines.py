@@ -439,3 +439,30 @@ def test_images_per_prompt_batch_the_denoiser_and_the_decode_not_the_prompt(caps
     # one image: 514,130,615,279,616 FLOPs (test_sd3_medium_runs_cfg...), its encoding 5,015,509,082,112 once; the
     # rest, 509,115,106,197,504, twice
     assert d["total_flops"] == 5_015_509_082_112 + 2 * 509_115_106_197_504 == 1_023_245_721_477_120
+
+
+@pytest.mark.parametrize("role, needle", [("transformer", "its denoiser, run every step"), ("vae", "its VAE")])
+def test_a_pipeline_folder_without_its_denoiser_or_its_vae_is_refused(tmp_path, capsys, role, needle):
+    # held-out round 4: a folder with no transformer (or no vae) counted the rest as the pipeline, silently
+    folder = _folder(tmp_path, "FLUX.1-dev")
+    index = json.loads((folder / "model_index.json").read_text())
+    for entry in (None, [None, None], "drop"):
+        if entry == "drop":
+            index.pop(role)
+        else:
+            index[role] = entry
+        (folder / "model_index.json").write_text(json.dumps(index))
+        assert main(["count", f"diffusers-pipeline:{folder}"]) == 2
+        err = capsys.readouterr().err
+        assert f"model_index.json has no {role!r}, {needle}" in err and err.count("\n") == 1
+
+
+def test_a_pipeline_claim_that_states_one_step_is_read_at_one_step(capsys):
+    # held-out round 4: a stated `--steps 1` was read as "not stated" and replaced by FLUX.1-dev's 28. One step: the
+    # text encoders 4,858,021,613,568 + one forward 74,384,653,418,496 + the decode 10,472,204,009,472 =
+    # 89,714,879,041,536 FLOPs
+    argv = ["audit", "diffusers-pipeline:FLUX.1-dev 89.71 TFLOPs", "--steps", "1", "--no-counters", "--json"]
+    assert main(argv) == 0
+    (v,) = json.loads(capsys.readouterr().out)
+    assert (v["verdict"], v["stages"], v["reading_flops"]) == ("consistent", "the whole generation", 89_714_879_041_536)
+    assert v["pipeline"]["steps"] == 1

@@ -101,3 +101,29 @@ def test_a_stand_ins_blocks_option_is_checked_and_never_ignored():
     with pytest.raises(SpecError, match="is a reference model"):
         parse("DiT-XL/2", blocks=1)  # it would be ignored: refused
     assert parse("timm:vit_tiny_patch16_224", blocks=2).options.blocks == 2
+
+
+def test_each_cause_is_said_once_in_the_audit_text(capsys):
+    # held-out round 4: FC101 was printed twice with two values, the best reading's (-118,621,421,568: the exact
+    # count 237,242,843,136 as MACs) and the digits' reading's (-118,638,231,552: the count with LayerNorm's
+    # 33,619,968 FLOPs, halved). Said once: the digits' reading's chain, 237,242,843,136 + 33,619,968 - 118,638,231,552
+    # = 118,638,231,552 FLOPs as MACs, the claim's 118.64 G to its digits
+    assert main(["audit", "DiT-XL/2 118.64 Gflops", "--no-counters"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("FC101") == 1 and "  cause FC101 mac-convention -118,638,231,552 FLOPs" in out
+    assert "  cause FC301 norm-counted +33,619,968 FLOPs" in out
+
+
+@pytest.mark.integration
+def test_a_norm_rule_names_the_models_own_norms(tmp_path, monkeypatch, capsys):
+    # held-out round 4: "LayerNorm 1 per element" was named on models with BatchNorm alone. Conv2d(3 -> 8, 3x3, pad 1)
+    # on 8x8: 8 * 8 * 8 * 3 * 9 = 13,824 MACs; BatchNorm writes 8 * 8 * 8 = 512 elements: 14,336 MACs at 1 per element
+    (tmp_path / "bn_only.py").write_text(
+        "import torch\n\n\ndef build():\n    conv = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False)\n"
+        "    return torch.nn.Sequential(conv, torch.nn.BatchNorm2d(8)).eval(), (torch.empty(1, 3, 8, 8),)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert main(["audit", "bn_only:build 14,336 MACs", "--allow-code", "--no-counters"]) == 0
+    out = capsys.readouterr().out
+    assert "its digits are MACs, every layer counted, BatchNorm 1 per element = 14.34 KMACs (exact)" in out
+    assert "LayerNorm" not in out

@@ -52,6 +52,7 @@ class Candidate:
     tool: ToolReading | None = None
     attention: bool = True  # the model computes attention (else 'attention counted' means nothing)
     base: int = 0  # a formula reading's: the model's FLOPs of one forward where it ran (latent or pixels)
+    norm: str = "LayerNorm"  # the model's norms by name, as its norm rule's words say them
 
     @property
     def reading(self) -> B.Reading:
@@ -110,7 +111,7 @@ class Candidate:
         return self.distance / self.value if self.value else Decimal("Infinity")
 
     def describe(self) -> str:
-        return self.tool.describe() if self.tool else self.reading.describe(self.attention)
+        return self.tool.describe() if self.tool else self.reading.describe(self.attention, self.norm)
 
     def fit(self, claim: Claim) -> str:
         """How the claim's digits match this reading: 'exact', 'rounded', 'truncated', 'within tolerance', or ''."""
@@ -145,8 +146,17 @@ class Verdict:
 
     @property
     def attention(self) -> Attention:
-        """What the best reading did with attention."""
-        return self.best.reading.coverage.attention
+        """What the best reading did with attention: a formula reading's coverage; a counter's (or a published
+        formula's), what the causes of its convention say of it (unclear where none was found)."""
+        from flopcheck.reconciler import causes as K
+
+        if self.best.tool is None:
+            return self.best.reading.coverage.attention
+        conv = self.best.tool.convention
+        if conv is None or not conv.known:
+            return Attention.UNCLEAR
+        said = [K.of(f).attention for f in conv.findings if f.delta and K.of(f).attention is not None]
+        return said[0] if said else Attention.COUNTED
 
     @property
     def scope(self) -> str:
@@ -282,6 +292,16 @@ class Judgement:
     also: tuple[Candidate, ...] = ()
 
 
+def _causes(c: Candidate, stated: B.Reading) -> int:
+    """How many causes a reading adds to what the claim states: a formula reading's own; a counter's (or a published
+    formula's), its unit's and those its convention found (so a hand formula with as many comes first)."""
+    from flopcheck.reconciler import causes as K
+
+    conv = c.tool.convention if c.tool else None
+    found = sum(1 for f in conv.findings if f.delta and K.of(f) is not K.MAC_CONVENTION) if conv else 0
+    return c.reading.causes(stated) + found
+
+
 def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judgement:
     """The claim's tier (tier_of) against the reading that explains it best: the simplest whose digits match it
     (a count before bookkeeping before a departure, fewer causes first, a hand formula before a counter), else the
@@ -292,7 +312,7 @@ def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judg
         return (
             ORDER[c.category],
             c.departure > claim.omission_limit,
-            c.reading.causes(stated),
+            _causes(c, stated),
             c.tool is not None,
             c.tool is not None and c.tool.path == "fused attention",
             c.distance,
@@ -360,9 +380,9 @@ def judge(
     )
     values = [Decimal(e.value.numerator) / Decimal(e.value.denominator) for e in explanations]
     candidates = [
-        Candidate(v, abs(claim.value - v), e, attention=has_attention, base=(pixel or latent).total)
+        Candidate(v, abs(claim.value - v), e, attention=has_attention, base=(pixel or latent).total, norm=ref.norm)
         if e.reading.pixel
-        else Candidate(v, abs(claim.value - v), e, attention=has_attention, base=latent.total)
+        else Candidate(v, abs(claim.value - v), e, attention=has_attention, base=latent.total, norm=ref.norm)
         for e, v in zip(explanations, values)
     ]
     tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)

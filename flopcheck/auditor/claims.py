@@ -87,6 +87,7 @@ class Claim:
     throughput: str | None = None  # an MFU, HFU or FLOP/s claim's measured throughput: '3.1 it/s'
     tokens: int | None = None  # a language model's run: the tokens it trained on
     text_tokens: int | None = None  # a language model's sequence length
+    stated: frozenset[str] = frozenset()  # the scope keys the claim states: a stated steps 1 is not "not stated"
 
     def __post_init__(self) -> None:
         """A claim that says something impossible is refused, naming the field."""
@@ -220,7 +221,8 @@ def parse_claim(text: str, model: str | None = None, **scope: Any) -> Claim:
     claim = Claim(text=text.strip(), model=chosen, value=value, label=label, label_unit=unit, precision=precision)
     if scope.get("omission_limit") is not None:
         scope["omission_limit"] = _fraction(scope["omission_limit"], "omission_limit")
-    return replace(claim, **{k: v for k, v in scope.items() if v is not None})
+    given = {k: v for k, v in scope.items() if v is not None}
+    return replace(claim, **given, stated=frozenset(given))
 
 
 def _rate_claim(text: str, model: str | None, scope: dict) -> Claim:
@@ -250,7 +252,8 @@ def _rate_claim(text: str, model: str | None, scope: dict) -> Claim:
     if scope.get("training") is None and training is not None:
         scope["training"] = training
     claim = Claim(text.strip(), chosen, rate.value, rate.label, Unit.FLOP, rate.precision, rate=rate)
-    return replace(claim, **{k: v for k, v in scope.items() if v is not None})
+    given = {k: v for k, v in scope.items() if v is not None}
+    return replace(claim, **given, stated=frozenset(given))
 
 
 def _check_rate_fields(c: Claim) -> None:

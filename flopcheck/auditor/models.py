@@ -34,6 +34,7 @@ class ClaimReference:
     norms: BySpace
     label: str  # 'formula', or 'exact count at ...'
     incomplete: tuple[str, ...] = ()
+    norm: str = "LayerNorm"  # the norms `norms` counts, by name: a spec's own ('BatchNorm' on a ResNet)
 
 
 def _pixel_and_latent_breakdowns(claim: Claim) -> ClaimReference:
@@ -93,7 +94,24 @@ def _spec_breakdowns(claim: Claim, given: Measured | None = None) -> ClaimRefere
     b = spec_part(m, claim.part)
     reference = f"exact count at {m.inputs}" + (f" ({m.exact.incompleteness()})" if not m.exact.complete else "")
     norms = m.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1] if claim.part == "model" else 0
-    return ClaimReference(b, None, BySpace(1), BySpace(norms), reference, m.exact.incomplete)  # T=1: per sample
+    # T=1: per sample
+    return ClaimReference(b, None, BySpace(1), BySpace(norms), reference, m.exact.incomplete, norm_names(m.exact))
+
+
+# a norm op's name (aten's, less 'native_' and the '_legit' variants) -> the layer people call it by
+NORM_NAMES = {"layer_norm": "LayerNorm", "batch_norm": "BatchNorm", "group_norm": "GroupNorm"}
+NORM_NAMES |= {"rms_norm": "RMSNorm", "instance_norm": "InstanceNorm"}
+
+
+def norm_names(exact) -> str:
+    """The norms an exact count ran, by the layers' names, in order of the elements they wrote ('BatchNorm',
+    'LayerNorm/RMSNorm'); 'norms' for one it cannot name."""
+    written: dict[str, int] = {}
+    for r in exact.uncounted:
+        if r.kind is Work.NORM:
+            name = next((w for k, w in NORM_NAMES.items() if k in r.op), "norms")
+            written[name] = written.get(name, 0) + r.elements
+    return "/".join(sorted(written, key=lambda n: -written[n])) or "LayerNorm"
 
 
 def spec_part(m: Measured, part: str) -> Breakdown:

@@ -176,7 +176,7 @@ def _count(claim: Claim, name: str) -> PipelineCount:
         PREFIX + name,
         resolution=claim.resolution,
         frames=claim.frames,
-        steps=claim.steps if claim.steps > 1 else None,
+        steps=claim.steps if "steps" in claim.stated else None,
         cfg=claim.cfg or None,
         images=claim.batch,
     )

@@ -94,6 +94,21 @@ def _missing(name: str, count: Count | None) -> str:
     return f"{name}: {count.error if count is not None else 'no result'}"
 
 
+def not_carried(got) -> str:
+    """Why a carried reading (reconciler.scaling.Carried) is not kept, in words."""
+    if got.why:
+        return got.why
+    if got.flops < 0:  # causes scaled past the count itself: their rates do not hold at the model's size
+        return (
+            f"its causes, each scaled by its own quantity, take it to {got.flops:,} FLOPs, which no count is: "
+            f"their rates do not hold at the model's size"
+        )
+    return (
+        f"{got.uncertain:,} FLOPs of it are carried at a mixed rate (elementwise or per-parameter work, whose mix of "
+        f"ops changes with size), over 1/{MAX_UNCERTAIN} of the {got.flops:,} carried"
+    )
+
+
 def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
     """Each counter's convention as a reading where it cannot run on the claim's model: its count on a stand-in,
     reconciled, each cause carried to the model by the quantity it is made of (reconciler/scaling.py)."""
@@ -121,15 +136,9 @@ def _carrier(claim: Claim, job: Job, several: bool) -> Callable[[str], Carried |
             return _missing(name, c)
         rec = explain(c, small)
         got = carried(rec, small, model)
-        if got.flops is None or got.uncertain * MAX_UNCERTAIN > abs(got.flops):
+        if got.flops is None or got.flops < 0 or got.uncertain * MAX_UNCERTAIN > got.flops:
             where = f" ({path_words(job, True)})" if several else ""
-            return f"{name}{where}: not carried to the model: " + (
-                got.why
-                or (
-                    f"{got.uncertain:,} FLOPs of it are carried at a mixed rate (elementwise or per-parameter work, "
-                    f"whose mix of ops changes with size), over 1/{MAX_UNCERTAIN} of the {got.flops:,} carried"
-                )
-            )
+            return f"{name}{where}: not carried to the model: {not_carried(got)}"
         count = replace(
             c,
             model=claim.model,

@@ -151,13 +151,14 @@ class _Worker(Child):
     def __init__(self, header: dict[str, Any]):
         super().__init__("flopcheck.counters.worker", THP_MEM_ALLOC_ENABLE="1")  # huge pages: 20x fewer faults
         self.job: dict[str, Any] | None = None  # the job it is counting, until it says done
+        self.counting = ""  # the counter it is on ("" while it builds the model)
         self.deadline = float("inf")
         self.send(header)
 
-    def assign(self, job: dict[str, Any] | None, deadline: float) -> None:
-        """The next job and its deadline; None: no more jobs, and the worker exits."""
-        self.job, self.deadline = job, (deadline if job is not None else float("inf"))
-        self.send(job)
+    def assign(self, job: dict[str, Any] | None, deadline: float, skip: tuple[str, ...] = ()) -> None:
+        """The next job (less the counters in skip) and its deadline; None: no more jobs, and the worker exits."""
+        self.job, self.counting, self.deadline = job, "", (deadline if job is not None else float("inf"))
+        self.send({**job, "skip": list(skip)} if job is not None and skip else job)
 
 
 def run_jobs(
@@ -195,7 +196,23 @@ def run_jobs(
             if key(job, s.name) not in got:
                 keep(error_count(s, job, why), job)
 
+    redo: list[dict] = []  # jobs whose worker a counter killed: their later counters, in a fresh worker
+
+    def died(w: _Worker, why: str) -> None:
+        """The counter the worker was on takes the blame; the job's later counters count in a fresh worker (while
+        it was building, the whole job is lost, as no counter had started)."""
+        blamed = next((s for s in specs if s.name == w.counting), None)
+        if w.job is None or blamed is None:
+            return lose(w.job, why) if w.job is not None else None
+        keep(error_count(blamed, w.job, f"{why}; the job's later counters counted in a fresh worker"), w.job)
+        if any(key(w.job, s.name) not in got for s in specs):
+            redo.append(w.job)
+
     def next_job(w: _Worker) -> None:
+        if redo:
+            job = redo.pop(0)
+            done = tuple(s.name for s in specs if key(job, s.name) in got)
+            return w.assign(job, time.monotonic() + job_deadline, done)
         w.assign(resolved[queue.pop(0)] if queue else None, time.monotonic() + job_deadline)
 
     pool = [_Worker(header) for _ in range(min(max(1, workers), len(queue)))]
@@ -206,16 +223,18 @@ def run_jobs(
         for w in list(pool):
             if w in found:
                 lines = w.read()
-                if lines is None:  # the worker is gone: its job's missing counts are errors
-                    if w.job is not None:
-                        lose(w.job, w.why_gone("its worker"))
+                if lines is None:  # the worker is gone: the counter it was on is its error
+                    died(w, w.why_gone("its worker" if not w.counting else "the worker it ran in"))
                     w.close()
                     pool.remove(w)
-                    if queue:
+                    if queue or redo:
                         pool.append(_Worker(header))
                         next_job(pool[-1])
                     continue
                 for d in lines:
+                    if "counting" in d:
+                        w.counting = d["counting"]
+                        continue
                     if d.get("done"):
                         next_job(w)
                         continue

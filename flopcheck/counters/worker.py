@@ -1,7 +1,8 @@
 """A counters' worker process: `python -m flopcheck.counters.worker`, many counters, many models.
 
 stdin: a header line (the counters, timeout_s, threads, extra sys.path), then one job per line until EOF.
-stdout: one Count per line, and {"done": true} after each job, so the pool can send the next; the
+stdout: {"counting": name} before each counter (a worker that dies is that counter's doing), its Count, and
+{"done": true} after each job, so the pool can send the next (a job's "skip" names counters it leaves out); the
 original stdout is kept for results alone (libraries print, so fd 1 is pointed at stderr).
 Each model is built once (real CPU tensors, values zeroed) and every counter counts it in its own
 forked child, so a library's monkeypatches, hooks, crashes and hangs stay in that child, and the
@@ -228,6 +229,10 @@ def main() -> int:
             built, failed = (), str(err) if type(err).__name__ == "SpecError" else one_line(err)
         build_s = time.perf_counter() - start
         for spec, adapter in zip(specs, loaded):
+            if spec["name"] in job.get("skip", ()):  # counted (or blamed) in a worker that died on this job
+                continue
+            results.write(json.dumps({"counting": spec["name"]}) + "\n")  # a death from here on is this counter's
+            results.flush()
             count = (
                 count_one(spec, adapter, job, built, header["timeout_s"], header.get("threads", 1))
                 if failed is None

@@ -71,11 +71,12 @@ class Reading:
     norms: int = 0  # LayerNorm work counted, in the reading's unit per normalised element (fvcore 4, thop 2)
     exact_step: bool = False  # training: the exact backward, not the 3x rule
 
-    def describe(self, attention: bool = True) -> str:
-        """'MACs, attention counted, CFG x2'; of a model without attention, 'every layer counted'."""
+    def describe(self, attention: bool = True, norm: str = "LayerNorm") -> str:
+        """'MACs, attention counted, CFG x2'; of a model without attention, 'every layer counted'; `norm`: the
+        model's norms by name ('BatchNorm' on a ResNet)."""
         full = self.coverage is Coverage.FULL and not attention
         parts = [self.unit.value + "s", "every layer counted" if full else self.coverage.words]
-        parts += [f"LayerNorm {self.norms} per element"] if self.norms else []
+        parts += [f"{norm} {self.norms} per element"] if self.norms else []
         parts += ["adaLN per token"] if self.per_sample_per_token else []
         parts += scope_words(
             self.batch,

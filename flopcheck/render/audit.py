@@ -138,12 +138,15 @@ def _tool_names(tools: list[Candidate]) -> str:
 def fingerprint_words(v: Verdict) -> str:
     """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
     b = v.cause or v.best  # what the digits most likely counted: the reading the claim is judged by
+    if b.tool and v.verdict is Tier.UNEXPLAINED and not b.fit(v.claim):  # the nearest counter is not what it counted
+        where = [v.scope_words, *([_space(v)] if v.space else []), v.inputs or "the model's default input"]
+        return " · ".join(["no count, variant or counter matches its digits", *where])
     if b.tool:
         return " · ".join(
             [b.tool.words, v.scope_words, *([_space(v)] if v.space else []), v.inputs, f"tool: {b.tool.tool}"]
         )
     r = b.reading
-    norms = f"LayerNorm {r.norms} per element" if r.norms else "norms and elementwise ops not counted"
+    norms = f"{b.norm} {r.norms} per element" if r.norms else "norms and elementwise ops not counted"
     adaln = ["per-sample layers per token"] if r.per_sample_per_token else []
     tools = [f"tool: {', '.join(dict.fromkeys(_tool(t).tool for t in v.tools))}"] if v.tools else []
     coverage = (
@@ -174,11 +177,12 @@ def to_text(v: Verdict) -> str:
         f"  true        {commas(v.true_flops)} FLOPs = {si(v.true_flops)} = {si(v.true_flops, Unit.MAC)} "
         f"({_where(v)}, {v.reference})"
     )
-    for f in v.best.findings:
-        lines.append(f"  {f.code:11s} {f.title} {f.delta:+,} FLOPs")
+    caused = {f.code for f in v.cause.findings} if v.cause else set()
+    for f in v.best.findings:  # each cause said once: where the digits' reading has it too, with its delta there
+        if f.code not in caused:
+            lines.append(f"  {f.code:11s} {f.title} {f.delta:+,} FLOPs")
     for f in v.cause.findings if v.cause else ():
-        if f not in v.best.findings:
-            lines.append(f"  cause {f.code:5s} {f.title} {f.delta:+,} FLOPs")
+        lines.append(f"  cause {f.code:5s} {f.title} {f.delta:+,} FLOPs")
     for r in v.runners_up[:3]:
         lines.append(f"  runner-up   {r.describe()}: {_value(r.value, r.unit)} (off by {float(r.relative):.3%})")
     shown = {id(t) for t in (v.best, *v.tools)}

@@ -18,6 +18,9 @@ class Built:
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
     notes: list[str] = field(default_factory=list)  # one line each: how it was built, what was assumed
+    # why its multiply-adds do not depend on values its forward also reads (a one-stage detector: NMS runs after the
+    # last conv), so real CPU tensors give its count when meta cannot; "" when nothing says so
+    work_fixed: str = ""
 
     def describe_inputs(self) -> str:
         """'x (1, 3, 224, 224) float32', one per input, positional then keyword."""

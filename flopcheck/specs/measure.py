@@ -185,7 +185,7 @@ def measure(
             valued = _with_values(spec, training, frozen, checkpointed, optimizer, one_line(err))
             if valued is not None:
                 return valued
-        if _data_dependent(err):
+        if _data_dependent(err) and not built.work_fixed:
             why = one_line(err)
             raise SpecError(
                 f"model {spec.text!r} has a forward whose shapes depend on its data "
@@ -193,7 +193,7 @@ def measure(
                 f"depends on the values, so its FLOPs do too and no count on shapes gives them; count a "
                 f"part with fixed shapes (a factory returning its backbone)"
             ) from None
-        if not _reads_a_value(err):
+        if not (_reads_a_value(err) or _data_dependent(err)):
             raise SpecError(
                 f"model {spec.text!r} failed on its inputs ({built.describe_inputs()}) on the meta "
                 f"device: {one_line(err)}; give its inputs (--input-shape or --inputs module:fn)"
@@ -215,6 +215,7 @@ def measure(
         built.notes.append(
             f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
             f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
+            + (f"; its count does not depend on them: {built.work_fixed}" if built.work_fixed else "")
         )
     routed(built)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}

@@ -56,7 +56,8 @@ def construct(make: Callable[[], Any], device: str, notes: list[str], what: str)
     if device == "meta":
         try:
             with torch.device("meta"):
-                return make()
+                out = make()
+            return _to_meta(out)  # the legacy torch.Tensor([...]) constructor ignores the device context: CPU
         except Exception as err:  # noqa: BLE001 - any construction failure on meta: try CPU next
             why = one_line(err)
         with no_init():
@@ -71,6 +72,7 @@ def construct(make: Callable[[], Any], device: str, notes: list[str], what: str)
 
 
 def _to_meta(out: Any) -> Any:
+    """The model (alone, or first of a factory's tuple) with every parameter and buffer on meta."""
     if isinstance(out, nn.Module):
         return out.to("meta")
     if isinstance(out, tuple) and out and isinstance(out[0], nn.Module):

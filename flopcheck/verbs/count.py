@@ -8,16 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-import torch
-
 from flopcheck.errors import InputError
-from flopcheck.exact import ExactCount, exact_count
-from flopcheck.exact.training import ATTN_KERNELS, TrainingCount, training_step
 from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.render.count import to_dict, to_text
-from flopcheck.types import Breakdown, Scope
+from flopcheck.types import Breakdown, ExactCount, Scope
 
 if TYPE_CHECKING:
+    from flopcheck.exact.training import TrainingCount
     from flopcheck.subject import Subject
 
 
@@ -77,6 +74,7 @@ def check_device(device: str) -> None:
     """A device torch knows and this machine has: meta (no compute), cpu, or an accelerator that is here."""
     if device == "meta":  # the default: no torch needed to say so (a spec's count imports it in its child)
         return
+    import torch  # lazy: torch-free door (a name that resolves to nothing is refused before torch loads)
 
     try:
         kind = torch.device(device).type
@@ -122,10 +120,11 @@ def run(
     the exact training step when the scope is training (its executed FLOPs following `attn_kernel`: flash,
     efficient, cudnn or math; default flash where the attention is fused)."""
     if subject.formula_family and generate:
-        from flopcheck.errors import InputError
-
         raise InputError(f"--generate counts a causal LM's decoding: {subject.text} is not one")
-    if subject.formula_family:
+    if subject.formula_family:  # torch imported here: a name that resolves to nothing is refused before it
+        from flopcheck.exact import exact_count  # lazy: torch (see above)
+        from flopcheck.exact.training import training_step  # lazy: torch
+
         config = subject.config()
         formula = formula_breakdown(subject.text, config, batch=subject.batch, scope=scope)
         exact = exact_count(subject.text, config, batch=subject.batch, cfg=scope.cfg, device=device)
@@ -163,6 +162,8 @@ def with_kernel(step: TrainingCount | None, attn_kernel: str, alone: bool = Fals
     """The training step (None: no training) with the attention kernel its executed FLOPs follow (none given: its
     default); a kernel without a training step would be ignored, so it is refused, unless `alone` (a spec's count,
     whose masked attention's executed work follows the kernel)."""
+    from flopcheck.exact.training import ATTN_KERNELS  # lazy: torch
+
     if attn_kernel and attn_kernel not in ATTN_KERNELS:
         raise InputError(f"attention kernel {attn_kernel!r}: use {', '.join(ATTN_KERNELS)}")
     if attn_kernel and step is None and not alone:

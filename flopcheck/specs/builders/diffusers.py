@@ -14,7 +14,7 @@ from flopcheck.specs.binding import given
 from flopcheck.specs.built import Built
 from flopcheck.specs.config import read_config
 from flopcheck.specs.inputs.diffusers import build_inputs
-from flopcheck.specs.inputs.vae import METHODS, vae_inputs
+from flopcheck.specs.inputs.vae import METHODS, half_forward, vae_inputs
 from flopcheck.specs.meta import construct
 
 # configs published under a legacy class name that newer classes load: DiT-XL/2's and PixArt's say Transformer2DModel
@@ -66,7 +66,7 @@ def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     if not path:
         notes.append(f"config: {where}; give the published config.json with --config FILE for another size")
     if method:  # the half as the model's forward: a subclass whose forward is it, so module paths stay as they are
-        model.__class__ = type(f"{name}.{method}", (cls,), {"forward": getattr(cls, method)})
+        model.__class__ = type(f"{name}.{method}", (cls,), {"forward": half_forward(cls, method)})
     if spec.options.inputs:
         return given(model, spec.options, device, notes)
     if method:

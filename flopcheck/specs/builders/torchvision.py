@@ -57,13 +57,34 @@ def _as_its_weights_build(
     return extra, notes
 
 
+def _two_stage(name: str, model: nn.Module) -> bool:
+    """A detection model whose second stage (roi_heads: Faster, Mask, Keypoint R-CNN) runs on the boxes NMS keeps."""
+    detection = name in torchvision.models.list_models(module=torchvision.models.detection)
+    return detection and hasattr(model, "roi_heads")
+
+
+def _one_stage(name: str, model: nn.Module) -> str:
+    """Why a one-stage detector's multiply-adds do not depend on values (SSD, SSDlite, RetinaNet, FCOS: every conv
+    runs on the whole image before NMS picks boxes), or ""."""
+    detection = name in torchvision.models.list_models(module=torchvision.models.detection)
+    if not detection or hasattr(model, "roi_heads"):
+        return ""
+    return "a one-stage detector: every multiply-add runs on the whole image before NMS keeps boxes by their values"
+
+
+def _fixed_side(model: nn.Module) -> int | None:
+    """The side a detector's transform resizes every image to (SSDlite 320, SSD 300), or None."""
+    fixed = getattr(getattr(model, "transform", None), "fixed_size", None)
+    return int(fixed[0]) if fixed else None
+
+
 def _no_input_size(text: str, name: str, model: nn.Module) -> str:
     """Why a torchvision model whose weights state no image size gets no default input, and what to give."""
-    if name in torchvision.models.list_models(module=torchvision.models.detection):
+    if _two_stage(name, model):
         return (
-            f"{text} is a detection model: how many boxes its NMS keeps depends on the image's values, so its "
-            f"FLOPs do too and no count on shapes gives them; count a part with fixed shapes (a factory "
-            f"returning its backbone)"
+            f"{text} is a two-stage detection model: its second stage runs on the boxes its first stage's NMS "
+            f"keeps, a number that depends on the image's values, so its FLOPs do too and no count on shapes gives "
+            f"them; count a part with fixed shapes (a factory returning its backbone)"
         )
     needed = [
         p.name
@@ -96,8 +117,10 @@ def from_torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     extra, notes = _as_its_weights_build(name, builder, notes)
     model = construct(lambda: builder(weights=None, **extra), device, notes, spec.text)
     if o.inputs:
-        return given(model, o, device, notes)
-    side, word = torchvision_side(name) or (None, "")
+        built = given(model, o, device, notes)
+        built.work_fixed = _one_stage(name, model)
+        return built
+    side, word = torchvision_side(name) or ((_fixed_side(model), "fixed size") if _fixed_side(model) else (None, ""))
     if side is None and not o.input_shape:
         raise SpecError(_no_input_size(spec.text, name, model))
     frames = (o.frames or VIDEO_FRAMES,) if video else ()
@@ -113,4 +136,4 @@ def from_torchvision(spec: ModelSpec, device: str, notes: list[str]) -> Built:
             if o.frames
             else f", {VIDEO_FRAMES} frames (the clip its published GFLOPS are counted on)"
         )
-    return Built(model, (torch.empty(shape, device=device),), {}, notes + [note])
+    return Built(model, (torch.empty(shape, device=device),), {}, notes + [note], _one_stage(name, model))

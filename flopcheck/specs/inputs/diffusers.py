@@ -49,9 +49,20 @@ def _grid(cls: str, conv: InputConvention, c: Any, o: Options, s: int, device: s
     latent_side(w, stride, "width"), latent_side(h, stride, "height")
     f = o.frames or conv.frames
     lf = latent_frames(f, conv.temporal) if conv.frames > 1 else 1
+    t = _temporal_patch(c)
+    padded = f" ({lf} latent frames padded to {lf + -lf % t}, as its pipeline pads them)" if lf % t else ""
+    lf += -lf % t  # CogVideoX 1.5's pipeline pads the latent frames to a multiple of its temporal patch
     return Grid(o.batch, lf, h // conv.spatial, w // conv.spatial, s, device), f"{w}x{h} px" + (
-        f" x {f} frames" if conv.frames > 1 else ""
+        f" x {f} frames{padded}" if conv.frames > 1 else ""
     )
+
+
+def _temporal_patch(c) -> int:
+    """The transformer's temporal patch (patch_size_t, or the first of a [t, h, w] patch_size), 1 where it has none."""
+    p = getattr(c, "patch_size_t", None)
+    if p is None and isinstance(getattr(c, "patch_size", None), (list, tuple)) and len(c.patch_size) == 3:
+        p = c.patch_size[0]
+    return p if isinstance(p, int) and p > 0 else 1
 
 
 def _audio_grid(cls: str, conv: InputConvention, o: Options, s: int, device: str) -> tuple[Grid, str]:

@@ -4,6 +4,7 @@ generation) or '.encode', at an image's or a video's size through the autoencode
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,27 @@ VAES = {
     "AutoencoderKLCosmos": Vae(8),
 }
 METHODS = ("decode", "encode")
+
+
+def half_forward(cls: type, method: str) -> Callable[..., Any]:
+    """CLASS.decode or CLASS.encode as a forward whose outputs are tensors: encode's latent distribution (a
+    DiagonalGaussianDistribution, which no tracer takes as an output) as the moments tensor it holds; no op added."""
+    half = getattr(cls, method)
+
+    def forward(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return _as_tensors(half(self, *args, **kwargs))
+
+    forward.__signature__ = inspect.signature(half)  # type: ignore[attr-defined]  # its inputs' names, as before
+    return forward
+
+
+def _as_tensors(out: Any) -> Any:
+    """A half's output with each distribution (anything holding a `parameters` tensor) as that tensor."""
+    if isinstance(out, (tuple, list)):
+        return type(out)(_as_tensors(x) for x in out)
+    dist = getattr(out, "latent_dist", None)
+    moments = getattr(dist if dist is not None else out, "parameters", None)
+    return moments if isinstance(moments, torch.Tensor) else out
 
 
 def _spatial(model: Any, vae: Vae) -> int:  # model: a diffusers autoencoder
