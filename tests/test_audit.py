@@ -319,7 +319,11 @@ def test_a_bare_macs_label_is_macs_not_mega_acs():
     ],
 )
 @pytest.mark.integration
-def test_a_training_claim_is_judged_against_the_exact_step_with_the_rule_still_a_reading(claim, reading):
+def test_a_training_claim_is_judged_against_the_exact_step_with_the_rule_still_a_reading(
+    claim,
+    reading,
+    large_configs_carried,  # noqa: ARG001
+):
     v = judge(parse_claim(claim, training=True))
     assert v.verdict == "consistent" and v.true_flops == 711_718_502_400
     assert reading in v.best.reading.describe() and "exact backward" in v.reference
