@@ -1,6 +1,7 @@
 """Shared helpers: the 12 DiT configs of the paper's Table 4, and one run of every counter that
 the counter and reconciler tests share (counters are slow: torch and a library per process)."""
 
+import glob
 import os
 import tempfile
 from pathlib import Path
@@ -11,10 +12,18 @@ import pytest
 # never the user's ~/.cache
 os.environ.setdefault("FLOPCHECK_CACHE", tempfile.mkdtemp(prefix="flopcheck-test-cache-"))
 
+TIMM_CLAIMS = "claims/timm_infer_gmacs.yaml"  # audited with fvcore alone (test_verdicts)
 MODELS = Path(__file__).resolve().parent / "models"  # small user models, importable as specs once on sys.path
 DIT_NAMES = [f"DiT-{s}/{p}" for s in ("S", "B", "L", "XL") for p in (2, 4, 8)]
 SMALL = [n for n in DIT_NAMES if n[4] in "SB"]
-LARGE = [n for n in DIT_NAMES if n[4] in "LX"]
+# Of the L and XL configs, XL/2 runs whole on real tensors (every counter's own output on it is pinned,
+# test_verdicts.PRINTED), as do those under CARRY_OVER_FLOPS (L/4 39.4, XL/8 14.8, L/8 9.9 GFLOPs); L/2 (161) and
+# XL/4 (58 GFLOPs) run as the auditor runs a model it does not execute whole: their 1-block stand-ins on real
+# tensors, at the model's width, heads and tokens, each counter's count carried to every block (XL/2's too, for the
+# audits). The convention per layer is the same at every depth; the whole L/2 and XL/4 were 42% of the forward work.
+CARRY_OVER_FLOPS = 50 * 10**9  # over DiT-B/2's 46.0 GFLOPs: every S and B config still runs whole
+LARGE_WHOLE = ["DiT-XL/2", "DiT-L/4", "DiT-L/8", "DiT-XL/8"]
+LARGE_ONE_BLOCK = ["DiT-L/2", "DiT-XL/2", "DiT-XL/4"]
 
 
 def _jobs(names, sizes=(None,)):
@@ -33,41 +42,63 @@ WORKERS = min(2, os.cpu_count() or 1)  # as the auditor runs its pool: 100 s for
 def counter_results():
     """Every registered counter on the S and B configs at 256 px, DiT-S/2 at input 64 and a 2-block DiT-S/2 at
     input 128, both attention paths: {(counter, model, input_size, attn): Count}."""
-    from flopcheck.counters import COUNTERS
-    from flopcheck.counters.pool import Job, run_counters
+    from flopcheck.counters.pool import Job
 
     jobs = _jobs(SMALL) + _jobs(["DiT-S/2"], (64,)) + [Job.stand_in("DiT-S/2", a, **S2_T4096) for a in ("sdpa", "math")]
-    return _seeded(
-        {
-            (c.counter, c.model, c.input_size, c.attn): c
-            for c in run_counters(list(COUNTERS), jobs, timeout_s=600, workers=WORKERS)
-        }
-    )
+    return _seeded(jobs, timeout_s=600)
 
 
 @pytest.fixture(scope="session")
 def large_counter_results():
-    """Every registered counter on the L and XL configs, both attention paths (slow)."""
+    """Every registered counter on XL/2, L/4, L/8 and XL/8 whole and on the 1-block stand-ins of L/2, XL/2 and XL/4
+    (the auditor's, see CARRY_OVER_FLOPS), both attention paths."""
+    from flopcheck.counters.pool import Job
+
+    stand_ins = [Job.stand_in(n, a, depth=1) for n in LARGE_ONE_BLOCK for a in ("sdpa", "math")]
+    return _seeded(_jobs(LARGE_WHOLE) + stand_ins, timeout_s=900)
+
+
+def _seeded(jobs: list, timeout_s: float) -> dict:
+    """Every registered counter on the jobs, {(counter, model label, input_size, attn): Count}, each count also kept
+    in this session's audit cache under the key the auditor looks it up by (the same counter on the same job): an
+    audit of these models reads them instead of running every counter again."""
+    from flopcheck.auditor import readings
     from flopcheck.counters import COUNTERS
     from flopcheck.counters.pool import run_counters
 
-    return _seeded(
-        {
-            (c.counter, c.model, c.input_size, c.attn): c
-            for c in run_counters(list(COUNTERS), _jobs(LARGE), timeout_s=900, workers=WORKERS)
-        }
-    )
-
-
-def _seeded(counts: dict) -> dict:
-    """The counts, also kept in this session's audit cache under the keys the auditor looks them up by (the same
-    counters on the same jobs): an audit of these models reads them instead of running every counter again."""
-    from flopcheck.auditor import readings
-    from flopcheck.counters.pool import Job
-
-    for c in (c for c in counts.values() if c.model in DIT_NAMES):  # as the auditor keeps them, errors too
-        readings.keep(c, Job(c.model, c.input_size, c.attn, c.batch).resolved())
+    by_label = {(r["model"], r["input_size"], r["attn"]): r for r in (j.resolved() for j in jobs)}
+    counts = {}
+    for c in run_counters(list(COUNTERS), jobs, timeout_s=timeout_s, workers=WORKERS):
+        counts[(c.counter, c.model, c.input_size, c.attn)] = c
+        readings.keep(c, by_label[(c.model, c.input_size, c.attn)])  # as the auditor keeps them, errors too
     return counts
+
+
+@pytest.fixture(scope="session")
+def committed_verdicts(counter_results, large_counter_results):  # noqa: ARG001  (they seed the audit cache)
+    """Every committed claim but timm's table, audited once as `flopcheck audit --file` does (every counter a
+    reading, in one pool; L/2, XL/2 and XL/4 carried, CARRY_OVER_FLOPS): {claims file: {id: (claim, verdict)}}, for
+    test_verdicts (each pinned `expect`) and test_audit (what each verdict is made of)."""
+    from flopcheck.auditor import judge, load_claims
+    from flopcheck.auditor.tools import prefetch
+
+    files = {p: load_claims(p) for p in sorted(glob.glob("claims/*.yaml")) if p != TIMM_CLAIMS}
+    with pytest.MonkeyPatch.context() as mp:
+        carry_large_configs(mp)
+        prefetch([c for claims in files.values() for c in claims])
+        return {p: {c.id: (c, judge(c)) for c in claims} for p, claims in files.items()}
+
+
+@pytest.fixture
+def large_configs_carried(monkeypatch):
+    """Within the test the auditor carries counters' readings of L/2, XL/2 and XL/4 from their 1-block stand-ins."""
+    carry_large_configs(monkeypatch)
+
+
+def carry_large_configs(mp: pytest.MonkeyPatch) -> None:
+    """The auditor's real-tensor limit lowered from 250 to 50 GFLOPs a forward (CARRY_OVER_FLOPS): over it, as over
+    250, it reads each counter on the model's stand-ins (large_counter_results seeds them) and carries it."""
+    mp.setattr("flopcheck.auditor.readings.REAL_TENSOR_LIMIT", CARRY_OVER_FLOPS)
 
 
 # The fast lane (`pytest -m "not integration"`, under 2 minutes) leaves out the real-counter integration tests:

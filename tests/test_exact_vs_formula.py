@@ -26,8 +26,10 @@ def test_twelve_configs_on_meta(name, attn):
     assert_agree(name, get_config(name, attn=attn))
 
 
+# on real tensors, the S and B widths at patch 8: what a real run adds to the meta runs above (every config) is the
+# CPU's own kernels, the same at every patch size and depth; the other four S and B configs were 80% of its time
 @pytest.mark.parametrize("attn", ["sdpa", "math"])
-@pytest.mark.parametrize("name", [n for n in DIT_NAMES if n[4] in "SB"])
+@pytest.mark.parametrize("name", ["DiT-S/8", "DiT-B/8"])
 def test_small_configs_on_real_cpu_tensors(name, attn):
     exact = assert_agree(name, get_config(name, attn=attn), device="cpu")
     ops = {r.op for r in exact.counted if r.kind.startswith("attn")}

@@ -10,7 +10,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from conftest import LARGE, S2_T4096, SMALL
+from conftest import LARGE_ONE_BLOCK, LARGE_WHOLE, S2_T4096, SMALL
 
 from flopcheck.cli import main
 from flopcheck.reconciler import blackbox as B
@@ -303,7 +303,11 @@ def test_every_counter_closes_where_attention_is_a_third_and_more(counter_result
 
 @pytest.mark.slow
 def test_every_counter_closes_on_the_large_configs(large_counter_results):
-    assert _assert_all_close(large_counter_results, LARGE) >= 6 * 2 * 8
+    # XL/2, L/4, L/8 and XL/8 whole; L/2, XL/2 and XL/4 as 1 of their blocks (d = 1,024 and 1,152 in 16 heads; T =
+    # 256, 256 and 64 tokens): each counter's rule per layer, at every L and XL width, closes as on the whole model
+    assert _assert_all_close(large_counter_results, LARGE_WHOLE) >= 4 * 2 * 8
+    labels = [f"{n} {{depth=1}}" for n in LARGE_ONE_BLOCK]
+    assert _assert_all_close(large_counter_results, labels, stand_in={"depth": 1}) >= 3 * 2 * 8
 
 
 # ---------------------------------------------------------------------------------------------

@@ -5,13 +5,14 @@ import json
 from decimal import Decimal
 
 import pytest
+from conftest import TIMM_CLAIMS
 
 from flopcheck.auditor import judge, load_claims, parse_claim
 from flopcheck.auditor.tools import prefetch
 from flopcheck.cli import main
 
 COMMITTED = sorted(glob.glob("claims/*.yaml"))
-TIMM = "claims/timm_infer_gmacs.yaml"
+TIMM = TIMM_CLAIMS
 
 
 def test_every_committed_claim_has_a_pinned_verdict_and_a_reason():
@@ -21,11 +22,9 @@ def test_every_committed_claim_has_a_pinned_verdict_and_a_reason():
 
 
 @pytest.fixture(scope="module")
-def committed(counter_results, large_counter_results):  # noqa: ARG001  (they seed the audit cache: Table 4's counts)
+def committed(committed_verdicts):
     """Every committed claim but timm's table, audited as `flopcheck audit --file` does: every counter a reading."""
-    claims = [c for path in COMMITTED if path != TIMM for c in load_claims(path)]
-    prefetch(claims)
-    return {c.id: (c, judge(c)) for c in claims}
+    return {key: got for claims in committed_verdicts.values() for key, got in claims.items()}
 
 
 @pytest.mark.parametrize("key", [c.id for p in COMMITTED if p != TIMM for c in load_claims(p)])
