@@ -289,7 +289,6 @@ def _estimate(args: argparse.Namespace) -> int:
     # lazy: torch-free door (the estimate verb imports torch)
     from flopcheck.pipelines import estimate_pipeline, is_pipeline, options
     from flopcheck.verbs.count import generation_options, training_options
-    from flopcheck.verbs.estimate import run as estimate
 
     if is_pipeline(args.model or ""):  # per stage, at one MFU
         return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **options(args)), args)
@@ -299,7 +298,10 @@ def _estimate(args: argparse.Namespace) -> int:
     run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
     run |= {"throughput": args.throughput, "gpus": args.gpus, "stated_batch": args.batch, "generate": gen}
     shape = {"frozen": step["frozen"], "checkpointed": step["checkpointed"]}
-    return _show(estimate(_subject(args), gpu=args.gpu, mfu=args.mfu, **run, **shape), args)
+    subject = _subject(args)  # an unknown name is refused here, before the estimate verb imports torch
+    from flopcheck.verbs.estimate import run as estimate
+
+    return _show(estimate(subject, gpu=args.gpu, mfu=args.mfu, **run, **shape), args)
 
 
 def sweep(text: str) -> tuple[str, tuple[int, ...]]:
