@@ -303,3 +303,32 @@ def test_an_encoder_decoder_counts_its_decoder_on_meta(capsys):
     # LM head 512 * 512 * 32128 = 8,422,162,432. Total 35,802,578,944 MACs = 71,605,157,888 FLOPs.
     assert main(["count", "transformers:T5ForConditionalGeneration", "--text-tokens", "512", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total_flops"] == 71_605_157_888
+
+
+@pytest.mark.integration
+def test_mixtral_8x7b_closes_with_the_routed_experts_named():
+    # Mixtral-8x7B (the shipped config: d 4096, 32 layers, 32 heads of 128, 8 kv heads, FFN 14336, 8 experts top-2,
+    # vocabulary 32000, untied) at T = 128, one training step. Per token per layer, MACs: q and o 2 x 4096^2 =
+    # 33,554,432, k and v 2 x 4096 x 1024 = 8,388,608, router 4096 x 8 = 32,768, two experts' SwiGLU 2 x 3 x 4096 x
+    # 14336 = 352,321,536: 394,297,344; x 32 layers + the LM head 4096 x 32000 = 12,748,587,008 MACs per token, x 2 x
+    # 128 tokens = 3,263,638,274,048 FLOPs; attention 2 x 2 x 128^2 x 4096 x 32 = 8,589,934,592; forward
+    # 3,272,228,208,640 and the step 3x it (no weight-free backward here): 9,816,684,625,920.
+    # PaLM: N = 46,702,792,704 (32 x (41,943,040 + 32,768 + 8 x 176,160,768 + 8,192) + 2 x 131,072,000 + 4,096);
+    # 6N x 128 = 35,867,744,796,672, + 12 L H Q T per token (12 x 32 x 32 x 128 x 128 = 201,326,592) x 128 =
+    # 25,769,803,776: 35,893,514,600,448. Its all-experts cause: 6 idle experts x 32 x 176,160,768 =
+    # 33,822,867,456 parameters, x 6 x 128 = 25,975,962,206,208. Megatron v0.9 leaves the router out: 6 x 32,768 x
+    # 32 x 128 = 805,306,368.
+    import flopcheck
+
+    found = flopcheck.reconcile(
+        "transformers:MixtralForCausalLM",
+        options={"config": "mixtral-8x7b", "text_tokens": 128},
+        formulas=["palm", "megatron-v0.9"],
+        training=True,
+    )
+    by = {r.counter.removeprefix("formula "): r for r in found}
+    assert {r.reference_flops for r in found} == {9_816_684_625_920}
+    assert by["palm"].counter_flops == 35_893_514_600_448 and by["palm"].residual == 0
+    assert {f.code: f.delta for f in by["palm"].findings}["FC409"] == 25_975_962_206_208
+    assert [(f.code, f.delta) for f in by["megatron-v0.9"].findings] == [("FC218", -805_306_368)]
+    assert by["megatron-v0.9"].residual == 0
