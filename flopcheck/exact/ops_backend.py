@@ -12,7 +12,6 @@ from flopcheck.exact.cost import OpCost, Piece
 from flopcheck.exact.ops import (
     addmm_flop,
     conv_flop,
-    fused_rnn_flop,
     mha_parts,
     numel,
     one_cost,
@@ -21,6 +20,7 @@ from flopcheck.exact.ops import (
     shape_of,
     varlen_or_dense,
 )
+from flopcheck.exact.ops_products import fused_rnn_flop
 from flopcheck.types import Kind
 
 # ---------------------------------------------------------------------------------------------
