@@ -447,7 +447,7 @@ class ExactCount:
     # (exact.attention_work.AttentionCall); the total above counts them dense
     attention: tuple = field(default=(), compare=False, metadata=OMIT_DEFAULT)
     # each routed-experts module seen on real tensors: the tokens each expert took (exact.routing.Routed)
-    routing: tuple = field(default=(), compare=False, metadata=OMIT_DEFAULT)
+    routing: tuple[Any, ...] = field(default=(), compare=False, metadata=OMIT_DEFAULT)
 
     @property
     def total(self) -> int:

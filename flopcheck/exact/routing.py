@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,13 @@ from typing import Any
 TOP_K = ("top_k", "num_experts_per_tok")  # a router's (or its block's) experts per token
 EXPERTS = ("num_experts", "num_local_experts", "n_routed_experts")  # experts to choose from
 CAPACITY = ("capacity_factor", "expert_capacity", "capacity")  # a limit on the tokens an expert takes
+
+
+def _k_of(module: Any) -> int | None:
+    """Experts per token as a router states it, or as its class names it (transformers' SwitchTransformersTop1Router,
+    NllbMoeTop2Router)."""
+    named = re.search(r"Top(\d+)Router", type(module).__name__)
+    return _first_int(module, TOP_K) or (int(named.group(1)) if named else None)
 
 
 def _first_int(module: Any, names: tuple[str, ...]) -> int | None:
@@ -37,7 +45,7 @@ def routers(model: Any) -> Iterator[tuple[str, int | None, int, bool]]:
     """(path, k, E, has a capacity limit) of every module that states its experts and either its experts per token or
     a capacity (k None: an expert-choice router, or a top-1 one that does not say so, as transformers' Switch)."""
     for path, module in model.named_modules():
-        k, e = _first_int(module, TOP_K), _first_int(module, EXPERTS)
+        k, e = _k_of(module), _first_int(module, EXPERTS)
         if e is not None and (k is not None and 0 < k <= e or k is None and _limited(module)):
             yield path, k, e, _limited(module)
 
@@ -244,9 +252,9 @@ def seen_note(seen: tuple[Routed, ...], device: str) -> str:
             f"takes these many tokens whatever the router chose (its choices change which tokens, not how many)"
         )
     zero = (
-        "; its router's weights are zero (a spec counted on real tensors has its weights zeroed), so every score ties "
-        "and these are the choices of ties: count the module with its own weights in this process (flopcheck.count("
-        "model, x)) for theirs"
+        "; its router's weights are all zero (as a spec's are, counted on real tensors: zeroed), so every score "
+        "ties and these are the choices of ties: count the module with its own weights in this process "
+        "(flopcheck.count(model, x)) for theirs"
         if any(r.weights_zero for r in seen)
         else ""
     )

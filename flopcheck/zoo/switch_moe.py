@@ -60,13 +60,13 @@ class ExpertChoiceMoE(nn.Module):
         return out
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor]]:
     """(model, args): a Switch layer, T = 16 tokens of d = 8, 4 experts of width 16, capacity factor 1.0 (C = 4)."""
     torch.manual_seed(0)
     return SwitchMoE().eval(), (torch.randn(16, 8),)
 
 
-def expert_choice():
+def expert_choice() -> tuple[nn.Module, tuple[torch.Tensor]]:
     """(model, args): an expert-choice layer, T = 16 tokens of d = 8, 4 experts of width 16, C = 4 each."""
     torch.manual_seed(0)
     return ExpertChoiceMoE().eval(), (torch.randn(16, 8),)
