@@ -446,6 +446,8 @@ class ExactCount:
     # each kind of F.scaled_dot_product_attention call, its pairs dense, needed under its mask, executed by flash
     # (exact.attention_work.AttentionCall); the total above counts them dense
     attention: tuple = field(default=(), compare=False, metadata=OMIT_DEFAULT)
+    # each routed-experts module seen on real tensors: the tokens each expert took (exact.routing.Routed)
+    routing: tuple[Any, ...] = field(default=(), compare=False, metadata=OMIT_DEFAULT)
 
     @property
     def total(self) -> int:

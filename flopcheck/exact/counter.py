@@ -16,7 +16,7 @@ import sys
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from math import prod
 from typing import Any
 
@@ -35,6 +35,7 @@ from flopcheck.exact.attention_work import collect
 from flopcheck.exact.cost import OpCost
 from flopcheck.exact.masks import MaskLog
 from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, adopt
+from flopcheck.exact.routing import observing
 from flopcheck.exact.sdpa_choice import runs_fused
 from flopcheck.types import ExactCount, Kind, OpRecord, Work
 
@@ -437,10 +438,11 @@ def count_forward(
     **labels: str,
 ) -> ExactCount:
     """Run `forward(*inputs, **kwargs)` (default: the module) once under the counter; labels name the result;
-    `batch`: samples in the inputs, so a layer writing one row per sample counts as per-sample."""
-    with torch.no_grad(), meta_autocast(), ExactCounter(module, kind_map, batch) as counter:
+    `batch`: samples in the inputs, so a layer writing one row per sample counts as per-sample; each router with one
+    module per expert, the tokens each expert took (exact.routing)."""
+    with torch.no_grad(), meta_autocast(), observing(module) as seen, ExactCounter(module, kind_map, batch) as counter:
         (forward or module)(*inputs, **(kwargs or {}))
-    return counter.result(**labels)
+    return replace(counter.result(**labels), routing=seen.result())
 
 
 class _Autocast(torch.autocast):

@@ -285,5 +285,6 @@ def _exact_dict(r: CountResult) -> dict[str, Any]:
         ],
         **(training_dict(m.training) if m.training is not None else {}),
         **_attention_dict(r),
+        **({"routing": [x.to_dict() for x in m.exact.routing]} if m.exact.routing else {}),
         **({"generation": m.generation.to_dict()} if getattr(m, "generation", None) is not None else {}),
     }

@@ -16,7 +16,7 @@ from flopcheck.errors import InputError
 from flopcheck.published.structure import of_call
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.blocks import BlockList, block_lists
-from flopcheck.specs.decoding import generation_of, routed
+from flopcheck.specs.decoding import capacity_hint, generation_of, routed
 from flopcheck.specs.fallbacks import _data_dependent, _fits_in_memory, _reads_a_value, _real_values  # noqa: F401
 from flopcheck.types import Breakdown, ExactCount, Kind, OpRecord, Work
 
@@ -191,7 +191,7 @@ def measure(
                 f"model {spec.text!r} has a forward whose shapes depend on its data "
                 f"({why if len(why) <= 80 else why[:80] + '...'}): how many boxes or elements it keeps "
                 f"depends on the values, so its FLOPs do too and no count on shapes gives them; count a "
-                f"part with fixed shapes (a factory returning its backbone)"
+                f"part with fixed shapes (a factory returning its backbone){capacity_hint(built.model)}"
             ) from None
         if not (_reads_a_value(err) or _data_dependent(err)):
             raise SpecError(
@@ -217,7 +217,7 @@ def measure(
             f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
             + (f"; its count does not depend on them: {built.work_fixed}" if built.work_fixed else "")
         )
-    routed(built)
+    routed(built, m.exact)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
@@ -234,7 +234,7 @@ def _on_device(spec, device: str, training: bool, frozen, checkpointed, optimize
         f"counted on real {device} tensors (--device {device}; weights zero, inputs as their source made them): masks, "
         f"sequence offsets and routers' choices are read from their values"
     )
-    routed(built)
+    routed(built, m.exact)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
@@ -256,7 +256,7 @@ def _with_values(
         f"its forward reads values ({why[:100]}): counted on meta with the values of its small tensors of known "
         f"values beside them (masks, ids, lengths, positions)"
     )
-    routed(built)
+    routed(built, m.exact)
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
@@ -299,6 +299,7 @@ def measure_local(
     import torch  # lazy: torch (see the note at the top)
 
     from flopcheck.exact import count_forward, flop_kinds
+    from flopcheck.exact.routing import routing_notes
     from flopcheck.specs.built import Built
 
     text, kwargs = name or type(model).__name__, kwargs or {}
@@ -318,7 +319,7 @@ def measure_local(
     return Measured(
         text,
         Built(model, tuple(args), kwargs).describe_inputs(),
-        (),
+        tuple(routing_notes(model, count.routing, count.device)),
         sum(p.numel() for p in model.parameters()),
         count,
         layers,
@@ -400,6 +401,7 @@ class Measured:
             "mha": {p: list(v) for p, v in self.exact.mha.items()},
             "sdpa": self.exact.sdpa,
             "attention": to_rows(self.exact.attention),
+            **({"routing": [r.to_dict() for r in self.exact.routing]} if self.exact.routing else {}),
             "sdpa_math": self.exact.sdpa_math,
             "by_module": self.exact.by_module,
             "bias_by_module": self.exact.bias_by_module,
@@ -416,6 +418,7 @@ class Measured:
     def from_dict(cls, d: dict[str, Any]) -> Measured:
         """Inverse of to_dict (measure()'s JSON)."""
         from flopcheck.exact.attention_work import from_rows  # lazy: torch (flopcheck.exact's package imports it)
+        from flopcheck.exact.routing import Routed
 
         device = d.get("device", "meta")  # where the count ran: meta, or CPU for a forward that reads a value
 
@@ -464,6 +467,7 @@ class Measured:
             sdpa={p: int(f) for p, f in d.get("sdpa", {}).items()},
             attention=from_rows(d.get("attention", ())),
             sdpa_math={p: int(f) for p, f in d.get("sdpa_math", {}).items()},
+            routing=tuple(Routed.from_dict(r) for r in d.get("routing", ())),
             by_module={p: int(f) for p, f in d.get("by_module", {}).items()},
             bias_by_module={p: int(f) for p, f in d.get("bias_by_module", {}).items()},
         )
