@@ -304,14 +304,16 @@ def _causes(c: Candidate, stated: B.Reading) -> int:
 
 def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judgement:
     """The claim's tier (tier_of) against the reading that explains it best: the simplest whose digits match it
-    (a count before bookkeeping before a departure, fewer causes first, a hand formula before a counter), else the
-    nearest. A reading that is not a count is named as the cause, beside the count it is a variant of."""
+    (a count before bookkeeping before a departure, rounded before truncated, fewer causes first, a hand formula
+    before a counter), else the nearest. A reading that is not a count is named as the cause, beside the count it
+    is a variant of."""
     usable = [c for c in candidates if c.tool or c.reading.causes(stated) <= MAX_CAUSES] or candidates
 
     def simplest(c: Candidate) -> tuple[Any, ...]:
         return (
             ORDER[c.category],
             c.departure > claim.omission_limit,
+            c.fit(claim) == "truncated",  # digits met by rounding before digits met only by cutting them off
             _causes(c, stated),
             c.tool is not None,
             c.tool is not None and c.tool.path == "fused attention",
