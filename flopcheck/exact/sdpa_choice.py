@@ -25,7 +25,7 @@ def _stand_in(t: Any) -> Any:
     return torch.zeros(t.shape[-1], dtype=t.dtype).expand(t.shape)
 
 
-def runs_fused(args: tuple, kwargs: dict) -> bool:
+def runs_fused(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     """Whether the CPU would run this SDPA call as one fused kernel (its choice is not the math path); True where
     torch cannot say (the count's old assumption: every call fused)."""
     given = dict(zip(_NAMES, args))
