@@ -254,7 +254,10 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     _flags(p, flags, rate, "input-shape counter json markdown config inputs text-tokens timeout", **AUDIT_CHANGES)
 
 
-AUDIT_CHANGES: dict[str, dict] = {"steps": {"default": None}, "gpu": {"default": None, "help": "the run's GPU"}}
+AUDIT_CHANGES: dict[str, dict[str, Any]] = {
+    "steps": {"default": None},
+    "gpu": {"default": None, "help": "the run's GPU"},
+}
 CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs omission_limit".split()
 CLAIM_OPTIONS += "gpu gpus dtype throughput tokens text_tokens".split()
 

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from flopcheck.errors import InputError
 
@@ -50,7 +51,7 @@ class GPU:
         return tflops * 1e12
 
 
-def _peaks(entry: dict, key: str) -> tuple[tuple[str, float], ...]:
+def _peaks(entry: dict[str, Any], key: str) -> tuple[tuple[str, float], ...]:
     """A mapping dtype -> TFLOPS as ordered pairs, every dtype known and every figure positive."""
     pairs = tuple((str(d), float(v)) for d, v in (entry.get(key) or {}).items())
     bad = [d for d, v in pairs if d not in DTYPES or not (math.isfinite(v) and v > 0)]

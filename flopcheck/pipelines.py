@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from flopcheck.arithmetic import get_gpu
 from flopcheck.errors import InputError
 from flopcheck.fmt import commas, si, table
+from flopcheck.gpus import get_gpu
 from flopcheck.sent import json_sent
 from flopcheck.specs import ModelSpec, SpecError, parse
 from flopcheck.specs.config import read_config

@@ -36,7 +36,7 @@ class FlopcheckFixture:
         assert_reconciles(model, inputs, reference, unit=unit)
 
     @staticmethod
-    def assert_mfu(model, inputs, mfu: float, **options) -> float:
+    def assert_mfu(model: nn.Module, inputs: Any, mfu: float, **options: Any) -> float:
         """flopcheck.testing.assert_mfu_close: a logger's MFU against the exact training step."""
         from flopcheck.testing import assert_mfu_close
 

@@ -116,7 +116,7 @@ class Subject:
         if (device != "meta" or generate) and self.source is Source.SPEC:
             from flopcheck.specs.child import measured
 
-            return measured(self.spec, self.timeout_s, training, frozen, checkpointed, optimizer, device, generate)
+            return measured(self.named, self.timeout_s, training, frozen, checkpointed, optimizer, device, generate)
         if generate:
             raise InputError(f"--generate: {self.text} is your own module; count its decoding with exact.decode")
         if training:
@@ -370,7 +370,7 @@ def measure_all(subjects: list[Subject]) -> None:
     from flopcheck.specs.child import measure_all as measure  # lazy: torch-free door (its child imports torch)
 
     specs = [s for s in subjects if s.source is Source.SPEC]
-    measure([s.spec for s in specs])
+    measure([s.named for s in specs])
     twins: list[ModelSpec] = []
     for s in specs:
         try:

@@ -162,8 +162,8 @@ def assert_reconciles(
 
 
 def assert_mfu_close(
-    model,
-    inputs,
+    model: nn.Module,
+    inputs: Any,
     mfu: float,
     *,
     samples_per_second: float,
@@ -171,7 +171,7 @@ def assert_mfu_close(
     gpus: int = 1,
     dtype: str = "bf16",
     rtol: float = 0.02,
-    kwargs: dict | None = None,
+    kwargs: dict[str, Any] | None = None,
 ) -> float:
     """Assert a logger's MFU (a fraction) is within rtol of the one the exact training step of model(*inputs,
     **kwargs) gives at `samples_per_second` on `gpus` x `gpu`: one sample's model FLOPs x samples/s / (GPUs x the
@@ -191,6 +191,7 @@ def assert_mfu_close(
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
         raise InputError(f"gpus must be a whole number >= 1, got {gpus!r}")
     measured = live(model, _as_tuple(inputs), dict(kwargs or {})).measured(training=True)
+    assert measured.training is not None  # measured with training: its step
     work = work_from_step(measured.training, measured.batch or 1)
     job = Job(get_gpu(gpu), gpus, dtype, Fraction(repr(samples_per_second)), f"{samples_per_second:g} samples/s")
     true, nearest = explain_mfu(Fraction(repr(mfu)), work, job)

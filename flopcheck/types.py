@@ -11,11 +11,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from flopcheck.codec import OMIT_DEFAULT
 from flopcheck.errors import InputError
 from reference_models.families import BLOCK_LISTS
+
+if TYPE_CHECKING:  # read here, never taken: exact/__init__ imports torch
+    from flopcheck.exact.attention_work import AttentionCall
+    from flopcheck.exact.routing import Routed
 
 
 class Unit(str, Enum):
@@ -445,9 +449,9 @@ class ExactCount:
     sdpa_math: dict[str, int] = field(default_factory=dict, compare=False)
     # each kind of F.scaled_dot_product_attention call, its pairs dense, needed under its mask, executed by flash
     # (exact.attention_work.AttentionCall); the total above counts them dense
-    attention: tuple = field(default=(), compare=False, metadata=OMIT_DEFAULT)
+    attention: tuple[AttentionCall, ...] = field(default=(), compare=False, metadata=OMIT_DEFAULT)
     # each routed-experts module seen on real tensors: the tokens each expert took (exact.routing.Routed)
-    routing: tuple[Any, ...] = field(default=(), compare=False, metadata=OMIT_DEFAULT)
+    routing: tuple[Routed, ...] = field(default=(), compare=False, metadata=OMIT_DEFAULT)
 
     @property
     def total(self) -> int:

@@ -155,7 +155,7 @@ class Verdict:
         conv = self.best.tool.convention
         if conv is None or not conv.known:
             return Attention.UNCLEAR
-        said = [K.of(f).attention for f in conv.findings if f.delta and K.of(f).attention is not None]
+        said = [a for f in conv.findings if f.delta and (a := K.of(f).attention) is not None]
         return said[0] if said else Attention.COUNTED
 
     @property

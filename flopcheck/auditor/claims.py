@@ -225,10 +225,12 @@ def parse_claim(text: str, model: str | None = None, **scope: Any) -> Claim:
     return replace(claim, **given, stated=frozenset(given))
 
 
-def _rate_claim(text: str, model: str | None, scope: dict) -> Claim:
+def _rate_claim(text: str, model: str | None, scope: dict[str, Any]) -> Claim:
     """A claim of utilization or time: 'DiT-XL/2 training 5.7 it/s', 'LLM 45.5% MFU'; 'training' or 'inference'
     after the model says the scope; what the rate needs and the claim does not state is one line naming it."""
-    m, _ = rates.find(text)
+    found = rates.find(text)
+    assert found is not None  # parse_claim sends it only a text that holds a rate
+    m, _ = found
     words = text.strip()[: m.start("num")].split()
     training = None
     while words and words[-1].lower() in ("training", "inference", "trains", "train", "at"):
@@ -274,7 +276,8 @@ def _check_rate_fields(c: Claim) -> None:
         for name in ("gpus", "tokens", "text_tokens"):
             if getattr(c, name) is not None:
                 rates.positive_whole(getattr(c, name), name)
-        gpu = get_gpu(c.rate.gpu or c.gpu) if (c.rate.gpu or c.gpu) else None
+        named = c.rate.gpu or c.gpu
+        gpu = get_gpu(named) if named else None
         if c.throughput is not None:
             rates.parse_rate(str(c.throughput))
     except InputError as err:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from flopcheck.auditor.claims import Claim, ClaimError
 from flopcheck.formula import formula_breakdown, in_blocks
-from flopcheck.types import ATTENTION_KINDS, Breakdown, BySpace, Kind, Term, Work
+from flopcheck.types import ATTENTION_KINDS, Breakdown, BySpace, ExactCount, Kind, Term, Work
 from reference_models import family_of, get_config
 from reference_models.configs import DiTConfig, LatentTransformerConfig
 
@@ -103,7 +103,7 @@ NORM_NAMES = {"layer_norm": "LayerNorm", "batch_norm": "BatchNorm", "group_norm"
 NORM_NAMES |= {"rms_norm": "RMSNorm", "instance_norm": "InstanceNorm"}
 
 
-def norm_names(exact) -> str:
+def norm_names(exact: ExactCount) -> str:
     """The norms an exact count ran, by the layers' names, in order of the elements they wrote ('BatchNorm',
     'LayerNorm/RMSNorm'); 'norms' for one it cannot name."""
     written: dict[str, int] = {}

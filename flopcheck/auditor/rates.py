@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from flopcheck.errors import InputError
 
@@ -75,7 +77,7 @@ def number(text: str, what: str) -> tuple[Decimal, Decimal]:
     return value, Decimal(5) * Decimal(10) ** (int(exponent or 0) - decimals - 1)
 
 
-def find(text: str) -> tuple[re.Match, str] | None:
+def find(text: str) -> tuple[re.Match[str], str] | None:
     """The rate in a claim's text, matched at its end, and its kind; None when the text is not a rate."""
     for kind, pattern in _PATTERNS:
         m = re.search(r"(?:^|\s)" + pattern + r"\s*$", text.strip(), flags=re.I)
@@ -98,20 +100,20 @@ def parse_rate(text: str) -> Rate:
     return _READERS[kind](m, value, precision)
 
 
-def _percent(m, value: Decimal, precision: Decimal) -> Rate:
+def _percent(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     if value > 100:
         raise InputError(f"{m.group(0).strip()!r}: a utilization is at most 100% of the peak")
     what = m.group("what").lower()
     return Rate(what, value / 100, precision / 100, f"% {what.upper()}")
 
 
-def _flops(m, value: Decimal, precision: Decimal) -> Rate:
+def _flops(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     scale = Decimal(10) ** PREFIXES[m.group("prefix")]
     per_gpu = bool(m.group("pergpu") or m.group("pergpu2"))
     return Rate("flops", value * scale, precision * scale, "FLOP/s", per_gpu=per_gpu)
 
 
-def _per_second(m, value: Decimal, precision: Decimal) -> Rate:
+def _per_second(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     thing = THINGS.get(m.group("thing").lower())
     if thing is None:
         raise InputError(
@@ -120,20 +122,20 @@ def _per_second(m, value: Decimal, precision: Decimal) -> Rate:
     return Rate("throughput", value, precision, f"{thing}s/s", thing, per_gpu=bool(m.group("pergpu")))
 
 
-def _seconds_per(m, value: Decimal, precision: Decimal) -> Rate:
+def _seconds_per(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     scale = Decimal("0.001") if m.group("unit").lower() == "ms" else Decimal(1)
     seconds = value * scale
     # x s/it is 1/x it/s; its precision carried through the inverse: d(1/x) = dx / x^2
     return Rate("throughput", 1 / seconds, precision * scale / (seconds * seconds), "s/it", "iteration")
 
 
-def _gpu_time(m, value: Decimal, precision: Decimal) -> Rate:
+def _gpu_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     scale = Decimal(SECONDS[m.group("unit").lower()])
     gpu = (m.group("gpu") or "").strip()
     return Rate("cost", value * scale, precision * scale, f"GPU-{m.group('unit').lower()}", gpu=gpu)
 
 
-def _wall_time(m, value: Decimal, precision: Decimal) -> Rate:
+def _wall_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     scale = Decimal(SECONDS[m.group("unit").lower()])
     gpus = int(m.group("gpus"))
     if gpus < 1:
@@ -163,7 +165,7 @@ def positive_whole(value: object, name: str) -> int:
     return value
 
 
-def needs(rate: Rate, given: dict) -> str:
+def needs(rate: Rate, given: Mapping[str, Any]) -> str:
     """What the claim must state for this rate and does not ('' when nothing): the GPU, its count, the batch, the
     sequence length, the throughput an MFU was read from, the steps or tokens of a run."""
     gpus = given.get("gpus") or rate.gpus
@@ -188,7 +190,7 @@ def needs(rate: Rate, given: dict) -> str:
     return ""
 
 
-def _throughput_needs(rate: Rate, given: dict, gpus, per_gpu: bool) -> str:
+def _throughput_needs(rate: Rate, given: Mapping[str, Any], gpus: int | None, per_gpu: bool) -> str:
     """A throughput needs the batch when it counts iterations, and the GPU count when it is the whole job's and is
     read per GPU."""
     if rate.thing == "iteration" and not given.get("batch"):

@@ -25,6 +25,7 @@ from flopcheck.reconciler.scaling import carried
 from flopcheck.types import Count, Finding
 
 if TYPE_CHECKING:
+    from flopcheck.reconciler import scaling
     from flopcheck.specs import ModelSpec
 
 MAX_UNCERTAIN = 1000  # a carried value is kept when at most 1/1000 of it is carried at a mixed rate
@@ -94,10 +95,11 @@ def _missing(name: str, count: Count | None) -> str:
     return f"{name}: {count.error if count is not None else 'no result'}"
 
 
-def not_carried(got) -> str:
+def not_carried(got: scaling.Carried) -> str:
     """Why a carried reading (reconciler.scaling.Carried) is not kept, in words."""
     if got.why:
         return got.why
+    assert got.flops is not None  # scaling.carried gives no number only with its why
     if got.flops < 0:  # causes scaled past the count itself: their rates do not hold at the model's size
         return (
             f"its causes, each scaled by its own quantity, take it to {got.flops:,} FLOPs, which no count is: "

@@ -15,12 +15,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor.rates import Rate, parse_rate
 from flopcheck.errors import InputError
 from flopcheck.gpus import GPU, get_gpu, neighbours
 from flopcheck.types import ATTENTION_KINDS, Tier
+
+if TYPE_CHECKING:  # read here, never taken: the exact step imports torch
+    from flopcheck.auditor.claims import Claim
+    from flopcheck.exact.training import TrainingCount
+    from flopcheck.subject import Subject
 
 FALLBACK = "A100"  # the peak frameworks fall back to for a GPU they do not list (research/formulas.md §15-16)
 CLOSE_LIMIT = Fraction(1, 100)
@@ -198,7 +203,7 @@ class UtilizationVerdict:
 MODALITY_OF_THING = {"image": "image", "video": "video", "token": "text"}
 
 
-def modality(subject) -> str:
+def modality(subject: Subject) -> str:
     """What one sample of the model is: 'image', 'video' or 'text' ('' where flopcheck cannot tell: a factory)."""
     spec = subject.spec
     source = spec.source if spec is not None else "module"
@@ -209,17 +214,18 @@ def modality(subject) -> str:
     if source in ("timm", "torchvision"):
         return "image"
     if source == "diffusers":
+        assert spec is not None  # only a spec has a library as its source
         return "video" if spec.options.frames else "image"
     return ""
 
 
-def is_causal(subject) -> bool:
+def is_causal(subject: Subject) -> bool:
     """A decoder-only language model masks attention causally: a transformers class of the causal-LM heads."""
     spec = subject.spec
     return spec is not None and spec.source == "transformers" and spec.name.endswith(("ForCausalLM", "LMHeadModel"))
 
 
-def work_of(claim) -> Work:
+def work_of(claim: Claim) -> Work:
     """One sample's FLOPs for the claim's scope: a training claim's exact step (at its batch, per sample), else the
     forward x CFG x sampling steps of one generation."""
     subject = claim.subject
@@ -231,7 +237,7 @@ def work_of(claim) -> Work:
     return Work(per * claim.steps, per * claim.steps, per, training=False, inputs=subject.inputs)
 
 
-def work_from_step(step, batch: int, causal: bool = False, inputs: str = "") -> Work:
+def work_from_step(step: TrainingCount, batch: int, causal: bool = False, inputs: str = "") -> Work:
     """One sample's work from an exact training step (exact.training.TrainingCount) of `batch` samples."""
     fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
     attention = sum(fwd.get(k, 0) + bwd.get(k, 0) for k in ATTENTION_KINDS)
@@ -255,17 +261,18 @@ def explain_mfu(value: Fraction, work: Work, job: Job, hfu: bool = False) -> tup
     return true.value, min(pairs, key=lambda p: (abs(p.value - value) / p.value, p.departures))
 
 
-def _step(subject, batch: int):
+def _step(subject: Subject, batch: int) -> tuple[TrainingCount, int]:
     """The exact training step and the batch it is of: a reference model's at the claim's batch, a spec's as built."""
     if subject.formula_family:
         from flopcheck.exact.training import training_step
 
         return training_step(subject.text, subject.config(), batch), batch
     m = subject.measured(training=True)
+    assert m.training is not None, subject.text  # measured with training: its step
     return m.training, m.batch or subject.spec_batch
 
 
-def job_of(claim, rate: Rate, work: Work) -> Job:
+def job_of(claim: Claim, rate: Rate, work: Work) -> Job:
     """The run the claim describes: its GPU (named in the text or --gpu), how many, its dtype, its samples/s."""
     named = rate.gpu or claim.gpu
     if rate.gpu and claim.gpu and get_gpu(rate.gpu).name != get_gpu(claim.gpu).name:
@@ -275,7 +282,11 @@ def job_of(claim, rate: Rate, work: Work) -> Job:
     dtype = claim.dtype or "bf16"
     if rate.kind == "cost":
         return Job(gpu, gpus, dtype, Fraction(0), rate.label)
-    throughput = rate if rate.kind == "throughput" else parse_rate(claim.throughput)
+    if rate.kind == "throughput":
+        throughput = rate
+    else:
+        assert claim.throughput is not None  # rates.needs refused an MFU, HFU or FLOP/s claim without one
+        throughput = parse_rate(claim.throughput)
     fits(claim, throughput)
     per_second = Fraction(str(throughput.value))
     shown = f"{_num(per_second)} {throughput.label}" + (" per GPU" if throughput.per_gpu else "")
@@ -283,6 +294,7 @@ def job_of(claim, rate: Rate, work: Work) -> Job:
         per_second *= Fraction(claim.batch, 1 if work.training else claim.steps)
         shown += f" x batch {claim.batch}" + ("" if work.training else f" / {claim.steps} sampling steps")
     elif throughput.thing == "token":
+        assert claim.text_tokens is not None  # rates.needs refused tokens/s without the sequence length
         per_second /= claim.text_tokens
         shown += f" / {claim.text_tokens:,} tokens per sample"
     if throughput.per_gpu:
@@ -291,12 +303,12 @@ def job_of(claim, rate: Rate, work: Work) -> Job:
     return Job(gpu, gpus, dtype, per_second, f"{shown} = {_num(per_second)} samples/s for the job")
 
 
-def fits(claim, rate: Rate) -> None:
+def fits(claim: Claim, rate: Rate) -> None:
     """A throughput's unit fits the claim's model (no tokens/s of an image model); else one line naming both."""
     fits_subject(claim.subject, rate, claim.model)
 
 
-def fits_subject(subject, rate: Rate, name: str = "") -> None:
+def fits_subject(subject: Subject, rate: Rate, name: str = "") -> None:
     """A throughput's unit fits the model: images/s an image model, videos/s a video model, tokens/s a language
     model; it/s and samples/s any model."""
     wanted = MODALITY_OF_THING.get(rate.thing)
@@ -312,9 +324,10 @@ def _num(x: Fraction) -> str:
     return f"{float(x):,.6g}"
 
 
-def judge(claim) -> UtilizationVerdict:
+def judge(claim: Claim) -> UtilizationVerdict:
     """The verdict on a claim of utilization or time (claim.rate)."""
     rate = claim.rate
+    assert rate is not None  # judged here only as a claim of utilization or time (verbs.audit.judge_claim)
     if claim.tokens and modality(claim.subject) != "text":
         raise InputError(f"--tokens counts a language model's training tokens; {claim.model} takes no text tokens")
     work = work_of(claim)
@@ -364,7 +377,7 @@ def _pairs(rate: Rate, work: Work, job: Job) -> list[Pair]:
     return [Pair(t, b, t.value * job.samples_per_second / b.value) for t in tops for b in bottoms]
 
 
-def _cost(claim, rate: Rate, work: Work, job: Job, peak: Fraction) -> UtilizationVerdict:
+def _cost(claim: Claim, rate: Rate, work: Work, job: Job, peak: Fraction) -> UtilizationVerdict:
     """A run's cost (GPU-seconds) read into the MFU it means: the whole run's model FLOPs / (GPU-seconds x peak per
     GPU); wrong when over 100%."""
     if claim.tokens:
@@ -383,7 +396,9 @@ def _cost(claim, rate: Rate, work: Work, job: Job, peak: Fraction) -> Utilizatio
     return UtilizationVerdict(claim, tier, job, work, mfu, hfu, true_value=mfu, total_flops=round(model))
 
 
-def implied(subject, throughput: str, batch: int, gpu: GPU, gpus: int, step) -> tuple[Fraction, Fraction, str]:
+def implied(
+    subject: Subject, throughput: str, batch: int, gpu: GPU, gpus: int, step: TrainingCount
+) -> tuple[Fraction, Fraction, str]:
     """`flopcheck estimate --throughput`: the MFU and HFU a measured throughput means on `gpus` of `gpu` (its dense
     BF16 peak), from the exact step at `batch` (per sample), and the rate in words."""
     rate = parse_rate(throughput)

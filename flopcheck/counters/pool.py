@@ -196,7 +196,7 @@ def run_jobs(
             if key(job, s.name) not in got:
                 keep(error_count(s, job, why), job)
 
-    redo: list[dict] = []  # jobs whose worker a counter killed: their later counters, in a fresh worker
+    redo: list[dict[str, Any]] = []  # jobs whose worker a counter killed: their later counters, in a fresh worker
 
     def died(w: _Worker, why: str) -> None:
         """The counter the worker was on takes the blame; the job's later counters count in a fresh worker (while

@@ -28,7 +28,7 @@ from flopcheck.children import forked, one_line, watch_parent
 from flopcheck.codec import decode, encode
 from flopcheck.counters import Adapter
 from flopcheck.specs import ModelSpec
-from flopcheck.specs.measure import _data_dependent, _reads_a_value
+from flopcheck.specs.fallbacks import _data_dependent, _reads_a_value
 from flopcheck.types import Count, Unit
 from reference_models import get_config, prepare
 

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from flopcheck.arithmetic import GPU
+    from flopcheck.gpus import GPU
 
 BYTES_PER_ELEMENT = 2  # bf16 weights and cache
 
@@ -94,7 +94,7 @@ def to_lines(g: Generation) -> list[str]:
 
 
 def roofline(g: Generation, gpu: GPU) -> dict[str, Any]:
-    """Each decode step on a GPU's roofline (arithmetic.GPU): FLOPs per byte read against its ridge, and the time its
+    """Each decode step on a GPU's roofline (gpus.GPU): FLOPs per byte read against its ridge, and the time its
     reads take at full bandwidth (a lower bound on a bandwidth-bound step)."""
     n = g.steps
     read = sum(g.step_bytes(i) for i in range(n))

@@ -31,7 +31,7 @@ def runs_fused(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
     torch cannot say (the count's old assumption: every call fused)."""
     given = dict(zip(_NAMES, args))
     given.update({k: v for k, v in kwargs.items() if k in _NAMES})
-    extra = {k: kwargs[k] for k in ("scale", "enable_gqa") if k in kwargs}
+    extra: dict[str, Any] = {k: kwargs[k] for k in ("scale", "enable_gqa") if k in kwargs}
     try:
         with _disable_current_modes():  # the question is not the model's work: no op of it is counted or recorded
             choice = _choice(given, extra)

@@ -6,7 +6,7 @@ from typing import Any
 
 from flopcheck.codec import encode
 from flopcheck.fmt import commas, table
-from flopcheck.types import Count, Skip, Work
+from flopcheck.types import Count, Reconciliation, Skip, Work
 
 
 def _reported(c: Count) -> str:
@@ -68,7 +68,7 @@ def to_list(counts: list[Count], formula_flops: dict[tuple[str, int | None, str]
     return [{**encode(c), "formula_flops": formula_flops[(c.model, c.input_size, c.attn)]} for c in counts]
 
 
-def formula_rows(found: list, label: str) -> str:
+def formula_rows(found: list[Reconciliation], label: str) -> str:
     """The published formulas beside the counters: value, as FLOPs, ratio to the reference, their causes ('' when
     none was asked for)."""
     if not found:
@@ -78,6 +78,7 @@ def formula_rows(found: list, label: str) -> str:
         if r.error:
             rows.append([r.counter, r.unit.value, "-", "-", "-", f"does not apply: {r.error}"])
             continue
+        assert r.reported is not None and r.counter_flops is not None  # a formula that applies has its value
         causes = ", ".join(f"{f.code} {f.title}" for f in r.findings) or "none: every multiply-add"
         ratio = f"{r.counter_flops / r.reference_flops:.3f}" if r.reference_flops else "-"
         rows.append([r.counter, r.unit.value, commas(round(r.reported)), commas(r.counter_flops), ratio, causes])

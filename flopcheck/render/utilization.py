@@ -4,8 +4,12 @@ work, the arithmetic, and the pair of readings that gives the claim's digits."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor.utilization import UtilizationVerdict
+
+if TYPE_CHECKING:
+    from flopcheck.auditor.claims import Claim
 
 WHAT = {"mfu": "MFU", "hfu": "HFU", "flops": "FLOP/s", "throughput": "throughput", "cost": "cost"}
 
@@ -34,7 +38,7 @@ def headline(v: UtilizationVerdict) -> str:
     return f"{written} is {v.best.words(r.kind)}; {true}"
 
 
-def _written(c) -> str:
+def _written(c: Claim) -> str:
     """The claim's figure as written, without its model and scope words: '73.7% MFU'."""
     from flopcheck.auditor.rates import find
 
@@ -70,7 +74,7 @@ def to_text(v: UtilizationVerdict) -> str:
     return "\n".join(lines)
 
 
-def _run_words(c) -> str:
+def _run_words(c: Claim) -> str:
     if c.tokens:
         return f"{c.tokens:,} tokens in sequences of {c.text_tokens:,}"
     return f"{c.steps:,} steps x batch {c.batch}"
@@ -81,10 +85,12 @@ def exact(x: Fraction) -> int | float:
     return x.numerator if x.denominator == 1 else float(x)
 
 
-def to_dict(v: UtilizationVerdict) -> dict:
+def to_dict(v: UtilizationVerdict) -> dict[str, Any]:
     """JSON-ready: the claim, the run, the work per sample (FLOPs), the true MFU and HFU, the pair that matches."""
     c, j, w = v.claim, v.job, v.work
     best = v.best
+    peak = j.gpu.tflops_of(j.dtype)
+    assert peak is not None  # utilization.denominators refused a dtype the GPU has no peak for
     return {
         "id": c.id,
         "model": c.model,
@@ -94,7 +100,7 @@ def to_dict(v: UtilizationVerdict) -> dict:
         "gpu": j.gpu.name,
         "gpus": j.gpus,
         "dtype": j.dtype,
-        "peak_flops_per_gpu": float(j.gpu.tflops_of(j.dtype)) * 1e12,
+        "peak_flops_per_gpu": float(peak) * 1e12,
         "training": w.training,
         "unit": "FLOP",
         "model_flops_per_sample": exact(w.model),

@@ -169,6 +169,7 @@ def published_rows(v: View) -> list[list[str]]:
         s = of_dit(get_config(model, input_size=size), 1, f["total_flops"])
         for name in (n for n, p in FORMULAS.items() if DIT in p.kinds and n != "dit"):
             r = explain(FORMULAS[name], s, exact, model)
+            assert r.counter_flops is not None and r.residual is not None  # a DiT formula applies to a DiT
             causes = " ".join(x.code for x in r.findings if x.code != UNEXPLAINED_RESIDUAL.code)
             state = "closed" if r.closed else f"residual {commas(r.residual)}"
             ratio = f"{(r.counter_flops or 0) / f['total_flops']:.4f}"

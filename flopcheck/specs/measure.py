@@ -17,7 +17,7 @@ from flopcheck.published.structure import of_call
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.blocks import BlockList, block_lists
 from flopcheck.specs.decoding import capacity_hint, generation_of, routed
-from flopcheck.specs.fallbacks import _data_dependent, _fits_in_memory, _reads_a_value, _real_values  # noqa: F401
+from flopcheck.specs.fallbacks import _data_dependent, _fits_in_memory, _reads_a_value, _real_values
 from flopcheck.types import Breakdown, ExactCount, Kind, OpRecord, Work
 
 if TYPE_CHECKING:
@@ -221,7 +221,9 @@ def measure(
     return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
 
 
-def _on_device(spec, device: str, training: bool, frozen, checkpointed, optimizer: str) -> dict:
+def _on_device(
+    spec: ModelSpec, device: str, training: bool, frozen: Paths, checkpointed: Paths, optimizer: str
+) -> dict[str, Any]:
     """The spec built and counted on real tensors on `device` (--device cpu): its inputs' values as its source made
     them, so masks, sequence offsets and routers are read."""
     from dataclasses import replace

@@ -12,7 +12,7 @@ from flopcheck.published.reconcile import names as formula_names
 from flopcheck.render.counters import formula_rows, to_list, to_text
 from flopcheck.render.reconcile import to_dict as reconcile_dict
 from flopcheck.subject import Subject, counts_of
-from flopcheck.types import Count
+from flopcheck.types import Count, Reconciliation
 from flopcheck.verbs.formulas import formula_results
 
 
@@ -30,7 +30,8 @@ class Comparison:
     label: str  # 'formula' or 'exact count'
     inputs: str  # a model without a formula: its input in words
     exit_code: int = 0
-    formulas: list = field(default_factory=list)  # published formulas' reconciliations (forward), beside the counters
+    # published formulas' reconciliations (forward), beside the counters
+    formulas: list[Reconciliation] = field(default_factory=list)
     incomplete: dict[str, str] = field(
         default_factory=dict
     )  # model -> its exact count's INCOMPLETE sentence: a lower bound
@@ -73,7 +74,7 @@ def run(
     return Comparison(counts, truth, label, inputs, int(bool(incomplete)), found, incomplete)
 
 
-def _formulas(subjects: list[Subject], asked: list[str]) -> list[Any]:
+def _formulas(subjects: list[Subject], asked: list[str]) -> list[Reconciliation]:
     """The forward formulas asked for on each subject ('all': every forward one); a training formula named here is
     refused: compare is one forward (reconcile --formula NAME --training explains it)."""
     chosen = [n for n in formula_names(asked) if not FORMULAS[n].training or "all" not in asked]

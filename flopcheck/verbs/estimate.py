@@ -7,13 +7,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.arithmetic import GPU, Estimate, ExactEstimate, TrainingEstimate, check_mfu, get_gpu
+from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate, check_mfu
 from flopcheck.auditor.rates import needs, parse_rate
 from flopcheck.auditor.utilization import fits_subject, implied
 from flopcheck.errors import InputError
 from flopcheck.exact import count_prepared
 from flopcheck.exact.training import training_step
 from flopcheck.formula import exact_matches, formula_breakdown
+from flopcheck.gpus import GPU, get_gpu
 from flopcheck.types import Scope
 from flopcheck.verbs.count import with_kernel
 from reference_models import prepare

@@ -8,11 +8,11 @@ from typing import Any
 from flopcheck.published import Exact
 from flopcheck.published.reconcile import explain_all
 from flopcheck.published.structure import Structure, of_dit
-from flopcheck.types import ATTENTION_KINDS, Scope
+from flopcheck.types import ATTENTION_KINDS, Reconciliation, Scope
 from flopcheck.verbs.count import run as count
 
 
-def formula_results(subject: Any, asked: list[str], training: bool) -> list:
+def formula_results(subject: Any, asked: list[str], training: bool) -> list[Reconciliation]:
     """Each published formula asked for, explained against the subject's exact count (its training step too)."""
     done = count(subject, Scope(training=training))
     kinds = done.exact.by_kind()

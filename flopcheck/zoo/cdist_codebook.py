@@ -8,7 +8,7 @@ from torch import nn
 class CdistCodebook(nn.Module):
     """x (N, T, d) -> Linear(d, d) -> cdist to codes (K, d) -> (N, T, K) distances."""
 
-    def __init__(self, d: int = 8, codes: int = 40):
+    def __init__(self, d: int = 8, codes: int = 40) -> None:
         super().__init__()
         self.proj = nn.Linear(d, d, bias=False)
         self.codes = nn.Parameter(torch.zeros(codes, d))
@@ -18,6 +18,6 @@ class CdistCodebook(nn.Module):
         return torch.cdist(z, self.codes.expand(z.shape[0], -1, -1))  # (N, T, K)
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): N = 2, T = 30 tokens of d = 8, a codebook of K = 40 (cdist's matmul path: T, K > 25)."""
     return CdistCodebook().eval(), (torch.zeros(2, 30, 8),)

@@ -8,7 +8,9 @@ from torch import nn
 class GroupedExperts(nn.Module):
     """x (T, d) -> router Linear(d, E) -> tokens sorted by expert -> grouped x @ W_e (E, d, F) -> (T, F)."""
 
-    def __init__(self, d: int = 16, hidden: int = 32, experts: int = 2):
+    offs: torch.Tensor  # a buffer: register_buffer's attribute, typed here
+
+    def __init__(self, d: int = 16, hidden: int = 32, experts: int = 2) -> None:
         super().__init__()
         self.router = nn.Linear(d, experts, bias=False, dtype=torch.bfloat16)
         self.w = nn.Parameter(torch.zeros(experts, d, hidden, dtype=torch.bfloat16))
@@ -17,9 +19,10 @@ class GroupedExperts(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x.to(torch.bfloat16)  # (T, d)
         gate = self.router(x).softmax(-1)  # (T, E)
-        return torch._grouped_mm(x, self.w, offs=self.offs) * gate[:, :1]  # (T, F)
+        out: torch.Tensor = torch._grouped_mm(x, self.w, offs=self.offs) * gate[:, :1]  # (T, F)
+        return out
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): T = 8 tokens of d = 16, 2 experts of width 32; in eval mode."""
     return GroupedExperts().eval(), (torch.zeros(8, 16),)

@@ -10,7 +10,7 @@ from torch import nn
 class WindowSdpa(nn.Module):
     """x (N, T, d) -> qkv Linear -> windowed SDPA (5-D) -> global SDPA (4-D) -> out Linear -> (N, T, d)."""
 
-    def __init__(self, d: int = 16, heads: int = 2, window: int = 4):
+    def __init__(self, d: int = 16, heads: int = 2, window: int = 4) -> None:
         super().__init__()
         self.heads, self.window = heads, window
         self.qkv = nn.Linear(d, 3 * d, bias=False)
@@ -23,9 +23,10 @@ class WindowSdpa(nn.Module):
         local = [z.reshape(n, t // w, w, h, e).transpose(2, 3) for z in (q, k, v)]  # (N, T/w, h, w, e)
         y = F.scaled_dot_product_attention(*local).transpose(2, 3).reshape(n, h, t, e)  # (N, h, T, e)
         y = F.scaled_dot_product_attention(y, y, y)  # (N, h, T, e): global, fused on the CPU
-        return self.out(y.transpose(1, 2).reshape(n, t, d))  # (N, T, d)
+        out: torch.Tensor = self.out(y.transpose(1, 2).reshape(n, t, d))  # (N, T, d)
+        return out
 
 
-def factory():
+def factory() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
     """(model, args): N = 2, T = 8 tokens of d = 16, 2 heads of e = 8, windows of 4; in eval mode."""
     return WindowSdpa().eval(), (torch.zeros(2, 8, 16),)

@@ -57,7 +57,7 @@ def _grid(cls: str, conv: InputConvention, c: Any, o: Options, s: int, device: s
     )
 
 
-def _temporal_patch(c) -> int:
+def _temporal_patch(c: Any) -> int:  # c: a diffusers config
     """The transformer's temporal patch (patch_size_t, or the first of a [t, h, w] patch_size), 1 where it has none."""
     p = getattr(c, "patch_size_t", None)
     if p is None and isinstance(getattr(c, "patch_size", None), (list, tuple)) and len(c.patch_size) == 3:
