@@ -22,8 +22,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from flopcheck.arithmetic import get_gpu
 from flopcheck.formula import formula_breakdown
+from flopcheck.gpus import get_gpu
 from flopcheck.types import ATTENTION_KINDS
 from reference_models import get_config
 

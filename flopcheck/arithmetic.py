@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from flopcheck.errors import InputError
 from flopcheck.formula import in_blocks, per_layer
-from flopcheck.gpus import GPU, get_gpu, gpus  # noqa: F401  (callers import the table from here too)
+from flopcheck.gpus import GPU
 from flopcheck.render.estimate import to_dict, to_text
 from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Scope
 from reference_models import family_of

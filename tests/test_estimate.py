@@ -7,8 +7,8 @@ import json
 import pytest
 
 from flopcheck.api import estimate
-from flopcheck.arithmetic import get_gpu
 from flopcheck.cli import main
+from flopcheck.gpus import get_gpu
 
 FLUX_FORWARD = 74_384_653_418_496  # tests/test_text_conditioned.py derives it by hand
 H100_PEAK = 989.4e12  # NVIDIA H100 SXM datasheet, dense BF16

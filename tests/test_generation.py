@@ -10,9 +10,9 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from flopcheck.arithmetic import get_gpu  # noqa: E402
 from flopcheck.exact.decode import count_generation  # noqa: E402
 from flopcheck.exact.generation import roofline  # noqa: E402
+from flopcheck.gpus import get_gpu  # noqa: E402
 
 TINY = dict(
     hidden_size=64,
