@@ -24,7 +24,8 @@ imports no torch: the verbs import it when they are called.
 
 from typing import Any
 
-from flopcheck.types import Breakdown, Count, ExactCount, Kind, Reconciliation, Scope, Term, Unit
+from flopcheck.counted import ExactCount
+from flopcheck.types import Breakdown, Count, Kind, Reconciliation, Scope, Term, Unit
 
 __version__ = "0.1.0"
 __all__ = [

@@ -21,7 +21,8 @@ if TYPE_CHECKING:  # the result types (flopcheck exports them); importing them h
     from flopcheck.auditor import Verdict
     from flopcheck.auditor.pipeline import PipelineVerdict
     from flopcheck.auditor.utilization import UtilizationVerdict
-    from flopcheck.types import Count, ExactCount, Reconciliation
+    from flopcheck.counted import ExactCount
+    from flopcheck.types import Count, Reconciliation
 
 DEFAULT_TIMEOUT_S = 600.0
 Options = dict[str, Any] | None  # a named model's input options

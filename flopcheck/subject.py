@@ -23,12 +23,13 @@ from flopcheck.types import ATTENTION_KINDS
 from reference_models import ATTN_PATHS, ConfigError, get_config
 
 if TYPE_CHECKING:
+    from flopcheck.counted import ExactCount
     from flopcheck.counters import CounterSpec
     from flopcheck.counters.pool import Job
     from flopcheck.reconciler.reference import Reference
     from flopcheck.specs.blocks import BlockList
     from flopcheck.specs.measure import Measured
-    from flopcheck.types import Count, ExactCount
+    from flopcheck.types import Count
 
 
 class Source(str, Enum):

@@ -17,11 +17,12 @@ from torch import nn
 
 from flopcheck.api import audit
 from flopcheck.auditor import Verdict
+from flopcheck.counted import ExactCount
 from flopcheck.errors import InputError
 from flopcheck.exact import count_forward, flop_kinds
 from flopcheck.fmt import commas
 from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
-from flopcheck.types import ExactCount, Unit
+from flopcheck.types import Unit
 
 
 class FlopAssertionError(AssertionError):

@@ -229,7 +229,7 @@ def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
     # the same result with an op that had no formula, as the counter records it
     from dataclasses import replace
 
-    from flopcheck.exact.counter import OpRecord
+    from flopcheck.counted import OpRecord
     from flopcheck.types import Work
 
     lost = OpRecord("blocks.*.attn", "aten.linalg_inv_ex", Work.NO_FORMULA, 0, 16, 1)

@@ -12,8 +12,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from flopcheck.auditor.claims import Claim, ClaimError
+from flopcheck.counted import ExactCount
 from flopcheck.formula import formula_breakdown, in_blocks
-from flopcheck.types import ATTENTION_KINDS, Breakdown, BySpace, ExactCount, Kind, Term, Work
+from flopcheck.types import ATTENTION_KINDS, Breakdown, BySpace, Kind, Term, Work
 from reference_models import family_of, get_config
 from reference_models.configs import DiTConfig, LatentTransformerConfig
 

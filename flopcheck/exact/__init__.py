@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from flopcheck.counted import ExactCount, OpRecord
 from flopcheck.exact import (
     ops_backend,  # noqa: F401  (registers the backend and backward kernels' formulas)
     ops_products,  # noqa: F401  (registers the products', distances' and RNNs' formulas)
 )
 from flopcheck.exact.counter import ExactCounter, count_forward
-from flopcheck.types import ExactCount, OpRecord
 from reference_models import prepare
 
 

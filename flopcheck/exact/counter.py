@@ -30,6 +30,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck import plugins
+from flopcheck.counted import ExactCount, OpRecord
 from flopcheck.exact import categories, meta_safe
 from flopcheck.exact.attention_work import collect
 from flopcheck.exact.cost import OpCost
@@ -37,7 +38,7 @@ from flopcheck.exact.masks import MaskLog
 from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, adopt
 from flopcheck.exact.routing import observing
 from flopcheck.exact.sdpa_choice import runs_fused
-from flopcheck.types import ExactCount, Kind, OpRecord, Work
+from flopcheck.types import Kind, Work
 
 
 def join(*parts: str) -> str:

@@ -22,10 +22,11 @@ import torch
 from torch import nn
 from torch.utils.checkpoint import checkpoint as recompute
 
+from flopcheck.counted import ExactCount
 from flopcheck.errors import InputError
 from flopcheck.exact import flop_kinds
 from flopcheck.exact.counter import ROOT, ExactCounter, Frame, _Event, _tensors, join, module_frames
-from flopcheck.types import ExactCount, Work
+from flopcheck.types import Work
 from reference_models import prepare
 
 

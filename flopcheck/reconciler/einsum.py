@@ -14,9 +14,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from flopcheck.counted import Shape
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.parts import Part, split
-from flopcheck.types import Count, Item, Kind, Shape, Work
+from flopcheck.types import Count, Item, Kind, Work
 
 if TYPE_CHECKING:
     from flopcheck.reconciler.reference import Reference

@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from math import prod
 
+from flopcheck.counted import OpRecord
 from flopcheck.exact import ExactCount, count_forward, flop_kinds
 from flopcheck.exact.counter import join
 from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.specs.measure import Layer, Measured, layers_of
-from flopcheck.types import Breakdown, Kind, OpRecord, Work
+from flopcheck.types import Breakdown, Kind, Work
 from reference_models import get_config, prepare
 
 LINEAR_KINDS = (Kind.LINEAR, Kind.PER_SAMPLE, Kind.HEAD, Kind.MATMUL)

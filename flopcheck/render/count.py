@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
+from flopcheck.counted import ExactCount
 from flopcheck.fmt import commas, si, table
-from flopcheck.types import Breakdown, ExactCount, Unit, Work
+from flopcheck.types import Breakdown, Unit, Work
 
 if TYPE_CHECKING:
     from flopcheck.exact.training import TrainingCount

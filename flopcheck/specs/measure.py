@@ -12,13 +12,14 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.children import one_line
+from flopcheck.counted import ExactCount, OpRecord
 from flopcheck.errors import InputError
 from flopcheck.published.structure import of_call
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.blocks import BlockList, block_lists
 from flopcheck.specs.decoding import capacity_hint, generation_of, routed
 from flopcheck.specs.fallbacks import _data_dependent, _fits_in_memory, _reads_a_value, _real_values
-from flopcheck.types import Breakdown, ExactCount, Kind, OpRecord, Work
+from flopcheck.types import Breakdown, Kind, Work
 
 if TYPE_CHECKING:
     from torch import nn

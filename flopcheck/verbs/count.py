@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from flopcheck.counted import ExactCount
 from flopcheck.errors import InputError
 from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.render.count import to_dict, to_text
-from flopcheck.types import Breakdown, ExactCount, Scope
+from flopcheck.types import Breakdown, Scope
 
 if TYPE_CHECKING:
     from flopcheck.exact.training import TrainingCount
