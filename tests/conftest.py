@@ -26,6 +26,20 @@ LARGE_WHOLE = ["DiT-XL/2", "DiT-L/4", "DiT-L/8", "DiT-XL/8"]
 LARGE_ONE_BLOCK = ["DiT-L/2", "DiT-XL/2", "DiT-XL/4"]
 
 
+# A tiny causal LM's config (transformers' Llama, Mistral, Mixtral names): 2 layers of width 64, 4 heads of 16 with
+# 2 kv heads, MLP 128, vocabulary 128; its counts are derived by hand where a test uses it
+TINY_LM = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    vocab_size=128,
+    max_position_embeddings=1024,
+    tie_word_embeddings=False,
+)
+
+
 def _jobs(names, sizes=(None,)):
     from flopcheck.counters.pool import Job
 

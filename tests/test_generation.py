@@ -10,20 +10,13 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
+from conftest import TINY_LM  # noqa: E402
+
 from flopcheck.exact.decode import count_generation  # noqa: E402
 from flopcheck.exact.generation import roofline  # noqa: E402
 from flopcheck.gpus import get_gpu  # noqa: E402
 
-TINY = dict(
-    hidden_size=64,
-    intermediate_size=128,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    num_key_value_heads=2,
-    vocab_size=128,
-    max_position_embeddings=1024,
-    tie_word_embeddings=False,
-)
+TINY = TINY_LM
 
 
 def _llama():

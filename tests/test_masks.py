@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import TINY_LM
 
 from flopcheck.exact import count_forward
 from flopcheck.exact.attention_work import causal_flash_pairs, causal_pairs, to_dict, to_lines, totals, window_pairs
@@ -81,16 +82,7 @@ def test_packed_block_diagonal_on_real_tensors_by_hand():
 
 def _tiny(cls: str, **extra):
     transformers = pytest.importorskip("transformers")
-    sizes = dict(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=128,
-        max_position_embeddings=1024,
-        tie_word_embeddings=False,
-    )
+    sizes = TINY_LM
     config = getattr(transformers, cls).config_class(**{**sizes, **extra})
     with torch.device("meta"):
         return getattr(transformers, cls)(config).eval()
