@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from torch import nn
 
     from flopcheck.reconciler.reference import Reference
-    from flopcheck.specs.measure import Layer
+    from flopcheck.specs.layers import Layer
 
 # torch-free at import: flopcheck.counters imports every adapter module, and so this one, in the parent process, which
 # runs counters in workers and never imports torch; torch and flopcheck.exact (torch) are imported where they are used

@@ -17,7 +17,8 @@ from flopcheck.counted import OpRecord
 from flopcheck.exact import ExactCount, count_forward, flop_kinds
 from flopcheck.exact.counter import join
 from flopcheck.formula import exact_matches, formula_breakdown
-from flopcheck.specs.measure import Layer, Measured, layers_of
+from flopcheck.specs.layers import Layer, layers_of
+from flopcheck.specs.measure import Measured
 from flopcheck.types import Breakdown, Kind, Work
 from reference_models import get_config, prepare
 
