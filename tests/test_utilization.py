@@ -187,16 +187,42 @@ def test_estimate_throughput_gives_mfu_and_hfu(capsys):
     assert "--batch" in capsys.readouterr().err
 
 
+def _pixart_step(t: int, s: int = 120, d: int = 1152) -> int:
+    """PixArt-alpha XL/2's exact training step per sample on t tokens: 3 x the forward derived by hand in
+    tests/test_diffusers_classes.py, less the weight-only backward of the Linears whose input needs no gradient (the
+    patch embedding 2*t*16*d, the timestep MLP's first 2*256*d, the micro-conditions' 3 rows of 2*256*384, the caption
+    projection's first 2*s*4096*d)."""
+    block = 8 * t * d * d + 4 * t * t * d + 2 * (2 * t * d * d + 2 * s * d * d) + 4 * t * s * d + 16 * t * d * d
+    once = 2 * s * (4096 * d + d * d) + 2 * t * 16 * d + 2 * (256 * d + d * d) + 12 * d * d + 64 * t * d + 1_474_560
+    return 3 * (28 * block + once) - 2 * t * 16 * d - 2 * 256 * d - 3 * 2 * 256 * 384 - 2 * s * 4096 * d
+
+
 def test_the_claims_file():
     claims = load_claims("claims/utilization.yaml")
+    verdicts = {}
     for c in claims:
         v = judge(c)
         assert str(v.verdict) == c.expect, (c.id, to_text(v))
+        verdicts[c.id] = v
     # 7,000,000 x 256 x 711,718,502,400 / (14.2 x 86,400 x 128 x 123e12) = 6.60%
     cost = judge(claims[1])
     assert cost.mfu == Fraction(7_000_000 * 256 * 711_718_502_400, 1) / (
         Fraction(142, 10) * 86_400 * 128 * 123 * 10**12
     )
+    # PixArt-alpha's stages (arXiv:2310.00426 Table 4, V100-days / 2.2 as the paper converts), over A100's 312e12:
+    # 256 px, T = 256: 893,188,767,744 per sample x 150,000 x 11,392 / (305.45 x 86,400 x 312e12) = 18.54%
+    # 512 px, T = 1,024: 3,706,790,805,504 x 100,000 x 2,560 / (145.45 x 86,400 x 312e12) = 24.20%
+    # 1024 px, T = 4,096: 19,527,286,063,104 x 16,000 x 384 / (72.73 x 86,400 x 312e12) = 6.12%
+    assert [_pixart_step(t) for t in (256, 1024, 4096)] == [893_188_767_744, 3_706_790_805_504, 19_527_286_063_104]
+    a100 = 86_400 * 312 * 10**12
+    for name, t, samples, days, shown in [
+        ("text-image-align", 256, 150_000 * 11_392, "305.45", "18.54%"),
+        ("512px", 1024, 100_000 * 2_560, "145.45", "24.20%"),
+        ("1024px", 4096, 16_000 * 384, "72.73", "6.12%"),
+    ]:
+        v = verdicts[f"pixart-alpha-{name}-cost"]
+        assert v.mfu == Fraction(_pixart_step(t) * samples) / (Fraction(days) * a100)
+        assert f"{float(v.mfu):.2%}" == shown
 
 
 LLAMA = "transformers:LlamaForCausalLM"
