@@ -50,9 +50,38 @@ def test_timm_infer_gmacs_is_fvcore(timm_table, key):
     assert v.verdict == claim.expect and v.passed
     if key == "timm-fastvit_t8":  # 0.69: the exact count rounded; fvcore's 0.70 counts the train-time branches
         return
+    if key == "timm-repvgg_a0":  # timm ran fvcore on the fused model; flopcheck's counters run it as built (1.51)
+        assert v.best.tool.count.counter == "reparameterized"
+        return
     assert "fvcore_jit" in {t.tool.count.counter for t in v.tools} | (
         {v.best.tool.count.counter} if v.best.tool else set()
     )
+
+
+@pytest.mark.integration
+def test_repvgg_figure_is_the_count_after_reparameterization(capsys):
+    # timm's 1.36 GMACs for repvgg_a0 at 224 px. By hand in MACs (widths 48, 48, 96, 192, 1280; layers 1, 2, 4, 14,
+    # 1; each stage opens with a stride-2 3x3): fused, every layer is one 3x3 conv:
+    #   112^2*3*48*9 = 16,257,024; 56^2*48*48*9 * 2 = 130,056,192; 28^2*9*(48*96 + 3*96^2) = 227,598,336;
+    #   14^2*9*(96*192 + 13*192^2) = 877,879,296; 7^2*192*1280*9 = 108,380,160; head 1280*1000 = 1,280,000
+    #   -> 1,361,451,008 MACs = 1.36 GMACs. As built each 3x3 has a 1x1 branch, 1/9 of the 3x3s' 1,360,171,008:
+    #   151,130,112 more -> 1,512,581,120 MACs = 1.51 GMACs (the exact count), so FC508 = -2 * 151,130,112 FLOPs
+    code = main(["audit", "1.36 GMACs", "--model", "timm:repvgg_a0", "--no-counters", "--json"])
+    (d,) = json.loads(capsys.readouterr().out)
+    assert code == 0 and d["verdict"] == "consistent" and d["true_flops"] == 2 * 1_512_581_120
+    assert "after reparameterization (timm's benchmark convention)" in d["sentence"]
+    assert d["reading_flops"] == 2 * 1_361_451_008 and d["findings"][0]["delta_flops"] == -2 * 151_130_112
+    code = main(["audit", "1.36 GMACs", "--model", "timm:repvgg_a0", "--no-counters"])
+    assert "FC508       reparameterized -302,260,224 FLOPs" in capsys.readouterr().out
+
+
+@pytest.mark.integration
+def test_a_model_with_nothing_to_fuse_has_no_reparameterized_reading(capsys):
+    # resnet18 has no module timm's reparameterize_model fuses: its readings are the count's alone (1.82 GMACs:
+    # 1,814,073,344 MACs by the exact count, pinned elsewhere), no FC508
+    code = main(["audit", "1.82 GMACs", "--model", "timm:resnet18", "--no-counters"])
+    out = capsys.readouterr().out
+    assert code == 0 and "FC508" not in out and "reparameterization" not in out
 
 
 def test_timm_table_spans_families():

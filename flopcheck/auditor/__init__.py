@@ -245,6 +245,14 @@ def _formula_candidates(claim: Claim, subject: Subject | None) -> tuple[list[Can
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], notes
 
 
+def _fused_candidates(claim: Claim) -> tuple[list[Candidate], list[str]]:
+    """The exact count after reparameterization (timm's benchmark convention), where the model has branches to fuse."""
+    from flopcheck.auditor import reparam  # lazy: door start-up (a second spec build, in its child)
+
+    found, notes = reparam.readings(claim)
+    return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], notes
+
+
 def _same_meaning(a: B.Reading, b: B.Reading) -> bool:
     """Two counts that mean the same work (they differ in bookkeeping only)."""
     return replace(a, norms=0) == replace(b, norms=0)
@@ -390,8 +398,9 @@ def judge(
     tool_candidates, notes = ([], ()) if ref.incomplete else _tool_candidates(claim, counters, measured)
     live = measured is not None and subject is None  # a caller's model with no subject: no structure to read
     published, formula_notes = ([], []) if ref.incomplete or live else _formula_candidates(claim, subject)
-    candidates += tool_candidates + published
-    notes = (*notes, *formula_notes)
+    fused, fused_notes = ([], []) if ref.incomplete or measured is not None else _fused_candidates(claim)
+    candidates += tool_candidates + published + fused
+    notes = (*notes, *formula_notes, *fused_notes)
     if not candidates:  # every reading is of nothing: no figure but 0 describes the model, and a claim is positive
         raise InputError(
             f"{claim.model} does no multiply-adds on this input (its exact count is 0 FLOPs): a FLOP figure of it "

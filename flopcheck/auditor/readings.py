@@ -23,6 +23,9 @@ if TYPE_CHECKING:
     from flopcheck.counters.pool import Job
 
 
+FUSED = "reparameterized"  # the name of the reading of a model counted fused (auditor.reparam), as a counter's
+
+
 @dataclass(frozen=True)
 class Convention:
     """What a counter did on the claim's model, by the reconciler: its fingerprint in words, the findings that take
@@ -71,7 +74,7 @@ class ToolReading:
     @property
     def tool(self) -> str:
         """'fvcore_jit (fvcore 0.1.5)'; a published formula by its title."""
-        if self.count.counter.startswith("formula "):
+        if self.count.counter.startswith("formula ") or self.count.counter == FUSED:
             return f"{self.count.counter} ({self.count.library})"
         return f"{self.count.counter} ({self.count.library} {self.count.version})"
 
@@ -82,6 +85,8 @@ class ToolReading:
         if self.count.counter.startswith("formula "):
             name = self.count.counter.removeprefix("formula ")
             return f"what the published formula {name} ({self.count.library}) gives{scope}"
+        if self.count.counter == FUSED:
+            return f"the exact count after reparameterization (timm's benchmark convention){scope}"
         if self.stand_in:
             return (
                 f"what {self.tool} would report{where}{scope} by its convention, carried from its count on the "

@@ -423,6 +423,13 @@ RECOMPUTE_COUNTED = cause(
     "the model FLOPs MFU is defined on",
     "count 3 x forward for model FLOPs (MFU); keep the recompute for HFU",
 )
+REPARAMETERIZED = cause(
+    "FC508",
+    "reparameterized",
+    "the model was counted fused for inference (timm's reparameterize_model, as timm's benchmark runs it: RepVGG's "
+    "3x3 + 1x1 + identity branches as one 3x3), not with the train-time branches it is built with",
+    "count the model as built for its training-time work; say 'fused' for the deployed model's",
+)
 UNEXPLAINED_RESIDUAL = cause(
     "FC901",
     "unexplained-residual",

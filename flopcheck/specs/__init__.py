@@ -99,6 +99,11 @@ class Options:
     input_size: int | None = None  # a reference DiT: its latent side (sets T)
     space: str | None = None  # a reference DiT: 'pixel' runs it on 3-channel pixels, no VAE
     blocks: int | None = None  # a stand-in: the model with only the first N blocks of its one list of blocks
+    reparam: bool = False  # timm: the model fused by timm's reparameterize_model, as timm's benchmark counts it
+
+
+# what a timm model's build notes when it has train-time branches reparameterize_model fuses (the audit reads it)
+REPARAMETERIZABLE = "has train-time branches that timm's reparameterize_model fuses"
 
 
 @dataclass(frozen=True)
@@ -123,7 +128,10 @@ class ModelSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
-        return {"text": self.text, "options": asdict(self.options)}
+        options = asdict(self.options)
+        if not options["reparam"]:  # unset: the keys of specs measured before the option stay as they were
+            del options["reparam"]
+        return {"text": self.text, "options": options}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> ModelSpec:
@@ -204,6 +212,10 @@ def parse(text: str, **options: Any) -> ModelSpec:
             f"--attn {spec.options.attn}: flopcheck can switch attention paths for reference models "
             f"and timm models; {text} runs its own"
         )
+    if spec.options.reparam and spec.source != "timm":
+        raise SpecError(
+            f"reparam fuses a timm model's train-time branches (timm's reparameterize_model); {text} is not one"
+        )
     module, _, fn = text.partition(":")
     if not fn.strip() or not module.strip():
         raise SpecError(f"model {text!r}: write PREFIX:NAME (timm:resnet50) or package.module:factory")
@@ -245,4 +257,4 @@ def _read_by_source(spec: ModelSpec) -> None:
             raise SpecError(f"{flag(a)} and {flag(b)} each give {spec.text}'s whole input: give one")
 
 
-__all__ = ["ModelSpec", "Options", "SpecError", "is_reference", "is_spec", "parse"]
+__all__ = ["REPARAMETERIZABLE", "ModelSpec", "Options", "SpecError", "is_reference", "is_spec", "parse"]

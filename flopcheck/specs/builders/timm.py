@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
+from typing import Any
 
 import timm
 import timm.layers
 import torch
 
-from flopcheck.specs import ModelSpec, SpecError
+from flopcheck.specs import REPARAMETERIZABLE, ModelSpec, SpecError
 from flopcheck.specs.binding import given
 from flopcheck.specs.builders import DEFAULT_SHAPE, image_shape
 from flopcheck.specs.built import Built
@@ -28,6 +29,7 @@ def from_timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         model = construct(lambda: timm.create_model(name, pretrained=False), device, notes, spec.text)
     finally:
         timm.layers.set_fused_attn(fused)  # type: ignore[attr-defined]
+    model = _reparameterized(model, name, o.reparam, notes)
     if o.inputs:
         return given(model, o, device, notes)
     size = tuple(model.pretrained_cfg.get("input_size", DEFAULT_SHAPE[1:]))
@@ -43,6 +45,28 @@ def from_timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
             else "input from the options"
         ],
     )
+
+
+FUSES = ("fuse", "reparameterize", "switch_to_deploy")  # the methods timm's reparameterize_model calls
+
+
+def _reparameterized(model: Any, name: str, fuse: bool, notes: list[str]) -> Any:
+    """The model as built, with a note where it has modules timm's reparameterize_model fuses (RepVGG's 3x3 + 1x1 +
+    identity branches into one 3x3); with `fuse`, fused (on the model's device: meta stays meta), else a SpecError."""
+    from timm.utils.model import reparameterize_model
+
+    fusable = sum(1 for m in model.modules() if any(hasattr(m, f) for f in FUSES))
+    if not fusable:
+        if fuse:
+            raise SpecError(f"timm:{name} has no module timm's reparameterize_model fuses: it counts as built")
+        return model
+    if not fuse:
+        notes.append(f"timm:{name} {REPARAMETERIZABLE} ({fusable} modules): counted as built, with them")
+        return model
+    with torch.device(next(model.parameters()).device):  # its kernels are made on the default device
+        fused = reparameterize_model(model, inplace=True)
+    notes.append(f"timm:{name} counted after timm's reparameterize_model fused its {fusable} modules")
+    return fused
 
 
 def _timm_known(name: str) -> None:
