@@ -30,6 +30,7 @@ from flopcheck.auditor.readings import ToolReading
 from flopcheck.errors import InputError
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
+from flopcheck.reconciler import masked
 from flopcheck.types import Attention, BySpace, Category, Effect, Finding, Kind, Space, Tier, Unit, scope_words
 
 if TYPE_CHECKING:  # a caller's own model, measured in its process: read here, never taken
@@ -111,7 +112,10 @@ class Candidate:
         return self.distance / self.value if self.value else Decimal("Infinity")
 
     def describe(self) -> str:
-        return self.tool.describe() if self.tool else self.reading.describe(self.attention, self.norm)
+        """The reading in words; a masked convention's coverage in the model's words (masked.words)."""
+        if self.tool:
+            return self.tool.describe()
+        return self.reading.describe(self.attention, self.norm, masked.words(self.findings))
 
     def fit(self, claim: Claim) -> str:
         """How the claim's digits match this reading: 'exact', 'rounded', 'truncated', 'within tolerance', or ''."""
