@@ -125,6 +125,12 @@ MASK_WORDS = {
 }
 
 
+def _mask_words(c: AttentionCall) -> str:
+    """The call's mask in words, with the pattern its values were read as ('mask tensor (values read): packed')."""
+    read = f": {c.pattern.replace(':', ' of ')}" if c.mask == "tensor" and c.pattern else ""
+    return MASK_WORDS[c.mask] + read
+
+
 def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
     """The calls' work in every convention, and which one the headline uses ('' when no call has a mask)."""
     from flopcheck.fmt import commas, table
@@ -132,8 +138,7 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
     if not masked(calls):
         return []
     rows = [
-        [c.path or "(top)", MASK_WORDS[c.mask], str(c.calls), *(commas(v) for v in c.conventions().values())]
-        for c in calls
+        [c.path or "(top)", _mask_words(c), str(c.calls), *(commas(v) for v in c.conventions().values())] for c in calls
     ]
     t = totals(calls)
     rows.append(["total", "", str(sum(c.calls for c in calls)), *(commas(v) for v in t.values())])
