@@ -114,6 +114,7 @@ class Effect(Word):
     ADDS = "adds"  # multiply-adds the model does not do are counted (per-sample layers per token, a layer twice)
     BOOKKEEPING = "bookkeeping"  # work that is not multiply-adds is counted (norms, elementwise ops, bias adds)
     SCOPE = "scope"  # another scope of the same work: a batch, one sample, CFG, steps, a training step, pixels
+    CONVENTION = "convention"  # the same work under another convention of masked attention (its needed pairs)
     UNEXPLAINED = "unexplained"  # what no cause explains
 
     @property
@@ -124,7 +125,8 @@ class Effect(Word):
     @classmethod
     def of_code(cls, code: str) -> Effect:
         """A cause's effect by its code's family (FC1xx unit, FC2xx omits, FC3xx bookkeeping, FC4xx adds, FC5xx
-        scope, FC9xx unexplained); a cause that differs from its family's names its own."""
+        scope, FC9xx unexplained); a cause that differs from its family's names its own (masked attention's
+        conventions, convention)."""
         family = {"1": cls.UNIT, "2": cls.OMITS, "3": cls.BOOKKEEPING, "4": cls.ADDS, "5": cls.SCOPE}
         return family.get(code[2:3], cls.UNEXPLAINED)
 
@@ -251,6 +253,9 @@ class Breakdown:
     symbols: tuple[tuple[str, int], ...] = ()  # the letters the formulas use, with their values
     scope: Scope = field(default_factory=Scope)
     blocks: tuple[str, ...] = ()  # a model with no formula: its block lists' paths, found from its module tree
+    # an exact count's F.scaled_dot_product_attention calls (exact.attention_work.AttentionCall), its terms counting
+    # them dense: what masked attention's conventions are read from (reconciler/masked.py)
+    attention: tuple[Any, ...] = field(default=(), compare=False, metadata=OMIT_DEFAULT)
 
     def in_blocks(self, path: str) -> bool:
         """A term of the repeated blocks: inside one of this model's block lists, or (a reference model's formula)
@@ -287,7 +292,8 @@ class Breakdown:
         prefix = scope.expr + "*"
         terms = tuple(replace(t, flops=t.flops * scope.factor, formula=f"{prefix}({t.formula})") for t in self.terms)
         symbols = self.symbols + ((("S", scope.steps),) if scope.steps > 1 else ())
-        return replace(self, terms=terms, symbols=symbols, scope=scope)
+        attention = tuple(replace(c, calls=c.calls * scope.factor) for c in self.attention)
+        return replace(self, terms=terms, symbols=symbols, scope=scope, attention=attention)
 
 
 def _sum_by(

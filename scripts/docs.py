@@ -191,6 +191,8 @@ EFFECT_WORDS = {  # what each effect does to a count, as the audit's tiers read 
     "adds": "multiply-adds the model does not do are counted (a reading with it departs from the model's work)",
     "bookkeeping": "work that is not multiply-adds is counted (a reading with it can pass, never as consistent)",
     "scope": "another scope of the same work",
+    "convention": "the same work under another convention of masked attention: the pairs its mask lets through, or "
+    "a packed batch as padded (a reading with it is a count of the model's work)",
     "unexplained": "what no cause explains (it counts as a departure)",
 }
 

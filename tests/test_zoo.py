@@ -542,3 +542,50 @@ def test_a_users_model_in_train_mode_closes_like_eval():
     assert {r["reference_flops"] for r in _runs(MHA_TRAIN).values()} == {114_688}
     assert _open(MHA_TRAIN) == []
     assert _findings(MHA_TRAIN, "torch_dispatch") == {"FC212": -65_536}
+
+
+# transformers-mixtral-tiny, float32, T = 16 tokens, d = 32, 2 layers, 4 heads of 8 (2 kv heads: k, v 16 wide), 4
+# experts of F = 64, top-2, vocabulary 1,000. q_proj and o_proj 2 x 2 x 16 x 32 x 32 = 65,536 each; k_proj and v_proj
+# 2 x 2 x 16 x 32 x 16 = 32,768 each; QK^T and attn@V 2 x 2 x 4 x 16 x 16 x 8 = 32,768 each; router 2 x 2 x 16 x 32 x 4
+# = 8,192; experts 2 layers x 16 tokens x 2 passes x (2 x 32 x 128 gate_up + 2 x 64 x 32 down) = 786,432; lm_head
+# 2 x 16 x 32 x 1,000 = 1,024,000: 2,080,768
+MIXTRAL = "zoo:transformers-mixtral-tiny"
+
+
+def test_a_tiny_mixtral_closes_for_every_counter_with_its_grouped_matmul_named():
+    assert {r["reference_flops"] for r in _runs(MIXTRAL).values()} == {2_080_768}
+    assert _open(MIXTRAL) == []
+    for counter in ("fvcore_jit", "torch_dispatch", "ptflops_aten", "torchprofile_jit", "calflops_hooks"):
+        assert _findings(MIXTRAL, counter)["FC221"] == -786_432, counter
+    # hook counters: the experts' own forward (786,432) and the router's, MixtralTopKRouter's F.linear (8,192)
+    assert _findings(MIXTRAL, "thop_hooks")["FC209"] == -794_624
+    # torchinfo counts the router by its weights rule, 128 weights x 16 rows (the first tensor of its tuple output):
+    # 2,048 MACs, the exact 4,096 FLOPs a layer (before: read as elementwise, -8,192 left open)
+    assert _findings(MIXTRAL, "torchinfo_summary")["FC209"] == -786_432
+
+
+# user-packed-sequences: documents of 3, 5, 8 tokens in one row of 16, d = 8, 2 heads of e = 4. qkv 2 x 16 x 8 x 24 =
+# 6,144; proj 2 x 16 x 8 x 8 = 2,048; attention dense (the headline) 2 heads x 16 x 16 pairs x 2 x (4 + 4) = 8,192:
+# 16,384. Needed (sum s_i^2 = 98 of 256 a head) is 3,136, in the count's 'attention'; no counter counts it so
+PACKED = "zoo:user-packed-sequences"
+
+
+def test_packed_sequences_close_for_every_counter():
+    assert {r["reference_flops"] for r in _runs(PACKED).values()} == {16_384}
+    assert _open(PACKED) == []
+    # the CPU runs the masked SDPA fused: the op counters miss all of it, dense or needed, 8,192
+    for counter in ("fvcore_jit", "torch_dispatch", "torch_profiler", "ptflops_aten", "calflops_hooks"):
+        assert _findings(PACKED, counter)["FC201"] == -8_192, counter
+    masked_codes = {"FC223", "FC224", "FC225", "FC226", "FC227", "FC228"}
+    assert not [c for c in _runs(PACKED) if masked_codes & set(_findings(PACKED, c))]
+
+
+def test_causal_lms_close_for_every_counter_with_attention_dense_or_missing():
+    # llama-tiny, T = 16, d = 32, 2 layers, 4 heads of 8: the causal SDPA dense 2 x 4 x 16 x 16 x 2 x (8 + 8) = 65,536,
+    # which the op counters miss (fused) and hook counters never see; none counts it at its causal pairs (34,816)
+    for spec in ("zoo:transformers-llama-tiny", MIXTRAL):
+        assert _open(spec) == []
+        for counter in ("fvcore_jit", "torch_dispatch", "calflops_hooks"):
+            assert _findings(spec, counter)["FC201"] == -65_536, (spec, counter)
+        assert _findings(spec, "thop_hooks")["FC204"] == -65_536
+        assert not any("FC223" in _findings(spec, c) for c in _runs(spec))

@@ -30,6 +30,7 @@ from flopcheck.auditor.readings import ToolReading
 from flopcheck.errors import InputError
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
+from flopcheck.reconciler import masked
 from flopcheck.types import Attention, BySpace, Category, Effect, Finding, Kind, Space, Tier, Unit, scope_words
 
 if TYPE_CHECKING:  # a caller's own model, measured in its process: read here, never taken
@@ -111,7 +112,10 @@ class Candidate:
         return self.distance / self.value if self.value else Decimal("Infinity")
 
     def describe(self) -> str:
-        return self.tool.describe() if self.tool else self.reading.describe(self.attention, self.norm)
+        """The reading in words; a masked convention's coverage in the model's words (masked.words)."""
+        if self.tool:
+            return self.tool.describe()
+        return self.reading.describe(self.attention, self.norm, masked.words(self.findings))
 
     def fit(self, claim: Claim) -> str:
         """How the claim's digits match this reading: 'exact', 'rounded', 'truncated', 'within tolerance', or ''."""
@@ -192,11 +196,20 @@ def _backward(claim: Claim, has_pixel: bool) -> BySpace | None:
     return BySpace(latent, claim.subject.backward(Space.PIXEL.value)) if has_pixel else BySpace(latent)
 
 
+MASKED_COVERAGES = (B.Coverage.NEEDED, B.Coverage.PADDED)  # masked attention's conventions (reconciler/masked.py)
+
+
 def _options(
-    claim: Claim, has_per_sample: bool, has_pixel: bool, has_attention: bool = True, exact_step: bool = False
+    claim: Claim,
+    has_per_sample: bool,
+    has_pixel: bool,
+    has_attention: bool = True,
+    exact_step: bool = False,
+    masks: frozenset[B.Coverage] = frozenset(),
 ) -> list[B.Reading]:
     """Readings of this claim: its stated scope fixed, what it leaves unsaid explored (attention left out only
-    where the model has attention)."""
+    where the model has attention; a masked convention only where the exact count read a mask it applies to, on the
+    latent)."""
     every = B.readings(
         batches=(claim.batch,),
         steps=(claim.steps,),
@@ -209,6 +222,7 @@ def _options(
     )
     # counted norms are a tool's habit (fvcore-era MAC counts of a whole model), not a hand formula's
     every = [r for r in every if has_attention or r.coverage not in (B.Coverage.ATTENTION_MISSING, B.Coverage.QK_ONLY)]
+    every = [r for r in every if r.coverage not in MASKED_COVERAGES or (r.coverage in masks and not r.pixel)]
     return [r for r in every if not r.norms or (r.unit is Unit.MAC and r.coverage is B.Coverage.FULL)]
 
 
@@ -373,9 +387,12 @@ def judge(
     has_per_sample = kinds.get(Kind.PER_SAMPLE, 0) > 0 and tokens.max() > 1  # T = 1: per token is per sample
     has_attention = kinds.get(Kind.ATTN_SCORE, 0) + kinds.get(Kind.ATTN_VALUE, 0) > 0
     backward = _backward(claim, pixel is not None)
+    # the calls' deltas cover the whole model's attention: a claim of it, or of the whole model
+    whole = claim.part in ("model", "attention")
+    masks = frozenset(c for c in MASKED_COVERAGES if whole and B.applies(B.Reading(coverage=c), latent))
     explanations = [
         B.explain(r, latent, pixel, tokens, norms, backward)
-        for r in _options(claim, has_per_sample, pixel is not None, has_attention, backward is not None)
+        for r in _options(claim, has_per_sample, pixel is not None, has_attention, backward is not None, masks)
     ]
     explanations = [e for e in explanations if e.flops > 0]  # a reading of nothing (no block linears in a ResNet)
     stated = B.Reading(

@@ -38,6 +38,8 @@ def read(count: Count, ref: Reference) -> list[Part]:
     a Linear) gets (weights + bias) x N x its output width; a transposed convolution, weights x its output positions.
     A module called k times is k rows of one path: read once, its rule x k, against the exact count of all k."""
     parts: list[Part] = []
+    # a weighted leaf of a type with no rule (a MoE router) whose work is linear in the exact count: its weights rule,
+    # x its output's first dimension (a tuple's first tensor, as torchinfo sizes it)
     for i, calls in _merged(count.detail):
         if (rnn := rnn_parts(i, count, ref, RNN)) is not None:
             parts += rnn
@@ -61,8 +63,8 @@ def read(count: Count, ref: Reference) -> list[Part]:
                     (K.TRANSPOSED_CONV_OVER_OUTPUT, over + (calls - 1) * (over + ref.per_instance(i.name)))
                 )
             parts += split(i.name, i.flops, components)
-        elif work is Work.LINEAR:
-            n, exact = ref.leading(i.name), ref.per_instance(i.name)
+        elif work is Work.LINEAR or _own_linear(ref, i.name, work):
+            n, exact = ref.first_rows(i.name), ref.per_instance(i.name)
             per_sample = 2 * calls * n * weights - exact  # weights x batch each call, in place of the per-token work
             parts += split(
                 i.name,
@@ -84,6 +86,14 @@ def _merged(detail: Iterable[Item]) -> list[tuple[Item, int]]:
         else:
             rows[i.name] = [i, 1]
     return [(i, n) for i, n in rows.values()]
+
+
+def _own_linear(ref: Reference, path: str, work: Work | Cause) -> bool:
+    """A leaf of a type with no rule of its own (read as elementwise by type) that has weights and whose multiply-adds
+    in the exact count are all linear (a MoE router, F.linear by its own weight): torchinfo's weights rule applies."""
+    norm = ref.norm_path[path]
+    kinds = {r.kind for r in ref.exact.counted if r.path == norm}
+    return work is Work.ELEMENTWISE and ref.weights(path)[0] > 0 and kinds == {Kind.LINEAR}
 
 
 def _is_conv(ref: Reference, path: str) -> bool:

@@ -40,6 +40,10 @@ class AttentionCall:
     needed: int  # pairs the mask allows
     flash: int  # pairs in flash tiles holding a needed pair
     calls: int = 1
+    # what the mask's values are, read (masks.pattern_of): 'causal', 'window:W', 'padding', 'causal-padding', 'packed',
+    # 'packed-causal', 'other'; '' with no mask, or a mask whose values nobody has
+    pattern: str = ""
+    padded: int = 0  # a packed mask's pairs as a padded batch computes them: n sequences x max_len^2 per matrix
 
     def flops(self, pairs: int) -> int:
         """2 * pairs * e (QK^T) + 2 * pairs * ev (attn@V), summed over its calls."""
@@ -81,11 +85,13 @@ def causal_flash_pairs(tq: int, tk: int, tile: tuple[int, int] = FLASH_TILE) -> 
 
 def collect(calls: Iterable[AttentionCall]) -> tuple[AttentionCall, ...]:
     """Calls with the same path, mask and shapes as one, their calls summed."""
-    out: dict[tuple[Any, ...], AttentionCall] = {}
+    from dataclasses import replace
+
+    out: dict[AttentionCall, AttentionCall] = {}
     for c in calls:
-        key = (c.path, c.mask, c.heads, c.tq, c.tk, c.e, c.ev, c.dense, c.needed, c.flash)
+        key = replace(c, calls=1)
         seen = out.get(key)
-        out[key] = c if seen is None else AttentionCall(*key, calls=seen.calls + c.calls)
+        out[key] = c if seen is None else replace(seen, calls=seen.calls + c.calls)
     return tuple(out.values())
 
 
@@ -119,6 +125,12 @@ MASK_WORDS = {
 }
 
 
+def _mask_words(c: AttentionCall) -> str:
+    """The call's mask in words, with the pattern its values were read as ('mask tensor (values read): packed')."""
+    read = f": {c.pattern.replace(':', ' of ')}" if c.mask == "tensor" and c.pattern else ""
+    return MASK_WORDS[c.mask] + read
+
+
 def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
     """The calls' work in every convention, and which one the headline uses ('' when no call has a mask)."""
     from flopcheck.fmt import commas, table
@@ -126,8 +138,7 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
     if not masked(calls):
         return []
     rows = [
-        [c.path or "(top)", MASK_WORDS[c.mask], str(c.calls), *(commas(v) for v in c.conventions().values())]
-        for c in calls
+        [c.path or "(top)", _mask_words(c), str(c.calls), *(commas(v) for v in c.conventions().values())] for c in calls
     ]
     t = totals(calls)
     rows.append(["total", "", str(sum(c.calls for c in calls)), *(commas(v) for v in t.values())])

@@ -56,6 +56,7 @@ class Frame:
 
 
 ROOT = Frame("", "", False)
+FIRST_OF = "[0]"  # outputs' key suffix for the shape of the first tensor of a module's tuple output
 
 
 class _Event:
@@ -261,6 +262,9 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
         if isinstance(out, torch.Tensor) and out.dim() > 0:
             self._leading.setdefault(frame.path, int(out.shape[0]))
             self._outputs.setdefault(frame.path, tuple(int(s) for s in out.shape))
+        elif isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) and out[0].dim() > 0:
+            # a tuple's first tensor, apart (FIRST_OF): what a library that sizes an output by it reads (torchinfo)
+            self._outputs.setdefault(frame.path + FIRST_OF, tuple(int(s) for s in out[0].shape))
 
     def _mha_call(
         self, frame: Frame, module: nn.MultiheadAttention, args: tuple[Any, ...], kwargs: dict[str, Any]

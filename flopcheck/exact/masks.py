@@ -60,14 +60,78 @@ def tile_pairs(allowed: torch.Tensor, tile: tuple[int, int] = FLASH_TILE) -> int
     return int((tiles.to(torch.int64) * rows[:, None] * cols[None, :]).sum())
 
 
-def read_pairs(mask: torch.Tensor, lead: tuple[int, ...], tq: int, tk: int) -> tuple[int, int]:
-    """(allowed pairs, pairs in flash tiles holding one) of a mask with values, broadcast to (*lead, tq, tk)."""
+PATTERN_SLICES = 256  # score matrices a mask's pattern is read from, one by one; past it: 'other'
+
+
+def _segments(allowed: torch.Tensor) -> list[int] | None:
+    """The lengths of the documents of a block-diagonal (tq = tk) matrix, read both ways (a pair i, j in one
+    document if either direction is allowed, so a causal one reads too); None if it is not block diagonal."""
+    t = allowed.shape[0]
+    if allowed.shape[1] != t or t < 2:
+        return None
+    both = allowed | allowed.T
+    starts = [0] + [i for i in range(1, t) if not bool(both[i, i - 1])]
+    lengths = [b - a for a, b in zip(starts, [*starts[1:], t])]
+    doc = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
+    return lengths if torch.equal(both, doc[:, None] == doc[None, :]) else None
+
+
+def _pattern(allowed: torch.Tensor) -> tuple[str, int]:
+    """(pattern, padded pairs) of one (tq, tk) matrix's allowed pairs: causal (j <= i, or bottom-right aligned
+    j <= i + tk - tq), a causal window of W keys, documents packed block-diagonal (each to itself, or causal within;
+    padded: n documents x max_len^2, causal max_len(max_len+1)/2), key padding (every row the same keys, or causal
+    over those keys), else 'other'; '' where every pair is allowed."""
+    tq, tk = allowed.shape
+    if bool(allowed.all()):
+        return "", 0
+    ones = torch.ones(tq, tk, dtype=torch.bool)
+    causal = next((c for c in (ones.tril(), ones.tril(tk - tq)) if torch.equal(allowed, c)), None)
+    if causal is not None:
+        return "causal", 0
+    w = int(allowed[-1].sum())
+    if 0 < w < tk and torch.equal(allowed, ones.tril(tk - tq) & ~ones.tril(tk - tq - w)):
+        return f"window:{w}", 0
+    lengths = _segments(allowed)
+    if lengths is not None and len(lengths) > 1:
+        doc = torch.repeat_interleave(torch.arange(len(lengths)), torch.tensor(lengths))
+        block = doc[:, None] == doc[None, :]
+        m = max(lengths)
+        if torch.equal(allowed, block):
+            return "packed", len(lengths) * m * m
+        if torch.equal(allowed, block & ones.tril()):
+            return "packed-causal", len(lengths) * m * (m + 1) // 2
+    keys = allowed.any(dim=0)
+    if torch.equal(allowed, keys[None, :].expand(tq, tk)):
+        return "padding", 0
+    if torch.equal(allowed, ones.tril(tk - tq) & keys[None, :]):
+        return "causal-padding", 0
+    return "other", 0
+
+
+def pattern_of(allowed: torch.Tensor) -> tuple[str, int]:
+    """(pattern, padded pairs) of a mask's (..., tq, tk) matrices: the one pattern they share (a window of one W),
+    else 'other'; padded summed over them."""
+    tq, tk = allowed.shape[-2:]
+    slices = allowed.reshape(-1, tq, tk)
+    if slices.shape[0] > PATTERN_SLICES:
+        return "other", 0
+    found = [_pattern(s) for s in slices]
+    kinds = {p for p, _ in found}
+    if len(kinds) != 1:
+        return "other", 0
+    return kinds.pop(), sum(padded for _, padded in found)
+
+
+def read_pairs(mask: torch.Tensor, lead: tuple[int, ...], tq: int, tk: int) -> tuple[int, int, str, int]:
+    """(allowed pairs, pairs in flash tiles holding one, its pattern, padded pairs: pattern_of) of a mask with
+    values, broadcast to (*lead, tq, tk)."""
     full = mask.expand(*lead, tq, tk) if mask.dim() <= len(lead) + 2 else mask
     small, factor = _compact(full)
     if small.numel() > CPU_LIMIT:
         raise ValueError(f"a mask of {small.numel():,} elements, past {CPU_LIMIT:,}")
     allowed = _allowed(small.to("cpu"))
-    return int(allowed.sum()) * factor, tile_pairs(allowed) * factor
+    pattern, padded = pattern_of(allowed)
+    return int(allowed.sum()) * factor, tile_pairs(allowed) * factor, pattern, padded * factor
 
 
 class MaskLog:
@@ -77,7 +141,7 @@ class MaskLog:
         self.calls: list[AttentionCall] = []
         self.values = WeakTensorKeyDictionary()  # a meta mask transformers made -> its values on the CPU
         # one mask shared by every layer: read once (the entry holds the mask, so its id is not reused)
-        self._read: dict[tuple[Any, ...], tuple[torch.Tensor, tuple[int, int]]] = {}
+        self._read: dict[tuple[Any, ...], tuple[torch.Tensor, tuple[int, int, str, int]]] = {}
         self._saved: dict[str, Callable[..., Any]] = {}
 
     def __enter__(self) -> MaskLog:
@@ -130,7 +194,7 @@ class MaskLog:
                 return real.as_strided(mask.shape, mask.stride(), mask.storage_offset())
         return None
 
-    def _pairs(self, values: torch.Tensor, lead: tuple[int, ...], tq: int, tk: int) -> tuple[int, int]:
+    def _pairs(self, values: torch.Tensor, lead: tuple[int, ...], tq: int, tk: int) -> tuple[int, int, str, int]:
         """read_pairs, once per mask and shape (the entry holds the mask, so its id is not reused)."""
         key = (id(values), _shape(values), values.stride(), lead, tq, tk)
         if key not in self._read:
@@ -151,19 +215,20 @@ class MaskLog:
         heads = prod(lead)
         dense = heads * tq * tk
         mask, causal = given.get("attn_mask"), bool(given.get("is_causal", False))
-        kind, needed, flash = "none", dense, dense
+        kind, needed, flash, pattern, padded = "none", dense, dense, "", 0
         if causal:
             kind, needed, flash = "causal", heads * causal_pairs(tq, tk), heads * causal_flash_pairs(tq, tk)
+            pattern = "causal"
         elif isinstance(mask, torch.Tensor):
             values = self._values_of(mask)
             if values is None:
                 kind = "unknown"
             else:
                 try:
-                    kind, (needed, flash) = "tensor", self._pairs(values, tuple(lead), tq, tk)
+                    kind, (needed, flash, pattern, padded) = "tensor", self._pairs(values, tuple(lead), tq, tk)
                 except Exception:  # noqa: BLE001 - a mask too large or of a layout not read: dense, and said
                     kind, needed, flash = "unread", dense, dense
-        self.calls.append(AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash))
+        self.calls.append(AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash, 1, pattern, padded))
 
 
 def _shadow(mask: torch.Tensor) -> torch.Tensor | None:

@@ -21,6 +21,7 @@ from typing import TypeVar
 from flopcheck.errors import InputError
 from flopcheck.formula import per_layer
 from flopcheck.reconciler import causes as K
+from flopcheck.reconciler import masked
 from flopcheck.types import Attention, Breakdown, BySpace, Finding, Kind, Unit, Word, scope_words
 
 
@@ -32,6 +33,8 @@ class Coverage(Word):
     QK_ONLY = "qk-only"
     BLOCKS_ONLY = "blocks-only"
     LINEAR_ONLY = "linear-only"
+    NEEDED = "attention-needed"  # masked attention at the pairs its masks let through (reconciler/masked.py)
+    PADDED = "packed-padded"  # packed sequences as a padded batch, n x max_len^2
 
     @property
     def words(self) -> str:
@@ -41,6 +44,8 @@ class Coverage(Word):
             "qk-only": "QK^T only",
             "blocks-only": "blocks only (24Td^2 + 4T^2d)",
             "linear-only": "block linears only (12Td^2)",
+            "attention-needed": "attention counted as needed under its masks",
+            "packed-padded": "packed sequences counted as padded",
         }[self.value]
 
     @property
@@ -71,11 +76,12 @@ class Reading:
     norms: int = 0  # LayerNorm work counted, in the reading's unit per normalised element (fvcore 4, thop 2)
     exact_step: bool = False  # training: the exact backward, not the 3x rule
 
-    def describe(self, attention: bool = True, norm: str = "LayerNorm") -> str:
+    def describe(self, attention: bool = True, norm: str = "LayerNorm", coverage: str = "") -> str:
         """'MACs, attention counted, CFG x2'; of a model without attention, 'every layer counted'; `norm`: the
-        model's norms by name ('BatchNorm' on a ResNet)."""
+        model's norms by name ('BatchNorm' on a ResNet); `coverage`: its coverage in the model's own words (masked
+        attention's: 'causal attention counted as needed, T(T+1)/2 pairs')."""
         full = self.coverage is Coverage.FULL and not attention
-        parts = [self.unit.value + "s", "every layer counted" if full else self.coverage.words]
+        parts = [self.unit.value + "s", "every layer counted" if full else coverage or self.coverage.words]
         parts += [f"{norm} {self.norms} per element"] if self.norms else []
         parts += ["adaLN per token"] if self.per_sample_per_token else []
         parts += scope_words(
@@ -138,6 +144,8 @@ def applies(reading: Reading, b: Breakdown) -> bool:
         Coverage.BLOCKS_ONLY: _block_linears(b),
         Coverage.ATTENTION_MISSING: attention,
         Coverage.QK_ONLY: kinds.get(Kind.ATTN_VALUE, 0),
+        Coverage.NEEDED: len(masked.needed(b.attention)),
+        Coverage.PADDED: len(masked.padded(b.attention)),
     }
     if not needs.get(reading.coverage, 1) or (reading.per_sample_per_token and not kinds.get(Kind.PER_SAMPLE, 0)):
         return False
@@ -157,6 +165,10 @@ def _covered(b: Breakdown, coverage: Coverage, per_token: bool, tokens: int) -> 
         findings.append(
             K.VIT_SHORTCUT.finding(_block_linears(b) - b.total, "only the blocks' qkv, proj and MLP counted")
         )
+    elif coverage is Coverage.NEEDED:
+        findings += masked.needed(b.attention)
+    elif coverage is Coverage.PADDED:
+        findings += masked.padded(b.attention)
     elif coverage is Coverage.BLOCKS_ONLY:
         per_layer = _per_layer_formula(b)
         kept = per_layer if per_layer is not None else _block_linears(b) + score + value

@@ -193,6 +193,62 @@ DISTANCE_UNCOUNTED = cause(
     "count at the dispatch level with a formula for the distance op (flopcheck's exact count), or write the distance "
     "as a matmul the counter sees",
 )
+# masked attention's conventions (reconciler/masked.py): each against the exact count's dense headline, its delta from
+# the count's own attention records of the calls with that mask (needed - dense, or padded - dense)
+CAUSAL_AS_NEEDED = cause(
+    "FC223",
+    "causal-counted-as-needed",
+    "causal attention was counted at the pairs its mask lets through, T(T+1)/2 of the T^2 a head (each query the keys "
+    "up to it), where the dense count (the headline; PaLM's, torchtitan's) and a math kernel take all T^2",
+    "state the convention: dense counts T^2 a head, needed T(T+1)/2 (flopcheck count gives both: 'attention')",
+    attention=Attention.COUNTED,
+    effect=Effect.CONVENTION,
+)
+WINDOW_AS_NEEDED = cause(
+    "FC224",
+    "window-counted-as-needed",
+    "sliding-window attention was counted at the pairs its window lets through, sum over rows of min(i + 1, W) a head, "
+    "where the dense count (the headline: the window ignored) and a math kernel take all T^2",
+    "state the convention: dense counts T^2 a head, needed sum_i min(i + 1, W) (flopcheck count gives both)",
+    attention=Attention.COUNTED,
+    effect=Effect.CONVENTION,
+)
+PADDING_LEFT_OUT = cause(
+    "FC225",
+    "padding-left-out",
+    "attention under a key-padding mask was counted over the real tokens' keys only (with causal, the keys up to each "
+    "query), where the dense count (the headline: padding counted) and a math kernel take every padded key too",
+    "state the convention: dense counts the padded length's T^2 a head, needed the mask's allowed pairs",
+    attention=Attention.COUNTED,
+    effect=Effect.CONVENTION,
+)
+PACKED_AS_NEEDED = cause(
+    "FC226",
+    "packed-counted-as-needed",
+    "packed sequences (one row, a block-diagonal mask) were counted at sum s_i^2 a head (sum s_i(s_i+1)/2, causal "
+    "within each), each document attending to itself, where the dense count (the headline) takes the row's T^2",
+    "state the convention: dense counts (sum s_i)^2 a head, needed sum s_i^2 (flopcheck count --device cpu reads it)",
+    attention=Attention.COUNTED,
+    effect=Effect.CONVENTION,
+)
+PACKED_AS_PADDED = cause(
+    "FC227",
+    "packed-counted-as-padded",
+    "packed sequences were counted as a padded batch, n sequences x max_len^2 a head (max_len(max_len+1)/2, causal), "
+    "not the packed row's T^2 (dense, the headline) nor sum s_i^2 (needed)",
+    "state the convention: padded n x max_len^2, packed dense (sum s_i)^2, needed sum s_i^2 a head",
+    attention=Attention.COUNTED,
+    effect=Effect.CONVENTION,
+)
+MASK_AS_NEEDED = cause(
+    "FC228",
+    "mask-counted-as-needed",
+    "attention under a mask tensor of no pattern named here was counted at the pairs it lets through (its True "
+    "entries), where the dense count (the headline) and a math kernel take every pair",
+    "state the convention: dense counts every pair, needed the mask's allowed pairs (flopcheck count gives both)",
+    attention=Attention.COUNTED,
+    effect=Effect.CONVENTION,
+)
 # the ops these two causes name, by bare name
 GROUPED_MM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm", "_scaled_grouped_mm_v2"})
 DISTANCE_OPS = frozenset({"cdist", "_cdist_forward", "_euclidean_dist"})

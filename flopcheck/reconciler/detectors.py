@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flopcheck.reconciler import causes as K
+from flopcheck.reconciler import masked
 from flopcheck.reconciler.attention_kinds import missing_half
 from flopcheck.reconciler.parts import Part, bare
 from flopcheck.types import Count, Finding, Kind, Skip, Work
@@ -231,7 +232,7 @@ def _attention(ev: Evidence) -> Finding | None:
     got_score, got_value = ev.flops(Kind.ATTN_SCORE), ev.flops(Kind.ATTN_VALUE)
     counted = ev.flops(Work.ATTENTION) + got_score + got_value
     split = bool(ev.of_work(Kind.ATTN_SCORE, Kind.ATTN_VALUE))
-    if counted == score + value:
+    if counted == score + value or _masked_convention(ev):
         return None
     if split and (got_score, got_value) == (0, value) and score:
         return K.QK_MISSING.finding(-score, "attn@V counted, QK^T not")
@@ -247,6 +248,24 @@ def _attention(ev: Evidence) -> Finding | None:
             said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention {which}"
             return K.FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
     return _half_missing(ev, counted, score, value)
+
+
+def _masked_convention(ev: Evidence) -> list[Finding]:
+    """The counter's attention at its masks' needed pairs (or packed documents as padded), to the FLOP: the exact
+    count's own records of the calls with those masks give each cause's delta (reconciler/masked.py)."""
+    calls = ev.ref.exact.attention
+    counted = ev.flops(Work.ATTENTION) + ev.flops(Kind.ATTN_SCORE) + ev.flops(Kind.ATTN_VALUE)
+    dense = ev.ref.kinds(Kind.ATTN_SCORE, Kind.ATTN_VALUE)
+    for found in (masked.needed(calls), masked.padded(calls)):
+        if found and counted == dense + sum(f.delta for f in found):
+            return found
+    return []
+
+
+@detects(*masked.MASKED_CAUSES)
+def _masked(ev: Evidence) -> list[Finding]:
+    """Masked attention counted under another convention than the dense headline: each pattern's cause."""
+    return _masked_convention(ev)
 
 
 def _half_missing(ev: Evidence, counted: int, score: int, value: int) -> Finding | None:

@@ -15,7 +15,7 @@ from math import prod
 
 from flopcheck.counted import OpRecord
 from flopcheck.exact import ExactCount, count_forward, flop_kinds
-from flopcheck.exact.counter import join
+from flopcheck.exact.counter import FIRST_OF, join
 from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.specs.layers import Layer, layers_of
 from flopcheck.specs.measure import Measured
@@ -102,6 +102,13 @@ class Reference:
         convolution's); None where the forward recorded no output there."""
         shape = self.exact.outputs.get(path)
         return None if shape is None or len(shape) < 2 else prod(shape) // shape[1]
+
+    def first_rows(self, path: str) -> int:
+        """The first dimension of the module's output at an exact path as a library that sizes an output by its first
+        tensor reads it (torchinfo): its tensor's, or the first tensor's of a tuple (a MoE router's logits); else
+        the batch."""
+        shape = self.exact.outputs.get(path + FIRST_OF)
+        return shape[0] if shape else self.leading(path)
 
     def weights(self, path: str) -> tuple[int, int]:
         """(weight elements, bias elements) of the layer at an exact path."""

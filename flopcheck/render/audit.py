@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor import CLOSE_LIMIT, Candidate, Verdict
 from flopcheck.fmt import commas, si
+from flopcheck.reconciler import masked
 from flopcheck.types import Space, Tier, Unit, scope_words
 
 if TYPE_CHECKING:  # readings run counters: rendering imports none of that
@@ -150,7 +151,9 @@ def fingerprint_words(v: Verdict) -> str:
     adaln = ["per-sample layers per token"] if r.per_sample_per_token else []
     tools = [f"tool: {', '.join(dict.fromkeys(_tool(t).tool for t in v.tools))}"] if v.tools else []
     coverage = (
-        "every layer counted" if r.coverage.words == "attention counted" and not b.attention else r.coverage.words
+        "every layer counted"
+        if r.coverage.words == "attention counted" and not b.attention
+        else masked.words(b.findings) or r.coverage.words
     )
     return " · ".join(
         [

@@ -386,7 +386,9 @@ class Measured:
 
     def breakdown(self) -> Breakdown:
         """The exact count as the reference breakdown: one term per path and kind."""
-        return Breakdown(self.text, self.exact.terms(), blocks=tuple(b.path for b in self.blocks))
+        return Breakdown(
+            self.text, self.exact.terms(), blocks=tuple(b.path for b in self.blocks), attention=self.exact.attention
+        )
 
     def in_blocks(self, path: str) -> bool:
         """A normalised path inside one of the block lists."""

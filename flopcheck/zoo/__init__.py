@@ -137,6 +137,12 @@ ZOO: tuple[Entry, ...] = (
         "grouped-query attention, RoPE, SwiGLU, RMSNorm",
         {"config": "llama-tiny.json", "text_tokens": 16},
     ),
+    Entry(
+        "transformers-mixtral-tiny",
+        "transformers:MixtralForCausalLM",
+        "a causal LM whose MLPs are 4 routed experts, top-2 (aten._grouped_mm), float32",
+        {"config": "mixtral-tiny.json", "text_tokens": 16},
+    ),
     # user-style modules
     Entry("user-mha-lstm", _here("mha_lstm"), "nn.MultiheadAttention, an LSTM and an einsum"),
     Entry("user-einsum-attention", _here("einsum_attention"), "QK^T and attn@V as einsums, then a GRU"),
@@ -150,6 +156,9 @@ ZOO: tuple[Entry, ...] = (
     Entry("user-cdist-codebook", _here("cdist_codebook"), "torch.cdist to a codebook (aten._euclidean_dist)"),
     Entry("user-grid-warp", _here("grid_warp"), "F.grid_sample between two convolutions"),
     Entry("user-video-pool", _here("video_pool"), "Conv3d, 3-D average pooling, r3d_18's head"),
+    Entry(
+        "user-packed-sequences", _here("packed"), "documents of 3, 5, 8 tokens packed in one row: a block-diagonal mask"
+    ),
     Entry("user-window-sdpa", _here("window_sdpa"), "5-D windowed SDPA (the CPU's math path) and 4-D SDPA (fused)"),
     Entry(
         "user-mha-lstm-train",

@@ -1,30 +1,6 @@
-"""Packed sequences: three documents of 3, 5 and 8 tokens in one row of 16, attending within their own document
-through a block-diagonal mask built from their offsets (cu_seqlens), as packed LM training does."""
+"""Packed sequences (the zoo's user-packed-sequences): three documents of 3, 5 and 8 tokens in one row of 16 under a
+block-diagonal mask, as a spec the tests name by file (packed:model, packed:inputs)."""
 
-import torch
-import torch.nn.functional as F
+from flopcheck.zoo.packed import inputs, model
 
-
-class PackedAttention(torch.nn.Module):
-    def __init__(self, dim: int = 8, heads: int = 2):
-        super().__init__()
-        self.heads = heads
-        self.qkv = torch.nn.Linear(dim, 3 * dim)
-        self.proj = torch.nn.Linear(dim, dim)
-
-    def forward(self, x, cu_seqlens):  # x (1, T, dim), cu_seqlens (n + 1,): document offsets, 0 ... T
-        b, t, d = x.shape
-        q, k, v = self.qkv(x).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)  # (b, h, T, e)
-        lengths = cu_seqlens[1:] - cu_seqlens[:-1]  # (n,)
-        doc = torch.repeat_interleave(torch.arange(len(lengths), device=x.device), lengths)  # (T,): each token's doc
-        mask = doc[:, None] == doc[None, :]  # (T, T): block diagonal
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (b, h, T, e)
-        return self.proj(out.transpose(1, 2).reshape(b, t, d))
-
-
-def model():
-    return PackedAttention()
-
-
-def inputs(model):
-    return (torch.zeros(1, 16, 8), torch.tensor([0, 3, 8, 16]))
+__all__ = ["inputs", "model"]
