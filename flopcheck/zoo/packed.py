@@ -22,7 +22,8 @@ class PackedAttention(nn.Module):
         doc = torch.repeat_interleave(torch.arange(len(lengths), device=x.device), lengths)  # (T,): each token's doc
         mask = doc[:, None] == doc[None, :]  # (T, T): block diagonal
         out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (b, h, T, e)
-        return self.proj(out.transpose(1, 2).reshape(b, t, d))
+        projected: torch.Tensor = self.proj(out.transpose(1, 2).reshape(b, t, d))  # (b, T, dim)
+        return projected
 
 
 def model() -> PackedAttention:
