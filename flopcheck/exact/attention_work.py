@@ -31,6 +31,8 @@ class AttentionCall:
 
     path: str  # normalised module path of the call
     mask: str  # 'none', 'causal', 'tensor' (values read), 'unknown' (on meta: no values), 'unread' (too large): dense
+    # a flex_attention BlockMask (exact/block_mask.py): 'block' (blocks read; flash = the listed blocks' pairs),
+    # 'block-approx' (its mask_mod's pairs not read: needed = the listed blocks'), 'block-unknown' (on meta): dense
     heads: int  # batch x query heads: score matrices
     tq: int
     tk: int
@@ -122,6 +124,9 @@ MASK_WORDS = {
     "tensor": "mask tensor (values read)",
     "unknown": "mask on meta: values unknown, counted dense",
     "unread": "mask not read (too large): counted dense",
+    "block": "block mask (blocks read)",
+    "block-approx": "block mask (blocks read; mask_mod's pairs not read)",
+    "block-unknown": "block mask on meta: blocks unknown, counted dense",
 }
 
 
@@ -165,6 +170,26 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
             "  a mask given as a tensor on meta has no values: those calls count dense in every convention; count "
             "on real tensors (--device cpu) to read it"
         )
+    lines.extend(_block_notes(calls))
+    return lines
+
+
+def _block_notes(calls: tuple[AttentionCall, ...]) -> list[str]:
+    """What a flex_attention BlockMask's calls count, in words (none without one)."""
+    kinds = {c.mask for c in calls}
+    lines = []
+    if kinds & {"block", "block-approx"}:
+        lines.append(
+            "  a flex_attention block mask: needed counts its listed blocks' pairs (a partial block's under its "
+            "mask_mod), executed (flash column) every listed block whole, as flex runs it"
+        )
+    if "block-approx" in kinds:
+        lines.append("  a block mask whose mask_mod was not read: its partial blocks count whole in needed too")
+    if "block-unknown" in kinds:
+        lines.append(
+            "  a flex_attention block mask on meta has no values: those calls count dense in every convention; "
+            "count on real tensors (--device cpu) to read its blocks"
+        )
     return lines
 
 
@@ -180,7 +205,7 @@ def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict[str, Any
         "executed_flash_flops": t["executed_flash"],
         "executed_math_flops": t["executed_math"],
         **({"attn_kernel": kernel, "executed_flops": executed} if kernel else {}),
-        "masks_unknown": any(c.mask in ("unknown", "unread") for c in calls),
+        "masks_unknown": any(c.mask in ("unknown", "unread", "block-unknown") for c in calls),
         "calls": [{**asdict(c), **{f"{k}_flops": v for k, v in c.conventions().items()}} for c in calls],
     }
 

@@ -31,7 +31,7 @@ from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck import plugins
 from flopcheck.counted import ExactCount, OpRecord
-from flopcheck.exact import categories, meta_safe
+from flopcheck.exact import block_mask, categories, meta_safe
 from flopcheck.exact.attention_work import collect
 from flopcheck.exact.cost import OpCost
 from flopcheck.exact.masks import MaskLog
@@ -306,6 +306,9 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
         formula if it has one, else recorded as multiply-add work without a formula."""
         with _disable_current_modes():
             out = func(*args, **kwargs)
+            flexed = block_mask.note(func, args, self.frame.norm_path)  # its BlockMask's blocks, read (None: other op)
+        if flexed is not None:
+            self._sdpa.masks.calls.append(flexed)
         if func in FORMULAS:
             self._count(func, args, kwargs, out)
         else:

@@ -28,6 +28,7 @@ NEEDED_BY_PATTERN = {
     "packed": K.PACKED_AS_NEEDED,
     "packed-causal": K.PACKED_AS_NEEDED,
     "other": K.MASK_AS_NEEDED,
+    "block mask": K.MASK_AS_NEEDED,  # a flex_attention BlockMask's listed blocks (exact.block_mask)
 }
 MASKED_CAUSES = (*dict.fromkeys(NEEDED_BY_PATTERN.values()), K.PACKED_AS_PADDED)
 
@@ -40,6 +41,7 @@ RULE = {
     "packed": "packed documents: sum s_i^2 of (sum s_i)^2",
     "packed-causal": "packed documents, causal within each: sum s_i(s_i+1)/2",
     "other": "a mask tensor's True pairs",
+    "block mask": "a block mask's listed blocks' pairs",
 }
 
 
