@@ -85,3 +85,16 @@ def test_block_mask_on_meta_counts_dense_and_says_so():
     assert (call.mask, call.needed, call.flash) == ("block-unknown", 131_072, 131_072)
     assert to_dict(count.attention)["masks_unknown"]
     assert any("block mask on meta has no values" in line for line in to_lines(count.attention))
+
+
+def test_partial_blocks_unread_count_whole_and_say_so(monkeypatch):
+    # the mask_mod past the CPU limit: its 4 partial diagonal blocks count whole, needed = executed = 40,960 a head
+    import flopcheck.exact.block_mask as bm
+
+    monkeypatch.setattr(bm, "CPU_LIMIT", 0)
+    block_mask = create_block_mask(lambda b, h, qi, ki: qi >= ki, None, None, 256, 256, device="cpu", BLOCK_SIZE=64)
+    q = torch.randn(1, 2, 256, 16)
+    count = count_forward(Flex(block_mask), (q, q, q))
+    (call,) = count.attention
+    assert (call.mask, call.needed, call.flash) == ("block-approx", 81_920, 81_920)
+    assert any("mask_mod was not read" in line for line in to_lines(count.attention))
