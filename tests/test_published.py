@@ -16,7 +16,8 @@ import json
 import pytest
 
 from flopcheck.published import FORMULAS, Exact
-from flopcheck.published.reconcile import explain
+from flopcheck.errors import InputError
+from flopcheck.published.reconcile import explain, names
 from flopcheck.published.structure import DIT, LM, Structure
 
 LLAMA3_8B = Structure(
@@ -148,6 +149,14 @@ def test_causes_close_a_formula_with_its_conventions_and_a_wrong_one_is_left_une
     # a step 1 FLOP off is a residual of 1, FC901, never absorbed by a cause
     off = explain(FORMULAS["megatron"], LLAMA3_8B, Exact(exact.forward, exact.attention, exact.step + 1), "x")
     assert off.residual == -1 and off.findings[-1].code == "FC901"
+
+
+def test_a_misspelled_formula_is_one_line_with_the_name_it_is_close_to():
+    with pytest.raises(InputError) as e:
+        names(["palm", "plam"])
+    assert str(e.value).startswith("unknown formula 'plam': did you mean palm? use all or one of chinchilla, hf,")
+    with pytest.raises(InputError, match=r"^unknown formula 'zzz': use all or one of "):
+        names("zzz")
 
 
 def test_a_training_formula_without_a_training_step_asks_for_one():

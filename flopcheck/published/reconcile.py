@@ -3,6 +3,7 @@ residual, the reference the exact training step for a training formula and the e
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 from flopcheck.errors import InputError
@@ -21,7 +22,9 @@ def names(asked: str | list[str] | tuple[str, ...]) -> list[str]:
     chosen = list(FORMULAS) if "all" in asked else list(dict.fromkeys(asked))
     unknown = [n for n in chosen if n not in FORMULAS]
     if unknown:
-        raise InputError(f"unknown formula {unknown[0]!r}: use all or one of {', '.join(FORMULAS)}")
+        close = difflib.get_close_matches(unknown[0], list(FORMULAS), n=1, cutoff=0.6)
+        mean = f"did you mean {close[0]}? " if close else ""
+        raise InputError(f"unknown formula {unknown[0]!r}: {mean}use all or one of {', '.join(FORMULAS)}")
     return chosen
 
 
