@@ -11,6 +11,8 @@ import pytest
 # counters' outputs are audit readings, cached on disk: one folder for this test session (and its CLI children),
 # never the user's ~/.cache
 os.environ.setdefault("FLOPCHECK_CACHE", tempfile.mkdtemp(prefix="flopcheck-test-cache-"))
+if os.environ.get("PYTEST_XDIST_WORKER"):  # two workers on two cores: one torch thread each (their children too)
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 TIMM_CLAIMS = "claims/timm_infer_gmacs.yaml"  # audited with fvcore alone (test_verdicts)
 MODELS = Path(__file__).resolve().parent / "models"  # small user models, importable as specs once on sys.path
@@ -136,8 +138,19 @@ INTEGRATION_MODULES = {
 COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
 
 
+# The suite runs on two pytest-xdist workers (`-n 2 --dist loadgroup`, pyproject's addopts): a test is sent to
+# whichever worker is free, except that the modules sharing the session's counter runs go to one worker together
+# (the runs are made once, not once a worker), as does each module whose module-scoped fixture is a real run.
+SHARED_RUNS = {"test_audit", "test_counters", "test_reconcile", "test_verdicts"}
+MODULE_RUNS = {"test_diffusers", "test_pipelines", "test_published", "test_report"}
+
+
 def pytest_collection_modifyitems(items):
     for item in items:
         module = item.module.__name__.rpartition(".")[2]
         if module in INTEGRATION_MODULES or COUNTER_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.integration)
+        if module in SHARED_RUNS or COUNTER_FIXTURES & set(item.fixturenames):
+            item.add_marker(pytest.mark.xdist_group("shared-counter-runs"))
+        elif module in MODULE_RUNS:
+            item.add_marker(pytest.mark.xdist_group(module))
