@@ -197,6 +197,7 @@ def _pixart_step(t: int, s: int = 120, d: int = 1152) -> int:
     return 3 * (28 * block + once) - 2 * t * 16 * d - 2 * 256 * d - 3 * 2 * 256 * 384 - 2 * s * 4096 * d
 
 
+@pytest.mark.integration  # its PixArt claims build a diffusers model in a child, three times (about 40 s)
 def test_the_claims_file():
     claims = load_claims("claims/utilization.yaml")
     verdicts = {}
