@@ -138,11 +138,23 @@ INTEGRATION_MODULES = {
 COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
 
 
-# The suite runs on two pytest-xdist workers (`-n 2 --dist loadgroup`, pyproject's addopts): a test is sent to
-# whichever worker is free, except that the modules sharing the session's counter runs go to one worker together
-# (the runs are made once, not once a worker), as does each module whose module-scoped fixture is a real run.
-SHARED_RUNS = {"test_audit", "test_counters", "test_reconcile", "test_verdicts"}
-MODULE_RUNS = {"test_diffusers", "test_pipelines", "test_published", "test_report"}
+# The suite runs on two pytest-xdist workers (`-n 2 --dist loadgroup`, pyproject's addopts): a test goes to whichever
+# worker is free, but a test that takes the session's counter runs goes with every other such test to one worker (the
+# runs are made once, not once a worker), and a test that takes a module-scoped fixture (or sits in a module whose
+# tests share a cached run) goes with the rest of its module.
+SHARED_RUNS = COUNTER_FIXTURES | {"committed_verdicts"}
+CACHED_MODULES = {"test_zoo", "test_causes_detail"}  # their tests read one functools.cache'd run
+
+
+def _group(item) -> str | None:
+    """The xdist group a test runs in: the shared counter runs', its module's, or none."""
+    module = item.module.__name__.rpartition(".")[2]
+    if SHARED_RUNS & set(item.fixturenames):
+        return "shared-counter-runs"
+    defs = item._fixtureinfo.name2fixturedefs.values()
+    if module in CACHED_MODULES or any(d.scope in ("module", "class", "package") for ds in defs for d in ds):
+        return module
+    return None
 
 
 def pytest_collection_modifyitems(items):
@@ -150,7 +162,5 @@ def pytest_collection_modifyitems(items):
         module = item.module.__name__.rpartition(".")[2]
         if module in INTEGRATION_MODULES or COUNTER_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.integration)
-        if module in SHARED_RUNS or COUNTER_FIXTURES & set(item.fixturenames):
-            item.add_marker(pytest.mark.xdist_group("shared-counter-runs"))
-        elif module in MODULE_RUNS:
-            item.add_marker(pytest.mark.xdist_group(module))
+        if group := _group(item):
+            item.add_marker(pytest.mark.xdist_group(group))
