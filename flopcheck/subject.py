@@ -292,6 +292,13 @@ class Subject:
             return ""
         return f"{self.text} exists on meta only: counters execute it on real tensors"
 
+    def resizes(self) -> tuple[str, ...]:
+        """The input options a spec's source builds its input from (specs.SOURCES); none for a reference or a live
+        model."""
+        from flopcheck.specs import SOURCES
+
+        return SOURCES[self.named.source].reads if self.source is Source.SPEC else ()
+
     def stand_ins(self) -> list[Job]:
         """The counters' jobs on smaller configs of the same architecture (its config's stand_ins); none for a spec."""
         if self.source is not Source.REFERENCE:

@@ -98,7 +98,7 @@ class Tier(Word):
     CLOSE = "close"  # within 1% of a count, a rounding or a bookkeeping convention
     WRONG = "wrong"  # the convention is identified, the number is off by more than 1%
     UNEXPLAINED = "unexplained"  # no reading within 10%
-    INCOMPLETE = "incomplete"  # the exact count lacks a formula for some op: no verdict
+    INCOMPLETE = "incomplete"  # the exact count lacks a formula for some op, or a due reading was not made: no verdict
 
     @property
     def passes(self) -> bool:

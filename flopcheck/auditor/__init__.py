@@ -11,7 +11,8 @@ reading's category and relative distance alone (tier_of):
 - `close`: bookkeeping, or a departure within the omission limit (default 10%), that the digits match; or within
   1% of a reading;
 - `wrong`: a reading that departs by more than the omission limit, or within 10% of a reading but over 1%;
-- `unexplained`: no reading within 10%; `incomplete`: the exact count has ops without a formula.
+- `unexplained`: no reading within 10%; `incomplete`: the exact count has ops without a formula, or a claim that
+  would be wrong or unexplained lacks a counter's reading that was due and could not be made (it may be that count).
 Exit 0 for consistent and close: a rounding, a bookkeeping difference or a convention of coverage within the
 limit is not an error.
 """
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from flopcheck.auditor.claims import Claim, ClaimError, load_claims, parse_claim, parse_resolution
 from flopcheck.auditor.models import reference_breakdowns
-from flopcheck.auditor.readings import ToolReading
+from flopcheck.auditor.readings import UNMADE, ToolReading
 from flopcheck.errors import InputError
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
@@ -147,6 +148,7 @@ class Verdict:
     stated: B.Reading | None = None  # the reading the claim states (its label's unit, its scope): causes count from it
     readings: tuple[Candidate, ...] = ()  # every counter's reading of the claim, matching its digits or not
     pipeline_hint: str = ""  # a claim that did not pass: the stage combination of the model's pipeline within 10%
+    unmade: tuple[str, ...] = ()  # incomplete: the notes of the counters whose reading was due and not made
 
     @property
     def attention(self) -> Attention:
@@ -440,9 +442,11 @@ def judge(
     true = B.explain(stated, latent, pixel, tokens, norms, backward).flops
     if backward is not None:
         reference += " forward + the exact backward on meta"
+    # a claim that no reading explains may be the reading that could not be made: no verdict, never wrong for it
+    unmade = tuple(n for n in notes if UNMADE in n) if j.tier in (Tier.WRONG, Tier.UNEXPLAINED) else ()
     return Verdict(  # an incomplete count is only a lower bound: no reading of it can vouch for a number
         claim=claim,
-        verdict=Tier.INCOMPLETE if ref.incomplete else j.tier,
+        verdict=Tier.INCOMPLETE if ref.incomplete or unmade else j.tier,
         best=best,
         runners_up=tuple(runners[:4]),
         true_flops=true,
@@ -455,6 +459,7 @@ def judge(
         space=(Space.PIXEL if best.reading.pixel else Space.LATENT) if pixel is not None else None,
         stated=stated,
         readings=tuple(sorted(tool_candidates, key=lambda c: c.relative)),
+        unmade=unmade,
     )
 
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from flopcheck.counters.pool import Job
 
 
+UNMADE = "its reading could not be made"  # a counter's note where its reading was due and not made (standins.py)
 FUSED = "reparameterized"  # the name of the reading of a model counted fused (auditor.reparam), as a counter's
 
 

@@ -3,7 +3,9 @@
 Two ways, one driver (`_from_stand_ins`): a reference model's stand-ins are smaller configs of its architecture (its
 config's `stand_ins`), each counter's count on one reconciled and every cause carried to the model by the quantity
 it is made of (reconciler/scaling.py); a spec whose work is one list of L >= 3 identical blocks is counted with 1
-and 2 of them and each count, and every cause's delta, scaled per block.
+and 2 of them and each count, and every cause's delta, scaled per block; where those two are still too big to
+execute (a video at tens of thousands of tokens), each is counted at four small widths of its input and carried to
+the model's by the exact fit of seqfit.py.
 """
 
 from __future__ import annotations
@@ -14,9 +16,10 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from flopcheck.auditor import seqfit
 from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.fingerprints import fingerprint_words
-from flopcheck.auditor.readings import Convention, ToolReading, fill, path_words
+from flopcheck.auditor.readings import UNMADE, Convention, ToolReading, fill, path_words
 from flopcheck.cache import COUNTS, count_key
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job
@@ -188,28 +191,84 @@ def _per_block(one: float, two: float, blocks: int) -> Fraction:
     return _exact(one) + (blocks - 1) * (_exact(two) - _exact(one))
 
 
-def scaled_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
+def scaled_readings(
+    claim: Claim, names: list[str] | None, why: str, by_length: bool | None = None
+) -> tuple[list[ToolReading], list[str]]:
     """Each counter's reading of a spec it cannot execute whole: its counts on the model with 1 and 2 of its L
-    identical blocks, scaled per block (every cause's delta too), exact where the blocks are alike."""
+    identical blocks, scaled per block (every cause's delta too), exact where the blocks are alike; each of the two
+    counts fitted over its input's width (seqfit.py) where the 2-block stand-in is over STAND_IN_LIMIT (by_length:
+    always, or never)."""
     stand = _depth_stand_ins(claim)
     if not stand:
         return [], [f"counters not run: {why}"]
-    jobs = [_job(s) for one, two, _, _ in stand for s in (one, two)]
+    _measure(claim, stand, by_length is True)
+    cuts = [_cut(claim, one, two, by_length) for one, two, _, _ in stand]
+    jobs = [_job(x) for (one, two, _, _), cut in zip(stand, cuts) for s in (one, two) for x in _counted_specs(s, cut)]
     base = claim.subject.truth()
     groups = [
         Group(
             path,
-            f"{claim.model} with 1 and 2 of its {blocks} blocks, scaled per block",
-            _scaler(claim, one, two, blocks, base),
+            f"{claim.model} with 1 and 2 of its {blocks} blocks, scaled per block"
+            + (f", each {cut.words()}" if isinstance(cut, seqfit.Lengths) else ""),
+            _scaler(claim, one, two, blocks, base, cut),
         )
-        for one, two, blocks, path in stand
+        for (one, two, blocks, path), cut in zip(stand, cuts)
     ]
     how = "each one's count is scaled per block from its stand-ins"
+    if any(isinstance(cut, seqfit.Lengths) for cut in cuts):
+        how += ", each cut in length too (fitted over its input's width)"
     return _from_stand_ins(claim, why, how, jobs, groups, _executing(names))
 
 
-def _scaler(claim: Claim, one: ModelSpec, two: ModelSpec, blocks: int, base: int) -> Callable[[str], Carried | str]:
-    """How a counter's counts on the 1- and 2-block stand-ins are scaled to the model's L blocks."""
+STAND_IN_LIMIT = 25 * 10**9  # FLOPs of a 2-block stand-in's forward: beyond it, its input is cut in length too
+
+
+def _measure(claim: Claim, stand: list[tuple[ModelSpec, ModelSpec, int, str]], cutting: bool) -> None:
+    """The stand-ins' exact counts, and when they are to be cut the specs that find the cut (seqfit.probes), in one
+    child."""
+    from flopcheck.specs.child import measure_all  # lazy: torch-free door (the child imports torch)
+
+    probes = [p for one, _, _, _ in stand for p in seqfit.probes(claim.subject, one)] if cutting else []
+    measure_all([s for one, two, _, _ in stand for s in (one, two)] + probes)
+
+
+def _cut(claim: Claim, one: ModelSpec, two: ModelSpec, by_length: bool | None) -> seqfit.Lengths | str | None:
+    """How the stand-ins are cut in length (seqfit.Lengths), why they cannot be, or None: counted at full length."""
+    from flopcheck.specs.child import measured  # lazy: torch-free door (the child imports torch)
+
+    if by_length is False or (by_length is None and measured(two).exact.total <= STAND_IN_LIMIT):
+        return None
+    return seqfit.lengths(claim.subject, one)
+
+
+def _counted_specs(spec: ModelSpec, cut: seqfit.Lengths | str | None) -> list[ModelSpec]:
+    """What counters run for a stand-in: its cut lengths, or itself (where it is not cut, or cannot be)."""
+    return cut.specs(spec) if isinstance(cut, seqfit.Lengths) else [spec]
+
+
+def _counter_on(name: str, spec: ModelSpec, cut: seqfit.Lengths | str | None) -> Count | str:
+    """A counter's count of a stand-in: as counted, or fitted over its cut lengths; or why there is none (a stand-in
+    that was to be cut: its reading could not be made, unless the library is not installed)."""
+    if not isinstance(cut, seqfit.Lengths):
+        c: Count | None = COUNTS.get(count_key(name, _job(spec).resolved()))
+        if c is not None and c.ok:
+            return c
+        if cut is None or c is None or (c.error or "").startswith("unavailable"):
+            return _missing(name, c)
+        return f"{name}: {UNMADE}: its count on the stand-in gave none ({c.error}), and {cut}"
+    counts = [COUNTS.get(count_key(name, _job(x).resolved())) for x in cut.specs(spec)]
+    unavailable = [c for c in counts if c is not None and (c.error or "").startswith("unavailable")]
+    if unavailable:  # not installed: no reading anywhere, said as for any model
+        return _missing(name, unavailable[0])
+    got = seqfit.fitted(counts, cut.full, cut.widths())
+    return got if isinstance(got, Count) else f"{name}: {UNMADE}: {got}"
+
+
+def _scaler(
+    claim: Claim, one: ModelSpec, two: ModelSpec, blocks: int, base: int, cut: seqfit.Lengths | str | None = None
+) -> Callable[[str], Carried | str]:
+    """How a counter's counts on the 1- and 2-block stand-ins (or their fits over length) are scaled to the
+    model's L blocks."""
     # lazy: torch-free door (the reference builds models; the spec's child module will import torch)
     from flopcheck.reconciler.reference import reference_of
     from flopcheck.specs.child import measured
@@ -217,10 +276,10 @@ def _scaler(claim: Claim, one: ModelSpec, two: ModelSpec, blocks: int, base: int
     refs = [reference_of(measured(s), measured(s).batch or 1) for s in (one, two)]
 
     def scale(name: str) -> Carried | str:
-        counts = [COUNTS.get(count_key(name, _job(s).resolved())) for s in (one, two)]
-        if any(c is None or not c.ok for c in counts):
-            return _missing(name, next(c for c in counts if c is None or not c.ok))
-        came = [_came_back(c) for c in counts]
+        counts = [_counter_on(name, s, cut) for s in (one, two)]
+        came = [c for c in counts if isinstance(c, Count)]
+        if len(came) < 2:
+            return next(c for c in counts if isinstance(c, str))
         recs = [explain(c, r) for c, r in zip(came, refs)]
         reported = _per_block(_reported(came[0]), _reported(came[1]), blocks)
         flops = _per_block(_flops(came[0]), _flops(came[1]), blocks)

@@ -111,6 +111,13 @@ def sentence(v: Verdict) -> str:
         )
     if v.verdict is Tier.UNEXPLAINED:
         return f"UNEXPLAINED: {claim} is beyond 10% of every reading; nearest {_named(best)} ({rel:.3%} off)"
+    if v.unmade:
+        names = sorted({n.partition(":")[0] for n in v.unmade})
+        return (
+            f"INCOMPLETE: no verdict on {claim}: the reading of {' and '.join(names)} could not be made, and the "
+            f"claim may be {'that count' if len(names) == 1 else 'one of them'}; without it, nearest "
+            f"{_named(best)} ({rel:.3%} off)"
+        )
     return f"INCOMPLETE: no verdict on {claim}, the reference is {v.reference}"
 
 
