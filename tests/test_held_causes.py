@@ -100,3 +100,15 @@ def test_ptflops_hooks_timms_attention_not_crossvits_cross_attention(capsys, mon
     # -1,184, as FC204 named only attention missing whole)
     assert found["FC204"] == -1_184
     assert run["residual_flops"] == 0
+
+
+@pytest.mark.integration
+def test_calflops_counts_mambas_scan_and_misses_its_weight_at_matmul(capsys):
+    run, found = _mamba(capsys, "calflops_hooks")
+    # F.linear 2 x (16,384 + 5,120 + 8,192) + 25,600 = 84,992; F.conv1d 5,632 and its bias 2 x 32 x 11 = 704; the
+    # scan's torch.matmul 4,096; F.silu 1,024: 96,448 FLOPs
+    assert run["reported"] == 96_448 and (found["FC304"], found["FC302"]) == (704, 1_024)
+    # dt_proj.weight @ x is Tensor.__matmul__, which calflops does not patch (skipped aten.mm x2): 2 x 1,024 = 2,048;
+    # the scan's matmul it counted (before: FC207 claimed the scan's 4,096 missing, +2,048 left open)
+    assert found["FC207"] == -2_048
+    assert run["residual_flops"] == 0
