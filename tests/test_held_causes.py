@@ -112,3 +112,28 @@ def test_calflops_counts_mambas_scan_and_misses_its_weight_at_matmul(capsys):
     # the scan's matmul it counted (before: FC207 claimed the scan's 4,096 missing, +2,048 left open)
     assert found["FC207"] == -2_048
     assert run["residual_flops"] == 0
+
+
+# unet3d_tiny: diffusers' UNet3DConditionModel, channels (32, 64), one layer a block, 5 frames at 64 px: a latent of
+# 2 frames x 8 x 8 = 128 positions (32 in the 64-wide half). Each temporal conv layer runs 4 Conv3d (F.conv3d) beside
+# the resnets' Conv2d (F.conv2d). Conv bias adds, one per output element: Conv3d down 4 x 32 x 128 = 16,384, down 4 x
+# 64 x 32 = 8,192, mid 2 layers 16,384, up 2 layers 16,384 and 2 layers 4 x 2 x 32 x 128 = 32,768: 90,112; Conv2d
+# 73,216 (conv_in 32 x 128 = 4,096, ...): 163,328.
+UNET3D = ("diffusers:UNet3DConditionModel", "--config", str(Path(__file__).parent / "data" / "unet3d_tiny.json"))
+
+
+@pytest.mark.integration
+def test_calflops_bias_of_conv2d_and_conv3d_each_once(capsys):
+    from flopcheck.cli import main
+
+    main(
+        ["reconcile", *UNET3D, "--resolution", "64", "--frames", "5", "--text-tokens", "4"]
+        + ["--counter", "calflops_hooks", "--json"]
+    )
+    (run,) = json.loads(capsys.readouterr().out)
+    assert (run["reported"], run["reference_flops"]) == (153_759_360, 155_672_576)
+    found = {f["code"]: f["delta_flops"] for f in run["findings"]}
+    # its conv2d item holds the Conv2d's 73,216 bias adds and its conv3d item the Conv3d's 90,112: 163,328 (before:
+    # each item less all 163,328, the conv short by 163,328 and left open)
+    assert found["FC304"] == 163_328
+    assert run["residual_flops"] == 0
