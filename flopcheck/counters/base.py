@@ -302,7 +302,7 @@ def read_deepspeed_style(count: Count, ref: Reference) -> list[Part]:
     """The reading of DeepSpeed's profiler and calflops (its fork): conv2d = 2*MACs + one FLOP per output for the
     bias; every other functional whole, as the work its name says."""
     parts: list[Part] = []
-    convs = {bare(i.name) for i in count.detail if bare(i.name).startswith("conv")}
+    convs = {bare(i.name) for i in count.detail if bare(i.name).startswith("conv") and "transpose" not in i.name}
     for i in count.detail:
         if bare(i.name).startswith("conv"):
             # with conv2d and conv3d both (a video UNet), each item's bias is its own layers' (Conv2d, Conv3d)
