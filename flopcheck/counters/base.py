@@ -302,23 +302,30 @@ def read_deepspeed_style(count: Count, ref: Reference) -> list[Part]:
     """The reading of DeepSpeed's profiler and calflops (its fork): conv2d = 2*MACs + one FLOP per output for the
     bias; every other functional whole, as the work its name says."""
     parts: list[Part] = []
+    convs = {bare(i.name) for i in count.detail if bare(i.name).startswith("conv") and "transpose" not in i.name}
     for i in count.detail:
         if bare(i.name).startswith("conv"):
-            bias = _conv_bias(ref, transposed=bare(i.name).startswith("conv_transpose"))
+            # with conv2d and conv3d both (a video UNet), each item's bias is its own layers' (Conv2d, Conv3d)
+            layer = f"Conv{bare(i.name)[-2:]}" if len(convs) > 1 else None
+            bias = _conv_bias(ref, transposed=bare(i.name).startswith("conv_transpose"), layer=layer)
             parts += split(i.name, i.flops, [(Work.BIAS, bias), (Work.CONV, i.flops - bias)])
         else:
             parts.append(part(i.flops, i.name, op_work(i.name, ref)))
     return parts
 
 
-def _conv_bias(ref: Reference, transposed: bool) -> int:
-    """The convolutions' bias adds: the exact count's for the others; for the transposed ones calflops' own rule,
-    C_out x N x the output size a forward conv of that geometry would give, (in + 2p - d(k - 1) - 1) // s + 1 per
-    dimension (in: the input size the exact output came from), not the output's."""
+def _conv_bias(ref: Reference, transposed: bool, layer: str | None = None) -> int:
+    """The convolutions' bias adds: the exact count's for the others (of the layers of that class alone, where given);
+    for the transposed ones calflops' own rule, C_out x N x the output size a forward conv of that geometry would
+    give, (in + 2p - d(k - 1) - 1) // s + 1 per dimension (in: the input size the exact output came from), not the
+    output's."""
     if transposed:
-        return sum(_transposed_bias(ref, p, layer) for p, layer in ref.layers.items() if layer.transposed)
-    paths = {ref.norm_path[p] for p, layer in ref.layers.items() if layer.transposed_groups is not None}
+        return sum(_transposed_bias(ref, p, la) for p, la in ref.layers.items() if la.transposed)
+    paths = {ref.norm_path[p] for p, la in ref.layers.items() if la.transposed_groups is not None}
     recs = [r for r in ref.exact.uncounted if r.kind is Work.BIAS and r.op.split(".")[-1] == "convolution"]
+    if layer is not None:
+        kept = {ref.norm_path[p] for p, la in ref.layers.items() if layer in (la.type_name, la.subclass_of)}
+        recs = [r for r in recs if r.path in kept]
     return sum(r.elements for r in recs if r.path not in paths)
 
 

@@ -3,7 +3,8 @@
 Detail, captured during ptflops' own run: every hooked module's __flops__ (and whether ptflops'
 accumulate_flops reached it: it stops at the first hooked module, so the children of a hooked
 container are computed and then left out), and every patched functional call by name.
-Skipped: module types with no hook (their own forward's ops count 0 unless a patched functional runs).
+Skipped: module types with no hook (their own forward's ops count 0 unless a patched functional runs), and
+torch.einsum by its calls where ptflops has no patch for it (0.7.5 has none).
 """
 
 from __future__ import annotations
@@ -24,10 +25,11 @@ from flopcheck.counters.base import (
     unhooked_module_types,
 )
 from flopcheck.reconciler import causes as K
-from flopcheck.reconciler.classify import layer_work, op_work, read_bias
+from flopcheck.reconciler.classify import layer_work, op_work, ops_served, read_bias
+from flopcheck.reconciler.detectors import einsum_contractions
 from flopcheck.reconciler.parts import Part, bare, part, split
 from flopcheck.reconciler.rnn import RnnRule, rnn_parts
-from flopcheck.types import Count, Item, Kind, Mechanism, Unit, Work
+from flopcheck.types import Count, Item, Kind, Mechanism, Skip, Unit, Work
 
 if TYPE_CHECKING:
     from torch import nn
@@ -67,18 +69,49 @@ def _attention_rule(i: Item, ref: Reference) -> list[Part]:
 RNN = RnnRule(elementwise={"LSTM": 4 + 3 + 3, "GRU": 1 + 3 + 3, "RNN": 1})
 
 
+_MATMULS = frozenset({"matmul", "bmm"})  # its TENSOR_OPS_MAPPING's torch.matmul, torch.bmm and their Tensor methods
+
+
+def _shared_matmuls(count: Count, ref: Reference) -> list[Item]:
+    """The patched matmul items whose op did attention and free matmuls both in the exact count (MViT's torch.matmul:
+    QK^T, attn@V and its relative positions' temporal product), which no one work names."""
+    return [
+        i
+        for i in count.detail
+        if i.where is Mechanism.FUNCTIONAL and bare(i.name) in _MATMULS and op_work(i.name, ref) is None
+    ]
+
+
+def _matmul_parts(items: list[Item], ref: Reference) -> list[Part]:
+    """ptflops' matmul patch, prod(input.shape) x other.shape[-1] MACs a call (an unbroadcast product's exact
+    multiply-adds), read as what bmm did in the exact count: its attention, and its free matmuls less those the
+    einsums ran as (no patch counts them: FC229)."""
+    served = ops_served("bmm", ref)
+    free = served.get(Work.LINEAR, 0) - einsum_contractions(ref)
+    name = " + ".join(i.name for i in items)
+    components: list[tuple[Work | Kind | Cause, int]] = [
+        (Work.ATTENTION, served.get(Work.ATTENTION, 0)),
+        (Work.MATMUL, free),
+    ]
+    return split(name, sum(i.flops for i in items), components)
+
+
 def read(count: Count, ref: Reference) -> list[Part]:
     """ptflops, pytorch backend: Linear and conv hooks add one per bias element; an attention module's hook counts
     attention and its scaling and softmax (MultiheadAttention's its projections too); an RNN by its rnn_flops
     (reconciler.rnn); torch.addmm's bias once per call; modules inside a hooked one are computed but never summed;
     F.gelu and F.relu are patched while nn.GELU and nn.ReLU are hooked, so an activation module's call counts twice
-    (up to what the hooked modules of that type counted; the rest is the functional's own elementwise work)."""
+    (up to what the hooked modules of that type counted; the rest is the functional's own elementwise work); a
+    torch.matmul that did attention and free matmuls both, as the two (_matmul_parts)."""
     by_type: dict[str, int] = defaultdict(int)
     for i in count.detail:
         if i.where is Mechanism.MODULE and i.in_total:
             by_type[i.type.lower()] += i.flops
-    parts = []
+    shared = _shared_matmuls(count, ref)
+    parts = _matmul_parts(shared, ref) if shared else []
     for i in count.detail:
+        if any(i is m for m in shared):
+            continue
         if i.where is Mechanism.FUNCTIONAL and (bias := read_bias(i)) is not None:
             parts.append(bias)
         elif i.where is Mechanism.FUNCTIONAL:
@@ -154,6 +187,7 @@ def _batch(model: nn.Module, inputs: tuple[Any, ...]) -> Any:
     reader=read,
 )
 def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    import torch
     from ptflops import (  # lazy: ptflops is optional, imported in the worker only
         get_model_complexity_info,
         pytorch_engine,
@@ -180,6 +214,14 @@ def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
         dict(pytorch_ops.TENSOR_OPS_MAPPING),
     )
     pytorch_engine.print_model_with_flops = capture
+    einsum, einsums = torch.einsum, [0]
+    if einsum not in saved[1] and einsum not in saved[2]:  # no patch of ptflops' counts it: its calls, skipped
+
+        def spied(*args: Any, **kwargs: Any) -> Any:
+            einsums[0] += 1
+            return einsum(*args, **kwargs)
+
+        torch.einsum = spied
     pytorch_ops.FUNCTIONAL_MAPPING.update(_named_handlers(saved[1], functional_calls))
     pytorch_ops.TENSOR_OPS_MAPPING.update(_named_handlers(saved[2], functional_calls))
     try:
@@ -193,6 +235,7 @@ def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
             verbose=False,
         )
     finally:
+        torch.einsum = einsum
         pytorch_engine.print_model_with_flops = saved[0]
         pytorch_ops.FUNCTIONAL_MAPPING.update(saved[1])
         pytorch_ops.TENSOR_OPS_MAPPING.update(saved[2])
@@ -215,4 +258,7 @@ def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
         hooked_types,
         "no ptflops hook for this module type: its own forward() counts 0 except patched functionals",
     )
+    if einsums[0]:
+        reason = "ptflops patches no torch.einsum: its contractions count 0"
+        skipped += (Skip("einsum", einsums[0], reason, Mechanism.FUNCTIONAL, Work.MATMUL),)
     return Measurement(macs, tuple(detail.items), skipped, samples_divided=divided[0])

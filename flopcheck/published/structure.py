@@ -161,6 +161,8 @@ def of_model(model: Any, tokens: int = 0, batch: int = 1) -> Structure:
     L = _first(config, "num_hidden_layers", "n_layer", "num_layers")
     d = _first(config, "hidden_size", "n_embd", "d_model")
     H = _first(config, "num_attention_heads", "n_head", "num_heads")
+    if not H:  # MambaForCausalLM: a state-space LM, no attention to read a transformer's shape from
+        return Structure(why=f"{name} has no attention heads in its config (the formulas are for transformers)")
     F = _first(config, "intermediate_size", "n_inner", "ffn_dim", default=4 * d)
     E = _first(config, "num_local_experts", "num_experts", "n_routed_experts", default=1) or 1
     layers = _layers(model, L)

@@ -249,6 +249,12 @@ MASK_AS_NEEDED = cause(
     attention=Attention.COUNTED,
     effect=Effect.CONVENTION,
 )
+EINSUM_UNPATCHED = cause(
+    "FC229",
+    "einsum-unpatched",
+    "torch.einsum ran (MViT's relative positions); the counter patches torch.matmul, not einsum: its products count 0",
+    "count at the dispatch level (an einsum runs as bmm there), or write the contraction as torch.matmul",
+)
 # the ops these two causes name, by bare name
 GROUPED_MM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm", "_scaled_grouped_mm_v2"})
 DISTANCE_OPS = frozenset({"cdist", "_cdist_forward", "_euclidean_dist"})

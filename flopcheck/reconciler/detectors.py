@@ -14,7 +14,7 @@ from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import masked
 from flopcheck.reconciler.attention_kinds import missing_half
 from flopcheck.reconciler.parts import Part, bare
-from flopcheck.types import Count, Finding, Kind, Skip, Work
+from flopcheck.types import Count, Finding, Kind, Mechanism, Skip, Work
 
 
 @dataclass
@@ -137,15 +137,36 @@ def _own_forward_layers(ev: Evidence) -> Finding | None:
     counted = ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL) + sum(
         p.flops for p in ev.explained_by(K.HOOKED_CONTAINER_DROPS_CHILDREN)
     )
-    short = ref.linear + ref.kinds(Kind.CONV) - counted
+    einsum = einsum_contractions(ref) if any(bare(s.name) in EINSUM_OPS for s in ev.count.skipped) else 0
+    short = ref.linear + ref.kinds(Kind.CONV) - counted - einsum  # a skipped einsum's share: FC229's (op_causes.py)
     for subclass, c, why in (
         (True, K.LAYER_SUBCLASS_UNHOOKED, "a subclass of a torch layer"),
         (False, K.OWN_FORWARD_LAYERS_UNCOUNTED, "their own F.linear/matmul work"),
     ):
         lost, names = _unhooked_layer_work(ev, subclass)
-        if lost and short >= lost:
+        if not subclass:  # what a patched torch.matmul counted in those forwards (Mamba's scan), and the einsums
+            lost -= _patched_matmuls(ev) + einsum
+        if lost > 0 and short >= lost:
             return c.finding(-lost, f"skipped {', '.join(names)}: {why}")
     return None
+
+
+def _patched_matmuls(ev: Evidence) -> int:
+    """The layer and matmul work the counter's patched functionals counted (ptflops' torch.matmul, wherever it ran:
+    in an unhooked module's own forward too)."""
+    patched = {i.name for i in ev.count.detail if i.where is Mechanism.FUNCTIONAL}
+    return sum(p.flops for p in ev.of_work(Work.LINEAR, Work.MATMUL) if p.source.split(" + ")[0] in patched)
+
+
+def einsum_contractions(ref: Any) -> int:
+    """The exact count's FLOPs in the einsums' contractions other than attention (a product by a table, a free
+    matmul): each two-operand call's ops of another kind than QK^T and attn@V (an einsum attention is the attention
+    causes')."""
+    attention = {Kind.ATTN_SCORE.value, Kind.ATTN_VALUE.value}
+    return sum(f for _, shapes, ran in ref.exact.einsums if len(shapes) > 1 for k, f in ran if k not in attention)
+
+
+EINSUM_OPS = frozenset({"einsum"})  # the op FC229 names (op_causes.py): a counter with no patch for torch.einsum
 
 
 # the ops an RNN layer runs as, by bare name: oneDNN per layer, cuDNN and MIOpen whole, the traced aten.lstm
@@ -240,6 +261,9 @@ def _attention(ev: Evidence) -> Finding | None:
         for c, skip in _attention_skips(ev):
             return c.finding(-(score + value), f"skipped {skip.name} x{skip.calls}")
         return None
+    lost, unhooked = _unhooked_attention(ev)
+    if lost and counted == score + value - lost:  # the attention of the modules it hooks counted, these not
+        return K.MODULE_TYPE_NOT_HOOKED.finding(-lost, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in unhooked))
     attention_op = [s for c, s in _attention_skips(ev) if c is K.FUSED_ATTENTION_UNCOUNTED]
     # the SDPA calls the CPU ran fused; a trace of the composite op (fvcore's) misses the math-path calls too
     shares = ((_sdpa_attention(ref), "run by SDPA"), (_sdpa_attention(ref, math=True), "of every SDPA call"))
@@ -248,6 +272,17 @@ def _attention(ev: Evidence) -> Finding | None:
             said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention {which}"
             return K.FUSED_ATTENTION_UNCOUNTED.finding(-fused, said)
     return _half_missing(ev, counted, score, value)
+
+
+def _unhooked_attention(ev: Evidence) -> tuple[int, list[Skip]]:
+    """The exact count's attention inside the modules of the types the counter skipped whose own forward computes
+    it (timm's CrossAttention in CrossViT, beside the Attention ptflops hooks), and those skips."""
+    ref = ev.ref
+    skips = [s for s in ev.count.skipped if s.own_forward and ref.type_computes_attention(s.name)]
+    types = {s.name for s in skips}
+    paths = {ref.norm_path[p] for p, layer in ref.layers.items() if layer.type_name in types}
+    inside = (r for r in ref.exact.counted if r.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE))
+    return sum(r.flops for r in inside if r.path.rpartition(".")[0] in paths), skips
 
 
 def _masked_convention(ev: Evidence) -> list[Finding]:
@@ -292,16 +327,52 @@ def _free_matmuls(ev: Evidence) -> Finding | None:
     """Matmuls of two activations the exact count could not call attention (CaiT's talking heads mix the scores
     through a Linear between QK^T and the softmax) that the counter never saw: its skipped matmul op, and none of
     that work counted, so the exact count's whole."""
-    named = RNN_OPS | K.DISTANCE_OPS | K.GROUPED_MM_OPS  # ops a cause of their own names (op_causes.py)
+    named = RNN_OPS | K.DISTANCE_OPS | K.GROUPED_MM_OPS | EINSUM_OPS  # ops a cause of their own names (op_causes.py)
     skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in named]
     work = ev.ref.kinds(Kind.MATMUL) - sum(
         r.flops for r in ev.ref.exact.counted if r.kind is Kind.MATMUL and bare(r.op) in named
     )
     if not skips or not work or ev.flops(Kind.MATMUL):
         return None
-    return K.MATMUL_OPERATOR_UNPATCHED.finding(
-        -work, f"skipped {skips[0].name} x{skips[0].calls}: matmuls of activations"
-    )
+    if _free_counted(ev) < work:
+        return K.MATMUL_OPERATOR_UNPATCHED.finding(
+            -work, f"skipped {skips[0].name} x{skips[0].calls}: matmuls of activations"
+        )
+    own = _own_forward_products(ev, skips)  # the free matmuls counted by a patch: the skip was another '@'
+    said = f"skipped {skips[0].name} x{skips[0].calls}: a weight by '@' in a module's own forward"
+    return K.MATMUL_OPERATOR_UNPATCHED.finding(-own, said) if own else None
+
+
+_OPERATOR = {"matmul": "bmm", "__matmul__": "bmm"}  # what torch.matmul on batches ran as in the exact count
+
+
+def _free_counted(ev: Evidence) -> int:
+    """What the counter's op items counted of an op that did free matmuls alone in the exact count (calflops'
+    patched torch.matmul on Mamba's scan: bmm, every record of it a free matmul)."""
+    out = 0
+    for i in ev.count.detail:
+        op = _OPERATOR.get(bare(i.name), bare(i.name))
+        kinds = {r.kind for r in ev.ref.exact.counted if bare(r.op) == op}
+        out += i.flops if i.where is not Mechanism.MODULE and kinds == {Kind.MATMUL} else 0
+    return out
+
+
+def _own_forward_products(ev: Evidence, skips: list[Skip]) -> int:
+    """The exact FLOPs of the skipped ops' calls outside any Linear or conv (a module's own forward: Mamba's
+    dt_proj.weight @ x), when those calls are exactly the skipped ones."""
+    ref = ev.ref
+    layers = {ref.norm_path[p] for p, la in ref.layers.items() if _torch_layer(la.subclass_of or la.type_name)}
+    lost = 0
+    for s in skips:
+        recs = [r for r in ref.exact.counted if bare(r.op) == bare(s.name) and r.path not in layers]
+        recs = [r for r in recs if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)]
+        lost += sum(r.flops for r in recs) if sum(r.calls for r in recs) == s.calls else 0
+    return lost
+
+
+def _torch_layer(type_name: str) -> bool:
+    """A Linear or a convolution, whose own op a counter's layer patch or hook counts."""
+    return type_name in ("Linear", "LazyLinear") or type_name.startswith(("Conv", "LazyConv"))
 
 
 @detects(
@@ -326,7 +397,10 @@ def _conv_ops(ev: Evidence) -> Finding | None:
     """A convolution op the counter skipped (not a module: an op with no formula in its list), named when its conv
     work is short of the reference's."""
     skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.CONV]
-    short = ev.ref.kinds(Kind.CONV) - ev.flops(Work.CONV)
+    # the exact count's conv records, not its terms' kinds: a path whose own forward ran a conv and a matmul is one
+    # term of the last op's kind (Mamba's mixer: F.conv1d and dt_proj.weight @ x, a 'linear' term of both)
+    convs = sum(r.flops for r in ev.ref.exact.counted if r.kind is Kind.CONV)
+    short = convs - ev.flops(Work.CONV)
     if not skips or short <= 0:
         return None
     return K.CONV_OP_UNCOUNTED.finding(-short, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in skips))

@@ -1,11 +1,11 @@
-"""Detectors of causes that one op family proves: the experts' grouped matmul (FC221) and torch.cdist (FC222). Each
-names the op from the counter's own detail (a skip of it, or a complete per-op listing with no item of it) and takes
-its delta from the exact count's records of that op, exactly."""
+"""Detectors of causes that one op family proves: the experts' grouped matmul (FC221), torch.cdist (FC222) and
+torch.einsum (FC229). Each names the op from the counter's own detail (a skip of it, or a complete per-op listing with
+no item of it) and takes its delta from the exact count's records of that op, exactly."""
 
 from __future__ import annotations
 
 from flopcheck.reconciler import causes as K
-from flopcheck.reconciler.detectors import Evidence, detects
+from flopcheck.reconciler.detectors import EINSUM_OPS, Evidence, detects, einsum_contractions
 from flopcheck.reconciler.parts import bare
 from flopcheck.types import Finding, Mechanism, Work
 
@@ -54,3 +54,13 @@ def _cdist(ev: Evidence) -> Finding | None:
     if not lost or not skipped or _short(ev) < lost:
         return None
     return K.DISTANCE_UNCOUNTED.finding(-lost, f"skipped {', '.join(skipped)}: torch.cdist's matmul")
+
+
+@detects(K.EINSUM_UNPATCHED)
+def _einsum(ev: Evidence) -> Finding | None:
+    """torch.einsum skipped by name (a counter of patched functionals with no patch for it: ptflops' pytorch backend):
+    the exact FLOPs of its contractions, named when the counter's matmul work is short by at least that much."""
+    lost, skipped = einsum_contractions(ev.ref), _skipped(ev, EINSUM_OPS)
+    if not lost or not skipped or _short(ev) < lost:
+        return None
+    return K.EINSUM_UNPATCHED.finding(-lost, f"skipped {', '.join(skipped)}: no patch for torch.einsum")
