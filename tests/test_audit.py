@@ -293,7 +293,9 @@ def test_claim_errors_name_the_fix():
 @pytest.mark.integration
 # the module path's spelling is the same model: its counters' readings would repeat the first's (9 s), so it is
 # judged on the exact count's readings alone
-@pytest.mark.parametrize("spec, more", [("torchvision:resnet18", []), ("torchvision.models:resnet18", ["--no-counters"])])
+@pytest.mark.parametrize(
+    "spec, more", [("torchvision:resnet18", []), ("torchvision.models:resnet18", ["--no-counters"])]
+)
 def test_any_model_spec_resnet18(capsys, spec, more):
     # ResNet paper, Table 1: ResNet-18 "1.8 x 10^9 FLOPs", which are multiply-adds. By hand at 224 px, in MACs:
     #   conv1 112*112*64 * 7*7*3 = 118,013,952; layer1 4 * 56*56*64 * 3*3*64 = 462,422,016;

@@ -51,18 +51,30 @@ def test_ptflops_counts_mvits_torch_matmul_and_skips_its_einsums(capsys, monkeyp
 MAMBA = ("transformers:MambaForCausalLM", "--config", str(Path(__file__).parent / "data" / "mamba_tiny.json"))
 
 
-def _mamba(capsys: pytest.CaptureFixture[str], counter: str) -> tuple[dict, dict[str, int]]:
+@pytest.fixture(scope="module")
+def mamba() -> dict[str, dict]:
+    """The three counters the Mamba tests read, reconciled in one run (one spec child, not three): {counter: run}."""
+    import contextlib
+    import io
+
     from flopcheck.cli import main
 
-    main(["reconcile", *MAMBA, "--text-tokens", "8", "--counter", counter, "--json"])
-    (run,) = json.loads(capsys.readouterr().out)
+    out = io.StringIO()
+    names = ("ptflops_pytorch", "torch_profiler", "calflops_hooks")
+    with contextlib.redirect_stdout(out):
+        main(["reconcile", *MAMBA, "--text-tokens", "8", *(a for n in names for a in ("--counter", n)), "--json"])
+    return {r["counter"]: r for r in json.loads(out.getvalue())}
+
+
+def _mamba(runs: dict[str, dict], counter: str) -> tuple[dict, dict[str, int]]:
+    run = runs[counter]
     assert run["reference_flops"] == 96_768
     return run, {f["code"]: f["delta_flops"] for f in run["findings"]}
 
 
 @pytest.mark.integration
-def test_ptflops_misses_mambas_own_forward_but_counts_its_scan(capsys):
-    run, found = _mamba(capsys, "ptflops_pytorch")
+def test_ptflops_misses_mambas_own_forward_but_counts_its_scan(mamba):
+    run, found = _mamba(mamba, "ptflops_pytorch")
     # MACs: hooked Linears 2 x (8,192 + 2,560 + 4,096) + lm_head 12,800 = 42,496; torch.matmul (patched) 2 x 1,024 =
     # 2,048; F.silu (patched) 2 x 2 x 8 x 32 = 1,024: 45,568
     assert (run["reported"], run["counter_flops"]) == (45_568, 91_136)
@@ -74,8 +86,8 @@ def test_ptflops_misses_mambas_own_forward_but_counts_its_scan(capsys):
 
 
 @pytest.mark.integration
-def test_torch_profiler_has_no_formula_for_mambas_conv1d(capsys):
-    run, found = _mamba(capsys, "torch_profiler")
+def test_torch_profiler_has_no_formula_for_mambas_conv1d(mamba):
+    run, found = _mamba(mamba, "torch_profiler")
     # aten::mm 2 x (16,384 + 5,120 + 1,024 + 8,192) + 25,600 = 87,040, aten::bmm (the scan) 4,096, its aten::add and
     # aten::mul elementwise 9,672: 100,808 FLOPs
     assert run["reported"] == 100_808 and found["FC302"] == 9_672
@@ -103,8 +115,8 @@ def test_ptflops_hooks_timms_attention_not_crossvits_cross_attention(capsys, mon
 
 
 @pytest.mark.integration
-def test_calflops_counts_mambas_scan_and_misses_its_weight_at_matmul(capsys):
-    run, found = _mamba(capsys, "calflops_hooks")
+def test_calflops_counts_mambas_scan_and_misses_its_weight_at_matmul(mamba):
+    run, found = _mamba(mamba, "calflops_hooks")
     # F.linear 2 x (16,384 + 5,120 + 8,192) + 25,600 = 84,992; F.conv1d 5,632 and its bias 2 x 32 x 11 = 704; the
     # scan's torch.matmul 4,096; F.silu 1,024: 96,448 FLOPs
     assert run["reported"] == 96_448 and (found["FC304"], found["FC302"]) == (704, 1_024)

@@ -15,9 +15,10 @@ import json
 
 import pytest
 
-from flopcheck.published import FORMULAS, Exact
 from flopcheck.errors import InputError
-from flopcheck.published.reconcile import explain, names
+from flopcheck.published import FORMULAS, Exact
+from flopcheck.published.reconcile import explain
+from flopcheck.published.reconcile import names as formula_names
 from flopcheck.published.structure import DIT, LM, Structure
 
 LLAMA3_8B = Structure(
@@ -153,10 +154,10 @@ def test_causes_close_a_formula_with_its_conventions_and_a_wrong_one_is_left_une
 
 def test_a_misspelled_formula_is_one_line_with_the_name_it_is_close_to():
     with pytest.raises(InputError) as e:
-        names(["palm", "plam"])
+        formula_names(["palm", "plam"])
     assert str(e.value).startswith("unknown formula 'plam': did you mean palm? use all or one of chinchilla, hf,")
     with pytest.raises(InputError, match=r"^unknown formula 'zzz': use all or one of "):
-        names("zzz")
+        formula_names("zzz")
 
 
 def test_a_training_formula_without_a_training_step_asks_for_one():
