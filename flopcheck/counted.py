@@ -102,13 +102,13 @@ class ExactCount:
         return _sum_by(self.counted, lambda r: r.path)
 
     def terms(self) -> tuple[Term, ...]:
-        """The count as Terms, one per path, the ops that made it as the formula text."""
-        kinds: dict[str, Kind] = {}
-        ops: dict[str, set[str]] = defaultdict(set)
+        """The count as Terms, one per path and kind (a module's own forward may run a conv and a matmul), the ops
+        that made each as the formula text."""
+        flops = _sum_by(self.counted, lambda r: (r.path, r.kind))
+        ops: dict[tuple[str, str], set[str]] = defaultdict(set)
         for r in self.counted:
-            kinds[r.path] = cast(Kind, r.kind)
-            ops[r.path].add(r.op)
-        return tuple(Term(p, kinds[p], f, "+".join(sorted(ops[p]))) for p, f in self.by_path().items())
+            ops[(r.path, r.kind)].add(r.op)
+        return tuple(Term(p, cast(Kind, k), f, "+".join(sorted(ops[(p, k)]))) for (p, k), f in flops.items())
 
     def uncounted_by_category(self) -> dict[Work, tuple[int, int]]:
         """category -> (calls, elements written) of the ops not counted."""

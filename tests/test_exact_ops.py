@@ -68,6 +68,26 @@ def test_conv_patch_embed():
     assert r.uncounted_by_category()["bias"] == (1, 72)
 
 
+class _ConvThenWeight(nn.Module):
+    """A module whose own forward runs a conv and a weight matmul, as Mamba's mixer does (F.conv1d, w @ x)."""
+
+    def __init__(self):
+        super().__init__()
+        self.k = nn.Parameter(torch.empty(4, 1, 3, device="meta"))
+        self.w = nn.Parameter(torch.empty(2, 4, device="meta"))
+
+    def forward(self, x):  # x (1, 4, 8)
+        y = F.conv1d(x, self.k, groups=4, padding=2)[..., :8]  # (1, 4, 8)
+        return self.w @ y[0]  # (2, 8)
+
+
+def test_a_path_with_two_kinds_gives_a_term_of_each():
+    # depthwise conv1d, 4 channels, kernel 3, padding 2 on length 8: 4 x 10 outputs x 2 x 3 = 240 (conv); w (2, 4) @
+    # (4, 8): 2 x 8 x 2 x 4 = 128 (linear); one path (''), two terms, never 368 'linear' and conv 0
+    r = count_forward(_ConvThenWeight(), (T(1, 4, 8),))
+    assert [(t.kind, t.flops) for t in r.terms()] == [(Kind.CONV, 240), (Kind.LINEAR, 128)]
+
+
 def test_transposed_conv():
     # conv-transpose 3 -> 5, kernel 2 on (1, 3, 4, 4): each of 16 * 3 inputs times 5 * 2 * 2 weights:
     # 2 * 48 * 20 = 1,920
