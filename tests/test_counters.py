@@ -267,3 +267,24 @@ def test_unknown_counter_is_refused_before_anything_runs():
 
 def test_the_card_counters_are_required():
     assert set(REQUIRED) == {"fvcore_jit", "thop_hooks", "torch_profiler", "torch_dispatch"}
+
+
+def test_fvcore_reads_a_model_whose_output_holds_a_cache_object():
+    # transformers' decoders return a DynamicCache beside their tensors (use_cache's default), which a jit trace
+    # cannot return: fvcore failed on every such model. A Linear 8 -> 4 on (2, 8) that returns (y, object()): its
+    # tensors traced alone, 2 x 4 x 8 = 64 MACs (fvcore's unit), its addmm the one op
+    import torch
+    from torch import nn
+
+    from flopcheck.counters.fvcore_jit import run
+
+    class WithCache(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.proj = nn.Linear(8, 4)
+
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, object]:
+            return self.proj(x), object()
+
+    m = run(WithCache(), (torch.zeros(2, 8),))
+    assert m.reported == 64 and [(i.name, i.reported) for i in m.detail] == [("linear", 64)]

@@ -51,6 +51,36 @@ def read(count: Count, ref: Reference) -> list[Part]:
     reader=read,
 )
 def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    try:
+        return _analysed(model, inputs)
+    except RuntimeError as e:  # a jit trace takes tensors out, not a transformers cache object beside them
+        if JIT_OUTPUTS not in str(e):
+            raise
+    return _analysed(_tensors_out(model), inputs)
+
+
+# torch.jit's refusal of an output that is not tensors in tuples, lists or dicts (a DynamicCache, with use_cache)
+JIT_OUTPUTS = "Only tuples, lists and Variables are supported as JIT inputs/outputs"
+
+
+def _tensors_out(model: nn.Module) -> nn.Module:
+    """The model with its output cut to its tensors (pytree leaves): the same ops traced, what jit can return."""
+    from torch import Tensor, nn  # lazy: the worker's torch
+    from torch.utils._pytree import tree_flatten
+
+    class TensorsOut(nn.Module):
+        def __init__(self, inner: nn.Module):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, *args: Any) -> tuple[Tensor, ...]:
+            return tuple(x for x in tree_flatten(self.inner(*args))[0] if isinstance(x, Tensor))
+
+    return TensorsOut(model)
+
+
+def _analysed(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
+    """fvcore's total, by_operator() as the detail and unsupported_ops() as the skips."""
     from fvcore.nn import FlopCountAnalysis  # lazy: fvcore is optional, imported in the worker only
 
     analysis = FlopCountAnalysis(model, inputs)
