@@ -3,6 +3,7 @@ the counter and reconciler tests share (counters are slow: torch and a library p
 
 import glob
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -138,23 +139,35 @@ INTEGRATION_MODULES = {
 COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
 
 
-# The suite runs on two pytest-xdist workers (`-n 2 --dist loadgroup`, pyproject's addopts): a test goes to whichever
-# worker is free, but a test that takes the session's counter runs goes with every other such test to one worker (the
-# runs are made once, not once a worker), and a test that takes a module-scoped fixture (or sits in a module whose
-# tests share a cached run) goes with the rest of its module.
+# The suite runs on two pytest-xdist workers (pyproject's addopts, `-n 2`) with this file's scheduler: a test goes to
+# whichever worker is free, but the modules whose tests take the session's counter runs go together to one worker (the
+# runs are made once, not once a worker), and a module with a module-scoped fixture or a cached run goes whole to
+# one. Both sets are read from the test files themselves. (xdist's own `--dist loadgroup` marks do not reach its
+# scheduler under pytest 9.2, whose node ids no longer read the `_nodeid` xdist rewrites.)
 SHARED_RUNS = COUNTER_FIXTURES | {"committed_verdicts"}
-CACHED_MODULES = {"test_zoo", "test_causes_detail"}  # their tests read one functools.cache'd run
+_SOURCES = {p.stem: p.read_text() for p in Path(__file__).parent.glob("test_*.py")}
+SHARED_MODULES = {m for m, t in _SOURCES.items() if re.search(rf"def \w+\([^)]*\b({'|'.join(SHARED_RUNS)})\b", t)}
+WHOLE_MODULES = {m for m, t in _SOURCES.items() if 'scope="module"' in t or "@cache" in t or "functools.cache" in t}
 
 
-def _group(item) -> str | None:
-    """The xdist group a test runs in: the shared counter runs', its module's, or none."""
-    module = item.module.__name__.rpartition(".")[2]
-    if SHARED_RUNS & set(item.fixturenames):
+def _scope(nodeid: str) -> str:
+    """The unit of work a test is scheduled in: the shared counter runs', its module's, or the test alone."""
+    module = nodeid.partition("::")[0].rpartition("/")[2].removesuffix(".py")
+    if module in SHARED_MODULES:
         return "shared-counter-runs"
-    defs = item._fixtureinfo.name2fixturedefs.values()
-    if module in CACHED_MODULES or any(d.scope in ("module", "class", "package") for ds in defs for d in ds):
-        return module
-    return None
+    return module if module in WHOLE_MODULES else nodeid
+
+
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class Scopes(LoadScopeScheduling):
+        """xdist's scope scheduling (the largest units first), its scopes this file's."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope(nodeid)
+
+    return Scopes(config, log)
 
 
 def pytest_collection_modifyitems(items):
@@ -162,5 +175,3 @@ def pytest_collection_modifyitems(items):
         module = item.module.__name__.rpartition(".")[2]
         if module in INTEGRATION_MODULES or COUNTER_FIXTURES & set(item.fixturenames):
             item.add_marker(pytest.mark.integration)
-        if group := _group(item):
-            item.add_marker(pytest.mark.xdist_group(group))
