@@ -1,9 +1,9 @@
 """Shared helpers: the 12 DiT configs of the paper's Table 4, and one run of every counter that
 the counter and reconciler tests share (counters are slow: torch and a library per process)."""
 
+import ast
 import glob
 import os
-import re
 import tempfile
 from pathlib import Path
 
@@ -140,20 +140,34 @@ COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
 
 
 # The suite runs on two pytest-xdist workers (pyproject's addopts, `-n 2`) with this file's scheduler: a test goes to
-# whichever worker is free, but the modules whose tests take the session's counter runs go together to one worker (the
-# runs are made once, not once a worker), and a module with a module-scoped fixture or a cached run goes whole to
-# one. Both sets are read from the test files themselves. (xdist's own `--dist loadgroup` marks do not reach its
-# scheduler under pytest 9.2, whose node ids no longer read the `_nodeid` xdist rewrites.)
+# whichever worker is free, but every test that takes the session's counter runs (as an argument, or through a
+# fixture of its module that does) goes with the others to one worker (the runs are made once, not once a worker),
+# and a module with a module-scoped fixture or a cached run sends the rest of its tests to one worker together. Both
+# are read from the test files. (xdist's own `--dist loadgroup` marks do not reach its scheduler under pytest 9.2,
+# whose node ids no longer read the `_nodeid` xdist rewrites.)
 SHARED_RUNS = COUNTER_FIXTURES | {"committed_verdicts"}
 _SOURCES = {p.stem: p.read_text() for p in Path(__file__).parent.glob("test_*.py")}
-SHARED_MODULES = {m for m, t in _SOURCES.items() if re.search(rf"def \w+\([^)]*\b({'|'.join(SHARED_RUNS)})\b", t)}
 WHOLE_MODULES = {m for m, t in _SOURCES.items() if 'scope="module"' in t or "@cache" in t or "functools.cache" in t}
+
+
+def _taking_shared_runs(source: str) -> set[str]:
+    """The module's functions that take the session's counter runs as an argument, or a fixture of the module
+    that does (its module-scoped `paper`, `counts`, `s2`...): their names."""
+    args = {n.name: {a.arg for a in n.args.args} for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
+    taking = set(SHARED_RUNS)
+    while more := {f for f, a in args.items() if f not in taking and a & taking}:
+        taking |= more
+    return taking - SHARED_RUNS
+
+
+SHARED_TESTS = {m: found for m, t in _SOURCES.items() if (found := _taking_shared_runs(t))}
 
 
 def _scope(nodeid: str) -> str:
     """The unit of work a test is scheduled in: the shared counter runs', its module's, or the test alone."""
-    module = nodeid.partition("::")[0].rpartition("/")[2].removesuffix(".py")
-    if module in SHARED_MODULES:
+    path, _, rest = nodeid.partition("::")
+    module, test = path.rpartition("/")[2].removesuffix(".py"), rest.partition("[")[0].rpartition("::")[2]
+    if test in SHARED_TESTS.get(module, ()):
         return "shared-counter-runs"
     return module if module in WHOLE_MODULES else nodeid
 
