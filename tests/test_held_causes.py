@@ -149,3 +149,62 @@ def test_calflops_bias_of_conv2d_and_conv3d_each_once(capsys):
     # each item less all 163,328, the conv short by 163,328 and left open)
     assert found["FC304"] == 163_328
     assert run["residual_flops"] == 0
+
+
+# falcon_style (transformers' decoders before 5.2x, Falcon's in the held-out round): 16 tokens of d = 16. The rotary
+# angles inv_freq (1, 8, 1) @ positions (1, 1, 16): 2 x 8 x 1 x 16 = 256 FLOPs (aten.bmm); proj, a Linear subclass
+# whose forward is x @ W^T: 2 x 16 x 16 x 16 = 8,192 (aten.mm); head, nn.Linear 16 -> 4: 2 x 16 x 16 x 4 = 2,048.
+# The exact count: 10,496.
+@pytest.fixture(scope="module")
+def falcon_style() -> dict[str, dict]:
+    """The four counters the Falcon-style tests read, reconciled in one run: {counter: run}."""
+    import contextlib
+    import io
+    import sys
+
+    from flopcheck.cli import main
+
+    out = io.StringIO()
+    names = ("thop_hooks", "ptflops_pytorch", "torchinfo_summary", "calflops_hooks")
+    sys.path.insert(0, str(MODELS))
+    try:
+        with contextlib.redirect_stdout(out):
+            main(["reconcile", "falcon_style:factory", *(a for n in names for a in ("--counter", n)), "--json"])
+    finally:
+        sys.path.remove(str(MODELS))
+    runs = {r["counter"]: r for r in json.loads(out.getvalue())}
+    assert {r["reference_flops"] for r in runs.values()} == {10_496}
+    return runs
+
+
+def _found(run: dict) -> dict[str, int]:
+    return {f["code"]: f["delta_flops"] for f in run["findings"]}
+
+
+@pytest.mark.integration
+def test_hook_counters_miss_a_rotary_matmul_in_its_own_forward(falcon_style):
+    # thop and ptflops hook the head alone: 16 x 16 x 4 = 1,024 MACs (ptflops + its bias, 16 x 4 = 64); AtLinear has no
+    # rule (FC210, 8,192), and Rotary's own forward, the 256 of inv_freq @ positions, counts 0 (before: FC210 named
+    # alone, -256 left open)
+    thop, ptflops = falcon_style["thop_hooks"], falcon_style["ptflops_pytorch"]
+    assert (thop["reported"], ptflops["reported"]) == (1_024, 1_088)
+    assert _found(thop) == {"FC210": -8_192, "FC209": -256, "FC101": -1_024}
+    assert _found(ptflops) == {"FC210": -8_192, "FC209": -256, "FC304": 128, "FC101": -1_088}
+    # torchinfo, per sample: proj 16 x 16 = 256 MACs, head 16 x 4 + 4 = 68, 324; per token 16x that (FC403:
+    # 8,192 - 512 + 2,048 - 128 = 9,600), and Rotary, a leaf with no weights, counts 0 (before: -256 left open)
+    info = falcon_style["torchinfo_summary"]
+    assert info["reported"] == 324 and _found(info) == {"FC403": -9_600, "FC304": 8, "FC209": -256, "FC101": -324}
+    assert {r["residual_flops"] for r in (thop, ptflops, info)} == {0}
+
+
+@pytest.mark.integration
+def test_calflops_misses_a_linear_subclass_by_at(falcon_style):
+    run = falcon_style["calflops_hooks"]
+    # F.linear of the head only: 2,048 FLOPs. Tensor.__matmul__ is not patched: the rotary's aten.bmm x1 (256) and
+    # AtLinear's x @ W^T, aten.mm x1 (8,192), both FC207 (before: the Linear subclass's 8,192 left open, as the weight
+    # by '@' was looked for outside every Linear, subclasses too)
+    assert run["reported"] == 2_048
+    assert _found(run) == {"FC207": -8_448}
+    assert "aten.bmm x1: matmuls of activations" in run["findings"][0]["evidence"]
+    assert "aten.mm x1: a weight by '@'" in run["findings"][0]["evidence"]
+    assert run["residual_flops"] == 0

@@ -107,7 +107,7 @@ def _unhooked_layer_work(ev: Evidence, subclass: bool) -> tuple[int, list[str]]:
     names: list[str] = []
     modules = set(ref.norm_path.values())
     for s in ev.count.skipped:
-        if not s.own_forward:
+        if not (s.own_forward or s.where is Mechanism.MODULE):  # a module's, or a leaf's whole forward (torchinfo's)
             continue
         paths = {
             ref.norm_path[p]
@@ -130,15 +130,17 @@ def _unhooked_layer_work(ev: Evidence, subclass: bool) -> tuple[int, list[str]]:
 
 
 @detects(K.LAYER_SUBCLASS_UNHOOKED, K.OWN_FORWARD_LAYERS_UNCOUNTED)
-def _own_forward_layers(ev: Evidence) -> Finding | None:
-    """Layer work the counter's rules never reached: a layer subclass, or a module multiplying by its weights in its
-    own forward; named only when the counter's layer work is short by at least that much."""
+def _own_forward_layers(ev: Evidence) -> list[Finding]:
+    """Layer work the counter's rules never reached: a layer subclass, and a module multiplying in its own forward
+    (by its weights, or a rotary embedding's inv_freq @ positions); each named only while the counter's layer work is
+    short by at least what it and those before it lost."""
     ref = ev.ref
     counted = ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL) + sum(
         p.flops for p in ev.explained_by(K.HOOKED_CONTAINER_DROPS_CHILDREN)
     )
     einsum = einsum_contractions(ref) if any(bare(s.name) in EINSUM_OPS for s in ev.count.skipped) else 0
     short = ref.linear + ref.kinds(Kind.CONV) - counted - einsum  # a skipped einsum's share: FC229's (op_causes.py)
+    found = []
     for subclass, c, why in (
         (True, K.LAYER_SUBCLASS_UNHOOKED, "a subclass of a torch layer"),
         (False, K.OWN_FORWARD_LAYERS_UNCOUNTED, "their own F.linear/matmul work"),
@@ -147,8 +149,9 @@ def _own_forward_layers(ev: Evidence) -> Finding | None:
         if not subclass:  # what a patched torch.matmul counted in those forwards (Mamba's scan), and the einsums
             lost -= _patched_matmuls(ev) + einsum
         if lost > 0 and short >= lost:
-            return c.finding(-lost, f"skipped {', '.join(names)}: {why}")
-    return None
+            found.append(c.finding(-lost, f"skipped {', '.join(names)}: {why}"))
+            short -= lost
+    return found
 
 
 def _patched_matmuls(ev: Evidence) -> int:
@@ -324,23 +327,34 @@ def _half_missing(ev: Evidence, counted: int, score: int, value: int) -> Finding
 
 
 def _free_matmuls(ev: Evidence) -> Finding | None:
-    """Matmuls of two activations the exact count could not call attention (CaiT's talking heads mix the scores
-    through a Linear between QK^T and the softmax) that the counter never saw: its skipped matmul op, and none of
-    that work counted, so the exact count's whole."""
+    """Matmuls the counter never saw, by its skipped matmul ops: of two activations the exact count could not call
+    attention (CaiT's talking heads; a rotary embedding's inv_freq @ positions), none of that work counted, so the
+    exact count's whole; and a weight by '@' in a module's own forward (Mamba's dt_proj.weight @ x, a Linear
+    subclass's x @ W^T: transformers' FalconLinear), the exact count's calls of those ops there, when they are exactly
+    the skipped calls. One finding naming each."""
     named = RNN_OPS | K.DISTANCE_OPS | K.GROUPED_MM_OPS | EINSUM_OPS  # ops a cause of their own names (op_causes.py)
     skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in named]
     work = ev.ref.kinds(Kind.MATMUL) - sum(
         r.flops for r in ev.ref.exact.counted if r.kind is Kind.MATMUL and bare(r.op) in named
     )
-    if not skips or not work or ev.flops(Kind.MATMUL):
+    if not skips or ev.flops(Kind.MATMUL):
         return None
-    if _free_counted(ev) < work:
-        return K.MATMUL_OPERATOR_UNPATCHED.finding(
-            -work, f"skipped {skips[0].name} x{skips[0].calls}: matmuls of activations"
-        )
-    own = _own_forward_products(ev, skips)  # the free matmuls counted by a patch: the skip was another '@'
-    said = f"skipped {skips[0].name} x{skips[0].calls}: a weight by '@' in a module's own forward"
-    return K.MATMUL_OPERATOR_UNPATCHED.finding(-own, said) if own else None
+    lost, said = 0, []
+    if work and _free_counted(ev) < work:
+        free = {bare(r.op) for r in ev.ref.exact.counted if r.kind is Kind.MATMUL}
+        lost, said = work, [f"skipped {_named(skips, free)}: matmuls of activations"]
+        skips = [s for s in skips if bare(s.name) not in free]
+    own, hit = _own_forward_products(ev, skips)  # free matmuls counted by a patch: the skip was another '@'
+    if own:
+        lost += own
+        said.append(f"skipped {_named(hit, None)}: a weight by '@' in a module's own forward")
+    return K.MATMUL_OPERATOR_UNPATCHED.finding(-lost, "; ".join(said)) if lost else None
+
+
+def _named(skips: list[Skip], ops: set[str] | None) -> str:
+    """The skipped ops (of these bare names, or all) as 'name xcalls', the first one where none is of them."""
+    hit = [s for s in skips if ops is None or bare(s.name) in ops] or skips[:1]
+    return ", ".join(f"{s.name} x{s.calls}" for s in hit)
 
 
 _OPERATOR = {"matmul": "bmm", "__matmul__": "bmm"}  # what torch.matmul on batches ran as in the exact count
@@ -357,17 +371,18 @@ def _free_counted(ev: Evidence) -> int:
     return out
 
 
-def _own_forward_products(ev: Evidence, skips: list[Skip]) -> int:
-    """The exact FLOPs of the skipped ops' calls outside any Linear or conv (a module's own forward: Mamba's
-    dt_proj.weight @ x), when those calls are exactly the skipped ones."""
+def _own_forward_products(ev: Evidence, skips: list[Skip]) -> tuple[int, list[Skip]]:
+    """(FLOPs, skips) of the skipped ops' calls outside any plain Linear or conv (a module's own forward: Mamba's
+    dt_proj.weight @ x; a Linear subclass's forward is its own), each skip whose calls are exactly the exact count's."""
     ref = ev.ref
-    layers = {ref.norm_path[p] for p, la in ref.layers.items() if _torch_layer(la.subclass_of or la.type_name)}
-    lost = 0
+    layers = {ref.norm_path[p] for p, la in ref.layers.items() if _torch_layer(la.type_name)}
+    lost, hit = 0, list[Skip]()
     for s in skips:
         recs = [r for r in ref.exact.counted if bare(r.op) == bare(s.name) and r.path not in layers]
         recs = [r for r in recs if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)]
-        lost += sum(r.flops for r in recs) if sum(r.calls for r in recs) == s.calls else 0
-    return lost
+        if recs and sum(r.calls for r in recs) == s.calls:
+            lost, hit = lost + sum(r.flops for r in recs), hit + [s]
+    return lost, hit
 
 
 def _torch_layer(type_name: str) -> bool:
