@@ -16,6 +16,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # two workers on two cores: one torch
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 TIMM_CLAIMS = "claims/timm_infer_gmacs.yaml"  # audited with fvcore alone (test_verdicts)
+RATE_CLAIMS = "claims/utilization.yaml"  # judged claim by claim in test_utilization (they read no counter)
+AUDITED_APART = {TIMM_CLAIMS, RATE_CLAIMS}
 MODELS = Path(__file__).resolve().parent / "models"  # small user models, importable as specs once on sys.path
 DIT_NAMES = [f"DiT-{s}/{p}" for s in ("S", "B", "L", "XL") for p in (2, 4, 8)]
 SMALL = [n for n in DIT_NAMES if n[4] in "SB"]
@@ -93,17 +95,18 @@ def _seeded(jobs: list, timeout_s: float) -> dict:
 
 @pytest.fixture(scope="session")
 def committed_verdicts(counter_results, large_counter_results):  # noqa: ARG001  (they seed the audit cache)
-    """Every committed claim but timm's table, audited once as `flopcheck audit --file` does (every counter a
-    reading, in one pool; L/2, XL/2 and XL/4 carried, CARRY_OVER_FLOPS): {claims file: {id: (claim, verdict)}}, for
-    test_verdicts (each pinned `expect`) and test_audit (what each verdict is made of)."""
+    """Every committed claim but timm's table and the utilization claims (AUDITED_APART), audited once as `flopcheck
+    audit --file` does (every counter a reading, in one pool; L/2, XL/2 and XL/4 carried, CARRY_OVER_FLOPS): {claims
+    file: {id: (claim, verdict)}}, for test_verdicts (each pinned `expect`) and test_audit (what each verdict is made
+    of)."""
     from flopcheck.auditor import load_claims
     from flopcheck.auditor.tools import prefetch
     from flopcheck.verbs.audit import judge_claim
 
-    files = {p: load_claims(p) for p in sorted(glob.glob("claims/*.yaml")) if p != TIMM_CLAIMS}
+    files = {p: load_claims(p) for p in sorted(glob.glob("claims/*.yaml")) if p not in AUDITED_APART}
     with pytest.MonkeyPatch.context() as mp:
         carry_large_configs(mp)
-        prefetch([c for claims in files.values() for c in claims if c.rate is None])  # a rate reads no counter
+        prefetch([c for claims in files.values() for c in claims])
         return {p: {c.id: (c, judge_claim(c)) for c in claims} for p, claims in files.items()}
 
 
