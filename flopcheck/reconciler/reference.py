@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from math import prod
 
 from flopcheck.counted import OpRecord
-from flopcheck.exact import ExactCount, count_forward, flop_kinds
+from flopcheck.exact import ExactCount, exact_count
 from flopcheck.exact.counter import FIRST_OF, join
 from flopcheck.formula import exact_matches, formula_breakdown
 from flopcheck.specs.layers import Layer, layers_of
@@ -117,10 +117,16 @@ class Reference:
 
     def type_computes_attention(self, type_name: str) -> bool:
         """A module of this class computes QK^T or attn@V in its own forward (not only in its children)."""
+        return type_name in self.attention_types
+
+    @cached_property
+    def attention_types(self) -> frozenset[str]:
+        """The module classes some instance of which computes QK^T or attn@V in its own forward."""
         by = self.exact.by_path()
-        return any(
-            layer.type_name == type_name and any(join(self.norm_path[p], s) in by for s in ("qk", "av"))
+        return frozenset(
+            layer.type_name
             for p, layer in self.layers.items()
+            if any(join(self.norm_path[p], s) in by for s in ("qk", "av"))
         )
 
     def einsum_contracts(self) -> bool:
@@ -158,8 +164,8 @@ def reference_for(
     """Build (once per key) the reference for a registered model (`overrides`: (field, value) pairs of a stand-in);
     the exact count must equal the formula."""
     config = get_config(name, input_size=input_size, attn=attn, **dict(overrides))
-    model, inputs, forward = prepare(config, batch=batch, device="meta")
-    exact = count_forward(model, inputs, forward, flop_kinds(model), model=name, attn=config.attn, device="meta")
+    model = prepare(config, batch=batch, device="meta")[0]  # its layers (building on meta is cheap: counting is not)
+    exact = exact_count(name, config, batch=batch)  # the count an audit's formulas read of the same config, once
     formula = formula_breakdown(name, config, batch=batch)
     if not exact_matches(exact.by_path(), formula):
         raise AssertionError(f"{name}: the exact count disagrees with the formula; reconcile against neither")

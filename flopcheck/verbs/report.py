@@ -28,6 +28,7 @@ from flopcheck.render.files import MANIFEST, previous, write_report
 from flopcheck.render.reconcile import proof, to_dict
 from flopcheck.render.report import read_results, render
 from flopcheck.specs import SpecError, is_spec, parse
+from flopcheck.specs.child import measure_all
 from flopcheck.subject import Subject, subject_of
 from flopcheck.types import Count, Kind, Reconciliation
 from flopcheck.zoo import names
@@ -97,8 +98,10 @@ def plan(
 
 
 def _measure_in_parallel(specs: list[str], timeout_s: float | None = None, workers: int = 2) -> None:
-    """Each spec measured in its child, two at a time (each child's answer is cached; a failure is cached too, and
-    the plan's own check of that spec says it)."""
+    """The specs measured in `workers` children at once, each child several specs (torch and the libraries imported
+    once a child, not once a spec; each spec its own deadline: specs.child.measure_all); then any the children left
+    unanswered, each in its own child. Every answer is cached, a failure too: the plan's own check of that spec
+    says it."""
 
     def one(text: str) -> None:
         try:
@@ -106,7 +109,14 @@ def _measure_in_parallel(specs: list[str], timeout_s: float | None = None, worke
         except SpecError:
             pass  # cached: the plan's check names it
 
+    parsed = []
+    for text in specs:
+        try:
+            parsed.append(parse(text))
+        except SpecError:
+            continue  # refused by the plan's check, in one line
     with ThreadPoolExecutor(max_workers=workers) as pool:
+        list(pool.map(lambda part: measure_all(part, timeout_s), [parsed[i::workers] for i in range(workers)]))
         list(pool.map(one, specs))
 
 
