@@ -7,6 +7,7 @@ from functools import lru_cache
 from typing import Any
 
 from flopcheck.counted import ExactCount, OpRecord
+from flopcheck.custom_ops import CUSTOM
 from flopcheck.exact import (
     ops_backend,  # noqa: F401  (registers the backend and backward kernels' formulas)
     ops_products,  # noqa: F401  (registers the products', distances' and RNNs' formulas)
@@ -26,13 +27,14 @@ def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, devic
     """Count one forward of a reference model config (with cfg: forward_with_cfg on batch 2N); on meta once a
     process per (model, config, batch, cfg) and op formulas registered: on meta no value enters the count."""
     if device == "meta":
-        return _on_meta(name, config, batch, cfg, len(FORMULAS))
+        return _on_meta(name, config, batch, cfg, (len(FORMULAS), len(CUSTOM)))
     return count_prepared(name, config, prepare(config, batch=batch, device=device, cfg=cfg), device)
 
 
 @lru_cache(maxsize=128)
-def _on_meta(name: str, config: Any, batch: int, cfg: bool, formulas: int) -> ExactCount:  # noqa: ARG001  (a key)
-    """exact_count on meta (the counts are frozen; `formulas`: how many op formulas were registered, a plugin's)."""
+def _on_meta(name: str, config: Any, batch: int, cfg: bool, formulas: tuple[int, int]) -> ExactCount:  # noqa: ARG001
+    """exact_count on meta (the counts are frozen; `formulas`, a key: how many aten and custom op formulas were
+    registered, a plugin's too)."""
     return count_prepared(name, config, prepare(config, batch=batch, device="meta", cfg=cfg), "meta")
 
 
