@@ -53,14 +53,14 @@ MAMBA = ("transformers:MambaForCausalLM", "--config", str(Path(__file__).parent 
 
 @pytest.fixture(scope="module")
 def mamba() -> dict[str, dict]:
-    """The three counters the Mamba tests read, reconciled in one run (one spec child, not three): {counter: run}."""
+    """The four counters the Mamba tests read, reconciled in one run (one spec child, not four): {counter: run}."""
     import contextlib
     import io
 
     from flopcheck.cli import main
 
     out = io.StringIO()
-    names = ("ptflops_pytorch", "torch_profiler", "calflops_hooks")
+    names = ("ptflops_pytorch", "torch_profiler", "calflops_hooks", "torch_dispatch")
     with contextlib.redirect_stdout(out):
         main(["reconcile", *MAMBA, "--text-tokens", "8", *(a for n in names for a in ("--counter", n)), "--json"])
     return {r["counter"]: r for r in json.loads(out.getvalue())}
@@ -207,4 +207,41 @@ def test_calflops_misses_a_linear_subclass_by_at(falcon_style):
     assert _found(run) == {"FC207": -8_448}
     assert "aten.bmm x1: matmuls of activations" in run["findings"][0]["evidence"]
     assert "aten.mm x1: a weight by '@'" in run["findings"][0]["evidence"]
+    assert run["residual_flops"] == 0
+
+
+@pytest.mark.integration
+def test_flop_counter_mode_counts_mamba_as_its_users_run_it(mamba):
+    run, found = _mamba(mamba, "torch_dispatch")
+    # FlopCounterMode under no_grad refused the model (its module tracker's backward hooks: "Expected gradient
+    # function to be set"); with grad on, as its users run it, the same forward: every mm, the scan's bmm and the
+    # conv1d by its formula, 96,768 FLOPs, the exact count to the FLOP
+    assert run["error"] is None and run["reported"] == 96_768
+    assert found == {} and run["residual_flops"] == 0
+
+
+# falcon_tiny: transformers' FalconModel, d = 64, 2 layers, 4 heads of 16, multi-query (1 kv head), parallel
+# attention, T = 16. Per layer: query_key_value 2 x 16 x 64 x (4 + 2) x 16 = 196,608, dense 2 x 16 x 64 x 64 =
+# 131,072, the MLP 2 x 2 x 16 x 64 x 256 = 1,048,576: 1,376,256; fused SDPA, QK^T and attn@V 2 x 4 x 16 x 16 x 16 =
+# 32,768 each. Two layers: 2,752,512 + 131,072 = 2,883,584.
+FALCON = ("transformers:FalconModel", "--config", str(Path(__file__).parent / "data" / "falcon_tiny.json"))
+
+
+@pytest.mark.integration
+def test_fvcore_reads_falcons_matmul_as_its_linears_and_names_the_fused_attention(capsys):
+    from flopcheck.cli import main
+
+    main(["reconcile", *FALCON, "--text-tokens", "16", "--counter", "fvcore_jit", "--json"])
+    (run,) = json.loads(capsys.readouterr().out)
+    assert run["reference_flops"] == 2_883_584
+    # fvcore's aten::matmul is every FalconLinear's x @ W^T (an mm at a Linear subclass, not aten::linear):
+    # 2,752,512 / 2 = 1,376,256 MACs; LayerNorm at 5 per element, 3 norms x 16 x 64 x 5 = 15,360 MACs
+    assert run["reported"] == 1_376_256 + 15_360
+    # the trace's aten::scaled_dot_product_attention x2 has no handle: 2 x 65,536 (before: its matmul was read as
+    # the attention, the exact count's bmm inside SDPA, and -131,072 left open)
+    assert {f["code"]: f["delta_flops"] for f in run["findings"]} == {
+        "FC301": 30_720,
+        "FC201": -131_072,
+        "FC101": -1_391_616,
+    }
     assert run["residual_flops"] == 0

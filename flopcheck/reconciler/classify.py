@@ -171,11 +171,31 @@ def by_op_name(count: Count, ref: Reference) -> list[Part]:
     parts = []
     for i in (i for i in count.detail if i.in_total):
         work, served = op_work(i.name, ref), ops_served(i.name, ref)
+        if i.flops != sum(served.values()) and bare(i.name) in _MATMUL_CALLS:
+            calls = _matmul_calls(ref)
+            if i.flops == sum(calls.values()):
+                served, work = calls, next(iter(calls)) if len(calls) == 1 else None
         if work is None and len(served) > 1 and i.flops == sum(served.values()):
             parts += [Part(f, i.name, w) for w, f in served.items()]
         else:
             parts.append(part(i.flops, i.name, work))
     return parts
+
+
+_MATMUL_CALLS = {"matmul", "__matmul__", "__rmatmul__"}  # a trace's or a patch's torch.matmul and '@'
+
+
+def _matmul_calls(ref: Reference) -> dict[Work, int]:
+    """What torch.matmul and '@' ran as in the exact count, work -> FLOPs: its bmm records outside the fused
+    attention calls (a trace sees those as aten::scaled_dot_product_attention) and its mm records outside the plain
+    Linears (those trace as aten::linear): a batch by a weight, x @ W^T in a Linear subclass (FalconLinear)."""
+    linears = {ref.norm_path[p] for p, layer in ref.layers.items() if layer.type_name == "Linear"}
+    out: dict[Work, int] = {}
+    for r in ref.exact.counted:
+        if (bare(r.op) == "bmm" and r.path not in ref.exact.sdpa) or (bare(r.op) == "mm" and r.path not in linears):
+            work = Work.ATTENTION if r.kind in (Kind.ATTN_SCORE, Kind.ATTN_VALUE) else Work.LINEAR
+            out[work] = out.get(work, 0) + r.flops
+    return out
 
 
 def by_kind(count: Count, ref: Reference) -> list[Part]:
