@@ -288,3 +288,35 @@ def test_fvcore_reads_a_model_whose_output_holds_a_cache_object():
 
     m = run(WithCache(), (torch.zeros(2, 8),))
     assert m.reported == 64 and [(i.name, i.reported) for i in m.detail] == [("linear", 64)]
+
+
+def test_flop_counter_mode_counts_a_model_its_module_tracker_refuses_under_no_grad():
+    # FlopCounterMode's module tracker hooks each module's inputs for the backward; a view of a parameter made under
+    # no_grad (CaiT's class token, Mamba's mixer) requires grad with no grad_fn, and it raised "Expected gradient
+    # function to be set" where the workers count (under no_grad). Counted again with grad on, as its users run it:
+    # the (1, 8) slice by an (8, 4) weight, 2 x 1 x 8 x 4 = 64 FLOPs, its mm the one op
+    import torch
+    from torch import nn
+
+    from flopcheck.counters.torch_dispatch import run
+
+    class Weight(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(8, 4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x @ self.w  # (1, 4)
+
+    class ClassToken(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.cls = nn.Parameter(torch.zeros(1, 1, 8))
+            self.head = Weight()
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(self.cls[:, 0])  # the token's (1, 8) view, x unused
+
+    with torch.no_grad():
+        m = run(ClassToken(), (torch.zeros(2, 3, 8),))
+    assert m.reported == 64 and [(i.name, i.flops) for i in m.detail] == [("aten.mm", 64)]

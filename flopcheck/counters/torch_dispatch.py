@@ -3,7 +3,9 @@
 Detail: its global per-op counts. Skipped: ops that ran and have no entry in its flop_registry,
 which it counts as 0 with no record; rebuilt by flopcheck's own op recorder running alongside.
 On CPU, fused SDPA runs aten._scaled_dot_product_flash_attention_for_cpu, which torch 2.14's
-registry lacks: the attention disappears.
+registry lacks: the attention disappears. Workers count under no_grad; where its module tracker refuses that (a
+view of a parameter with no grad_fn: CaiT's class token, transformers' Mamba), it counts again with grad on, as its
+users run it: the same forward ops.
 """
 
 from __future__ import annotations
