@@ -26,9 +26,18 @@ def flop_kinds(model: Any) -> Iterable[tuple[str, str]]:
 def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, device: str = "meta") -> ExactCount:
     """Count one forward of a reference model config (with cfg: forward_with_cfg on batch 2N); on meta once a
     process per (model, config, batch, cfg) and op formulas registered: on meta no value enters the count."""
-    if device == "meta":
+    if device == "meta" and _hashable(config):
         return _on_meta(name, config, batch, cfg, (len(FORMULAS), len(CUSTOM)))
     return count_prepared(name, config, prepare(config, batch=batch, device=device, cfg=cfg), device)
+
+
+def _hashable(config: Any) -> bool:
+    """A config that can key the memo (every registered one; a stand-in's field made a list would not)."""
+    try:
+        hash(config)
+    except TypeError:
+        return False
+    return True
 
 
 @lru_cache(maxsize=128)
