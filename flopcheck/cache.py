@@ -2,7 +2,8 @@
 
 `COUNTS` holds counters' counts, keyed by `count_key(counter, job)`: the counter's adapter source, flopcheck's shared
 counting code, the library's version and the job, so a change to any of them makes a new key. It lives in
-$FLOPCHECK_CACHE (or ~/.cache)/flopcheck-counts, the one folder flopcheck writes there ('off': this process only).
+$FLOPCHECK_CACHE (or ~/.cache)/flopcheck-counts ('off': this process only). Beside it, flopcheck-reports keeps
+what each report wrote into its folder (flopcheck.render.files): the two folders flopcheck writes there.
 `MEASURED` holds the specs' measurements (their child processes' answers) for this process.
 """
 
@@ -24,13 +25,27 @@ CACHE_ENV = "FLOPCHECK_CACHE"
 CACHE_FOLDER = "flopcheck-counts"  # the one folder flopcheck writes its counts in; nothing else is touched
 
 
-def cache_dir() -> Path | None:
-    """Where counts are kept between runs: $FLOPCHECK_CACHE (or ~/.cache)/flopcheck-counts; None when off."""
+RECORDS_FOLDER = "flopcheck-reports"  # what each report wrote, by folder: the proof that lets it remove a file
+
+
+def _base() -> Path | None:
+    """$FLOPCHECK_CACHE, or $XDG_CACHE_HOME, or ~/.cache; None when the cache is off."""
     root = os.environ.get(CACHE_ENV, "")
     if root.lower() in ("off", "0", "none"):
         return None
-    base = Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return base / CACHE_FOLDER
+    return Path(root) if root else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+
+
+def cache_dir() -> Path | None:
+    """Where counts are kept between runs: $FLOPCHECK_CACHE (or ~/.cache)/flopcheck-counts; None when off."""
+    base = _base()
+    return None if base is None else base / CACHE_FOLDER
+
+
+def records_dir() -> Path | None:
+    """Where the record of each report's files is kept: $FLOPCHECK_CACHE (or ~/.cache)/flopcheck-reports."""
+    base = _base()
+    return None if base is None else base / RECORDS_FOLDER
 
 
 class Cache:

@@ -206,7 +206,10 @@ def _report(args: argparse.Namespace) -> int:
     counting = (args.models, args.counter, args.sweeps, args.no_sweep, args.workers, args.timeout)
     written = into_folder(args.out, args.from_json, *counting)
     for name in written.kept:
-        print(f"kept {written.out / name}: the last report listed it, but it changed since", file=sys.stderr)
+        why = "the last report listed it, but nothing proves flopcheck wrote it as it is"
+        print(f"kept {written.out / name}: {why}", file=sys.stderr)
+    for name in written.removed:
+        print(f"removed {written.out / name}: the last report here wrote it, and this one does not", file=sys.stderr)
     print(written.to_text())  # a folder written: no --json here
     return written.exit_code
 

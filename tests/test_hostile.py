@@ -4,6 +4,7 @@ never a traceback, and on exit 2 exactly one line on stderr. Plus each class of 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import os
 from pathlib import Path
@@ -443,6 +444,51 @@ def test_a_planted_manifest_deletes_nothing_it_names(tmp_path):
     forged = "0" * 64
     (tmp_path / "flopcheck-manifest.txt").write_text(f"{forged}  thesis.tex\n")
     assert report_from(tmp_path)[0] == 0 and (tmp_path / "thesis.tex").read_text() == "mine"
+
+
+def test_a_planted_manifest_with_the_files_true_hash_deletes_nothing(tmp_path):
+    # held-out round 5's data loss: the planted manifest gives thesis.tex's real SHA-256, which anyone can compute;
+    # the report deleted it, exit 0, no word. A manifest in the folder proves nothing now: thesis.tex is kept, said.
+    thesis = tmp_path / "thesis.tex"
+    thesis.write_text("\\documentclass{article} my thesis")
+    real = hashlib.sha256(thesis.read_bytes()).hexdigest()
+    (tmp_path / "flopcheck-manifest.txt").write_text(f"{real}  thesis.tex\n")
+    code, err = report_from(tmp_path)
+    assert code == 0 and thesis.read_text() == "\\documentclass{article} my thesis"
+    assert f"kept {thesis}" in err and "removed" not in err
+    # ... nor can it make a report overwrite a file at a report's name: index.md with its own true hash is refused
+    (tmp_path / "index.md").write_text("my notes")
+    with open(tmp_path / "flopcheck-manifest.txt", "a") as f:
+        f.write(f"{hashlib.sha256(b'my notes').hexdigest()}  index.md\n")
+    code, err = report_from(tmp_path)
+    assert code == 2 and "index.md is not as a flopcheck report wrote it" in err
+    assert (tmp_path / "index.md").read_text() == "my notes" and thesis.exists()
+
+
+def test_a_stale_file_this_machine_wrote_is_removed_and_said(tmp_path, monkeypatch):
+    from flopcheck.errors import InputError
+    from flopcheck.render.files import record_path, write_report
+
+    monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    assert write_report(out, {"a.md": "a\n", "b.svg": "b\n"}) == (["a.md", "b.svg"], [], [])
+    # the record of what was written lives outside the folder, keyed by its real path
+    recorded = record_path(out)
+    assert recorded is not None and recorded.parent == tmp_path / "cache" / "flopcheck-reports"
+    # b.svg, written by the last report, unchanged and not in this one: removed, and named
+    assert write_report(out, {"a.md": "a2\n"}) == (["a.md"], [], ["b.svg"])
+    assert sorted(p.name for p in out.iterdir()) == ["a.md", "flopcheck-manifest.txt"]
+    # with the record gone (another machine, or the cache off), a stale file is kept, never removed on the
+    # manifest's word alone
+    (out / "c.svg").write_text("c\n")
+    with open(out / "flopcheck-manifest.txt", "a") as f:
+        f.write(f"{hashlib.sha256(b'c' + bytes([10])).hexdigest()}  c.svg\n")
+    monkeypatch.setenv("FLOPCHECK_CACHE", "off")
+    assert write_report(out, {"a.md": "a2\n"}) == (["a.md"], ["c.svg"], [])
+    assert (out / "c.svg").read_text() == "c\n"
+    # ... and a changed a.md with no proof it is flopcheck's is refused before anything is written
+    with pytest.raises(InputError, match="a.md is not as a flopcheck report wrote it"):
+        write_report(out, {"a.md": "a3\n"})
 
 
 def test_a_planted_manifest_cannot_make_a_report_overwrite_a_users_file(tmp_path):

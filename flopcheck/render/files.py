@@ -1,12 +1,17 @@
 """Writing a report's files into a folder, and never touching a file flopcheck did not write there.
 
 A report leaves a manifest (MANIFEST, in `sha256sum`'s format: the SHA-256 of each file it wrote and its name, a
-line each). A file in the folder is flopcheck's only while its bytes still hash to what the manifest says: a
-manifest is a file anyone can put in a folder, so its word alone proves nothing. Writing again replaces and removes
-only flopcheck's files; a file the new report would replace that is not flopcheck's stops the report before anything
-is written, and a stale one that is not is left where it is. A manifest of names alone (reports before the hashes)
-proves a file by the previous report's results.json: the file is flopcheck's if rendering that results.json gives
-its bytes. A folder with files but no manifest is refused, unless it is a report from before manifests.
+line each) for people to read and check. It proves nothing: a manifest is a file anyone can put in a folder, with
+the true SHA-256 of any file beside it. A file in the folder is flopcheck's only on proof kept where the folder's
+sender cannot write:
+- the record this machine's flopcheck keeps of what it wrote into that folder (names and SHA-256, outside the
+  folder: $FLOPCHECK_CACHE or ~/.cache, in flopcheck-reports/, one file per folder's real path), while the file's
+  bytes still hash to what was recorded; or
+- its bytes are exactly what the folder's results.json renders that file to (a committed report from another
+  machine: its files are flopcheck's output by construction).
+Writing again replaces and removes only files so proven, and says each file it removes; a file the new report would
+replace that is not proven stops the report before anything is written, and a stale one that is not is kept and
+said. A folder with files but no manifest is refused.
 
 Each file is written to a new temporary name in the folder and renamed over the old one, so a hard link or a
 symbolic link at a report's name is replaced, never written through. Names are checked (letters, digits, '.', '_',
@@ -21,6 +26,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flopcheck.cache import records_dir
 from flopcheck.errors import InputError
 from flopcheck.render.report import read_results, render
 from flopcheck.sent import plain_bytes
@@ -53,19 +59,34 @@ def _read_plain(path: Path, limit: int) -> bytes | None:
 
 @dataclass
 class Owned:
-    """What flopcheck wrote in a report folder: name -> the SHA-256 it had when written (None: proven otherwise)."""
+    """What flopcheck wrote in a report folder: the names its manifest lists (a listing, no proof), and name ->
+    SHA-256 from a proof the folder's sender cannot forge (this machine's record, or the folder's re-rendered
+    results.json)."""
 
     names: dict[str, str | None] = field(default_factory=dict)
-    legacy: dict[str, str] = field(default_factory=dict)  # name -> SHA-256 of the previous report's re-rendered file
+    proven: dict[str, str] = field(default_factory=dict)
 
     def proves(self, path: Path) -> bool:
-        """True if the file at `path` is still exactly as flopcheck wrote it."""
-        name = path.name
-        want = self.names.get(name) or self.legacy.get(name)
-        if name not in self.names or want is None:
+        """True if the file at `path` is still exactly as flopcheck wrote it, by a proof outside the manifest."""
+        want = self.proven.get(path.name)
+        if want is None:
             return False
         data = _read_plain(path, 1 << 30)
         return data is not None and _digest(data) == want
+
+
+def _parse_listing(data: bytes, path: Path) -> dict[str, str | None]:
+    """Names and SHA-256 of a `sha256sum`-format listing (a name alone: no hash); bad input if it is not text."""
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise InputError(f"{path} is not text: flopcheck wrote no such manifest; give an empty or new folder") from None
+    names: dict[str, str | None] = {}
+    for line in filter(None, (ln.strip() for ln in lines)):
+        hashed = _HASHED.fullmatch(line)
+        name, digest = (hashed.group(2), hashed.group(1)) if hashed else (line, None)
+        names[_checked(name)] = digest
+    return names
 
 
 def _manifest(out: Path) -> dict[str, str | None] | None:
@@ -79,33 +100,40 @@ def _manifest(out: Path) -> dict[str, str | None] | None:
             f"{path} is not a plain file of at most {MANIFEST_MAX_BYTES:,} bytes: flopcheck wrote no such manifest;"
             " give an empty or new folder"
         )
+    return _parse_listing(data, path)
+
+
+def record_path(out: Path) -> Path | None:
+    """Where this machine keeps what flopcheck wrote into `out`: records_dir()/<SHA-256 of its real path>.txt."""
+    folder = records_dir()
+    return None if folder is None else folder / f"{_digest(str(out.resolve()).encode('utf-8'))}.txt"
+
+
+def _recorded(out: Path) -> dict[str, str]:
+    """Name -> SHA-256 of the files this machine's flopcheck last wrote into `out` (none if never, or no record)."""
+    path = record_path(out)
+    data = None if path is None else _read_plain(path, MANIFEST_MAX_BYTES)
+    if data is None or path is None:
+        return {}
     try:
-        lines = data.decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        raise InputError(f"{path} is not text: flopcheck wrote no such manifest; give an empty or new folder") from None
-    names: dict[str, str | None] = {}
-    for line in filter(None, (ln.strip() for ln in lines)):
-        hashed = _HASHED.fullmatch(line)
-        name, digest = (hashed.group(2), hashed.group(1)) if hashed else (line, None)
-        names[_checked(name)] = digest
-    return names
-
-
-def _legacy(out: Path, names: dict[str, str | None] | None) -> dict[str, str]:
-    """SHA-256 of each file the previous report's results.json renders to (the proof for a manifest of names alone)."""
-    legacy = out / "results.json"
-    if (names is not None and all(names.values())) or _read_plain(legacy, 1 << 30) is None:
+        return {n: d for n, d in _parse_listing(data, path).items() if d}
+    except InputError:
         return {}
 
+
+def _rendered(out: Path) -> dict[str, str]:
+    """SHA-256 of each file the folder's results.json renders to: a file with those bytes is flopcheck's output."""
+    if _read_plain(out / "results.json", 1 << 30) is None:
+        return {}
     try:
-        return {n: _digest(t.encode("utf-8")) for n, t in render(read_results(legacy)).items()}
+        return {n: _digest(t.encode("utf-8")) for n, t in render(read_results(out / "results.json")).items()}
     except (InputError, KeyError, TypeError, ValueError):
         return {}
 
 
 def previous(out: Path | None) -> Owned:
-    """What the last report in `out` wrote, each file proven by its bytes; bad input if `out` holds a file flopcheck
-    did not write and there is no report there at all (or `out` is not given)."""
+    """What the last report in `out` wrote, each file proven outside the manifest; bad input if `out` holds files
+    and no manifest (or `out` is not given)."""
     if out is None:
         raise InputError("--out is empty: name the report's folder, like reports")
     if not out.exists():
@@ -113,15 +141,15 @@ def previous(out: Path | None) -> Owned:
     if out.is_symlink() or not out.is_dir():
         raise InputError(f"{out} is not a folder (or is a link): give a folder for the report")
     entries = sorted(os.listdir(out))
+    if not entries:
+        return Owned()
     names = _manifest(out)
-    legacy = _legacy(out, names) if entries else {}
-    if names is None:
-        names = dict.fromkeys(legacy)
-    owned = Owned({**names, MANIFEST: None}, legacy) if names else Owned()
-    if entries and not names:
+    if not names:
         shown = ", ".join(entries[:3]) + (f" (+{len(entries) - 3} more)" if len(entries) > 3 else "")
         raise InputError(f"{out} holds files no flopcheck report wrote ({shown}): give an empty or new folder")
-    return owned
+    rendered = _rendered(out)
+    proven = {**{n: d for n, d in rendered.items() if n in names}, **_recorded(out)}
+    return Owned({**names, MANIFEST: None}, proven)
 
 
 def _write(path: Path, text: str) -> None:
@@ -153,20 +181,32 @@ def _refuse_foreign(out: Path, names: list[str], files: dict[str, str], owned: O
             )
 
 
-def write_report(out: Path, files: dict[str, str]) -> tuple[list[str], list[str]]:
+def _record(out: Path, lines: str) -> None:
+    """Keep, outside the folder, what was written into it (the proof a later report needs to remove a file)."""
+    path = record_path(out)
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _write(path, lines)
+
+
+def write_report(out: Path, files: dict[str, str]) -> tuple[list[str], list[str], list[str]]:
     """Write `files` (name -> text) into `out` with a manifest of their SHA-256; remove what the last report there
-    wrote, is still as written, and this one does not write. Returns the names written and the stale ones kept."""
+    wrote, is proven still as written, and this one does not write. Returns the names written, the stale ones kept
+    (no proof they are flopcheck's as written) and the stale ones removed."""
     names = [_checked(n) for n in files]
     owned = previous(out)
     _refuse_foreign(out, names, files, owned)
-    stale = [out / n for n in sorted(set(owned.names) - set(names) - {MANIFEST})]
+    stale = [out / n for n in sorted((set(owned.names) | set(owned.proven)) - set(names) - {MANIFEST})]
+    present = [p for p in stale if p.exists() or p.is_symlink()]
+    removed = [p for p in present if owned.proves(p)]
+    kept = [p.name for p in present if p not in removed]
     out.mkdir(parents=True, exist_ok=True)
     for name in names:
         _write(out / name, files[name])
-    kept = [p.name for p in stale if (p.exists() or p.is_symlink()) and not owned.proves(p)]
-    for path in stale:
-        if path.name not in kept and path.exists():
-            path.unlink()
-    lines = (f"{_digest(files[n].encode('utf-8'))}  {n}\n" for n in sorted(names))
-    _write(out / MANIFEST, "".join(lines))
-    return names, kept
+    for path in removed:
+        path.unlink()
+    lines = "".join(f"{_digest(files[n].encode('utf-8'))}  {n}\n" for n in sorted(names))
+    _write(out / MANIFEST, lines)
+    _record(out, lines)
+    return names, kept, [p.name for p in removed]

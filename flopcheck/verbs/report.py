@@ -280,11 +280,13 @@ def progress_bar(done: int, total: int, count: Count) -> None:
 
 @dataclass(frozen=True)
 class Written:
-    """A report written into its folder: the files written, and the stale ones kept (changed since written)."""
+    """A report written into its folder: the files written, the stale ones kept (no proof they are as flopcheck
+    wrote them) and the stale ones removed (each said)."""
 
     out: Path
     names: tuple[str, ...]
     kept: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
     exit_code: int = 0
 
     def to_text(self) -> str:
@@ -321,5 +323,5 @@ def into_folder(
         took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
         print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)
     assert folder is not None  # previous() refused an empty --out
-    names, kept = write_report(folder, render(res))
-    return Written(folder, tuple(names), tuple(kept))
+    names, kept, removed = write_report(folder, render(res))
+    return Written(folder, tuple(names), tuple(kept), tuple(removed))
