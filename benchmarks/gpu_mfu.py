@@ -1,12 +1,12 @@
 """Measured MFU on a GPU beside `flopcheck estimate`: time bf16 forwards, divide the exact FLOPs by them.
 
-    PYTHONPATH=. python3 benchmarks/gpu_mfu.py --out DIR     # on a machine with a CUDA GPU
+    PYTHONPATH=. python3 benchmarks/gpu_mfu.py [--out DIR]   # on a machine with a CUDA GPU
     python benchmarks/gpu_mfu.py --dry                        # tiny configs on the CPU: checks the script runs
 
 Weights are random (N(0, 0.02)), cast to bf16, forwards run under autocast in eager mode (no
 torch.compile) with fused SDPA. FLOPs come from flopcheck's formula, which the tests hold equal to
 the exact count. The GPU's ceiling is measured too: an 8192^3 bf16 matmul. Writes gpu_mfu.json and
-gpu_mfu.md into --out. Never run by CI.
+gpu_mfu.md into --out (default benchmarks/results/, which git ignores). Never run by CI.
 """
 
 from __future__ import annotations
@@ -110,7 +110,7 @@ def matmul_ceiling(device: str, n: int) -> float:
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("--out", default=".")
+    p.add_argument("--out", default=str(Path(__file__).parent / "results"))  # git ignores it
     p.add_argument("--dry", action="store_true", help="tiny configs on the CPU")
     p.add_argument("--gpu", default="H200", help="the GPU's datasheet entry for the peak (default H200)")
     a = p.parse_args()
