@@ -14,7 +14,8 @@ from flopcheck.reconciler import causes as K
 from flopcheck.types import Count, Reconciliation
 from flopcheck.verbs.formulas import formula_results
 
-CLOSING = ("FC901", "FC101")  # the residual and the unit: not conventions of the formula's content
+# the residual and the unit: not conventions of the formula's content
+CLOSING = (K.UNEXPLAINED_RESIDUAL.code, K.MAC_CONVENTION.code)
 
 
 def readings(claim: Claim, subject: Any = None) -> tuple[list[ToolReading], list[str]]:
