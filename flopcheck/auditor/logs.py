@@ -150,7 +150,7 @@ register(
             "tokens_per_second": number(m[3]),
             "mfu": number(m[4], PERCENT),
         },
-        "",
+        "torchtitan",  # estimate_flops: 6 x (parameters - the token embedding) + 12 l h q t, torchtitan's formula
         (("*", 989.0),),  # promised_flops_per_sec_h100 = 989e12, whatever the GPU
     )
 )
@@ -444,15 +444,17 @@ def _pairs(what: str, work: Work, job: Job, fmt: LogFormat | None = None) -> lis
 
 
 def judge_figure(what: str, logged: Number, work: Work, job: Job, fmt: LogFormat | None = None) -> Figure:
-    """A logged MFU or FLOP/s judged like a claim: the nearest pair (fewest departures, then the framework's own
-    formula, on a tie), the truth, and the verdict (consistent: the true pair gives the digits; close: within 1%;
+    """A logged MFU or FLOP/s judged like a claim: the pair that gives its digits (the truth first, then the
+    framework's own formula and peak) or else the nearest, the truth, and the verdict (consistent: the true pair gives the digits; close: within 1%;
     wrong: further; unexplained: no pair gives the digits and the truth is over 10% away)."""
     pairs = _pairs(what, work, job, fmt)
     formula = fmt.formula if fmt else ""
     true = next(p for p in pairs if p.departures == 0)
 
-    def key(p: Pair) -> tuple[Fraction, int, bool]:
-        return abs(p.value - logged.value) / p.value, p.departures, p.top.name != f"formula {formula}"
+    def key(p: Pair) -> tuple[bool, bool, int, Fraction]:
+        """Giving the digits first; among those the truth, then the framework's own formula and peak; then nearest."""
+        own = (p.top.name == f"formula {formula}") + (p.bottom.name == "framework")
+        return not _fits(p.value, logged), p.departures > 0, -own, abs(p.value - logged.value) / p.value
 
     best = min(pairs, key=key)
     fits = _fits(best.value, logged)

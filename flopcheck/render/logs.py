@@ -13,8 +13,8 @@ WHAT = {"mfu": "MFU", "flops": "TFLOP/s per GPU"}
 
 
 def _value(f: Figure, x: Fraction) -> str:
-    """An MFU as a percentage to two decimals (as logs print it), FLOP/s as TFLOP/s."""
-    return f"{float(x) * 100:.2f}%" if f.what == "mfu" else f"{float(x) / 1e12:,.2f}"
+    """An MFU as a percentage, four significant digits, FLOP/s as TFLOP/s."""
+    return f"{float(x) * 100:.4g}%" if f.what == "mfu" else f"{float(x) / 1e12:,.4g}"
 
 
 def headline(v: LogVerdict, f: Figure) -> str:
