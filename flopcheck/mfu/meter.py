@@ -75,15 +75,16 @@ def _to_meta(value: Any) -> Any:
     return value
 
 
-def meta_twin(model: nn.Module) -> nn.Module:
-    """A copy of the module whose parameters and buffers are meta tensors: no weight is copied, nothing computed."""
+def meta_twin(model: nn.Module, shared: tuple[object, ...] = ()) -> nn.Module:
+    """A copy of the module whose parameters and buffers are meta tensors: no weight is copied, nothing computed;
+    the `shared` objects it refers to (a Lightning module's trainer) are referred to, not copied."""
     import torch
     from torch import nn
 
     first = next(iter(model.parameters()), None)
     if first is not None and first.device.type == "meta":
         return model
-    memo: dict[int, Any] = {}
+    memo: dict[int, Any] = {id(o): o for o in shared}
     for p in model.parameters():
         memo[id(p)] = nn.Parameter(torch.empty_like(p, device="meta"), requires_grad=p.requires_grad)
     for b in model.buffers():
@@ -105,7 +106,12 @@ def _whole(name: str, value: Any) -> int:
 
 
 def step_work(
-    model: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], training: bool = True, causal: bool = False
+    model: nn.Module,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    training: bool = True,
+    causal: bool = False,
+    shared: tuple[object, ...] = (),
 ) -> tuple[Work, int]:
     """One sample's work (auditor.utilization.Work) and the batch, from the exact step of model(*args, **kwargs)
     counted on a meta twin (training: forward + mean loss + backward; else the forward alone)."""
@@ -114,7 +120,7 @@ def step_work(
     from flopcheck.exact.training import count_training_step
     from flopcheck.specs.measure import samples
 
-    twin, margs, mkwargs = meta_twin(model), _to_meta(args), _to_meta(kwargs)
+    twin, margs, mkwargs = meta_twin(model, shared), _to_meta(args), _to_meta(kwargs)
     batch = samples(margs, mkwargs) or 1
     name = type(model).__name__
     kinds = flop_kinds(twin)
@@ -152,6 +158,7 @@ class Meter:
         causal: the model masks attention causally (a decoder LM): half of its attention is needed work.
         kwargs: the forward's keyword inputs.
         clock: seconds, for start()/stop() (time.perf_counter).
+        shared: objects the module refers to that its meta copy shares, not copies (a Lightning trainer).
 
     Example:
         >>> meter = Meter(model, x, gpu="H100", gpus=8)
@@ -171,6 +178,7 @@ class Meter:
         causal: bool = False,
         kwargs: dict[str, Any] | None = None,
         clock: Callable[[], float] = time.perf_counter,
+        shared: tuple[object, ...] = (),
     ) -> None:
         from flopcheck.mfu.devices import current_gpu
 
@@ -180,7 +188,8 @@ class Meter:
         self.peak = Fraction(str(self.gpu.tflops_of(dtype) or 0)) * 10**12
         if not self.peak:
             self.gpu.peak_of(dtype)  # raises: the GPU has no peak at this dtype, naming those it has
-        self.work, self.batch = step_work(model, tuple(example_inputs), dict(kwargs or {}), training, causal)
+        inputs, keywords = tuple(example_inputs), dict(kwargs or {})
+        self.work, self.batch = step_work(model, inputs, keywords, training, causal, shared)
         self.model_flops, self.executed_flops = true_flops(self.work)
         self.tokens_per_sample = tokens_per_sample or _tokens(example_inputs, dict(kwargs or {}))
         self.clock = clock
