@@ -224,9 +224,7 @@ def assert_log_mfu(
     from flopcheck.auditor.logs import audit_log
 
     _checked("rtol", rtol, low_open=False)
-    v = audit_log(
-        path, model, gpu=gpu, gpus=gpus, batch=batch, text_tokens=text_tokens, config=config, dtype=dtype
-    )
+    v = audit_log(path, model, gpu=gpu, gpus=gpus, batch=batch, text_tokens=text_tokens, config=config, dtype=dtype)
     logged = next((f for f in v.figures if f.what == "mfu"), None)
     if logged is None:
         raise InputError(f"{path} ({v.fmt.title} log) prints no MFU: its figures are checked by flopcheck audit --log")

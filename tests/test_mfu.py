@@ -109,8 +109,14 @@ def test_lightning_callback_logs_the_meters_mfu():
     cb = MFUCallback(torch.zeros(8, 64), gpu="H100", clock=lambda: next(ticks))
     data = torch.utils.data.DataLoader(torch.zeros(24, 64), batch_size=8)
     trainer = pl.Trainer(
-        max_steps=3, callbacks=[cb], logger=False, enable_checkpointing=False, enable_progress_bar=False,
-        enable_model_summary=False, accelerator="cpu", log_every_n_steps=1,
+        max_steps=3,
+        callbacks=[cb],
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+        accelerator="cpu",
+        log_every_n_steps=1,
     )
     trainer.fit(Module(), data)
     # 8 samples x 40,448 = 323,584 FLOPs per step in 0.25 s (start and stop one tick apart): 1,294,336 FLOP/s;
@@ -134,8 +140,14 @@ def test_transformers_callback_adds_mfu_to_the_trainers_logs(tmp_path):
     ticks = iter(float(t) / 4 for t in range(100))
     cb = MFUTrainerCallback(torch.zeros(8, 64), gpu="H100", clock=lambda: next(ticks))
     args = transformers.TrainingArguments(
-        output_dir=str(tmp_path), max_steps=3, per_device_train_batch_size=8, logging_steps=1, report_to=[],
-        use_cpu=True, save_strategy="no", disable_tqdm=True,
+        output_dir=str(tmp_path),
+        max_steps=3,
+        per_device_train_batch_size=8,
+        logging_steps=1,
+        report_to=[],
+        use_cpu=True,
+        save_strategy="no",
+        disable_tqdm=True,
     )
     data = [{"x": torch.zeros(64)} for _ in range(24)]
     trainer = transformers.Trainer(model=Net(), args=args, train_dataset=data, callbacks=[cb])

@@ -119,7 +119,8 @@ TORCHTITAN_PEAKS = (
 PERCENT = Fraction(1, 100)
 MS = Fraction(1, 1000)
 
-# nanoGPT train.py at 3adf61e1: print(f"iter {iter_num}: loss {lossf:.4f}, time {dt*1000:.2f}ms, mfu {running_mfu*100:.2f}%")
+# nanoGPT train.py at 3adf61e1: print(f"iter {iter_num}: loss {lossf:.4f}, time {dt*1000:.2f}ms,
+# mfu {running_mfu*100:.2f}%")
 # (running_mfu is -1 for the first 5 iterations: printed -100.00%); mfu = estimate_mfu(batch_size *
 # gradient_accumulation_steps, dt): one process's sequences per iteration over the A100's 312e12
 register(
@@ -190,7 +191,8 @@ register(
     )
 )
 # MaxText metric_logger: f"completed step: {step}, seconds: {step_time:.3f}, TFLOP/s/device: {tflops:.3f},
-# Tokens/s/device: {tokens:.3f}, total_weights: ..., loss: ..."; TFLOP/s/device from calculate_tflops_training_per_device
+# Tokens/s/device: {tokens:.3f}, total_weights: ..., loss: ..."; TFLOP/s/device from
+# calculate_tflops_training_per_device
 register(
     LogFormat(
         "maxtext",
@@ -271,7 +273,7 @@ KEYS: dict[str, tuple[str, Fraction]] = {  # key -> (Line field, scale)
 def _keyvalue(text: str) -> dict[str, Any]:
     """key=value pairs: the KEYS it knows, a time in ms or s, an MFU as a fraction or a percentage."""
     out: dict[str, Any] = {}
-    for key, value, suffix in re.findall(r"\b(\w+)=(-?[\d.,]+(?:e-?\d+)?)(ms|s|%)?", text):
+    for key, value, suffix in re.findall(r"\b(\w+)=(-?[\d.,]+(?:e[-+]?\d+)?)(ms|s|%)?", text):
         if key in ("step", "iter", "iteration"):
             out["step"] = int(value)
         elif key in KEYS:
@@ -445,8 +447,9 @@ def _pairs(what: str, work: Work, job: Job, fmt: LogFormat | None = None) -> lis
 
 def judge_figure(what: str, logged: Number, work: Work, job: Job, fmt: LogFormat | None = None) -> Figure:
     """A logged MFU or FLOP/s judged like a claim: the pair that gives its digits (the truth first, then the
-    framework's own formula and peak) or else the nearest, the truth, and the verdict (consistent: the true pair gives the digits; close: within 1%;
-    wrong: further; unexplained: no pair gives the digits and the truth is over 10% away)."""
+    framework's own formula and peak) or else the nearest, the truth, and the verdict (consistent: the true pair
+    gives the digits; close: within 1%; wrong: further; unexplained: no pair gives the digits and the truth is over
+    10% away)."""
     pairs = _pairs(what, work, job, fmt)
     formula = fmt.formula if fmt else ""
     true = next(p for p in pairs if p.departures == 0)

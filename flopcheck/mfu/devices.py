@@ -36,7 +36,7 @@ DEVICE_RULES: tuple[tuple[tuple[str, ...], str], ...] = (
 
 
 def match_device(device_name: str) -> GPU:
-    """The table's GPU for a device name as torch.cuda reports it; an unmatched name is an InputError asking for gpu=."""
+    """The table's GPU for a device name as torch.cuda reports it; an unmatched one is an InputError asking gpu=."""
     upper = device_name.upper().replace("-", " ")
     for patterns, entry in DEVICE_RULES:
         if all(re.search(p, upper) for p in patterns):

@@ -19,7 +19,7 @@ from flopcheck.mfu.meter import Meter, Utilization
 LOGGED = ("mfu", "hfu", "tflops_per_gpu")
 
 
-class MFUTrainerCallback(TrainerCallback):  # type: ignore[misc]  # transformers' classes are untyped to mypy here
+class MFUTrainerCallback(TrainerCallback):
     """Adds MFU, HFU (fractions of the peak) and model TFLOP/s per GPU of the last optimizer step to the Trainer's
     logs, from flopcheck's exact step (FLOPs, 2 per multiply-add) of `example_inputs` counted once at train start.
 
@@ -52,7 +52,9 @@ class MFUTrainerCallback(TrainerCallback):  # type: ignore[misc]  # transformers
     ) -> None:
         """Count the step once: the model's forward on the example inputs, on a meta copy."""
         gpus, accum = int(args.world_size), int(args.gradient_accumulation_steps)
-        self.meter = Meter(kwargs["model"], *self.inputs, gpus=gpus, grad_accum=accum, kwargs=self.kwargs, **self.options)
+        self.meter = Meter(
+            kwargs["model"], *self.inputs, gpus=gpus, grad_accum=accum, kwargs=self.kwargs, **self.options
+        )
 
     def on_step_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any

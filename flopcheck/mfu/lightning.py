@@ -19,7 +19,7 @@ from flopcheck.mfu.meter import Meter, Utilization
 LOGGED = ("mfu", "hfu", "tflops_per_gpu")
 
 
-class MFUCallback(Callback):  # type: ignore[misc]  # Lightning's Callback is untyped to mypy here
+class MFUCallback(Callback):
     """Logs MFU, HFU (fractions of the peak) and model TFLOP/s per GPU of each optimizer step, from flopcheck's
     exact step (FLOPs, 2 per multiply-add) of `example_inputs` counted once when fitting starts.
 

@@ -94,7 +94,12 @@ def meta_twin(model: nn.Module, shared: tuple[object, ...] = ()) -> nn.Module:
 
 def _positive(name: str, value: Any) -> Fraction:
     """A finite number > 0 as a Fraction (its decimal text, so 0.4 stays 2/5); anything else is bad input, named."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, Fraction))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise InputError(f"{name} must be a finite number > 0, got {value!r}")
     return value if isinstance(value, Fraction) else Fraction(repr(value))
 
@@ -235,7 +240,7 @@ def _sync() -> None:
     """Wait for the GPU's queued kernels, so the clock reads the step's end, not its launch."""
     import torch
 
-    if torch.cuda.is_available() and torch.cuda.is_initialized():
+    if torch.cuda.is_available():
         torch.cuda.synchronize()
 
 
