@@ -408,16 +408,6 @@ class LogVerdict:
     def exit_code(self) -> int:
         return 0 if self.passed else 1
 
-    def to_text(self) -> str:
-        from flopcheck.render.logs import to_text
-
-        return to_text(self)
-
-    def to_data(self) -> dict[str, Any]:
-        from flopcheck.render.logs import to_dict
-
-        return to_dict(self)
-
 
 def _fits(value: Fraction, logged: Number) -> bool:
     """The logged digits are the value's, rounded or truncated."""

@@ -124,12 +124,34 @@ def judge_live(text: str, subject: Subject, scope: dict[str, Any], names: Names,
     return judge(claim, measured=m, counters=(tuple(found), tuple(notes)), subject=subject)
 
 
-def run_log(path: str, model: str, **run: Any) -> LogVerdict:
+@dataclass
+class LogAuditing:
+    """The verdict on a training log, rendered by render.logs."""
+
+    verdict: LogVerdict
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the log's figures pass, else 1."""
+        return self.verdict.exit_code
+
+    def to_text(self) -> str:
+        from flopcheck.render.logs import to_text
+
+        return to_text(self.verdict)
+
+    def to_data(self) -> dict[str, Any]:
+        from flopcheck.render.logs import to_dict
+
+        return to_dict(self.verdict)
+
+
+def run_log(path: str, model: str, **run: Any) -> LogAuditing:
     """A training log's steady state judged (auditor.logs.audit_log): the reading of each logged figure, the true MFU
     and HFU."""
     from flopcheck.auditor.logs import audit_log  # lazy: door start-up (the exact step imports torch)
 
-    return audit_log(path, model, **run)
+    return LogAuditing(audit_log(path, model, **run))
 
 
 def _refusal(claim: Claim, code: str) -> str:
