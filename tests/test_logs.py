@@ -10,6 +10,7 @@ less the 256,000 of the token embedding = 1,707,264; 6N = 10,243,584, + 12 x 2 l
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 
 import pytest
@@ -31,7 +32,7 @@ def _audit(name: str, **run):
 
 
 @pytest.mark.integration
-def test_nanogpt_gpt2_124m_on_8_a100s_reads_as_its_own_formula():
+def test_nanogpt_gpt2_124m_on_8_a100s_reads_as_its_own_formula(capsys):
     # GPT-2 124M (HF config, V 50,257) at T 1,024: forward per sequence = 12 layers x 2T x 12d^2 (173,946,175,488)
     # + LM head 2 x T x d x V (79,047,426,048) + attention 12 x 2 x 2 x T^2 x d (38,654,705,664) = 291,648,307,200;
     # the step is 3x: 874,944,921,600; causal halves 3 x 38,654,705,664 / 2 = 57,982,058,496 -> 816,962,863,104.
@@ -39,22 +40,17 @@ def test_nanogpt_gpt2_124m_on_8_a100s_reads_as_its_own_formula():
     # nanoGPT: N = 124,439,808 - 786,432 (wpe) = 123,653,376; 6N + 12 x 12 x 12 x 64 x 1,024 = 741,920,256 +
     # 113,246,208 = 855,166,464 per token x 1,024 = 875,690,459,136 per sequence; x 1,200 / (8 x 312e12) = 42.1005%
     # true: 816,962,863,104 x 1,200 / (8 x 312e12) = 39.277%
-    v = audit_log(
-        LOGS + "nanogpt_gpt2.log",
-        "transformers:GPT2LMHeadModel",
-        config="gpt2",
-        text_tokens=1024,
-        gpu="A100",
-        gpus=8,
-        batch=60,
-    )
+    argv = ["audit", "--log", LOGS + "nanogpt_gpt2.log", "--model", "transformers:GPT2LMHeadModel", "--config"]
+    argv += ["gpt2", "--text-tokens", "1024", "--gpu", "A100", "--gpus", "8", "--batch", "60", "--json"]
+    assert main(argv) == 1  # wrong: exit 1
+    v = json.loads(capsys.readouterr().out)
     assert 741_920_256 + 113_246_208 == 855_166_464 and 855_166_464 * 1024 == 875_690_459_136
     assert f"{875_690_459_136 * 1200 / (8 * 312e12):.2%}" == "42.10%"
-    (f,) = v.figures
-    assert (f.reading.top.name, f.reading.bottom.name) == ("formula nanogpt", "job") and f.fits
-    assert f.reading.bottom.value == 8 * 312 * 10**12
-    assert v.mfu == Fraction(816_962_863_104 * 1200, 8 * 312 * 10**12) and f"{float(v.mfu):.3%}" == "39.277%"
-    assert v.skipped == 5 and len(v.lines) == 8 and f.verdict is Tier.WRONG  # the five -100.00% lines
+    (f,) = v["figures"]
+    assert (f["reading"]["numerator"], f["reading"]["denominator"]) == ("formula nanogpt", "job") and f["fits"]
+    assert "over 8 x A100's BF16 dense peak" in f["reading"]["words"]
+    assert v["mfu"] == float(Fraction(816_962_863_104 * 1200, 8 * 312 * 10**12)) and f"{v['mfu']:.3%}" == "39.277%"
+    assert v["warmup_skipped"] == 5 and v["lines"] == 8 and f["verdict"] == "wrong"  # the five -100.00% lines
 
 
 @pytest.mark.integration

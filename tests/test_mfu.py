@@ -45,6 +45,12 @@ def test_meter_equals_assert_mfu_close_truth():
     assert u.mfu == pytest.approx(truth, rel=1e-12) == pytest.approx(40_448e9 / 312e12, rel=1e-12)
 
 
+def test_an_inference_meter_divides_the_forward():
+    # forward only: 8 x 18,944 = 151,552 FLOPs in 1e-9 s = 151.552e12 FLOP/s; / 312e12 = 48.574%
+    u = Meter(_mlp(), torch.zeros(8, 64), gpu="A100", training=False).update(1e-9)
+    assert u.mfu == u.hfu == pytest.approx(151_552e9 / 312e12, rel=1e-12)
+
+
 def test_start_stop_reads_the_injected_clock():
     ticks = iter([10.0, 10.5])
     meter = Meter(_mlp(), torch.zeros(8, 64), gpu="H100", clock=lambda: next(ticks))
