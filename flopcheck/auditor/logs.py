@@ -35,13 +35,15 @@ class Number:
 
     value: Fraction
     precision: Fraction
+    text: str = ""  # as the log prints it: '42.10%', '141.18'
 
 
 def number(text: str, scale: Fraction = Fraction(1)) -> Number:
     """'42.10' -> 42.10 with precision 0.005; '1,310,720' -> 1310720 (precision 0.5); times `scale`."""
     clean = text.replace(",", "")
     decimals = len(clean.partition(".")[2])
-    return Number(Fraction(clean) * scale, Fraction(1, 2 * 10**decimals) * scale)
+    shown = text + ("%" if scale == PERCENT else " ms" if scale == MS else "")
+    return Number(Fraction(clean) * scale, Fraction(1, 2 * 10**decimals) * scale, shown)
 
 
 @dataclass(frozen=True)
@@ -288,7 +290,7 @@ def _plain(text: str, scale: Fraction) -> Number:
     mantissa, _, exponent = text.replace(",", "").partition("e")
     n = number(mantissa, scale)
     shift = Fraction(10) ** int(exponent or 0)
-    return Number(n.value * shift, n.precision * shift)
+    return Number(n.value * shift, n.precision * shift, text)
 
 
 def read_lines(text: str, path: str = "") -> tuple[LogFormat, list[Line]]:
@@ -343,7 +345,8 @@ def samples_per_second(line: Line, run: Run) -> tuple[Fraction, str]:
 
 
 def _n(x: Number) -> str:
-    return f"{float(x.value):,.6g}"
+    """A logged number for the rate's words: whole numbers with commas, others to 6 significant digits."""
+    return f"{int(x.value):,}" if x.value.denominator == 1 else f"{float(x.value):,.6g}"
 
 
 def warmup(lines: list[Line], rates: list[Fraction]) -> int:

@@ -7,19 +7,23 @@ from fractions import Fraction
 from typing import Any
 
 from flopcheck.auditor.logs import Figure, LogVerdict
-from flopcheck.render.utilization import percent
 
 WHAT = {"mfu": "MFU", "flops": "TFLOP/s per GPU"}
 
 
+def _pct(x: Fraction) -> str:
+    """0.436066 -> '43.61%': four significant digits, as logs print an MFU."""
+    return f"{float(x) * 100:.4g}%"
+
+
 def _value(f: Figure, x: Fraction) -> str:
-    """An MFU as a percentage, four significant digits, FLOP/s as TFLOP/s."""
-    return f"{float(x) * 100:.4g}%" if f.what == "mfu" else f"{float(x) / 1e12:,.4g}"
+    """An MFU as a percentage, FLOP/s as TFLOP/s, four significant digits."""
+    return _pct(x) if f.what == "mfu" else f"{float(x) / 1e12:,.4g}"
 
 
 def headline(v: LogVerdict, f: Figure) -> str:
     """One figure in a sentence: the logged value, the reading that gives it, the truth."""
-    logged = f"logged {WHAT[f.what]} {_value(f, f.logged.value)}"
+    logged = f"logged {WHAT[f.what]} {f.logged.text or _value(f, f.logged.value)}"
     near = f"{f.reading.words(f.what)} ({_value(f, f.reading.value)})"
     reads = f"reads as {near}" if f.fits else f"is no reading of this run's FLOPs and peak; the nearest is {near}"
     return f"{logged} {reads}; the true {WHAT[f.what]} is {_value(f, f.true)}"
@@ -44,8 +48,7 @@ def to_text(v: LogVerdict) -> str:
     lines += [
         f"rate (the median steady line, {v.median_line}): {v.rate_words} = {float(j.samples_per_second):,.6g} "
         f"samples/s for the job",
-        f"true MFU {percent(v.mfu)}, HFU {percent(v.hfu)}; spread across the {steady} steady lines "
-        f"{float(v.spread):.2%}",
+        f"true MFU {_pct(v.mfu)}, HFU {_pct(v.hfu)}; spread across the {steady} steady lines {float(v.spread):.2%}",
     ]
     lines += [headline(v, f) for f in v.figures]
     lines += ["", f"verdict: {v.verdict.value}" + (f": {headline(v, v.figures[0])}" if v.figures else "")]
@@ -68,6 +71,11 @@ def _figure(f: Figure) -> dict[str, Any]:
     }
 
 
+def _exact(x: Fraction) -> int | float:
+    """A FLOP count: the full integer where it is one (per sample of a batch it divides), else a float."""
+    return x.numerator if x.denominator == 1 else float(x)
+
+
 def to_dict(v: LogVerdict) -> dict[str, Any]:
     """JSON-ready: full integers where the count gives them, fractions as floats."""
     return {
@@ -82,8 +90,8 @@ def to_dict(v: LogVerdict) -> dict[str, Any]:
         "dtype": v.job.dtype,
         "samples_per_second": float(v.job.samples_per_second),
         "rate": v.rate_words,
-        "model_flops_per_sample": float(v.work.model),
-        "executed_flops_per_sample": float(v.work.executed),
+        "model_flops_per_sample": _exact(v.work.model),
+        "executed_flops_per_sample": _exact(v.work.executed),
         "mfu": float(v.mfu),
         "hfu": float(v.hfu),
         "spread": float(v.spread),
