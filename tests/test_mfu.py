@@ -35,6 +35,8 @@ def test_meter_mfu_is_the_exact_step_over_the_time():
     assert u.tflops_per_gpu == pytest.approx(323.584, rel=1e-12) and u.samples_per_second == pytest.approx(3.2e10)
     assert u.mfu == u.hfu == pytest.approx(float(Fraction(647_168 * 10**9, 2) / H100), rel=1e-12)
     assert all(p.device.type == "cpu" for p in model.parameters())  # counted on a meta twin, the module untouched
+    # a short last step of 4 samples per GPU: 4 x 40,448 = 161,792 FLOPs in 2e-9 s = 80.896e12 FLOP/s
+    assert meter.update(2e-9, samples=4).tflops_per_gpu == pytest.approx(80.896, rel=1e-12)
 
 
 def test_meter_equals_assert_mfu_close_truth():

@@ -205,21 +205,20 @@ class Meter:
         """One GPU's step: model FLOPs of batch x grad_accum samples."""
         return self.model_flops * self.batch * self.grad_accum
 
-    def exact_update(self, seconds: Fraction) -> tuple[Fraction, Fraction]:
+    def exact_update(self, seconds: Fraction, samples: int | None = None) -> tuple[Fraction, Fraction]:
         """The step's MFU and HFU as exact fractions: one GPU's step FLOPs / (seconds x peak)."""
-        samples = self.batch * self.grad_accum
-        return (
-            self.model_flops * samples / (seconds * self.peak),
-            self.executed_flops * samples / (seconds * self.peak),
-        )
+        n = samples or self.batch * self.grad_accum
+        return self.model_flops * n / (seconds * self.peak), self.executed_flops * n / (seconds * self.peak)
 
-    def update(self, seconds: float) -> Utilization:
-        """The utilization of a step that took `seconds` (wall clock, the whole optimizer step on one GPU)."""
+    def update(self, seconds: float, samples: int | None = None) -> Utilization:
+        """The utilization of a step that took `seconds` (wall clock, the whole optimizer step on one GPU);
+        `samples`: what one GPU took in it when not batch x grad_accum (a short last batch), at the same size each."""
         s = _positive("seconds", seconds)
-        mfu, hfu = self.exact_update(s)
-        per_second = Fraction(self.batch * self.grad_accum * self.gpus) / s
+        n = _whole("samples", samples) if samples is not None else self.batch * self.grad_accum
+        mfu, hfu = self.exact_update(s, n)
+        per_second = Fraction(n * self.gpus) / s
         tokens = float(per_second * self.tokens_per_sample) if self.tokens_per_sample else None
-        tflops = self.step_flops / s / 10**12
+        tflops = self.model_flops * n / s / 10**12
         return Utilization(float(s), float(mfu), float(hfu), float(tflops), float(per_second), tokens)
 
     def start(self) -> None:
