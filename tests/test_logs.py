@@ -126,6 +126,17 @@ def test_a_step_time_without_its_batch_asks_for_it():
         _audit("keyvalue_dit.log", model="DiT-XL/2", gpu="H100", gpus=16)
 
 
+def test_a_zero_step_time_is_left_out_and_an_all_zero_log_refused(tmp_path, capsys):
+    log = tmp_path / "zero.log"
+    # the zero line is left out; the two steady lines are 64 x 16 / 1.0 s = 1,024 samples/s: the true MFU 4.6038%
+    log.write_text("step=1 seconds=0.0 mfu=0.0\nstep=2 seconds=1.0 mfu=0.04604\nstep=3 seconds=1.0 mfu=0.04604\n")
+    v = audit_log(str(log), "DiT-XL/2", gpu="H100", gpus=16, batch=64)
+    assert v.dropped == 1 and v.mfu == Fraction(DIT * 1024 * 10, 16 * 9894 * 10**12)
+    log.write_text("step=1 seconds=0.0\n")
+    assert main(["audit", "--log", str(log), "--model", "DiT-XL/2", "--gpu", "H100", "--batch", "64"]) == 2
+    assert "nothing to divide by" in capsys.readouterr().err
+
+
 def test_cli_json(capsys):
     argv = ["audit", "--log", LOGS + "keyvalue_dit.log", "--model", "DiT-XL/2", "--gpu", "H100", "--gpus", "16"]
     assert main([*argv, "--batch", "64", "--json"]) == 0

@@ -349,6 +349,12 @@ def _n(x: Number) -> str:
     return f"{int(x.value):,}" if x.value.denominator == 1 else f"{float(x.value):,.6g}"
 
 
+def zero_rate(line: Line) -> bool:
+    """A line whose step time or throughput is 0 (a first step's, a timer not started): no rate to read."""
+    numbers = (line.seconds, line.tokens_per_second, line.samples_per_second, line.steps_per_second)
+    return any(n is not None and n.value <= 0 for n in numbers)
+
+
 def warmup(lines: list[Line], rates: list[Fraction]) -> int:
     """How many leading lines are warm-up: a negative MFU (nanoGPT's -100% before its running mean), or a rate more
     than WARMUP_LIMIT off the median of the log's rates."""
@@ -394,6 +400,7 @@ class LogVerdict:
     spread: Fraction
     figures: tuple[Figure, ...] = field(default=())
     median_line: int = 0
+    dropped: int = 0  # lines with a step time or throughput of 0
 
     @property
     def verdict(self) -> Tier:
@@ -494,6 +501,10 @@ def audit_log(
         raise InputError(f"--log {path}: no such file; give the path of a training log")
     fmt, lines = read_lines(Path(path).read_text(errors="replace"), path)
     run = Run(gpus, batch, text_tokens)
+    read = len(lines)
+    lines = [line for line in lines if not zero_rate(line)]
+    if not lines:
+        raise InputError(f"{path}: every {fmt.title} line logs a step time or throughput of 0: nothing to divide by")
     rates = [samples_per_second(line, run) for line in lines]
     skipped = warmup(lines, [r for r, _ in rates])
     steady = list(zip(lines[skipped:], rates[skipped:], strict=True))
@@ -527,6 +538,7 @@ def audit_log(
         spread,
         tuple(figures),
         line.number,
+        read - len(lines),
     )
 
 

@@ -33,9 +33,10 @@ def to_text(v: LogVerdict) -> str:
     """The verdict as a proof: the log, the run, one sample's work, each figure, the verdict."""
     j, w = v.job, v.work
     steady = len(v.lines) - v.skipped
+    zero = f", {v.dropped} with a rate of 0 left out" if v.dropped else ""
     lines = [
-        f"{v.path} · {v.fmt.title} log ({v.fmt.shape}) · {len(v.lines)} lines read, {v.skipped} warm-up skipped, "
-        f"{steady} steady",
+        f"{v.path} · {v.fmt.title} log ({v.fmt.shape}) · {len(v.lines) + v.dropped} lines read{zero}, {v.skipped} "
+        f"warm-up skipped, {steady} steady",
         f"{v.model} · {w.inputs} · training · {j.gpus} x {j.gpu.name} ({j.gpu.tflops_of(j.dtype):g} TFLOPS "
         f"{j.dtype} dense each)",
         "",
@@ -82,7 +83,8 @@ def to_dict(v: LogVerdict) -> dict[str, Any]:
         "log": v.path,
         "format": v.fmt.name,
         "model": v.model,
-        "lines": len(v.lines),
+        "lines": len(v.lines) + v.dropped,
+        "zero_rate_dropped": v.dropped,
         "warmup_skipped": v.skipped,
         "median_line": v.median_line,
         "gpu": v.job.gpu.name,
