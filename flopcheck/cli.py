@@ -133,6 +133,7 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     flags = "file model part omission-limit no-counters allow-code resolution frames steps cfg training batch space"
     rate = "gpu gpus dtype throughput tokens"
     add_flags(p, flags, rate, "input-shape counter json markdown config inputs text-tokens timeout", **AUDIT_CHANGES)
+    p.add_argument("--log", metavar="FILE", help="a training log (nanoGPT, nanochat, torchtitan, Megatron-LM, ...)")
 
 
 AUDIT_CHANGES: dict[str, dict[str, Any]] = {
@@ -147,6 +148,8 @@ def _audit(args: argparse.Namespace) -> int:
     from flopcheck.auditor import load_claims, parse_claim  # lazy: door start-up (a verb loads its machinery when run)
     from flopcheck.verbs.audit import run as audit
 
+    if args.log:
+        return _audit_log(args)
     if bool(args.claim) == bool(args.file):
         raise UsageError("give one claim ('DiT-XL/2 118.64 GFLOPs') or --file CLAIMS.yaml")
     given = {k: getattr(args, k) for k in CLAIM_OPTIONS}
@@ -161,6 +164,18 @@ def _audit(args: argparse.Namespace) -> int:
     for line in result.failed:
         print(line, file=sys.stderr)
     return code
+
+
+def _audit_log(args: argparse.Namespace) -> int:
+    """`audit --log FILE --model M --gpu G`: the log's steady state judged (verbs.audit.run_log)."""
+    from flopcheck.verbs.audit import run_log  # lazy: door start-up (a verb loads its machinery when run)
+
+    if args.claim or args.file:
+        raise UsageError("--log reads its claims from the log: give no claim and no --file beside it")
+    if not args.model or not args.gpu:
+        raise UsageError("--log: name the model and the GPU, like --model transformers:GPT2LMHeadModel --gpu A100")
+    run = {"gpus": args.gpus or 1, "batch": args.batch, "text_tokens": args.text_tokens, "config": args.config}
+    return _show(run_log(args.log, args.model, gpu=args.gpu, dtype=args.dtype or "bf16", **run), args)
 
 
 def _causes(args: argparse.Namespace) -> int:

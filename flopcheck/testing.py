@@ -203,3 +203,36 @@ def assert_mfu_close(
         f"per sample x {samples_per_second:g} samples/s / ({gpus} x {job.gpu.name}'s {dtype.upper()} dense peak)); "
         f"{mfu:.4g} is nearest {float(nearest.value):.4g}: {nearest.words('mfu')}"
     )
+
+
+def assert_log_mfu(
+    path: str,
+    model: str,
+    *,
+    gpu: str,
+    gpus: int = 1,
+    batch: int | None = None,
+    text_tokens: int | None = None,
+    config: str | None = None,
+    dtype: str = "bf16",
+    rtol: float = 0.02,
+) -> float:
+    """Assert the MFU a training log prints (its steady state's median line) is within rtol of the true MFU of
+    `model` at the logged rate (flopcheck.auditor.logs.audit_log; `batch`: samples per iteration per GPU); return the
+    true MFU. The failure message names the reading that gives the logged value (the framework's formula over which
+    peak)."""
+    from flopcheck.auditor.logs import audit_log
+
+    _checked("rtol", rtol, low_open=False)
+    v = audit_log(path, model, gpu=gpu, gpus=gpus, batch=batch, text_tokens=text_tokens, config=config, dtype=dtype)
+    logged = next((f for f in v.figures if f.what == "mfu"), None)
+    if logged is None:
+        raise InputError(f"{path} ({v.fmt.title} log) prints no MFU: its figures are checked by flopcheck audit --log")
+    if abs(logged.logged.value - v.mfu) <= rtol * v.mfu:
+        return float(v.mfu)
+    how = "reads as" if logged.fits else "is nearest"
+    raise FlopAssertionError(
+        f"{path} logs MFU {float(logged.logged.value):.4g} (line {v.median_line}) but the exact step gives "
+        f"{float(v.mfu):.4g} at {v.rate_words}; {float(logged.logged.value):.4g} {how} "
+        f"{logged.reading.words('mfu')} ({float(logged.reading.value):.4g})"
+    )

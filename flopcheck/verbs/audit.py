@@ -21,6 +21,7 @@ from flopcheck.verbs.compare import counter_names
 
 if TYPE_CHECKING:
     from flopcheck.auditor import Claim, Verdict
+    from flopcheck.auditor.logs import LogVerdict
     from flopcheck.auditor.pipeline import PipelineVerdict
     from flopcheck.auditor.utilization import UtilizationVerdict
     from flopcheck.subject import Subject
@@ -121,6 +122,36 @@ def judge_live(text: str, subject: Subject, scope: dict[str, Any], names: Names,
     counts = subject.counts(counter_names(names), timeout_s or 600.0)
     found, notes = readings_of_counts(claim, counts, reference=subject.reference())
     return judge(claim, measured=m, counters=(tuple(found), tuple(notes)), subject=subject)
+
+
+@dataclass
+class LogAuditing:
+    """The verdict on a training log, rendered by render.logs."""
+
+    verdict: LogVerdict
+
+    @property
+    def exit_code(self) -> int:
+        """0 when the log's figures pass, else 1."""
+        return self.verdict.exit_code
+
+    def to_text(self) -> str:
+        from flopcheck.render.logs import to_text
+
+        return to_text(self.verdict)
+
+    def to_data(self) -> dict[str, Any]:
+        from flopcheck.render.logs import to_dict
+
+        return to_dict(self.verdict)
+
+
+def run_log(path: str, model: str, **run: Any) -> LogAuditing:
+    """A training log's steady state judged (auditor.logs.audit_log): the reading of each logged figure, the true MFU
+    and HFU."""
+    from flopcheck.auditor.logs import audit_log  # lazy: door start-up (the exact step imports torch)
+
+    return LogAuditing(audit_log(path, model, **run))
 
 
 def _refusal(claim: Claim, code: str) -> str:
