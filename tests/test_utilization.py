@@ -65,13 +65,20 @@ def test_dit_throughput_on_its_tpu_pod_means_6_6_percent_mfu():
     # 711,718,502,400 x 256 x 5.7 = 1,038,539,638,702,080 FLOP/s over 128 x 123e12 = 15,744e12
     assert v.mfu == Fraction(711_718_502_400 * 256 * 57, 10) / (128 * 123 * 10**12)
     assert f"{float(v.mfu):.4%}" == "6.5964%"
-    assert v.hfu == Fraction(715_946_360_832 * 256 * 57, 10) / (128 * 123 * 10**12)
-    assert v.verdict is Tier.CONSISTENT
+    assert v.hfu is None and v.verdict is Tier.CONSISTENT  # the paper states no recompute policy: HFU unknown
+    # told none: executed 715,946,360,832 (the flash kernel's recompute in) x 256 x 5.7 / 15,744e12
+    told = judge(_claim("5.7 it/s", batch=256, gpu="TPU-v3", gpus=128, recompute="none"))
+    assert told.hfu == Fraction(715_946_360_832 * 256 * 57, 10) / (128 * 123 * 10**12)
 
 
 def test_the_done_when_command(capsys):
     argv = ["audit", "DiT-XL/2 training 5.7 it/s", "--batch", "256", "--gpu", "TPU-v3", "--gpus", "128"]
     assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "means MFU 6.60% (HFU unknown: no recompute policy stated) of 128 x TPU-v3's BF16 dense peak" in out
+    # the printed factors multiply to the printed FLOP/s: 711,718,502,400 x 1,459.2 = 1,038.5 TFLOP/s, 8.114 per chip
+    assert "model FLOP/s: 711,718,502,400 x 1,459.2 samples/s = 1,039 TFLOP/s for the job, 8.114 per GPU" in out
+    assert main([*argv, "--recompute", "none"]) == 0
     assert "means MFU 6.60% (HFU 6.64%) of 128 x TPU-v3's BF16 dense peak" in capsys.readouterr().out
 
 
@@ -116,8 +123,10 @@ def test_a100_fallback_on_b300():
 
 
 def test_hfu_and_flops_per_gpu():
-    # HFU: executed 715,946,360,832 x 1,024 / 15,830.4e12 = 4.631%
-    assert judge(_claim("4.63% HFU", **ON16)).verdict is Tier.CONSISTENT
+    # HFU: executed 715,946,360,832 x 1,024 / 15,830.4e12 = 4.631%, the recompute policy stated in the text
+    assert judge(_claim("4.63% HFU with no recompute", **ON16)).verdict is Tier.CONSISTENT
+    # with full recompute the forward runs again: (715,946,360,832 + 237,242,843,136) x 1,024 / 15,830.4e12 = 6.166%
+    assert judge(_claim("6.17% HFU", recompute="full", **ON16)).verdict is Tier.CONSISTENT
     # per GPU: 728,799,746,457,600 / 16 = 45.55 TFLOP/s; the whole job's 728.8 TFLOP/s written per GPU is wrong
     assert judge(_claim("45.5 TFLOP/s per GPU", **ON16)).verdict is Tier.CONSISTENT
     v = judge(_claim("729 TFLOP/s per GPU", **ON16))
