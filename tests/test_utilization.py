@@ -330,3 +330,103 @@ def test_tokens_flag_refuses_bad_counts(capsys):
     for bad in ("0", "-3", "nan", "1,5"):
         assert main([*argv, "--tokens", bad]) == 2
     assert capsys.readouterr().err.count("\n") == 4
+
+
+def test_the_new_accelerators_carry_their_datasheet_peaks():
+    # AWS Neuron docs, Trainium2: 667 BF16/FP16/TF32 TFLOPS, 1,299 FP8, 2,563 sparse, 2.9 TB/s per chip
+    t2 = get_gpu("Trn2")
+    assert (t2.tflops, t2.tflops_of("fp8"), t2.tflops_of("bf16", sparse=True), t2.tbps) == (667, 1299, 2563, 2.9)
+    # AWS Neuron docs, Trainium: 190 FP16/BF16/cFP8/TF32 TFLOPS, 380 INT8 TOPS per chip
+    assert (get_gpu("Trainium").tflops, get_gpu("Trainium").tflops_of("int8")) == (190, 380)
+    # Intel Hot Chips 2024: Gaudi 3 BF16 and FP8 matrix 1835 TFLOPs, 3.67 TB/s; Gaudi 2 BF16 432 TFLOPs, 2.46 TB/s
+    assert (get_gpu("Gaudi 3").tflops, get_gpu("Gaudi3").tflops_of("fp8"), get_gpu("gaudi2").tflops) == (1835, 1835, 432)
+    # H20 as reported: BF16 148 TFLOPS dense, FP8 296, 4.0 TB/s; H800 and A800 keep the H100's and A100's peaks
+    assert (get_gpu("H20").tflops, get_gpu("H20").tflops_of("fp8"), get_gpu("H20").tbps) == (148, 296, 4.0)
+    assert get_gpu("H800").dense == get_gpu("H100").dense and get_gpu("A800").dense == get_gpu("A100").dense
+    assert {"H800", "A800", "H20", "Gaudi2", "Gaudi3", "Trainium", "Trainium2"} <= set(names())
+
+
+def test_no_gpu_is_never_a_default(capsys):
+    # item 5: a FLOP/s, a throughput, a time with no --gpu and no GPU in the text: one line asking for --gpu, exit 2
+    for argv in (
+        ["DiT-XL/2 training 45.5 TFLOP/s per GPU", "--throughput", "4 it/s", "--batch", "256", "--gpus", "16"],
+        ["DiT-XL/2 training 5.7 it/s", "--batch", "256", "--gpus", "128"],
+        ["DiT-XL/2 training 100 GPU-days", "--steps", "400000", "--batch", "256"],
+    ):
+        assert main(["audit", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "name the GPU with --gpu" in err
+
+
+def test_an_hfu_needs_the_recompute_policy():
+    with pytest.raises(ClaimError, match="give --recompute none, selective or full"):
+        _claim("4.63% HFU", **ON16)
+    # the text's own policy is read; two policies are refused
+    assert _claim("57.8% HFU with full recompute", **ON16).rate.recompute == "full"
+    with pytest.raises(ClaimError, match="state it once"):
+        _claim("4.63% HFU with full recompute", recompute="none", **ON16)
+    # selective: + the forward's QK^T and attn@V, 28 blocks x 2 x 2 x 256^2 x 1152 = 8,455,716,864 per sample:
+    # (715,946,360,832 + 8,455,716,864) x 1,024 / 15,830.4e12 = 4.686%
+    v = judge(_claim("4.69% HFU", recompute="selective", **ON16))
+    assert v.verdict is Tier.CONSISTENT and v.hfu == Fraction((DIT_EXECUTED + 8_455_716_864) * 1024) / (16 * H100)
+
+
+def test_gpu_time_in_millions_of_hours_and_minutes():
+    # 400,000 x 256 x 711,718,502,400 FLOPs in 2,400 A100 GPU-hours (= 100 GPU-days) = 2.704%, written 0.0024M
+    v = judge(_claim("0.0024M A100 GPU-hours", steps=400_000, batch=256))
+    assert v.mfu == Fraction(400_000 * 256 * 711_718_502_400) / (2_400 * 3_600 * 312 * 10**12)
+    # GPU-hours say nothing of the GPU count: the peak is one GPU's per GPU-second, not "1 x A100's"
+    text = to_text(v)
+    assert "of A100's BF16 dense peak, per GPU-second" in text and "1 x A100" not in text
+    # 1,000 steps x 256 x 711,718,502,400 in 90 minutes on 8 H100s: / (5,400 s x 8 x 989.4e12) = 0.4263%
+    m = judge(_claim("90 minutes on 8 H100s", steps=1000, batch=256))
+    assert m.mfu == Fraction(1000 * 256 * 711_718_502_400) / (5_400 * 8 * H100)
+    assert f"{float(m.mfu):.4%}" == "0.4263%"
+
+
+def test_pf_days_are_a_runs_compute():
+    # 7,000,000 x 256 x 711,718,502,400 = 1,275,399,556,300,800,000,000 FLOPs / 8.64e19 (a PF-day) = 14.7616
+    v = judge(_claim("14.76 PF-days", steps=7_000_000, batch=256))
+    assert v.verdict is Tier.CONSISTENT and v.total_flops == 1_275_399_556_300_800_000_000
+    assert (v.best.top.name, v.job) == ("model", None)
+    # the forward only: 7e6 x 256 x 237,242,843,136 / 8.64e19 = 4.9206 PF-days: named, and wrong
+    w = judge(_claim("4.92 PF-days", steps=7_000_000, batch=256))
+    assert w.best.top.name == "forward" and w.verdict is Tier.WRONG
+
+
+def test_seconds_per_iteration_is_shown_as_written(capsys):
+    argv = ["audit", "DiT-XL/2 training 2.1 s/it", "--batch", "256", "--gpu", "H100", "--gpus", "1"]
+    assert main(argv) == 0
+    # 1 / 2.1 = 0.476190 it/s x 256 = 121.905 samples/s
+    assert "rate: 2.1 s/it = 0.47619 iterations/s x batch 256 = 121.905 samples/s" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text", ["1e400 it/s", "1e-400 s/it", "1e31 it/s"])
+def test_numbers_out_of_range_are_one_line(text, capsys):
+    assert main(["audit", f"DiT-XL/2 training {text}", "--batch", "256", "--gpu", "H100"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of range" in err
+
+
+def test_a_training_rate_refuses_steps():
+    with pytest.raises(ClaimError, match="steps is a run's length"):
+        _claim("5.7 it/s", batch=256, gpu="H100", gpus=1, steps=400_000)
+
+
+def test_a_flops_quoted_with_its_share_is_checked_against_itself():
+    # Narayanan et al. 2021 (arXiv:2104.04473): "163 teraFLOP/s per GPU (52% of peak)" on A100s: 163 / 312 = 52.24%
+    v = judge(_claim("163 TFLOP/s per A100, 52% of peak"))
+    assert v.verdict is Tier.CONSISTENT and v.share.bottom.name == "job" and v.job.gpu.name == "A100"
+    # 26% is 163 over the 2:4-sparse 624: 26.12%, wrong
+    w = judge(_claim("163 TFLOP/s per A100, 26% of peak"))
+    assert w.share.bottom.name == "sparse" and w.verdict is Tier.WRONG
+    # "A100" in the text and --gpu A100-40GB: one peak, accepted; an H100 is another peak, refused
+    assert judge(_claim("163 TFLOP/s per A100, 52% of peak", gpu="A100-40GB")).job.gpu.name == "A100-40GB"
+    with pytest.raises(ClaimError, match="peaks differ"):
+        _claim("163 TFLOP/s per A100, 52% of peak", gpu="H100")
+
+
+def test_a_claim_no_pair_gives_shows_its_nearest():
+    # 33% MFU of 4 it/s x 256 on 16 H100s: no pair within its digits; the true MFU is 4.60%
+    v = judge(_claim("33% MFU", **ON16))
+    assert v.verdict is Tier.UNEXPLAINED and v.nearest is not None and "nearest: " in to_text(v)

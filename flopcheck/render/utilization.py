@@ -104,7 +104,8 @@ def to_text(v: UtilizationVerdict) -> str:
     """The verdict as a proof: the run, one sample's work by reading, the arithmetic, the verdict."""
     c, j, w = v.claim, v.job, v.work
     scope = "training" if w.training else "inference"
-    run = f" · {j.gpus} x {j.gpu.name} ({j.gpu.tflops_of(j.dtype):g} TFLOPS {j.dtype} dense each)" if j else ""
+    count = "" if j is None or c.rate.kind == "cost" and not (c.rate.gpus or c.gpus) else f"{j.gpus} x "
+    run = f" · {count}{j.gpu.name} ({j.gpu.tflops_of(j.dtype):g} TFLOPS {j.dtype} dense each)" if j else ""
     lines = [f"{c.model}{f' · {w.inputs}' if w.inputs else ''} · {scope}{run} · claim: {c.text}", ""]
     if w.model:
         lines += _work_lines(v)
