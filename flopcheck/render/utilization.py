@@ -122,7 +122,8 @@ def to_text(v: UtilizationVerdict) -> str:
             f"Megatron's time estimate 8TP/(nX) (Narayanan et al. 2021, arXiv:2104.04473 §5.1): this time means "
             f"X = {float(v.megatron_x) / 1e12:,.4g} TFLOP/s per GPU ({w.params:,} parameters, recompute in)"
         )
-    lines += ["", f"verdict: {v.verdict}: {headline(v)}"]
+    lines += [""] if lines[-1] else []
+    lines.append(f"verdict: {v.verdict}: {headline(v)}")
     if j is not None:
         lines.append(f"source of {j.gpu.name}'s figures: {j.gpu.source}")
     return "\n".join(lines)
@@ -163,14 +164,22 @@ def _arithmetic(v: UtilizationVerdict, j: Job) -> list[str]:
     peak = j.gpu.tflops_of(j.dtype)
     needed = f" (the needed work: {percent(v.needed_mfu)})" if _causal(v) and v.needed_mfu is not None else ""
     if v.claim.rate.kind == "cost":
-        return [f"MFU {percent(v.mfu)}{needed}, {_hfu(v)} of {_peak_words(v, j)} ({peak:g} TFLOPS)"]
+        return [_mfu_line(v, needed, f"{_peak_words(v, j)} ({peak:g} TFLOPS)")]
     flops = v.work.model * j.samples_per_second
     per_gpu = f", {float(flops) / j.gpus / 1e12:,.4g} per GPU" if j.gpus > 1 else ""
     return [
         f"model FLOP/s: {float(v.work.model):,.0f} x {float(j.samples_per_second):,.6g} samples/s = "
         f"{float(flops) / 1e12:,.4g} TFLOP/s for the job{per_gpu}",
-        f"MFU {percent(v.mfu)}{needed}, {_hfu(v)} of {j.gpus} x {peak:g} TFLOPS",
+        _mfu_line(v, needed, f"{j.gpus} x {peak:g} TFLOPS"),
     ]
+
+
+def _mfu_line(v: UtilizationVerdict, needed: str, of: str) -> str:
+    """'MFU 4.60%, HFU 4.63% of 16 x 989.4 TFLOPS', the HFU said unknown after it where no policy is stated."""
+    assert v.mfu is not None  # a run with a time
+    if v.hfu is None:
+        return f"MFU {percent(v.mfu)}{needed} of {of}; {_hfu(v)}"
+    return f"MFU {percent(v.mfu)}{needed}, HFU {percent(v.hfu)} of {of}"
 
 
 def _run_words(c: Claim) -> str:
