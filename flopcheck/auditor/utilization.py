@@ -200,7 +200,7 @@ class Pair:
     def words(self, what: str) -> str:
         return (
             f"{self.top.words} over {self.bottom.words}"
-            if what != "flops"
+            if what not in ("flops", "compute")
             else f"{self.top.words}, {self.bottom.words}"
         )
 
