@@ -424,6 +424,8 @@ def test_pf_days_are_a_runs_compute():
     # the forward only: 7e6 x 256 x 237,242,843,136 / 8.64e19 = 4.9206 PF-days: named, and wrong
     w = judge(_claim("4.92 PF-days", steps=7_000_000, batch=256))
     assert w.best.top.name == "forward" and w.verdict is Tier.WRONG
+    with pytest.raises(ClaimError, match="gpu applies to a rate or a time"):
+        _claim("14.76 PF-days", steps=7_000_000, batch=256, gpu="H100")
 
 
 def test_seconds_per_iteration_is_shown_as_written(capsys):

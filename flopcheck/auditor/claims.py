@@ -281,6 +281,11 @@ def _check_rate_fields(c: Claim) -> None:
         raise ClaimError(f"{what} applies to a FLOP claim: a rate is read on the whole model, to its printed digits")
     if c.rate.gpus and c.gpus and c.rate.gpus != c.gpus:
         raise ClaimError(f"the claim says {c.rate.gpus} GPUs and gpus is {c.gpus}: state the count once")
+    dropped = [k for k in ("gpu", "gpus", "dtype", "throughput") if getattr(c, k) is not None]
+    if c.rate.kind == "compute" and dropped:
+        raise ClaimError(
+            f"{dropped[0]} applies to a rate or a time; a run's compute in PF-days is FLOPs, read on no GPU"
+        )
     if c.recompute is not None and c.recompute not in rates.RECOMPUTE:
         raise ClaimError(f"recompute must be one of {', '.join(rates.RECOMPUTE)}, got {c.recompute!r}")
     if c.recompute and c.rate.recompute and c.recompute != c.rate.recompute:
