@@ -79,11 +79,11 @@ class Reading:
     convention: bool = False  # a named, documented convention of the work (the needed work, a published formula)
 
 
-def _formula_readings(work: Work) -> list[Reading]:
+def _formula_readings(work: Work, convention: bool = True) -> list[Reading]:
     """The published formulas' readings of one sample's training step (Kaplan 6ND, PaLM, Megatron, torchtitan,
     MaxText ...: flopcheck.published), each by its name."""
     return [
-        Reading(f"formula {n}", f"the published formula {n} ({title})", v, convention=True)
+        Reading(f"formula {n}", f"the published formula {n} ({title})", v, convention=convention)
         for n, title, v in work.formulas
     ]
 
@@ -132,7 +132,7 @@ def numerators(work: Work, hfu: bool = False, recompute: str | None = None) -> l
         Reading("macs", "MACs taken as FLOPs (half the model's FLOPs)", work.model / 2),
         Reading("forward", "the forward only (inference)", work.forward),
     ]
-    return out + _formula_readings(work)
+    return out + _formula_readings(work, convention=not hfu)  # a model-FLOPs formula is no reading of an HFU
 
 
 def denominators(gpu: GPU, gpus: int, dtype: str) -> list[Reading]:
