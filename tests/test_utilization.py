@@ -451,6 +451,9 @@ def test_a_flops_quoted_with_its_share_is_checked_against_itself():
     # Narayanan et al. 2021 (arXiv:2104.04473): "163 teraFLOP/s per GPU (52% of peak)" on A100s: 163 / 312 = 52.24%
     v = judge(_claim("163 TFLOP/s per A100, 52% of peak"))
     assert v.verdict is Tier.CONSISTENT and v.share.bottom.name == "job" and v.job.gpu.name == "A100"
+    from flopcheck.render.utilization import markdown_row
+
+    assert markdown_row(v).endswith("| 0.466% | 52.2% |")  # (0.5224 - 0.52) / 0.5224; the share, not a FLOP/s
     # 26% is 163 over the 2:4-sparse 624: 26.12%, wrong
     w = judge(_claim("163 TFLOP/s per A100, 26% of peak"))
     assert w.share.bottom.name == "sparse" and w.verdict is Tier.WRONG

@@ -27,7 +27,9 @@ def _value(v: UtilizationVerdict, x: Fraction) -> str:
     kind = v.claim.rate.kind
     if kind == "compute":
         return f"{float(x):.4g} FLOPs ({float(x) / 8.64e19:,.4g} PF-days)"
-    return f"{float(x) / 1e12:,.4g} TFLOP/s" if kind == "flops" else percent(x)
+    if kind == "flops" and v.mfu is not None:  # a FLOP/s checked on its run; with its share alone, the share
+        return f"{float(x) / 1e12:,.4g} TFLOP/s"
+    return percent(x)
 
 
 def _peak_words(v: UtilizationVerdict, job: Job) -> str:
