@@ -131,7 +131,7 @@ def _reconcile(args: argparse.Namespace) -> int:
 def _audit_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("claim", nargs="?", help="'DiT-XL/2 118.64 GFLOPs', or '4.6 GFLOPs' with --model")
     flags = "file model part omission-limit no-counters allow-code resolution frames steps cfg training batch space"
-    rate = "gpu gpus dtype throughput tokens"
+    rate = "gpu gpus dtype throughput tokens recompute"
     add_flags(p, flags, rate, "input-shape counter json markdown config inputs text-tokens timeout", **AUDIT_CHANGES)
     p.add_argument("--log", metavar="FILE", help="a training log (nanoGPT, nanochat, torchtitan, Megatron-LM, ...)")
 
@@ -141,7 +141,7 @@ AUDIT_CHANGES: dict[str, dict[str, Any]] = {
     "gpu": {"default": None, "help": "the run's GPU"},
 }
 CLAIM_OPTIONS = "model resolution frames steps batch space part input_shape config inputs omission_limit".split()
-CLAIM_OPTIONS += "gpu gpus dtype throughput tokens text_tokens".split()
+CLAIM_OPTIONS += "gpu gpus dtype throughput tokens text_tokens recompute".split()
 
 
 def _audit(args: argparse.Namespace) -> int:

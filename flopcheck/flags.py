@@ -96,6 +96,9 @@ FLAGS: dict[str, dict[str, Any]] = {
     "dtype": dict(choices=DTYPES, help="the dtype whose dense peak a utilization is of (default bf16)"),
     "throughput": dict(help="a measured throughput: '3.1 it/s' (with --batch), '1,350 img/s', '2,900 tokens/s/GPU'"),
     "tokens": dict(type=count, help="a language model's run: the tokens it trained on, like 2e12"),
+    "recompute": dict(
+        choices=("none", "selective", "full"), help="the run's activation recompute, what its HFU counts (no default)"
+    ),
     "mfu": dict(type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)"),
     "file": dict(help="a YAML list of claims (see claims/)"),
     "model": dict(help=SPEC_HELP),

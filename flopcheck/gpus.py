@@ -105,3 +105,13 @@ def neighbours(gpu: GPU) -> list[GPU]:
     """The other GPUs of its family (H100-SXM: H100-PCIe, H100-NVL, H200), in the table's order."""
     seen = {g.name: g for g in gpus().values()}
     return [g for g in seen.values() if g.family == gpu.family and g.name != gpu.name and gpu.family]
+
+
+def the_gpu(in_text: str | None, given: str | None) -> GPU | None:
+    """The run's GPU, named in the claim's text, given (--gpu), or both: two names of one peak ('A100' in the text,
+    --gpu A100-40GB: the same dense peaks) are one GPU, the given one; two peaks are refused."""
+    text_gpu = get_gpu(in_text) if in_text else None
+    given_gpu = get_gpu(given) if given else None
+    if text_gpu and given_gpu and text_gpu.dense != given_gpu.dense:
+        raise InputError(f"the claim names {in_text} and --gpu {given}, whose peaks differ: name one GPU")
+    return given_gpu or text_gpu

@@ -87,6 +87,7 @@ class Claim:
     throughput: str | None = None  # an MFU, HFU or FLOP/s claim's measured throughput: '3.1 it/s'
     tokens: int | None = None  # a language model's run: the tokens it trained on
     text_tokens: int | None = None  # a language model's sequence length
+    recompute: str | None = None  # the run's activation recompute: 'none', 'selective', 'full' (what an HFU needs)
     stated: frozenset[str] = frozenset()  # the scope keys the claim states: a stated steps 1 is not "not stated"
 
     def __post_init__(self) -> None:
@@ -175,7 +176,15 @@ def parse_value(text: str) -> tuple[Decimal, str, Unit, Decimal]:
     return value, prefix + label, unit, precision
 
 
-RATE_KEYS = ("gpu", "gpus", "dtype", "throughput", "tokens", "text_tokens")  # what a rate claim states of its run
+RATE_KEYS = (
+    "gpu",
+    "gpus",
+    "dtype",
+    "throughput",
+    "tokens",
+    "text_tokens",
+    "recompute",
+)  # what a rate claim states of its run
 SCOPE_KEYS = (
     "resolution",
     "frames",
@@ -260,7 +269,7 @@ def _rate_claim(text: str, model: str | None, scope: dict[str, Any]) -> Claim:
 
 def _check_rate_fields(c: Claim) -> None:
     """A rate claim's run: a known GPU, whole counts >= 1, a dtype the GPU has a peak for; none on a FLOP claim."""
-    from flopcheck.gpus import DTYPES, get_gpu
+    from flopcheck.gpus import DTYPES, the_gpu
 
     given = [k for k in RATE_KEYS if getattr(c, k) is not None and k != "text_tokens"]
     if c.rate is None:
@@ -272,12 +281,25 @@ def _check_rate_fields(c: Claim) -> None:
         raise ClaimError(f"{what} applies to a FLOP claim: a rate is read on the whole model, to its printed digits")
     if c.rate.gpus and c.gpus and c.rate.gpus != c.gpus:
         raise ClaimError(f"the claim says {c.rate.gpus} GPUs and gpus is {c.gpus}: state the count once")
+    dropped = [k for k in ("gpu", "gpus", "dtype", "throughput") if getattr(c, k) is not None]
+    if c.rate.kind == "compute" and dropped:
+        raise ClaimError(
+            f"{dropped[0]} applies to a rate or a time; a run's compute in PF-days is FLOPs, read on no GPU"
+        )
+    if c.recompute is not None and c.recompute not in rates.RECOMPUTE:
+        raise ClaimError(f"recompute must be one of {', '.join(rates.RECOMPUTE)}, got {c.recompute!r}")
+    if c.recompute and c.rate.recompute and c.recompute != c.rate.recompute:
+        raise ClaimError(f"the claim says {c.rate.recompute} recompute and recompute is {c.recompute}: state it once")
+    if c.training and c.rate.kind not in ("cost", "compute") and "steps" in c.stated:
+        raise ClaimError(
+            "steps is a run's length: a training rate is per iteration; drop steps, or claim the run's time "
+            "('3 days on 8 H100s') with steps and batch"
+        )
     try:
         for name in ("gpus", "tokens", "text_tokens"):
             if getattr(c, name) is not None:
                 rates.positive_whole(getattr(c, name), name)
-        named = c.rate.gpu or c.gpu
-        gpu = get_gpu(named) if named else None
+        gpu = the_gpu(c.rate.gpu, c.gpu)
         if c.throughput is not None:
             rates.parse_rate(str(c.throughput))
     except InputError as err:
@@ -383,6 +405,7 @@ _TYPES: dict[str, type | tuple[type, ...]] = {
     "throughput": str,
     "tokens": (int, float),
     "text_tokens": int,
+    "recompute": str,
 }
 
 

@@ -1,13 +1,15 @@
-"""Claims of utilization and time, the grammar: an MFU or HFU in %, a FLOP/s, a throughput (iterations, samples,
-images, tokens or videos per second, per GPU or in all; seconds per step) or a run's cost (GPU-hours, GPU-days,
-'N days on M GPUs'), read from text into a Rate; what each needs that the claim must state (`needs`)."""
+"""Claims of utilization and time, the grammar: an MFU or HFU in %, a FLOP/s (with its share of the peak: '163
+TFLOP/s per A100, 52% of peak'), a throughput (iterations, samples, images, tokens or videos per second, per GPU or
+in all; seconds per step), a run's cost (GPU-minutes, -hours or -days, '30.84M H100 GPU-hours', 'N minutes on M
+GPUs') or its compute in PF-days (1 PF-day = 10^15 FLOP/s x 86,400 s = 8.64e19 FLOPs), read from text into a Rate;
+a recompute policy written after it ('with full recompute'); what each needs that the claim must state (`needs`)."""
 
 from __future__ import annotations
 
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -16,6 +18,11 @@ from flopcheck.errors import InputError
 PREFIXES = {"": 0, "k": 3, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 SECONDS = {"s": 1, "sec": 1, "second": 1, "seconds": 1, "min": 60, "minute": 60, "minutes": 60, "h": 3600}
 SECONDS |= {"hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600, "day": 86400, "days": 86400, "d": 86400}
+SECONDS |= {"mins": 60}
+MULTIPLIERS = {"": 0, "K": 3, "thousand": 3, "M": 6, "million": 6, "B": 9, "billion": 9}
+PF_DAY = Decimal(10**15 * 86400)  # FLOPs: a petaFLOP/s for a day
+RECOMPUTE = ("none", "selective", "full")  # activation recompute policies an HFU depends on
+LIMIT = Decimal("1e30")  # no rate, time or share is past 10^30 or below 10^-30 of its unit: a typo
 # what a throughput counts -> the thing one unit of it is
 THINGS = {"it": "iteration", "its": "iteration", "iter": "iteration", "iters": "iteration", "iteration": "iteration"}
 THINGS |= {"iterations": "iteration", "step": "iteration", "steps": "iteration", "batch": "iteration"}
@@ -25,17 +32,27 @@ THINGS |= {"tok": "token", "toks": "token", "token": "token", "tokens": "token"}
 THINGS |= {"video": "video", "videos": "video", "vid": "video", "vids": "video", "clip": "video", "clips": "video"}
 _NUM = r"(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)"
 _PER_GPU = r"(?P<pergpu>\s*(?:/|per\s+)(?:gpu|chip|device|accelerator|tpu|core))?"
+_MULT = r"(?P<mult>\s*(?:[kKMB]|thousand|million|billion)\b)?"
+_TIME = r"(?P<unit>minutes?|mins?|hours?|hrs?|days?)"
+_SHARE = r"(?:\s*,?\s*\(?(?P<share>\d[\d,]*(?:\.\d+)?)\s*%\s*(?:of\s+(?:the\s+)?(?:theoretical\s+)?peak|mfu)\)?)?"
+# a recompute policy written after the rate: 'with full recompute', '(selective activation recomputation)'
+_RECOMPUTE = (
+    r"(?P<policy>\s*,?\s*\(?(?:with\s+)?(?P<recompute>full|selective|no)\s+(?:activation\s+)?"
+    r"(?:recompute|recomputation|rematerialization|checkpointing)\)?)?"
+)
 _PATTERNS = (  # (kind, the value's text after the model) in the order tried
-    ("percent", _NUM + r"\s*%\s*(?P<what>mfu|hfu)\b"),
     (
         "flops",
         _NUM + r"\s*(?P<prefix>[kKMGTPE]?)flops?(?:(?P<persec>/s(?:ec)?|\s*per\s+second)(?P<pergpu>\s*(?:/|per\s+)"
-        r"(?:gpu|chip|device|accelerator))?|(?P<pergpu2>\s*(?:/|per\s+)(?:gpu|chip|device|accelerator)))",
+        r"(?:gpu|chip|device|accelerator|(?P<pergpuname>[A-Za-z][\w.-]*?\d[\w.-]*)))?|(?P<pergpu2>\s*(?:/|per\s+)"
+        r"(?:gpu|chip|device|accelerator)))" + _SHARE,
     ),
+    ("percent", _NUM + r"\s*%\s*(?P<what>mfu|hfu)\b"),
     ("per_second", _NUM + r"\s*(?P<thing>[a-z]+)\s*(?:/\s*s|/sec|per\s+second)" + _PER_GPU),
     ("seconds_per", _NUM + r"\s*(?P<unit>s|sec|seconds?|ms)\s*(?:/\s*|per\s+)(?P<thing>it|iter|iteration|step|batch)"),
-    ("gpu_time", _NUM + r"\s*(?P<gpu>[A-Za-z][\w.-]*?\s+)?(?:gpu|tpu|chip|accelerator)[- ]?(?P<unit>hours?|days?)"),
-    ("wall_time", _NUM + r"\s*(?P<unit>hours?|days?)\s+on\s+(?P<gpus>\d+)\s*(?:x\s*)?(?P<gpu>[A-Za-z][\w.-]*?)s?"),
+    ("gpu_time", _NUM + _MULT + r"\s*(?P<gpu>[A-Za-z][\w.-]*?\s+)?(?:gpu|tpu|chip|accelerator)[- ]?" + _TIME),
+    ("wall_time", _NUM + r"\s*" + _TIME + r"\s+on\s+(?P<gpus>\d+)\s*(?:x\s*)?(?P<gpu>[A-Za-z][\w.-]*?)s?"),
+    ("compute", _NUM + r"\s*(?P<unit>pf[- ]?days?|petaflop[- ]?(?:/s[- ])?days?|pfs[- ]?days?)"),
 )
 _GROUPED = re.compile(r"\d{1,3}(,\d{3})+(\.\d+)?([eE][+-]?\d+)?")
 
@@ -45,7 +62,7 @@ class Rate:
     """A claim of utilization or time as written: its kind, the value in absolute units (a fraction for MFU/HFU,
     FLOP/s, things per second, GPU-seconds), half its last printed digit in the same units, and what it counts."""
 
-    kind: str  # 'mfu', 'hfu', 'flops' (FLOP/s), 'throughput', 'cost'
+    kind: str  # 'mfu', 'hfu', 'flops' (FLOP/s), 'throughput', 'cost' (GPU-seconds), 'compute' (FLOPs)
     value: Decimal
     precision: Decimal
     label: str  # the unit as written
@@ -53,6 +70,10 @@ class Rate:
     per_gpu: bool = False  # a throughput or FLOP/s of one GPU (else of the whole job)
     gpu: str = ""  # named in the text: '675 A100 GPU-days', '7 days on 8 A100s'
     gpus: int | None = None  # '7 days on 8 GPUs'
+    written: str = ""  # the rate as written: '2.1 s/it'
+    share: Decimal | None = None  # a FLOP/s quoted with its share of the peak: '52% of peak' -> 0.52
+    share_precision: Decimal = Decimal(0)
+    recompute: str = ""  # the recompute policy the text states: 'none', 'selective', 'full'
 
     def per_second(self) -> Decimal:
         """A throughput's things per second (seconds per step inverted)."""
@@ -72,6 +93,8 @@ def number(text: str, what: str) -> tuple[Decimal, Decimal]:
         raise InputError(f"cannot read a number in {what!r}: write it like 5.7") from None
     if not value.is_finite() or value <= 0:
         raise InputError(f"{what!r}: the number must be positive and finite, got {text}")
+    if not 1 / LIMIT <= value <= LIMIT:
+        raise InputError(f"{what!r}: {text} is out of range (10^-30 to 10^30): check the exponent")
     mantissa, _, exponent = plain.lower().partition("e")
     decimals = len(mantissa.partition(".")[2])
     return value, Decimal(5) * Decimal(10) ** (int(exponent or 0) - decimals - 1)
@@ -80,7 +103,7 @@ def number(text: str, what: str) -> tuple[Decimal, Decimal]:
 def find(text: str) -> tuple[re.Match[str], str] | None:
     """The rate in a claim's text, matched at its end, and its kind; None when the text is not a rate."""
     for kind, pattern in _PATTERNS:
-        m = re.search(r"(?:^|\s)" + pattern + r"\s*$", text.strip(), flags=re.I)
+        m = re.search(r"(?:^|\s)" + pattern + _RECOMPUTE + r"\s*$", text.strip(), flags=re.I)
         if m:
             return m, kind
     return None
@@ -93,11 +116,14 @@ def parse_rate(text: str) -> Rate:
     if found is None:
         raise InputError(
             f"cannot read a rate in {text!r}: write '45.5% MFU', '225 TFLOP/s per GPU', '5.7 it/s', '2.1 s/it', "
-            f"'1,350 img/s', '675 A100 GPU-days' or '7 days on 8 A100s'"
+            f"'1,350 img/s', '675 A100 GPU-days', '30.84M H100 GPU-hours', '90 minutes on 8 H100s' or '3,640 PF-days'"
         )
     m, kind = found
     value, precision = number(m.group("num"), text.strip())
-    return _READERS[kind](m, value, precision)
+    rate = _READERS[kind](m, value, precision)
+    said = (m.group("recompute") or "").lower()
+    written = text.strip()[m.start("num") : m.start("policy") if said else m.end()].strip()
+    return replace(rate, written=written, recompute="none" if said == "no" else said)
 
 
 def _percent(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
@@ -110,7 +136,16 @@ def _percent(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
 def _flops(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     scale = Decimal(10) ** PREFIXES[m.group("prefix")]
     per_gpu = bool(m.group("pergpu") or m.group("pergpu2"))
-    return Rate("flops", value * scale, precision * scale, "FLOP/s", per_gpu=per_gpu)
+    gpu = m.group("pergpuname") or ""  # '163 TFLOP/s per A100'
+    share, half = (None, Decimal(0))
+    if m.group("share"):
+        share, half = number(m.group("share"), m.group(0).strip())
+        if share > 100:
+            raise InputError(f"{m.group(0).strip()!r}: a share of the peak is at most 100%")
+        share, half = share / 100, half / 100
+    return Rate(
+        "flops", value * scale, precision * scale, "FLOP/s", per_gpu=per_gpu, gpu=gpu, share=share, share_precision=half
+    )
 
 
 def _per_second(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
@@ -130,9 +165,24 @@ def _seconds_per(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
 
 
 def _gpu_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
-    scale = Decimal(SECONDS[m.group("unit").lower()])
+    """GPU-time: 'N [k|M|B|thousand|million|billion] [GPU name] GPU-minutes|hours|days', in GPU-seconds."""
+    mult = (m.group("mult") or "").strip()
+    scale = (
+        Decimal(SECONDS[m.group("unit").lower()])
+        * Decimal(10) ** MULTIPLIERS[mult.upper() if len(mult) == 1 else mult.lower()]
+    )
     gpu = (m.group("gpu") or "").strip()
-    return Rate("cost", value * scale, precision * scale, f"GPU-{m.group('unit').lower()}", gpu=gpu)
+    return Rate("cost", value * scale, precision * scale, f"GPU-{_unit(m)}", gpu=gpu)
+
+
+def _unit(m: re.Match[str]) -> str:
+    """A time unit as its plural word: 'hrs' -> 'hours'."""
+    return {60: "minutes", 3600: "hours", 86400: "days"}[SECONDS[m.group("unit").lower()]]
+
+
+def _compute(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
+    """A run's compute in PF-days, in FLOPs (1 PF-day = 10^15 FLOP/s x 86,400 s)."""
+    return Rate("compute", value * PF_DAY, precision * PF_DAY, "PF-days")
 
 
 def _wall_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
@@ -142,7 +192,7 @@ def _wall_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
         raise InputError(f"{m.group(0).strip()!r}: a run is on 1 GPU or more")
     gpu = m.group("gpu")
     named = "" if gpu.lower().rstrip("s") in ("gpu", "chip", "tpu", "device", "accelerator") else gpu
-    label = f"{m.group('unit').lower()} on {gpus} GPUs"
+    label = f"{_unit(m)} on {gpus} GPUs"
     return Rate("cost", value * scale * gpus, precision * scale * gpus, label, gpu=named, gpus=gpus)
 
 
@@ -153,6 +203,7 @@ _READERS = {
     "seconds_per": _seconds_per,
     "gpu_time": _gpu_time,
     "wall_time": _wall_time,
+    "compute": _compute,
 }
 
 
@@ -166,25 +217,36 @@ def positive_whole(value: object, name: str) -> int:
 
 
 def needs(rate: Rate, given: Mapping[str, Any]) -> str:
-    """What the claim must state for this rate and does not ('' when nothing): the GPU, its count, the batch, the
-    sequence length, the throughput an MFU was read from, the steps or tokens of a run."""
+    """What the claim must state for this rate and does not ('' when nothing): the GPU (never a default), its count,
+    the batch, the sequence length, the throughput an MFU was read from, an HFU's recompute policy, the steps or
+    tokens of a run."""
     gpus = given.get("gpus") or rate.gpus
+    named = given.get("gpu") or rate.gpu
+    if rate.kind == "compute":
+        return _length_needs(given)
+    if not named:
+        return f"{rate.written or rate.label} is read against a GPU's peak: name the GPU with --gpu, like --gpu H100"
+    if rate.kind == "hfu" and not (given.get("recompute") or rate.recompute):
+        return "an HFU counts the recompute the run did: give --recompute none, selective or full"
     if rate.kind in ("mfu", "hfu", "flops"):
+        if rate.kind == "flops" and rate.share is not None and not given.get("throughput"):
+            return ""  # checked against itself and the datasheet: FLOP/s per GPU / the peak = the share
         if not given.get("throughput"):
             what = rate.label.strip("% ")
             return f"a {what} needs the throughput it was measured at: give --throughput, like '3.1 it/s'"
-        if rate.kind != "flops" and not (given.get("gpu") or rate.gpu):
-            return f"a {rate.label.strip('% ')} is a share of a GPU's peak: name the GPU with --gpu, like --gpu H100"
         inner = parse_rate(given["throughput"])
         if inner.kind != "throughput":
             return (
                 f"--throughput {given['throughput']!r} is not a throughput: write it like '3.1 it/s' or '1,350 img/s'"
             )
         return _throughput_needs(inner, given, gpus, per_gpu=rate.per_gpu or rate.kind != "flops")
-    if not (given.get("gpu") or rate.gpu):
-        return "name the GPU the time was measured on with --gpu, like --gpu A100: its peak is what the time means"
     if rate.kind == "throughput":
         return _throughput_needs(rate, given, gpus, per_gpu=True)
+    return _length_needs(given)
+
+
+def _length_needs(given: Mapping[str, Any]) -> str:
+    """A run's cost or compute needs its length: steps and batch, or tokens."""
     if not given.get("tokens") and not (given.get("steps") and given.get("batch")):
         return "a run's cost needs its length: give --steps and --batch (optimizer steps at that batch) or --tokens"
     return ""

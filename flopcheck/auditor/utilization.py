@@ -1,13 +1,18 @@
 """Claims of utilization and time judged: both sides of the division read.
 
-A utilization is (FLOPs of one sample x samples per second) / (the GPUs' peak). The numerator is one of a registry
-of readings of the work (NUMERATORS: the exact training step's model FLOPs, causal attention halved or counted
-dense, executed FLOPs with recompute, 3 x forward, MACs taken as FLOPs, the forward only, and the published formulas
-of issue 40, `_formula_readings`); the denominator one of the GPU table's peaks (DENOMINATORS: the job's GPUs at the
-claimed dtype's dense peak, one GPU's peak for the whole job, the 2:4-sparse peak, TF32, FP8 or BF16, a neighbouring
-GPU, the A100 fallback of frameworks that do not know the GPU). An MFU, HFU or FLOP/s claim is judged by the pair
-whose arithmetic gives its printed digits (fewest departures from the truth first); a throughput or a run's cost
-is read into the MFU and HFU it means, and is wrong when that is over 100% of the peak.
+A utilization is (FLOPs of one sample x samples per second) / (the GPUs' peak). The model's FLOPs are one truth in
+every verb: the exact training step with attention counted dense (as PaLM's MFU, Megatron, NeMo, llm-foundry,
+torchtitan and `flopcheck count` count it); the work causal attention needs (QK^T and attn@V halved) is printed
+beside it, and a figure made with it, or with a published formula, reads as that documented convention with its
+distance from the model's FLOPs, never as an error. The numerator is one of a registry of readings (NUMERATORS:
+the model's FLOPs, the needed work, executed FLOPs under each recompute policy, 3 x forward, MACs taken as FLOPs, the
+forward only, the published formulas `_formula_readings`); the denominator one of the GPU table's peaks
+(DENOMINATORS: the job's GPUs at the claimed dtype's dense peak, one GPU's peak for the whole job, the 2:4-sparse
+peak, TF32, FP8 or BF16, a neighbouring GPU, the A100 fallback of frameworks that do not know the GPU). An MFU, HFU
+or FLOP/s claim is judged by the pair whose arithmetic gives its printed digits (the truth first, then a
+convention, then a mistake), and a claim no pair gives still shows its nearest pair; a throughput or a run's cost
+is read into the MFU it means (and the HFU, where the recompute policy is stated: never a guess), wrong over 100%
+of the peak; a run's compute (PF-days) is judged like a FLOP count of the whole run. The GPU is always stated.
 """
 
 from __future__ import annotations
@@ -17,9 +22,9 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.auditor.rates import Rate, parse_rate
+from flopcheck.auditor.rates import RECOMPUTE, Rate, parse_rate
 from flopcheck.errors import InputError
-from flopcheck.gpus import GPU, get_gpu, neighbours
+from flopcheck.gpus import GPU, get_gpu, neighbours, the_gpu
 from flopcheck.types import ATTENTION_KINDS, Tier
 
 if TYPE_CHECKING:  # read here, never taken: the exact step imports torch
@@ -47,6 +52,20 @@ class Work:
     training: bool = True
     inputs: str = ""
     formulas: tuple[tuple[str, str, Fraction], ...] = ()  # (name, title, one sample's FLOPs) of published formulas
+    forward_attention: Fraction = Fraction(0)  # the forward's QK^T and attn@V: what selective recompute runs again
+    params: int = 0  # the model's parameters, embeddings in (0: not read, a reference model's)
+
+    @property
+    def needed(self) -> Fraction:
+        """The work the model needs: its FLOPs less the causal mask's half of QK^T and attn@V (model if not causal)."""
+        return self.model - self.attention / 2 if self.causal else self.model
+
+    def executed_with(self, policy: str) -> Fraction:
+        """Executed FLOPs under an activation recompute policy: the step as run (the attention kernel's recompute
+        in) + nothing (none), the forward's QK^T and attn@V (selective: Korthikanti et al. 2022, arXiv:2205.05198
+        section 4) or the whole forward (full: every layer's forward run again, Megatron's 4 x forward)."""
+        extra = {"none": Fraction(0), "selective": self.forward_attention, "full": self.forward}
+        return self.executed + extra[policy]
 
 
 @dataclass(frozen=True)
@@ -57,12 +76,16 @@ class Reading:
     words: str
     value: Fraction
     true: bool = False
+    convention: bool = False  # a named, documented convention of the work (the needed work, a published formula)
 
 
-def _formula_readings(work: Work) -> list[Reading]:
+def _formula_readings(work: Work, convention: bool = True) -> list[Reading]:
     """The published formulas' readings of one sample's training step (Kaplan 6ND, PaLM, Megatron, torchtitan,
     MaxText ...: flopcheck.published), each by its name."""
-    return [Reading(f"formula {n}", f"the published formula {n} ({title})", v) for n, title, v in work.formulas]
+    return [
+        Reading(f"formula {n}", f"the published formula {n} ({title})", v, convention=convention)
+        for n, title, v in work.formulas
+    ]
 
 
 def formulas_of(subject: Any, batch: int) -> tuple[tuple[str, str, Fraction], ...]:
@@ -80,10 +103,9 @@ def formulas_of(subject: Any, batch: int) -> tuple[tuple[str, str, Fraction], ..
     )
 
 
-def numerators(work: Work, hfu: bool = False) -> list[Reading]:
-    """Every reading of one sample's FLOPs; the true one for an MFU (model FLOPs, causal attention halved) or an HFU
-    (executed FLOPs, likewise) marked."""
-    half = work.attention / 2
+def numerators(work: Work, hfu: bool = False, recompute: str | None = None) -> list[Reading]:
+    """Every reading of one sample's FLOPs: the truth of an MFU (the model's FLOPs, attention dense) or of an HFU
+    (executed FLOPs under the run's recompute policy) marked; the needed work and the formulas as conventions."""
     if not work.training:  # model: one sample's generation (forward x CFG x sampling steps); forward: one step's
         out = [
             Reading("generation", "the generation's FLOPs (forward x CFG x sampling steps)", work.model, True),
@@ -92,21 +114,25 @@ def numerators(work: Work, hfu: bool = False) -> list[Reading]:
         ]
         one = Reading("one_step", "one sampling step taken for the generation", work.forward)
         return out + ([one] if work.forward != work.model else [])
-    out = [
-        Reading("model", "the exact training step's model FLOPs", work.model, not work.causal and not hfu),
-        Reading("executed", "executed FLOPs (+ recompute of checkpointing and the attention kernel)", work.executed),
+    dense = ", attention dense" if work.causal else ""
+    out = [Reading("model", f"the model's FLOPs (the exact training step{dense})", work.model, not hfu)]
+    if work.causal:
+        words = "the work causal attention needs (the exact step, QK^T and attn@V halved)"
+        out.append(Reading("needed", words, work.needed, convention=not hfu))
+    for policy in RECOMPUTE:
+        executed = work.executed_with(policy)
+        stated = hfu and policy == recompute
+        out.append(Reading(f"executed_{policy}", f"executed FLOPs with {policy} recompute", executed, stated))
+        if work.causal:
+            halved = executed - work.attention / 2 - work.recompute / 2
+            words = f"executed FLOPs with {policy} recompute, causal attention halved"
+            out.append(Reading(f"executed_{policy}_needed", words, halved, convention=stated))
+    out += [
         Reading("rule_3x", "3 x forward", 3 * work.forward),
-        Reading("macs", "MACs taken as FLOPs (half the model FLOPs)", work.model / 2),
+        Reading("macs", "MACs taken as FLOPs (half the model's FLOPs)", work.model / 2),
         Reading("forward", "the forward only (inference)", work.forward),
     ]
-    if work.causal:
-        out[0] = Reading("model", "the exact step with causal attention counted dense", work.model)
-        out.insert(1, Reading("causal", "the exact step, causal attention halved", work.model - half, not hfu))
-        executed = work.executed - half - work.recompute / 2
-        out.append(Reading("executed_causal", "executed FLOPs, causal attention halved", executed, hfu))
-    else:
-        out[1] = Reading("executed", out[1].words, work.executed, hfu)
-    return out + _formula_readings(work)
+    return out + _formula_readings(work, convention=not hfu)  # a model-FLOPs formula is no reading of an HFU
 
 
 def denominators(gpu: GPU, gpus: int, dtype: str) -> list[Reading]:
@@ -160,10 +186,21 @@ class Pair:
     def departures(self) -> int:
         return (not self.top.true) + (not self.bottom.true)
 
+    @property
+    def rank(self) -> int:
+        """0: the truth; 1: a documented convention of the work over the true peak; 2: a mistake."""
+        if self.bottom.true and (self.top.true or self.top.convention):
+            return 0 if self.top.true else 1
+        return 2
+
+    @property
+    def convention(self) -> bool:
+        return self.rank == 1
+
     def words(self, what: str) -> str:
         return (
             f"{self.top.words} over {self.bottom.words}"
-            if what != "flops"
+            if what not in ("flops", "compute")
             else f"{self.top.words}, {self.bottom.words}"
         )
 
@@ -175,7 +212,7 @@ class Job:
     gpu: GPU
     gpus: int
     dtype: str
-    samples_per_second: Fraction
+    samples_per_second: Fraction  # a run's compute (PF-days): the run's samples
     rate_words: str  # '5.7 it/s x batch 256 = 1,459.2 samples/s'
 
 
@@ -186,14 +223,18 @@ class UtilizationVerdict:
 
     claim: Any  # auditor.claims.Claim
     verdict: Tier
-    job: Job
+    job: Job | None  # None: a run's compute (PF-days) is read on no GPU
     work: Work
-    mfu: Fraction  # the true MFU this run means
-    hfu: Fraction
+    mfu: Fraction | None  # the true MFU this run means (None: a compute claim has no time)
+    hfu: Fraction | None  # None: the recompute policy was not stated, so the HFU is unknown
     best: Pair | None = None  # the pair whose arithmetic gives the digits (MFU, HFU, FLOP/s claims)
     true_value: Fraction = Fraction(0)  # the claim's quantity, truly (MFU, HFU, FLOP/s; a throughput's: the MFU)
     pairs: tuple[Pair, ...] = field(default=(), repr=False)
     total_flops: int = 0  # a run's cost: the whole run's model FLOPs
+    nearest: Pair | None = None  # the pair nearest the claim where none gives its digits
+    needed_mfu: Fraction | None = None  # the MFU of the work causal attention needs, beside the model's
+    share: Pair | None = None  # a FLOP/s's stated share of the peak, read: the FLOP/s over the peak that gives it
+    megatron_x: Fraction | None = None  # a language model's time read by Megatron's 8TP/(nX): the X it means
 
     @property
     def passed(self) -> bool:
@@ -230,9 +271,9 @@ def work_of(claim: Claim) -> Work:
     forward x CFG x sampling steps of one generation."""
     subject = claim.subject
     if claim.training:
-        step, batch = _step(subject, claim.batch)
+        step, batch, params = _step(subject, claim.batch)
         work = work_from_step(step, batch, is_causal(subject), subject.inputs)
-        return replace(work, formulas=formulas_of(subject, subject.batch or 1))
+        return replace(work, formulas=formulas_of(subject, subject.batch or 1), params=params)
     per = Fraction(subject.truth(), subject.batch or 1) * (2 if claim.cfg else 1)
     return Work(per * claim.steps, per * claim.steps, per, training=False, inputs=subject.inputs)
 
@@ -241,6 +282,7 @@ def work_from_step(step: TrainingCount, batch: int, causal: bool = False, inputs
     """One sample's work from an exact training step (exact.training.TrainingCount) of `batch` samples."""
     fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
     attention = sum(fwd.get(k, 0) + bwd.get(k, 0) for k in ATTENTION_KINDS)
+    forward_attention = sum(fwd.get(k, 0) for k in ATTENTION_KINDS)
     return Work(
         Fraction(step.model_flops, batch),
         Fraction(step.executed_flops, batch),
@@ -250,6 +292,7 @@ def work_from_step(step: TrainingCount, batch: int, causal: bool = False, inputs
         causal,
         True,
         inputs,
+        forward_attention=Fraction(forward_attention, batch),
     )
 
 
@@ -261,26 +304,27 @@ def explain_mfu(value: Fraction, work: Work, job: Job, hfu: bool = False) -> tup
     return true.value, min(pairs, key=lambda p: (abs(p.value - value) / p.value, p.departures))
 
 
-def _step(subject: Subject, batch: int) -> tuple[TrainingCount, int]:
-    """The exact training step and the batch it is of: a reference model's at the claim's batch, a spec's as built."""
+def _step(subject: Subject, batch: int) -> tuple[TrainingCount, int, int]:
+    """The exact training step, the batch it is of and the parameters (a spec's; 0 for a reference model): a
+    reference model's at the claim's batch, a spec's as built."""
     if subject.formula_family:
         from flopcheck.exact.training import training_step
 
-        return training_step(subject.text, subject.config(), batch), batch
+        return training_step(subject.text, subject.config(), batch), batch, 0
     m = subject.measured(training=True)
     assert m.training is not None, subject.text  # measured with training: its step
-    return m.training, m.batch or subject.spec_batch
+    return m.training, m.batch or subject.spec_batch, m.params
 
 
 def job_of(claim: Claim, rate: Rate, work: Work) -> Job:
-    """The run the claim describes: its GPU (named in the text or --gpu), how many, its dtype, its samples/s."""
-    named = rate.gpu or claim.gpu
-    if rate.gpu and claim.gpu and get_gpu(rate.gpu).name != get_gpu(claim.gpu).name:
-        raise InputError(f"the claim names {rate.gpu} and --gpu {claim.gpu}: name one GPU")
-    gpu = get_gpu(named or "H100")
+    """The run the claim describes: its GPU (named in the text or --gpu; never a default), how many, its dtype, its
+    samples/s."""
+    gpu = the_gpu(rate.gpu, claim.gpu)
+    if gpu is None:  # rates.needs asks for it; a claim built past it is refused here, not given a GPU
+        raise InputError(f"{rate.written or rate.label} is read against a GPU's peak: name the GPU with --gpu")
     gpus = rate.gpus or claim.gpus or 1
     dtype = claim.dtype or "bf16"
-    if rate.kind == "cost":
+    if rate.kind == "cost" or rate.kind == "flops" and claim.throughput is None:
         return Job(gpu, gpus, dtype, Fraction(0), rate.label)
     if rate.kind == "throughput":
         throughput = rate
@@ -290,6 +334,8 @@ def job_of(claim: Claim, rate: Rate, work: Work) -> Job:
     fits(claim, throughput)
     per_second = Fraction(str(throughput.value))
     shown = f"{_num(per_second)} {throughput.label}" + (" per GPU" if throughput.per_gpu else "")
+    if throughput.label == "s/it":  # as written, then inverted: '2.1 s/it = 0.47619 iterations/s'
+        shown = f"{throughput.written} = {_num(per_second)} iterations/s"
     if throughput.thing == "iteration":  # a generation's iteration is one of its sampling steps
         per_second *= Fraction(claim.batch, 1 if work.training else claim.steps)
         shown += f" x batch {claim.batch}" + ("" if work.training else f" / {claim.steps} sampling steps")
@@ -330,30 +376,76 @@ def judge(claim: Claim) -> UtilizationVerdict:
     assert rate is not None  # judged here only as a claim of utilization or time (verbs.audit.judge_claim)
     if claim.tokens and modality(claim.subject) != "text":
         raise InputError(f"--tokens counts a language model's training tokens; {claim.model} takes no text tokens")
+    if rate.kind == "flops" and claim.throughput is None:  # '163 TFLOP/s per A100, 52% of peak': no model's work
+        return _share_only(claim, rate)
     work = work_of(claim)
+    if rate.kind == "compute":
+        return _compute(claim, rate, work)
     job = job_of(claim, rate, work)
     peak = denominators(job.gpu, job.gpus, job.dtype)[0].value
     if rate.kind == "cost":
         return _cost(claim, rate, work, job, peak)
-    mfu = numerators(work)[_true(numerators(work))].value * job.samples_per_second / peak
-    hfu = numerators(work, hfu=True)[_true(numerators(work, hfu=True))].value * job.samples_per_second / peak
+    per_second = job.samples_per_second / peak
+    mfu, needed = work.model * per_second, work.needed * per_second
+    hfu = work.executed_with(claim.recompute or rate.recompute) * per_second if _policy(claim) else None
     if rate.kind == "throughput":
-        tier = Tier.CONSISTENT if mfu <= 1 and hfu <= 1 else Tier.WRONG
-        return UtilizationVerdict(claim, tier, job, work, mfu, hfu, true_value=mfu)
-    pairs = _pairs(rate, work, job)
-    claimed = Fraction(str(rate.value))
-    precision = Fraction(str(rate.precision))
-    true = next(p for p in pairs if p.departures == 0)
-    fitting = sorted((p for p in pairs if _fits(p.value, claimed, precision)), key=lambda p: p.departures)
+        tier = Tier.CONSISTENT if mfu <= 1 and (hfu or 0) <= 1 else Tier.WRONG
+        return UtilizationVerdict(claim, tier, job, work, mfu, hfu, true_value=mfu, needed_mfu=needed)
+    pairs = _pairs(rate, work, job, _policy(claim))
+    tier, best, nearest, true = _tier(pairs, Fraction(str(rate.value)), Fraction(str(rate.precision)))
+    share = None
+    if rate.share is not None:  # the FLOP/s's own share of the peak, checked against the datasheet too
+        share_tier, share = _share_tier(rate, job)
+        tier = max(tier, share_tier, key=TIER_ORDER.index)
+    return UtilizationVerdict(
+        claim, tier, job, work, mfu, hfu, best, true.value, tuple(pairs), 0, nearest, needed, share
+    )
+
+
+TIER_ORDER = [Tier.CONSISTENT, Tier.CLOSE, Tier.WRONG, Tier.UNEXPLAINED]
+
+
+def _policy(claim: Claim) -> str:
+    """The run's recompute policy, stated by --recompute or in the claim's text ('' when not: the HFU is unknown)."""
+    return str(claim.recompute or (claim.rate.recompute if claim.rate else "") or "")
+
+
+def _tier(pairs: list[Pair], claimed: Fraction, precision: Fraction) -> tuple[Tier, Pair | None, Pair, Pair]:
+    """The tier, the pair whose digits the claim gives (the truth first, then a convention, then a mistake), the
+    nearest pair, and the true one: consistent for the truth, close for a documented convention (named with its
+    distance from the model's FLOPs), else by the distance from the truth (1%: close, else wrong; no pair within 10%:
+    unexplained)."""
+    true = next(p for p in pairs if p.rank == 0)
+    fitting = sorted((p for p in pairs if _fits(p.value, claimed, precision)), key=lambda p: (p.rank, p.departures))
     best = fitting[0] if fitting else None
+    nearest = min(pairs, key=lambda p: (abs(p.value - claimed) / p.value, p.rank))
     off = abs(claimed - true.value) / true.value
-    if best is not None and best.departures == 0:
-        tier = Tier.CONSISTENT
-    elif best is None and off > WRONG_LIMIT:
-        tier = Tier.UNEXPLAINED
-    else:
-        tier = Tier.CLOSE if off <= CLOSE_LIMIT else Tier.WRONG
-    return UtilizationVerdict(claim, tier, job, work, mfu, hfu, best, true.value, tuple(pairs))
+    if best is not None and best.rank < 2:
+        return (Tier.CONSISTENT if best.rank == 0 else Tier.CLOSE), best, nearest, true
+    if best is None and off > WRONG_LIMIT:
+        return Tier.UNEXPLAINED, best, nearest, true
+    return (Tier.CLOSE if off <= CLOSE_LIMIT else Tier.WRONG), best, nearest, true
+
+
+def _share_tier(rate: Rate, job: Job) -> tuple[Tier, Pair]:
+    """A FLOP/s quoted with its share of the peak ('163 TFLOP/s per A100, 52% of peak'): the FLOP/s per GPU over
+    each peak of one GPU; consistent where the true peak gives the share's digits, else the peak that does."""
+    assert rate.share is not None  # read only where the claim quotes a share
+    flops = Fraction(str(rate.value)) / (1 if rate.per_gpu else job.gpus)
+    top = Reading("stated", f"the stated {_num(flops / 10**12)} TFLOP/s per GPU", flops, True)
+    pairs = [Pair(top, b, flops / b.value) for b in denominators(job.gpu, 1, job.dtype)]
+    tier, best, nearest, _ = _tier(pairs, Fraction(str(rate.share)), Fraction(str(rate.share_precision)))
+    return tier, best or nearest
+
+
+def _share_only(claim: Claim, rate: Rate) -> UtilizationVerdict:
+    """A FLOP/s per GPU quoted with its share of the peak and no throughput: checked against itself and the
+    datasheet alone (the model's FLOPs are not read: nothing says how many samples the run did)."""
+    job = job_of(claim, rate, Work(Fraction(0), Fraction(0), Fraction(0)))
+    tier, share = _share_tier(rate, job)
+    flops = Fraction(str(rate.value)) / (1 if rate.per_gpu else job.gpus)
+    work = Work(Fraction(0), Fraction(0), Fraction(0), training=claim.training)
+    return UtilizationVerdict(claim, tier, job, work, None, None, true_value=flops / share.bottom.value, share=share)
 
 
 def _true(readings: list[Reading]) -> int:
@@ -365,9 +457,9 @@ def _fits(value: Fraction, claimed: Fraction, precision: Fraction) -> bool:
     return abs(value - claimed) <= precision or claimed <= value < claimed + 2 * precision
 
 
-def _pairs(rate: Rate, work: Work, job: Job) -> list[Pair]:
+def _pairs(rate: Rate, work: Work, job: Job, recompute: str = "") -> list[Pair]:
     """Every numerator x denominator reading of an MFU, HFU or FLOP/s claim, and its value."""
-    tops = numerators(work, hfu=rate.kind == "hfu")
+    tops = numerators(work, hfu=rate.kind == "hfu", recompute=recompute or None)
     if rate.kind == "flops":  # FLOP/s per GPU (the job's / GPUs) or the whole job's
         per = Reading("per_gpu", f"per GPU ({job.gpus} GPUs)", Fraction(job.gpus), rate.per_gpu)
         whole = Reading("whole", "for the whole job", Fraction(1), not rate.per_gpu)
@@ -377,23 +469,53 @@ def _pairs(rate: Rate, work: Work, job: Job) -> list[Pair]:
     return [Pair(t, b, t.value * job.samples_per_second / b.value) for t in tops for b in bottoms]
 
 
-def _cost(claim: Claim, rate: Rate, work: Work, job: Job, peak: Fraction) -> UtilizationVerdict:
-    """A run's cost (GPU-seconds) read into the MFU it means: the whole run's model FLOPs / (GPU-seconds x peak per
-    GPU); wrong when over 100%."""
+def _samples(claim: Claim) -> Fraction:
+    """A run's samples: its tokens over the sequence length, or its steps x batch."""
     if claim.tokens:
-        samples = Fraction(claim.tokens, claim.text_tokens or 1)
         if not claim.text_tokens:
             raise InputError("--tokens: give the sequence length with --text-tokens, like --text-tokens 2048")
-    else:
-        samples = Fraction(claim.steps * claim.batch)
+        return Fraction(claim.tokens, claim.text_tokens)
+    return Fraction(claim.steps * claim.batch)
+
+
+def _cost(claim: Claim, rate: Rate, work: Work, job: Job, peak: Fraction) -> UtilizationVerdict:
+    """A run's cost (GPU-seconds) read into the MFU it means: the whole run's model FLOPs / (GPU-seconds x peak per
+    GPU), the needed work's beside it, the HFU where the recompute policy is stated; wrong when over 100%."""
+    samples = _samples(claim)
     per_gpu_peak = peak / job.gpus
     seconds = Fraction(str(rate.value))
-    truths = numerators(work), numerators(work, hfu=True)
-    model = truths[0][_true(truths[0])].value * samples
-    executed = truths[1][_true(truths[1])].value * samples
-    mfu, hfu = model / (seconds * per_gpu_peak), executed / (seconds * per_gpu_peak)
-    tier = Tier.CONSISTENT if mfu <= 1 and hfu <= 1 else Tier.WRONG
-    return UtilizationVerdict(claim, tier, job, work, mfu, hfu, true_value=mfu, total_flops=round(model))
+    model = work.model * samples
+    mfu, needed = model / (seconds * per_gpu_peak), work.needed * samples / (seconds * per_gpu_peak)
+    policy = _policy(claim)
+    hfu = work.executed_with(policy) * samples / (seconds * per_gpu_peak) if policy else None
+    tier = Tier.CONSISTENT if mfu <= 1 and (hfu or 0) <= 1 else Tier.WRONG
+    x = megatron_x(claim, work, seconds)
+    return UtilizationVerdict(
+        claim, tier, job, work, mfu, hfu, true_value=mfu, total_flops=round(model), needed_mfu=needed, megatron_x=x
+    )
+
+
+def megatron_x(claim: Claim, work: Work, gpu_seconds: Fraction) -> Fraction | None:
+    """A language model's training time read by Megatron's estimate, time = 8TP/(nX) (Narayanan et al. 2021,
+    arXiv:2104.04473, section 5.1: T tokens, P parameters, n GPUs, X FLOP/s per GPU, activation recompute in): the
+    X that n x time means, X = 8TP / (n x time); None where the run is not counted in tokens."""
+    if not claim.tokens or not work.params:
+        return None
+    return 8 * Fraction(claim.tokens) * work.params / gpu_seconds
+
+
+def _compute(claim: Claim, rate: Rate, work: Work) -> UtilizationVerdict:
+    """A run's compute (PF-days) judged like a FLOP count of the whole run: each reading of one sample's FLOPs x the
+    run's samples, to the claim's digits."""
+    if not work.training:
+        raise InputError(f"{rate.written} is a training run's compute: write 'training' after the model")
+    samples = _samples(claim)
+    run = Reading("run", "for the whole run", Fraction(1), True)
+    pairs = [Pair(t, run, t.value * samples) for t in numerators(work)]
+    tier, best, nearest, true = _tier(pairs, Fraction(str(rate.value)), Fraction(str(rate.precision)))
+    return UtilizationVerdict(
+        claim, tier, None, work, None, None, best, true.value, tuple(pairs), round(true.value), nearest
+    )
 
 
 def implied(
