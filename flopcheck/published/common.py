@@ -20,9 +20,15 @@ def norms_in_n(s: Structure, x: int, params: int | None = None) -> list[Found]:
 
 
 def biases_in_n(s: Structure, x: int, params: int | None = None) -> list[Found]:
-    """FC304: matmul biases taken as parameters, 2x per token each: + 2x * n * params (all of them by default)."""
-    p = s.n_bias if params is None else params
-    return _found(K.BIAS_ADDS_COUNTED, 2 * x * s.n * p, f"{p:,} bias parameters in N, {2 * x} FLOPs per token each")
+    """FC304: additive parameters taken as matmul parameters, 2x per token each: + 2x * n * params; by default
+    every matmul bias a token runs (the router's, its top-k experts' of the experts' k/E) and the attention-sink
+    logits (added to the scores, no multiply)."""
+    if params is not None:
+        p, said = params, f"{params:,} bias parameters"
+    else:
+        p = s.n_bias + s.n_bias_router + s.n_bias_experts * s.k // s.E + s.n_sinks
+        said = f"{p:,} bias parameters" + f" (with {s.n_sinks:,} attention-sink logits)" * bool(s.n_sinks)
+    return _found(K.BIAS_ADDS_COUNTED, 2 * x * s.n * p, f"{said} in N, {2 * x} FLOPs per token each")
 
 
 def embedding_in_n(s: Structure, x: int, params: int) -> list[Found]:

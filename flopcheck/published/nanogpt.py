@@ -4,7 +4,7 @@ block_size (train.py crops every batch to it), so T is the step's sequence lengt
 
 from __future__ import annotations
 
-from flopcheck.published import LM, Exact, Formula, Found, register
+from flopcheck.published import LM, Exact, Formula, Found, no_mla, register
 from flopcheck.published import common as c
 from flopcheck.published.structure import Structure
 
@@ -37,5 +37,6 @@ register(
         kinds=(LM,),
         value=value,
         causes=causes,
+        refuses=no_mla("nanogpt"),
     )
 )

@@ -47,6 +47,9 @@ class Structure:
     n_experts: int = 0  # the routed experts' parameters, all of them
     n_router: int = 0  # the routers' parameters
     n_shared: int = 0  # the shared experts' parameters (every token runs them)
+    n_bias_router: int = 0  # the routers' biases (within n_router)
+    n_bias_experts: int = 0  # the routed experts' biases, all of them (within n_experts)
+    n_sinks: int = 0  # attention-sink logits (GPT-OSS: one per head per layer), added to the scores
     n_norm_final: int = 0  # the final norm's parameters (0: unknown, taken as n_norm / (2L + 1))
     n_attn_bias: int = 0  # the biases of the attention projections (q, k, v, o)
     n_qk_norm: int = 0  # q and k norms inside the attention modules (Qwen3, OLMo 2)
@@ -155,8 +158,8 @@ def _groups(model: Any) -> dict[str, int]:
     out = model.get_output_embeddings() if hasattr(model, "get_output_embeddings") else None
     tied = inp is not None and out is not None and out.weight is inp.weight
     seen: set[int] = set()
-    names = ("n_all", "n_embed", "n_pos", "n_head", "n_norm", "n_bias", "n_experts", "n_router", "n_shared")
-    g = dict.fromkeys(names, 0)
+    names = ("n_all", "n_embed", "n_pos", "n_head", "n_norm", "n_bias", "n_experts", "n_router", "n_shared", "n_sinks")
+    g = dict.fromkeys((*names, "n_bias_router", "n_bias_experts"), 0)
     for name, module in model.named_modules():
         for pname, p in module.named_parameters(recurse=False):
             if id(p) in seen:
@@ -172,12 +175,16 @@ def _groups(model: Any) -> dict[str, int]:
                 g["n_head"] += p.numel()
             elif "Norm" in type(module).__name__:
                 g["n_norm"] += p.numel()
+            elif pname == "sinks":
+                g["n_sinks"] += p.numel()
             elif ".shared_expert" in f".{name}":
                 g["n_shared"] += p.numel()
             elif ".experts" in f".{name}" or last == "experts":
                 g["n_experts"] += p.numel()
+                g["n_bias_experts"] += p.numel() * pname.endswith("bias")
             elif last in ("gate", "router") and "Router" in type(module).__name__ or last == "router":
                 g["n_router"] += p.numel()
+                g["n_bias_router"] += p.numel() * pname.endswith("bias")
             elif pname == "bias":
                 g["n_bias"] += p.numel()
     return {**g, "tied": tied}
