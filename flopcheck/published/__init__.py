@@ -81,9 +81,12 @@ def no_experts(name: str) -> Callable[[Structure], str]:
 def no_mla(name: str) -> Callable[[Structure], str]:
     """A refusal for a formula that has no definition for multi-head latent attention."""
     return lambda s: (
-        f"{name} has no definition for multi-head latent attention (q lora {s.q_lora:,}, kv lora {s.kv_lora:,}): "
-        "use megatron, maxtext or torchtitan"
-    ) * s.mla
+        (
+            f"{name} has no definition for multi-head latent attention (q lora {s.q_lora:,}, kv lora {s.kv_lora:,}): "
+            "use megatron, maxtext or torchtitan"
+        )
+        * s.mla
+    )
 
 
 def refusing(*whys: Callable[[Structure], str]) -> Callable[[Structure], str]:

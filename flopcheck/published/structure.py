@@ -202,9 +202,7 @@ def _mlp(layer: Any) -> Any:
 
 def _weights(module: Any, skip: tuple[str, ...] = ()) -> int:
     """Elements of a module's matmul weights: no biases, none under a child named in `skip`."""
-    return sum(
-        p.numel() for n, p in module.named_parameters() if not n.endswith("bias") and not n.startswith(skip)
-    )
+    return sum(p.numel() for n, p in module.named_parameters() if not n.endswith("bias") and not n.startswith(skip))
 
 
 def _windows(layers: Any) -> tuple[int, ...]:
@@ -313,9 +311,9 @@ def of_model(model: Any, tokens: int = 0, batch: int = 1) -> Structure:
     E = _first(config, "num_local_experts", "num_experts", "n_routed_experts", default=1) or 1
     layers = _layers(model, L)
     attn = _attention(layers[0]) if layers is not None else None
-    mla = _mla(attn, H)
+    mla: dict[str, Any] = _mla(attn, H)
     widths = (_first(config, "moe_intermediate_size", default=0), F) if E > 1 else (F,)
-    mlp = _experts(layers, d, widths) if layers is not None else {}
+    mlp: dict[str, Any] = _experts(layers, d, widths) if layers is not None else {}
     windows = _windows(layers)
     W = max(windows) if windows else _first(config, "sliding_window", default=0) or 0
     bias, qk_norm = _inside_attention(layers)
