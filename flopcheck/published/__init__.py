@@ -119,9 +119,11 @@ def _load() -> None:
         maxtext,
         megatron,
         nanogpt,
+        nemo,
         olmo,
         palm,
         torchtitan,
+        verl,
         vision,
     )
 
