@@ -91,6 +91,30 @@ PINNED = [
     # 2 T d V = 4,744,261,140,480, x 3; attention 12 x 2 T^2 q (137,438,953,472) + 12 x (4 T W - 2 W^2) q
     # (8,455,716,864), x 3
     ("maxtext", GPT_OSS_20B, 93_901_339_754_496),
+    # NeMo's deepseekv3, T 4096: attention 6 x 0.5 (128 x 192 + 128 x 128) T^2 x 61 = 125,756,642,426,880; MLA
+    # params per layer d 1536 + 1536 x 192 x 128 + d 64 + d 512 + 512 x 256 x 128 + 128 x 128 x d = 187,105,280
+    # (no norms), ffn 3 x 3 d 18432 + 58 x (3 d 2048 + 3 d 2048 x 8) = 24,178,065,408; 6 T (61 x mla + ffn) +
+    # 6 T V d
+    ("nemo", DEEPSEEK_V3, 1_023_227_103_019_008),
+    # NeMo's gpt_oss: per layer 6 x (T d dh (H + 2G) + T d dh H = 108,716,359,680); attention 12 full layers at
+    # 6 H T (T + 1) dh = 412,417,523,712 and 12 windowed at 6 H (W (W + 1) + 2 (T - W) W) dh = 25,370,296,320; MLP
+    # 24 x 6 x 3 T k d F, no router; loss 6 T d V
+    ("nemo", GPT_OSS_20B, 93_848_227_282_944),
+    # NeMo's qwen3, q taken as d: 6 L T d^2 (2 G/H + 1 + T/d + 1) = 21,028,159,881,216 + 6 L T d 3 F k =
+    # 44,530,220,924,928 + 6 T d V = 7,647,189,270,528
+    ("nemo", QWEN3_30B, 73_205_570_076_672),
+    # verl's qwen2 estimate on Qwen2.5-7B (no biases): ((3 d F + d (2q + 2kv)) L + 2 V d) = 7,615,283,200 x 6 x 4096
+    # = 187,153,199,923,200 + 6 T^2 dh H L = 10,101,763,080,192
+    ("verl", QWEN25_7B, 197_254_963_003_392),
+    # verl's deepseek_v3: MLA per layer 187,105,280; 58 x (d 256 + d 2048 (8 + 1) 3 + mla) + 3 x (d 18432 x 3 + mla)
+    # = 35,697,917,952; 6 (that + 2 V d) T = 922,860,159,762,432 + 3 T^2 61 (192 + 128) 128 = 125,756,642,426,880
+    ("verl", DEEPSEEK_V3, 1_048_616_802_189_312),
+    # verl's gpt_oss: (d E + d F 3 k + d (2 H dh + 2 G dh)) 24 + 2 V d = 4,186,275,840 x 6 x 4096 + 6 dh H (12 T^2 +
+    # 12 T W) = 6 x 64 x 64 x 207,618,048
+    ("verl", GPT_OSS_20B, 107_984_336_191_488),
+    # verl's qwen3_moe (qwen2_moe): (d k F 3 + d E + d (2 H dh + 2 G dh)) 48 + 2 V d = 3,352,821,760 x 6 x 4096 +
+    # 6 T^2 dh H L = 19,791,209,299,968
+    ("verl", QWEN3_30B, 102_190_156_873_728),
 ]
 
 
@@ -107,6 +131,13 @@ def test_a_framework_without_mla_says_so_in_one_line():
         FORMULAS["levanter"].does_not_apply(DEEPSEEK_V3)
     )
     assert not FORMULAS["megatron"].does_not_apply(DEEPSEEK_V3) and not FORMULAS["maxtext"].does_not_apply(DEEPSEEK_V3)
+
+
+def test_a_model_its_source_has_no_formula_for_is_refused_in_one_line():
+    assert FORMULAS["verl"].does_not_apply(GEMMA2_9B) == (
+        "verl has no estimate for model_type 'gemma2': its FlopsCounter logs 0 (_estimate_unknown_flops)"
+    )
+    assert FORMULAS["nemo"].does_not_apply(QWEN25_7B).startswith("nemo has no formula for qwen2 in NVIDIA/NeMo")
 
 
 def test_torchtitan_active_parameters_match_deepseek_v3s_published_37b():
