@@ -200,3 +200,79 @@ def test_the_structure_is_read_from_the_modules_the_model_runs(name, expected):
     # + 917,504,000 + 3584; Qwen2.5-7B 28 x 233,057,792 + 2 x 544,997,376 + 3584), read from the built model
     stated = {k: v for k, v in expected.to_dict().items() if k not in ("T", "B")}
     assert {k: getattr(s, k) for k in stated} == stated
+
+
+TINY = {
+    # Gemma 2's shape, small: 4 layers, window 8 on layers 0 and 2, d 48, 4 heads of 16 (q 64 != d), 2 kv heads
+    "gemma2": {
+        "architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "hidden_size": 48, "intermediate_size": 96,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16, "num_hidden_layers": 4,
+        "vocab_size": 128, "sliding_window": 8, "max_position_embeddings": 64, "query_pre_attn_scalar": 16,
+    },
+    # DeepSeek-V3's shape, small: 3 layers (1 dense of 128 first), MLA q_lora 24, kv_lora 16, nope 16, rope 8, v 16,
+    # 8 routed experts of 32 top-2 and one shared of 32
+    "deepseek": {
+        "architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 64,
+        "intermediate_size": 128, "moe_intermediate_size": 32, "num_hidden_layers": 3, "first_k_dense_replace": 1,
+        "num_attention_heads": 4, "num_key_value_heads": 4, "n_shared_experts": 1, "n_routed_experts": 8,
+        "num_experts_per_tok": 2, "n_group": 1, "topk_group": 1, "q_lora_rank": 24, "kv_lora_rank": 16,
+        "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16, "vocab_size": 128,
+        "max_position_embeddings": 64,
+    },
+    # GPT-OSS's shape, small: 2 layers (window 8 on layer 0), 4 heads of 32, 4 experts of 64 top-2, biases, sinks
+    "gptoss": {
+        "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "hidden_size": 64, "intermediate_size": 64,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32, "num_hidden_layers": 2,
+        "num_local_experts": 4, "num_experts_per_tok": 2, "vocab_size": 128, "sliding_window": 8,
+        "layer_types": ["sliding_attention", "full_attention"], "max_position_embeddings": 64,
+    },
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    """Every formula reconciled against the exact training step of each tiny model at 32 tokens."""
+    import flopcheck
+
+    out = {}
+    for name, cfg in TINY.items():
+        path = tmp_path_factory.mktemp("cfg") / f"{name}.json"
+        path.write_text(json.dumps(cfg))
+        cls = f"transformers:{cfg['architectures'][0]}"
+        found = flopcheck.reconcile(
+            cls, options={"config": str(path), "text_tokens": 32}, formulas=["all"], training=True
+        )
+        out[name] = {r.counter.removeprefix("formula "): r for r in found if "dit" not in r.counter}
+    return out
+
+
+def _codes(r):
+    return [f.code for f in r.findings]
+
+
+@pytest.mark.integration
+def test_each_framework_that_defines_the_architecture_closes_with_causes_true_of_it(tiny):
+    g, ds, oss = tiny["gemma2"], tiny["deepseek"], tiny["gptoss"]
+    closes = ("maxtext", "olmo", "megatron", "megatron-v0.9", "torchtitan", "palm", "hf", "kaplan-6nd", "chinchilla")
+    assert all(g[n].residual == 0 for n in closes)
+    # Gemma 2: MaxText's window on the 2 local layers only: 3 x 2 x (4 x 32 x 8 - 2 x 64) x 64 = 344,064 against
+    # their causal half 3 x 2 x 2 x 32^2 x 64 = 786,432: -442,368 (all 4 layers would be -884,736)
+    assert {f.code: f.delta for f in g["maxtext"].findings}["FC219"] == -442_368
+    # OLMo-core: 12 x 64 x 8 x 32 tokens x 2 local layers = 393,216 against their dense 3 x 2 x 2 x 2 x 32^2 x 64 =
+    # 1,572,864: -1,179,648
+    assert {f.code: f.delta for f in g["olmo"].findings}["FC219"] == -1_179_648
+    assert "FC219" not in _codes(g["megatron"]) and "FC219" not in _codes(g["torchtitan"])
+    # DeepSeek-V3: MLA and the experts at their real widths close MaxText, Megatron, torchtitan and NeMo
+    for n in ("maxtext", "megatron", "torchtitan", "nemo", "verl", "hf", "kaplan-6nd"):
+        assert ds[n].residual == 0, n
+    # Megatron's router left out on the 2 MoE layers only: 3 x 2 x 32 tokens x 64 x 8 experts x 2 = -196,608; its MLA
+    # "+ 1" norms 3 x 2 x 32 x 3 layers x (24 + 16) = 23,040
+    assert [(f.code, f.delta) for f in ds["megatron"].findings if f.code in ("FC218", "FC312")] == [
+        ("FC218", -196_608),
+        ("FC312", 23_040),
+    ]
+    assert all(ds[n].error and "multi-head latent attention" in ds[n].error for n in ("levanter", "olmo", "palm"))
+    # GPT-OSS: biases, router biases, the active experts' biases and the sinks named; every one closes but the two
+    # whose head dim is d/H (nanoGPT 64 // 4 = 16, Levanter 16, against the model's 32): left unexplained, not closed
+    assert all(oss[n].residual == 0 for n in ("maxtext", "olmo", "megatron", "torchtitan", "nemo", "verl", "palm"))
+    assert oss["nanogpt"].residual != 0 and oss["levanter"].residual != 0
