@@ -140,6 +140,22 @@ def test_a_model_its_source_has_no_formula_for_is_refused_in_one_line():
     assert FORMULAS["nemo"].does_not_apply(QWEN25_7B).startswith("nemo has no formula for qwen2 in NVIDIA/NeMo")
 
 
+def test_gpt3s_compute_table_is_6_x_all_parameters_x_tokens():
+    # Brown et al. 2020, Table D.1: GPT-3 175B, 174,600M parameters, 300B tokens, 3.64E+03 PF-days. 6 x
+    # 174,600,000,000 x 2048 tokens per sequence = 2,145,484,800,000,000 per sequence; x 300e9 / 2048 sequences /
+    # 8.64e19 FLOPs per PF-day = 3,637.5 PF-days: the table's 3.64E+03 to its three digits
+    s = Structure(kind=LM, L=96, d=12288, H=96, G=96, dh=128, F=49152, V=50257, T=2048, n_all=174_600_000_000)
+    assert FORMULAS["gpt3-6n"].value(s) == 2_145_484_800_000_000
+    assert round(FORMULAS["gpt3-6n"].value(s) * 300e9 / 2048 / 8.64e19, -1) == 3640
+
+
+def test_6n_active_counts_the_experts_a_token_runs():
+    # DeepSeek-V3 at 4096 tokens: 6 x 36,625,603,584 (torchtitan's N) x 4096 = 900,110,833,680,384; HF's 6N counts
+    # all 256 experts: 6 x (671,026,404,352 - 926,679,040) x 4096
+    assert FORMULAS["6n-active"].value(DEEPSEEK_V3) == 900_110_833_680_384
+    assert FORMULAS["hf"].value(DEEPSEEK_V3) == 16_468_370_849_267_712
+
+
 def test_torchtitan_active_parameters_match_deepseek_v3s_published_37b():
     # DeepSeek-V3 technical report (arXiv:2412.19437) abstract: "671B total parameters with 37B activated for each
     # token". torchtitan's N: 671,026,404,352 - the embedding 926,679,040 - 248/256 of the routed experts

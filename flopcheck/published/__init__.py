@@ -122,6 +122,7 @@ def _load() -> None:
         nemo,
         olmo,
         palm,
+        sixn,
         torchtitan,
         verl,
         vision,
