@@ -1,9 +1,9 @@
 """verl's `FlopsCounter` (verl/utils/flops_counter.py at b178a3cd): training FLOPs by the config's model_type
 (`ESTIMATE_FUNC`): llama, qwen2, qwen3, mistral `_estimate_qwen2_flops` (6 x (L (3 d F + d (q + 2kv + q)) + 2 V d)
-per token + 6 T^2 dh H L per sequence: attention at half the dense); qwen2_moe, qwen3_moe `_estimate_qwen2_moe_flops` (the MLP
-as d k F 3 + the gate d E); deepseek_v3 `_estimate_deepseek_v3_flops` (MLA, dense-first layers, (k + shared)
-experts, attention causal halved); gpt_oss `_estimate_gpt_oss_flops` (sliding layers at T min(T, W)). Any other
-model_type is `_estimate_unknown_flops`: 0."""
+per token + 6 T^2 dh H L per sequence: attention at half the dense); qwen2_moe, qwen3_moe
+`_estimate_qwen2_moe_flops` (the MLP as d k F 3 + the gate d E); deepseek_v3 `_estimate_deepseek_v3_flops` (MLA,
+dense-first layers, (k + shared) experts, attention causal halved); gpt_oss `_estimate_gpt_oss_flops` (sliding layers
+at T min(T, W)). Any other model_type is `_estimate_unknown_flops`: 0."""
 
 from __future__ import annotations
 
