@@ -124,8 +124,8 @@ class Structure:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Structure:
-        """Inverse of to_dict; unknown keys refused by the dataclass."""
-        return cls(**d)
+        """Inverse of to_dict (JSON's list of windows a tuple again); unknown keys refused by the dataclass."""
+        return cls(**{**d, "windows": tuple(d.get("windows", ()))})
 
 
 def _first(config: Any, *names: str, default: Any = None) -> Any:
@@ -232,8 +232,8 @@ def _mla(attn: Any, H: int) -> dict[str, int]:
 
 
 def _experts(layers: Any, d: int, widths: tuple[int, ...]) -> dict[str, int]:
-    """The MLPs as the layers run them: d x F matrices per MLP (m), the routed experts' width F, dense layers and
-    their width, the shared experts' width. F is the first of the config's `widths` (moe_intermediate_size,
+    """The MLPs as the layers run them: d x F matrices per MLP (m), the routed experts (E) and their width F, dense
+    layers and their width, the shared experts' width. F is the first of the config's `widths` (moe_intermediate_size,
     intermediate_size) that divides one expert's weights into 2 or 3 d x F matrices: the config agrees with the run."""
     dense: list[int] = []
     expert = shared = routed = 0
@@ -258,6 +258,7 @@ def _experts(layers: Any, d: int, widths: tuple[int, ...]) -> dict[str, int]:
     return dict(
         F=F,
         m=m,
+        **({"E": routed} if routed else {}),
         L_dense=len(dense) if routed else 0,
         F_dense=dense[0] // (m * d) if routed and dense else 0,
         F_shared=shared // (m * d),
@@ -314,6 +315,7 @@ def of_model(model: Any, tokens: int = 0, batch: int = 1) -> Structure:
     mla: dict[str, Any] = _mla(attn, H)
     widths = (_first(config, "moe_intermediate_size", default=0), F) if E > 1 else (F,)
     mlp: dict[str, Any] = _experts(layers, d, widths) if layers is not None else {}
+    E = mlp.pop("E", E)  # the experts the layers hold, where they hold them
     windows = _windows(layers)
     W = max(windows) if windows else _first(config, "sliding_window", default=0) or 0
     bias, qk_norm = _inside_attention(layers)
