@@ -156,6 +156,14 @@ def test_6n_active_counts_the_experts_a_token_runs():
     assert FORMULAS["hf"].value(DEEPSEEK_V3) == 16_468_370_849_267_712
 
 
+def test_torchtitan_on_qwen3_30b_a3b_is_torchtitans_own_figure():
+    # torchtitan's num_flops_per_token for Qwen3-30B-A3B at seq_len 8192, as its own code printed it in
+    # github.com/pytorch/torchtitan/pull/4300 (2026-08-24, the table under review thread on utils.py): 37,578,559,488.
+    # By hand: N = 30,532,122,624 - the embedding 311,164,928 - 120/128 of the experts 27,179,089,920 =
+    # 3,041,867,776; 6N = 18,251,206,656 + 6 x 48 x 32 x (2 x 128) x 8192 = 19,327,352,832
+    assert FORMULAS["torchtitan"].value(QWEN3_30B.scoped(8192, 1)) == 37_578_559_488 * 8192
+
+
 def test_torchtitan_active_parameters_match_deepseek_v3s_published_37b():
     # DeepSeek-V3 technical report (arXiv:2412.19437) abstract: "671B total parameters with 37B activated for each
     # token". torchtitan's N: 671,026,404,352 - the embedding 926,679,040 - 248/256 of the routed experts
