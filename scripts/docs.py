@@ -244,10 +244,12 @@ def formulas_page() -> str:
         "# The published formulas",
         "",
         "Most FLOP numbers people publish come from a formula, not a counter. Each formula below is evaluated on the",
-        "model's own structure (layers, width, heads, kv heads, head dim, MLP width and gating, vocabulary, experts,",
-        "window, tokens) and explained against the exact count, the exact training step for a training formula, cause",
-        "by cause to a residual of 0: `flopcheck reconcile MODEL --formula NAME` (or `--formula all`, with",
-        "`--training` for the training formulas). The causes below are those against Llama-3-8B at 8192 tokens",
+        "model's own structure, read from the modules it runs (layers, width, heads, kv heads, head dim, MLP width and",
+        "gating, vocabulary, routed experts at their own width, shared experts, dense-first layers, multi-head latent",
+        "attention, each layer's window, tokens) and explained against the exact count, the exact training step for a",
+        "training formula, cause by cause to a residual of 0: `flopcheck reconcile MODEL --formula NAME` (or",
+        "`--formula all`, with `--training` for the training formulas). The causes below are those against Llama-3-8B",
+        "at 8192 tokens",
         "(`--config llama-3-8b --text-tokens 8192 --training`; exact step 474,422,087,516,160 FLOPs) or, for the",
         "vision formulas, DiT-XL/2's forward at 256 px.",
         "",
@@ -267,7 +269,65 @@ def formulas_page() -> str:
         value = f"{r.counter_flops:,} FLOPs" if r.counter_flops is not None else "-"
         out += ["", f"## {n} {{#{n}}}", "", f"**{f.title}.** {f.source}.", "", f"**Conventions.** {f.conventions}.", ""]
         out += [f"**On {model}.** {value}; residual {r.residual:,}; causes: {'; '.join(causes) or 'none'}."]
-    return "\n".join(out) + "\n"
+    return "\n".join([*out, "", *architectures_table()]) + "\n"
+
+
+ARCHITECTURES = {  # the name people write -> the public config flopcheck ships (flopcheck/data/transformers/)
+    "Llama-3-8B": "llama-3-8b",
+    "Llama-2-70B": "llama-2-70b",
+    "Mixtral-8x7B": "mixtral-8x7b",
+    "Qwen2.5-7B": "qwen2.5-7b",
+    "Gemma-2-9B": "gemma-2-9b",
+    "DeepSeek-V3": "deepseek-v3",
+    "Qwen3-30B-A3B": "qwen3-30b-a3b",
+    "GPT-OSS-20B": "gpt-oss-20b",
+}
+
+
+def _structure(config: str, tokens: int):
+    """The structure a formula reads, from the modules of the model a shipped config builds, on meta."""
+    import torch
+    import transformers
+
+    from flopcheck.published.structure import of_model
+    from flopcheck.specs.config import read_config
+
+    cfg = read_config(config)
+    keys = {k: v for k, v in cfg.items() if not k.startswith("_") and k not in ("architectures", "model_type")}
+    with torch.device("meta"):
+        model = getattr(transformers, cfg["architectures"][0])(
+            transformers.AutoConfig.for_model(cfg["model_type"], **keys)
+        )
+    return of_model(model, tokens, 1)
+
+
+def architectures_table() -> list[str]:
+    """Each LM formula's value on the eight architectures of issue 49 at 4,096 tokens, one sequence, or why it does
+    not apply (each model's structure read from its modules: windows per layer, MLA, experts' real widths)."""
+    from flopcheck.fmt import si
+    from flopcheck.published import FORMULAS, LM
+
+    structures = {name: _structure(config, 4096) for name, config in ARCHITECTURES.items()}
+    lm = [n for n, f in FORMULAS.items() if LM in f.kinds]
+    out = [
+        "## Each formula on eight architectures {#architectures}",
+        "",
+        "Each LM formula's value, as its framework defines it for that architecture, on the public config flopcheck "
+        "ships (`--config NAME`), one sequence of 4,096 tokens: a training step, kaplan-forward one forward. "
+        '"does not apply": the source has no definition for it, in one line below the table.',
+        "",
+        "| formula | " + " | ".join(ARCHITECTURES) + " |",
+        "|---|" + "---:|" * len(ARCHITECTURES),
+    ]
+    why: list[str] = []
+    for n in lm:
+        cells = []
+        for name, s in structures.items():
+            refused = FORMULAS[n].does_not_apply(s)
+            cells.append("does not apply" if refused else si(FORMULAS[n].value(s) * FORMULAS[n].unit.flops_per_unit))
+            why += [f"- {n} on {name}: {refused}"] if refused else []
+        out.append(f"| [{n}](#{n}) | " + " | ".join(cells) + " |")
+    return [*out, "", *why]
 
 
 # -- every diffusers transformer class, from the committed census ----------------------------------------------------

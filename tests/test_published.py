@@ -12,6 +12,7 @@ biases, tied; 124,475,904 parameters: wpe 786,432, LayerNorms 25 x 1536, biases 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -109,6 +110,31 @@ PINNED = [
     # 11008 = 811,597,824 -> 1,415,577,600; x 32 = 45,298,483,200 + 6 * (4096 + 32000 * 4096) = 786,456,576
     # -> 46,084,939,776 per token; x 4096
     ("olmo", LLAMA2_7B, 188_763_913_322_496),
+    # NeMo's llama3: B T L d^2 (12 + 12 G/H + 18 F/d + 12 T/d x 0.5 + 6 V/(L d)). Llama-3-8B: 8192 * 32 * 4096^2 *
+    # (12 + 3 + 63 + 12 + 5.87109375 = 95.87109375) = Megatron current's (section 5a)
+    ("nemo", replace(LLAMA3_8B, family="llama"), 421_645_529_382_912),
+    # LLaMA-2-7B (llama2, G = H): 4096 * 32 * 4096^2 * (12 + 12 + 48.375 + 6 + 1.46484375) = MaxText's, above
+    ("nemo", replace(LLAMA2_7B, family="llama"), 175_569_673_125_888),
+    # verl's _estimate_qwen2_flops: 6 T ((3 d F + d (2q + 2kv)) L + 2 V d) + 6 T^2 dh H L. Llama-3-8B: (176,160,768 +
+    # 41,943,040) x 32 + 1,050,673,152 = 8,029,995,008 x 6 x 8192 = 394,690,314,633,216 + 6 * 8192^2 * 128 * 32 * 32
+    # = 52,776,558,133,248
+    ("verl", replace(LLAMA3_8B, family="llama"), 447_466_872_766_464),
+    # LLaMA-2-7B: (135,266,304 + 67,108,864) x 32 + 262,144,000 = 6,738,149,376 x 6 x 4096 = 165,596,759,064,576 +
+    # 6 * 4096^2 * 128 * 32 * 32 = 13,194,139,533,312
+    ("verl", replace(LLAMA2_7B, family="llama"), 178_790_898_597_888),
+    # GPT-3's compute table, 6 x all parameters x tokens. Llama-3-8B: 6 * 8,030,261,248 = 48,181,567,488; x 8192
+    ("gpt3-6n", LLAMA3_8B, 394_703_400_861_696),
+    # LLaMA-2-7B: 6 * 6,738,415,616 = 40,430,493,696; x 4096
+    ("gpt3-6n", LLAMA2_7B, 165_603_302_178_816),
+    # 6N alone, N less the (untied) input embedding: Llama-3-8B 6 * 7,504,924,672 x 8192 (HF's on a dense untied LM)
+    ("6n-active", LLAMA3_8B, 368_882_057_478_144),
+    # LLaMA-2-7B: 6 * 6,607,343,616 x 4096
+    ("6n-active", LLAMA2_7B, 162_382_076_706_816),
+    # torchtitan before PR #280: 6 x all parameters + 12 L H (d // H) T = PaLM's where head dim = d / H. Llama-3-8B:
+    # 48,181,567,488 + 12,884,901,888 = 61,066,469,376 per token; x 8192
+    ("torchtitan-2024", LLAMA3_8B, 500_256_517_128_192),
+    # LLaMA-2-7B: 40,430,493,696 + 6,442,450,944 = 46,872,944,640 per token; x 4096
+    ("torchtitan-2024", LLAMA2_7B, 191_991_581_245_440),
 ]
 
 
@@ -221,12 +247,15 @@ CLAIMED = {
     "343.06 TFLOPs": {"kaplan-6nd"},
     "114.35 TFLOPs": {"kaplan-forward"},
     "448.09 TFLOPs": {"chinchilla"},
-    "500.26 TFLOPs": {"palm", "nanogpt"},  # 500,256,517,128,192 both: no position embedding to tell them apart
+    # 500,256,517,128,192 each: no position embedding to tell them apart, head dim d / H
+    "500.26 TFLOPs": {"palm", "nanogpt", "torchtitan-2024"},
     "588.77 TFLOPs": {"megatron-paper"},
-    "421.65 TFLOPs": {"megatron", "maxtext"},  # equal for a dense model (section 7)
+    "421.65 TFLOPs": {"megatron", "maxtext", "nemo"},  # equal for a dense model (section 7)
     "474.44 TFLOPs": {"torchtitan"},
     "475.04 TFLOPs": {"levanter"},
-    "368.88 TFLOPs": {"hf"},
+    "368.88 TFLOPs": {"hf", "6n-active"},  # equal on a dense LM with an untied head
+    "394.70 TFLOPs": {"gpt3-6n"},
+    "447.47 TFLOPs": {"verl"},
     # the exact step itself; megatron-v0.9 gives it to the FLOP and OLMo-core 201,326,592 over it
     "474.42 TFLOPs": {"megatron-v0.9", "olmo"},
 }

@@ -78,20 +78,35 @@ def no_experts(name: str) -> Callable[[Structure], str]:
     )
 
 
-# The exact count's terms, forward, whole step, FLOPs (what each cause's delta is measured against)
-def attn_proj(s: Structure) -> int:
-    """Q, K, V and output projections: 2 * n * L * (d * (q + 2 kv) + q * d)."""
-    return 2 * s.n * s.L * (s.d * (s.q + 2 * s.kv) + s.q * s.d)
+def no_mla(name: str) -> Callable[[Structure], str]:
+    """A refusal for a formula that has no definition for multi-head latent attention."""
+    return lambda s: (
+        (
+            f"{name} has no definition for multi-head latent attention (q lora {s.q_lora:,}, kv lora {s.kv_lora:,}): "
+            "use megatron, maxtext or torchtitan"
+        )
+        * s.mla
+    )
 
 
-def head(s: Structure) -> int:
-    """The LM head: 2 * n * d * V."""
-    return 2 * s.n * s.d * s.V
+def refusing(*whys: Callable[[Structure], str]) -> Callable[[Structure], str]:
+    """The first refusal that applies ('' when none does)."""
+    return lambda s: next((w for w in (why(s) for why in whys) if w), "")
 
 
 def per_norm(s: Structure) -> int:
-    """One norm's parameters, taking 2 per layer and a final one of one size: n_norm / (2L + 1)."""
-    return s.n_norm // (2 * s.L + 1)
+    """The final norm's parameters (read from the model; else one of 2L + 1 equal norms: n_norm / (2L + 1))."""
+    return s.n_norm_final or s.n_norm // (2 * s.L + 1)
+
+
+def mlp_forward(s: Structure) -> int:
+    """The MLPs' matmuls in one forward, FLOPs: dense layers 2 n m d F_dense; MoE layers 2 n m d (k F + F_shared)
+    and the router 2 n d E."""
+    n, d, m = s.n, s.d, s.m
+    if not s.moe:
+        return 2 * n * m * d * s.F * s.L
+    dense = 2 * n * m * d * (s.F_dense or s.F) * s.L_dense
+    return dense + s.L_moe * (2 * n * m * d * (s.k * s.F + s.F_shared) + 2 * n * d * s.E)
 
 
 def _load() -> None:
@@ -104,9 +119,12 @@ def _load() -> None:
         maxtext,
         megatron,
         nanogpt,
+        nemo,
         olmo,
         palm,
+        sixn,
         torchtitan,
+        verl,
         vision,
     )
 

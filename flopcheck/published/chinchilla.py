@@ -3,7 +3,7 @@ QKV, QK^T, softmax at 3 per score, attn@V, output projection, a two-matrix MLP, 
 
 from __future__ import annotations
 
-from flopcheck.published import LM, Exact, Formula, Found, no_experts, register
+from flopcheck.published import LM, Exact, Formula, Found, no_experts, no_mla, refusing, register
 from flopcheck.published import common as c
 from flopcheck.published.structure import Structure
 
@@ -32,6 +32,6 @@ register(
         kinds=(LM,),
         value=value,
         causes=causes,
-        refuses=no_experts("chinchilla"),
+        refuses=refusing(no_experts("chinchilla"), no_mla("chinchilla")),
     )
 )

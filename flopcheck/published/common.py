@@ -19,11 +19,16 @@ def norms_in_n(s: Structure, x: int, params: int | None = None) -> list[Found]:
     return _found(K.NORM_PARAMS_COUNTED, 2 * x * s.n * p, f"{p:,} norm parameters in N, {2 * x} FLOPs per token each")
 
 
-def biases_in_n(s: Structure, x: int) -> list[Found]:
-    """FC304: matmul biases taken as parameters, 2x per token each: + 2x * n * n_bias."""
-    return _found(
-        K.BIAS_ADDS_COUNTED, 2 * x * s.n * s.n_bias, f"{s.n_bias:,} bias parameters in N, {2 * x} FLOPs per token each"
-    )
+def biases_in_n(s: Structure, x: int, params: int | None = None) -> list[Found]:
+    """FC304: additive parameters taken as matmul parameters, 2x per token each: + 2x * n * params; by default
+    every matmul bias a token runs (the router's, its top-k experts' of the experts' k/E) and the attention-sink
+    logits (added to the scores, no multiply)."""
+    if params is not None:
+        p, said = params, f"{params:,} bias parameters"
+    else:
+        p = s.n_bias + s.n_bias_router + s.n_bias_experts * s.k // s.E + s.n_sinks
+        said = f"{p:,} bias parameters" + f" (with {s.n_sinks:,} attention-sink logits)" * bool(s.n_sinks)
+    return _found(K.BIAS_ADDS_COUNTED, 2 * x * s.n * p, f"{said} in N, {2 * x} FLOPs per token each")
 
 
 def embedding_in_n(s: Structure, x: int, params: int) -> list[Found]:
@@ -88,13 +93,24 @@ def softmax(s: Structure, x: int, per_score: int = 3) -> list[Found]:
     )
 
 
-def window(s: Structure, x: int, counted: int, dense: int, how: str) -> list[Found]:
-    """FC219: attention counted over a window's share: counted - dense (both already x-scaled)."""
-    return _found(K.WINDOW_COUNTED, counted - dense, f"{how} (window {s.W:,} of {s.T:,} tokens)")
+def window(s: Structure, x: int, counted: int, e: Exact, share: int, how: str) -> list[Found]:
+    """FC219: attention counted over a window on the windowed layers only: counted (x-scaled) - x * those layers'
+    share of the exact (dense) QK^T + attn@V, `share` halves of it (2: dense, 1: the causal half already named)."""
+    dense = x * e.attention * share * s.L_window // (2 * s.L) if s.L else 0
+    windows = sorted({w for w in s.layer_windows if w and w < s.T})
+    said = f"{how} on {s.L_window} of {s.L} layers (window {', '.join(f'{w:,}' for w in windows)} of {s.T:,} tokens)"
+    return _found(K.WINDOW_COUNTED, counted - dense, said)
+
+
+def windowed(s: Structure) -> list[int]:
+    """The windows shorter than the sequence, one per windowed layer."""
+    return [w for w in s.layer_windows if w and w < s.T]
 
 
 def router_out(s: Structure, x: int) -> list[Found]:
-    """FC218: the router left out: - x * 2 * n * L * d * E."""
+    """FC218: the router left out: - x * 2 * n * L_moe * d * E."""
     return _found(
-        K.ROUTER_LEFT_OUT, -x * 2 * s.n * s.L * s.d * s.E * s.moe, f"2 * d * E = {2 * s.d * s.E:,} per token per layer"
+        K.ROUTER_LEFT_OUT,
+        -x * 2 * s.n * s.L_moe * s.d * s.E,
+        f"2 * d * E = {2 * s.d * s.E:,} per token on each of {s.L_moe} MoE layers",
     )

@@ -4,7 +4,7 @@ non-embedding parameters, and its per-token forward 2N + 2 * n_layer * n_ctx * d
 
 from __future__ import annotations
 
-from flopcheck.published import LM, Exact, Formula, Found, no_experts, register
+from flopcheck.published import LM, Exact, Formula, Found, no_experts, no_mla, refusing, register
 from flopcheck.published import common as c
 from flopcheck.published.structure import Structure
 
@@ -75,6 +75,6 @@ register(
         kinds=(LM,),
         value=forward,
         causes=forward_causes,
-        refuses=no_experts("kaplan-forward"),
+        refuses=refusing(no_experts("kaplan-forward"), no_mla("kaplan-forward")),
     )
 )

@@ -3,7 +3,7 @@ attention dense); the MFU numerator nanoGPT's and torchtitan's formulas derive f
 
 from __future__ import annotations
 
-from flopcheck.published import LM, Exact, Formula, Found, register
+from flopcheck.published import LM, Exact, Formula, Found, no_mla, register
 from flopcheck.published import common as c
 from flopcheck.published.structure import Structure
 
@@ -35,5 +35,6 @@ register(
         kinds=(LM,),
         value=value,
         causes=causes,
+        refuses=no_mla("palm"),
     )
 )
