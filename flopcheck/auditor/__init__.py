@@ -151,14 +151,20 @@ class Verdict:
     unmade: tuple[str, ...] = ()  # incomplete: the notes of the counters whose reading was due and not made
 
     @property
+    def judged(self) -> Candidate:
+        """The reading the claim is judged by, the one its sentence's cause and its fingerprint name: the reading its
+        digits match (or the nearest) where the distance has a cause, else the best reading."""
+        return self.cause or self.best
+
+    @property
     def attention(self) -> Attention:
-        """What the best reading did with attention: a formula reading's coverage; a counter's (or a published
+        """What the judged reading did with attention: a formula reading's coverage; a counter's (or a published
         formula's), what the causes of its convention say of it (unclear where none was found)."""
         from flopcheck.reconciler import causes as K
 
-        if self.best.tool is None:
-            return self.best.reading.coverage.attention
-        conv = self.best.tool.convention
+        if self.judged.tool is None:
+            return self.judged.reading.coverage.attention
+        conv = self.judged.tool.convention
         if conv is None or not conv.known:
             return Attention.UNCLEAR
         said = [a for f in conv.findings if f.delta and (a := K.of(f).attention) is not None]

@@ -1,0 +1,72 @@
+"""A new user's first hour (issue 48, items 7 and 9): every sentence true, one source of truth for what a verdict
+says, and output a newcomer can read."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from torch import nn
+
+from flopcheck.cli import main
+
+# DiT-S/2 at 256 px (T = 256, d = 384, 12 blocks): the exact count 12,111,347,712 FLOPs (README, tests/test_formula_dit
+# derives it); its attention QK^T + attn@V = 2 x 12 x 2 x 256^2 x 384 = 1,207,959,552 FLOPs
+DIT_S2 = 12_111_347_712
+DIT_S2_ATTENTION = 1_207_959_552
+
+
+def test_the_audits_json_says_of_attention_what_its_sentence_says(capsys):
+    # (12,111,347,712 - 1,207,959,552) / 2 = 5,451,694,080 MACs = 5.45 GMACs: the digits of the reading that leaves
+    # attention out; the nearest count (MACs, attention counted: 6.06 G) is the sentence's first clause. Before, the
+    # JSON's attention said "counted" (the nearest count's) while the sentence and fingerprint said "attention missing"
+    assert main(["audit", "DiT-S/2 5.45 GMACs", "--no-counters", "--json"]) == 0
+    (d,) = json.loads(capsys.readouterr().out)
+    assert "its digits are MACs, attention missing = 5.45 GMACs" in d["sentence"]
+    assert "attention missing" in d["fingerprint"]
+    assert (d["attention"], d["coverage"], d["unit"]) == ("missing", "attention-missing", "MAC")
+    # the judged reading leaves out 1,207,959,552 / 12,111,347,712 = 9.974% of the model's work
+    assert d["departure"] == pytest.approx(DIT_S2_ATTENTION / DIT_S2, rel=1e-12)
+
+
+def test_published_formulas_that_do_not_apply_say_so_in_one_line():
+    # Wan2.1 is a text-to-video transformer: neither an LM nor a class-conditioned DiT (before: "AttributeError:
+    # 'LatentTransformerConfig' object has no attribute 'mlp_ratio'" as the audit's note)
+    from flopcheck.auditor import formulas, parse_claim
+
+    claim = parse_claim("Wan2.1-1.3B 1 TFLOPs", resolution=(256, 256), frames=5)
+    assert formulas.readings(claim) == (
+        [],
+        ["published formulas: none applies (Wan2.1-1.3B is neither a decoder-only LM nor a class-conditioned DiT)"],
+    )
+
+
+class _Flex(nn.Module):
+    """x (1, 16, 16) -> qkv (1, 16, 48) -> q, k, v (1, 2, 16, 8) -> flex_attention (1, 2, 16, 8)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv = nn.Linear(16, 48)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        from torch.nn.attention.flex_attention import flex_attention
+
+        q, k, v = self.qkv(x).view(1, 16, 3, 2, 8).permute(2, 0, 3, 1, 4)  # 3 x (1, 2, 16, 8)
+        return flex_attention(q, k, v)  # type: ignore[no-any-return]
+
+
+def test_an_op_flopchecks_own_watcher_has_no_rule_for_is_not_blamed_on_the_library():
+    # torch_dispatch counts FlopCounterMode beside flopcheck's op watcher (counters.base.watching_ops), a dispatch mode
+    # with no rule for the higher-order op flex_attention; torch raises in its own _ops.py, which read as "torch cannot
+    # count this model: it failed in its own code"
+    from flopcheck.counters import COUNTERS
+    from flopcheck.counters.torch_dispatch import run
+    from flopcheck.counters.worker import _in_library
+
+    with pytest.raises(NotImplementedError) as raised, torch.no_grad():  # as the counters' workers count
+        run(_Flex(), (torch.randn(1, 16, 16),))
+    said = str(_in_library(raised.value, COUNTERS["torch_dispatch"].payload()))
+    assert said.startswith("flopcheck's op watcher, run beside torch to list what it skips, has no rule for ")
+    assert "HigherOrderOperator flex_attention: flopcheck's limit, not one of torch" in said
+    assert "failed in its own code" not in said
