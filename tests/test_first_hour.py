@@ -70,3 +70,24 @@ def test_an_op_flopchecks_own_watcher_has_no_rule_for_is_not_blamed_on_the_libra
     assert said.startswith("flopcheck's op watcher, run beside torch to list what it skips, has no rule for ")
     assert "HigherOrderOperator flex_attention: flopcheck's limit, not one of torch" in said
     assert "failed in its own code" not in said
+
+
+def test_reconcile_of_every_formula_opens_with_a_summary_that_fits_100_columns(capsys):
+    # DiT-S/8 at 256 px: T = 16, d = 384, L = 12; the exact count 715,948,032 FLOPs (tests/test_report derives it).
+    # blocks-24td2: 12 x (24 x 16 x 384^2 + 4 x 16^2 x 384) = 684,195,840 FLOPs, 684,195,840 / 715,948,032 = 0.956;
+    # vit-12td2: 12 x 12 x 16 x 384^2 = 339,738,624 MACs = 679,477,248 FLOPs, / 715,948,032 = 0.949
+    assert main(["reconcile", "DiT-S/8", "--formula", "all"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[:6] == [
+        "3 of 16 formulas against their reference (the exact count); each proof below",
+        "formula       unit     as FLOPs  / reference  residual  causes",
+        "------------  ----  -----------  -----------  --------  ------",
+        "dit           FLOP  715,948,032        1.000  closed    none",
+        "blocks-24td2  FLOP  684,195,840        0.956  closed    FC208",
+        "vit-12td2     MAC   679,477,248        0.949  closed    FC203",
+    ]
+    assert lines[6].startswith("does not apply: chinchilla, hf, kaplan-6nd,")  # the 13 LM formulas, said once
+    assert out.count("does not apply") == 1 and max(len(line) for line in lines) <= 100
+    # a cause's evidence too long for its line wraps under it, every word kept
+    assert "  FC208 blocks-only                                    -31,752,192\n      the exact count outside" in out
