@@ -91,3 +91,22 @@ def test_reconcile_of_every_formula_opens_with_a_summary_that_fits_100_columns(c
     assert out.count("does not apply") == 1 and max(len(line) for line in lines) <= 100
     # a cause's evidence too long for its line wraps under it, every word kept
     assert "  FC208 blocks-only                                    -31,752,192\n      the exact count outside" in out
+
+
+def test_python_results_read_as_the_cli_prints_them():
+    # nn.Linear(4, 12) on x (2, 4): 2 x 4 x 12 = 96 multiply-adds = 192 FLOPs, all in one addmm (a bias add beside)
+    import flopcheck
+    from flopcheck.types import Tier
+
+    net, x = nn.Linear(4, 12), torch.zeros(2, 4)
+    assert repr(flopcheck.count(net, x)) == "ExactCount(Linear: 192 FLOPs = 96 MACs, one forward; per_sample 192)"
+    v = flopcheck.audit("96 MACs", net, x, counters=False)
+    assert repr(v.verdict) == "'consistent'" and f"{Tier.CLOSE!r}" == "'close'"  # not <Tier.CONSISTENT: ...>
+    assert repr(v) == "Verdict('96 MACs': consistent: 96 MACs is MACs, every layer counted = 96 MACs (exact))"
+    assert str(v).splitlines()[1] == "  verdict     consistent: 96 MACs is MACs, every layer counted = 96 MACs (exact)"
+    (r,) = flopcheck.reconcile(net, x, counters=["torch_dispatch"])
+    assert repr(r) == (
+        "Reconciliation(torch_dispatch on Linear: 192 FLOPs = 192 FLOPs against the exact count 192 FLOPs, causes "
+        "none, residual 0: closed)"
+    )
+    assert str(r).splitlines()[-1] == "  residual" + " " * 55 + "0  closed"  # the proof, as reconcile prints it

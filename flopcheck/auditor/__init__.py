@@ -190,6 +190,18 @@ class Verdict:
         """Consistent or close: exit 0."""
         return self.verdict.passes
 
+    def __repr__(self) -> str:
+        """One line, the verdict's sentence: "Verdict('96 MACs': consistent: 96 MACs is MACs, ...)"."""
+        from flopcheck.render.audit import sentence  # lazy: rendering imports this module
+
+        return f"Verdict({self.claim.text!r}: {sentence(self)})"
+
+    def __str__(self) -> str:
+        """The verdict as `flopcheck audit` prints it."""
+        from flopcheck.render.audit import to_text  # lazy: rendering imports this module
+
+        return to_text(self)
+
 
 NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as in most of Table 4's rows
 MAX_CAUSES = 2  # a reading with more causes than this explains anything, and so nothing

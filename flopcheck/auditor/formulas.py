@@ -30,7 +30,8 @@ def readings(claim: Claim, subject: Any = None) -> tuple[list[ToolReading], list
     except Exception as err:  # noqa: BLE001 - the counters' and formula readings still judge the claim
         return [], [f"published formulas: flopcheck failed to evaluate them, its own bug: {one_line(err)}"]
     kinds = [r.error for r in found if r.error and KIND_REFUSAL in r.error]
-    if found and len(kinds) == len(found):  # a model of no kind any formula models (a text-to-video transformer)
+    if found and len(kinds) == len(found) and subject.formula_family:  # a reference model of no kind any formula
+        # models (a text-to-video transformer; the DiT formulas are for DiT-XL/2's kind): said, as a reader expects them
         return [], [f"published formulas: none applies ({kinds[0].rpartition('; ')[2]})"]
     out = []
     for r in found:
