@@ -4,6 +4,7 @@ says, and output a newcomer can read."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -110,3 +111,34 @@ def test_python_results_read_as_the_cli_prints_them():
         "none, residual 0: closed)"
     )
     assert str(r).splitlines()[-1] == "  residual" + " " * 55 + "0  closed"  # the proof, as reconcile prints it
+
+
+SMALL_REPORT = Path(__file__).resolve().parent / "data" / "report_small" / "results.json"
+
+
+def test_a_report_with_no_sweeps_has_no_sweep_section():
+    # the small report (DiT-S/8 at 32, a sweep at 16, 32, 64) with its sweep taken out: 4 counts at 32 remain
+    from flopcheck.render.report import render
+
+    res = json.loads(SMALL_REPORT.read_text())
+    res["plan"]["sweeps"], res["sweeps"] = {}, []
+    res["reconciliations"] = [r for r in res["reconciliations"] if r["input_size"] == 32]
+    res["counts"] = [c for c in res["counts"] if c["input_size"] == 32]
+    res["formulas"] = [f for f in res["formulas"] if f["input_size"] == 32]
+    files = render(res)
+    assert "T-sweep" not in files["index.html"] and "T-sweep" not in files["index.md"]
+    assert "<h2>Every reconciliation, as a proof</h2>" in files["index.html"]
+    assert sorted(files) == ["config-DiT-S-8.svg", "index.html", "index.md", "results.csv", "results.json", "terms.svg"]
+
+
+def test_a_long_row_label_widens_the_chart_instead_of_being_clipped():
+    from flopcheck.render import svg
+
+    # 25 characters at 10 px, 0.55 em each: 138 px, + 12 = a 150 px label column (the 90 px one clipped 48 px of it);
+    # the bars keep their 640 - 90 - 20 = 530 px, so the chart is 700 px wide
+    chart = svg.stacked("terms", [("timm:vit_tiny_patch16_224", [("linear", 1)])], {"linear": "#000"})
+    assert chart.startswith('<svg xmlns="http://www.w3.org/2000/svg" width="700" height="85"')
+    assert '<text x="144.0" y="42.0" font-size="10" text-anchor="end"' in chart
+    assert '<rect x="150.0" y="30" width="530.0" height="16"' in chart
+    # DiT's labels fit the 90 px column: unchanged (the committed reports' bytes; tests/test_report.py)
+    assert 'width="640"' in svg.stacked("terms", [("DiT-XL/2", [("linear", 1)])], {"linear": "#000"})
