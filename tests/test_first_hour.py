@@ -142,3 +142,19 @@ def test_a_long_row_label_widens_the_chart_instead_of_being_clipped():
     assert '<rect x="150.0" y="30" width="530.0" height="16"' in chart
     # DiT's labels fit the 90 px column: unchanged (the committed reports' bytes; tests/test_report.py)
     assert 'width="640"' in svg.stacked("terms", [("DiT-XL/2", [("linear", 1)])], {"linear": "#000"})
+
+
+def test_the_estimate_and_the_audit_fit_100_columns(capsys):
+    import flopcheck
+
+    assert main(["estimate", "FLUX.1-dev", "--resolution", "1024", "--steps", "28", "--gpu", "H100"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    # the family's note on the block linears (221 characters) wrapped 4 columns in from its own line, every word kept
+    i = lines.index(
+        "  block linears: none: a double block is 24*T*d^2 over both streams and a single block's Linear(d,"
+    )
+    assert lines[i + 2] == "      nothing" and lines[i + 1].startswith("      3d+4d) and Linear(5d, d)")
+    # the audit's verdict printed (str) wraps its sentence under the sentence, past the 14-column label
+    text = str(flopcheck.audit("DiT-S/2 5.45 GMACs", counters=False)).splitlines()
+    assert max(len(line) for line in text) <= 100 and text[2].startswith(" " * 14 + "are MACs, attention missing")

@@ -198,9 +198,10 @@ class Verdict:
 
     def __str__(self) -> str:
         """The verdict as `flopcheck audit` prints it."""
-        from flopcheck.render.audit import to_text  # lazy: rendering imports this module
+        from flopcheck.render import COLUMNS  # lazy: rendering imports this module
+        from flopcheck.render.audit import to_text
 
-        return to_text(self)
+        return to_text(self, COLUMNS)
 
 
 NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as in most of Table 4's rows

@@ -42,3 +42,11 @@ def fit(line: str, width: int = COLUMNS, at: int = 0) -> list[str]:
         break_on_hyphens=False,
     )
     return [head, *wrapped] if head else wrapped
+
+
+def hang(line: str, indent: int, width: int = COLUMNS) -> list[str]:
+    """A 'label  text' line within `width` columns: the text wrapped, its next lines indented `indent` (under the
+    text, past the label); a word longer than the width (a path) stays whole."""
+    if len(line) <= width:
+        return [line]
+    return textwrap.wrap(line, width, subsequent_indent=" " * indent, break_long_words=False, break_on_hyphens=False)

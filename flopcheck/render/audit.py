@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.auditor import CLOSE_LIMIT, Candidate, Verdict
 from flopcheck.fmt import commas, si
 from flopcheck.reconciler import masked
+from flopcheck.render import hang
 from flopcheck.types import Space, Tier, Unit, scope_words
 
 if TYPE_CHECKING:  # readings run counters: rendering imports none of that
@@ -176,8 +177,9 @@ def fingerprint_words(v: Verdict) -> str:
     )
 
 
-def to_text(v: Verdict) -> str:
-    """Claim, the verdict sentence, the fingerprint, the truth, the runners-up."""
+def to_text(v: Verdict, width: int | None = None) -> str:
+    """Claim, the verdict sentence, the fingerprint, the truth, the runners-up; `width`: the columns each line is
+    wrapped to, its text under its text (None: one line each, as a file or a pipe takes them)."""
     c = v.claim
     head = c.text if c.text.startswith(c.model) else f"{c.model} {c.text}"
     lines = [f'"{head}" · {_where(v)}' + (f" · {c.source}" if c.source else "")]
@@ -202,7 +204,7 @@ def to_text(v: Verdict) -> str:
         lines.append(f"  no reading  {note}")
     if v.pipeline_hint:
         lines.append(f"  pipeline    {v.pipeline_hint}")
-    return "\n".join(lines)
+    return "\n".join(out for line in lines for out in (hang(line, 14, width) if width else [line]))
 
 
 def to_dict(v: Verdict) -> dict[str, Any]:
