@@ -104,7 +104,8 @@ def summary(results: list[Reconciliation]) -> str:
     formulas = [r.mode.startswith("formula") for r in results]
     kind = "formula" if all(formulas) else "counter" if not any(formulas) else "counter or formula"
     paths = len({r.attn for r in results}) > 1
-    rows, refused = [], {}
+    rows: list[list[str]] = []
+    refused: dict[str, list[str]] = {}
     for r in results:
         name = r.counter.removeprefix("formula ") if kind == "formula" else r.counter
         if _refused(r):  # grouped by their reason, the formula's own name taken out of it

@@ -8,7 +8,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from flopcheck.auditor import judge, parse_claim, pipeline
+from flopcheck.auditor import Verdict, judge, parse_claim, pipeline
 from flopcheck.auditor.readings import readings_of_counts
 from flopcheck.auditor.tools import prefetch
 from flopcheck.children import deadline
@@ -22,7 +22,7 @@ from flopcheck.specs import ModelSpec
 from flopcheck.verbs.compare import counter_names
 
 if TYPE_CHECKING:
-    from flopcheck.auditor import Claim, Verdict
+    from flopcheck.auditor import Claim
     from flopcheck.auditor.logs import LogVerdict
     from flopcheck.auditor.pipeline import PipelineVerdict
     from flopcheck.auditor.utilization import UtilizationVerdict
@@ -47,8 +47,7 @@ class Auditing:
         """Each verdict's text; a model's within COLUMNS on a terminal (a pipe or a file takes each line whole)."""
         width = COLUMNS if sys.stdout.isatty() else None
         return "\n\n".join(
-            render.to_text(v, width) if type(v).__name__ == "Verdict" else _rendered(v, "to_text")
-            for v in self.verdicts
+            render.to_text(v, width) if isinstance(v, Verdict) else _rendered(v, "to_text") for v in self.verdicts
         )
 
     def to_data(self) -> list[Any]:
