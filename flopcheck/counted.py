@@ -76,6 +76,15 @@ class ExactCount:
         """Every op with multiply-adds was counted."""
         return not self.incomplete
 
+    def __repr__(self) -> str:
+        """One line: 'ExactCount(Linear: 192 FLOPs = 96 MACs, one forward; linear 192)'; every op: .counted."""
+        kinds = ", ".join(f"{k.value} {f:,}" for k, f in sorted(self.by_kind().items(), key=lambda kf: -kf[1]))
+        incomplete = f"; {self.incompleteness()}" if self.incomplete else ""
+        return (
+            f"ExactCount({self.model}: {self.total:,} FLOPs = {self.total / 2:,.10g} MACs, one forward; "
+            f"{kinds or 'no multiply-adds'}{incomplete})"
+        )
+
     def incompleteness(self) -> str:
         """One sentence naming what is missing, '' when complete."""
         if self.complete:

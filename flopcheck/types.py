@@ -51,6 +51,10 @@ class Word(str, Enum):
     __str__ = str.__str__
     __format__ = str.__format__  # type: ignore[assignment]
 
+    def __repr__(self) -> str:
+        """'close', not <Tier.CLOSE: 'close'>: a result's field reads in a REPL as it prints."""
+        return repr(self.value)
+
 
 class Work(Word):
     """What an op or a layer a counter reports computes: the kind of multiply-add work flopcheck counts,
@@ -363,6 +367,17 @@ class Count:
         """A number came back."""
         return self.error is None and self.flops is not None
 
+    def __repr__(self) -> str:
+        """One line, as compare's row: 'Count(fvcore_jit on Linear: 96 MACs = 192 FLOPs; skipped: nothing)'."""
+        if not self.ok:
+            return f"Count({self.counter} on {self.model}: {self.error or 'no number'})"
+        skipped = ", ".join(f"{s.name} x{s.calls}" if s.calls > 1 else s.name for s in self.skipped[:3])
+        more = f" (+{len(self.skipped) - 3} more)" if len(self.skipped) > 3 else ""
+        return (
+            f"Count({self.counter} on {self.model}: {_number(self.reported)} {self.unit.value}s = {self.flops:,} "
+            f"FLOPs; skipped: {skipped + more or 'nothing'})"
+        )
+
 
 # ----- What the reconciler says -----
 
@@ -405,3 +420,28 @@ class Reconciliation:
     def evidence(self) -> Evidence:
         """White box (the counter's detail read exactly) or black box (its total alone)."""
         return Evidence.WHITE_BOX if self.mode == Evidence.WHITE_BOX else Evidence.BLACK_BOX
+
+    def __repr__(self) -> str:
+        """One line: 'Reconciliation(fvcore_jit on Linear: 96 MACs = 192 FLOPs against the exact count 192 FLOPs,
+        causes FC101, residual 0: closed)'; print() it for the proof, cause by cause."""
+        if self.error or self.counter_flops is None:
+            return f"Reconciliation({self.counter} on {self.model}: {self.error or 'no number'})"
+        codes = " ".join(f.code for f in self.findings) or "none"
+        state = "closed" if self.closed else "INCOMPLETE reference" if self.incomplete else "UNEXPLAINED"
+        return (
+            f"Reconciliation({self.counter} on {self.model}: {_number(self.reported)} {self.unit.value}s = "
+            f"{self.counter_flops:,} FLOPs against the {self.reference} {self.reference_flops:,} FLOPs, causes "
+            f"{codes}, residual {self.residual:,}: {state})"
+        )
+
+    def __str__(self) -> str:
+        """The proof, as `flopcheck reconcile` prints it."""
+        from flopcheck.render import COLUMNS  # lazy: rendering imports these types
+        from flopcheck.render.reconcile import proof
+
+        return proof(self, COLUMNS)
+
+
+def _number(x: float | None) -> str:
+    """A counter's number as it prints: an integral one with commas (4,250,674,560), else as Python writes it."""
+    return "-" if x is None else f"{int(x):,}" if float(x).is_integer() else repr(x)

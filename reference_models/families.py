@@ -92,7 +92,7 @@ register_family(
         blocks=("double_blocks", "single_blocks"),
         why=(
             "none: a double block is 24*T*d^2 over both streams and a single block's Linear(d, 3d+4d) and "
-            "Linear(5d, d) are 14*T*d^2 + 10*T*d^2; the seed's 'one width' shortcut costs nothing",
+            "Linear(5d, d) are 14*T*d^2 + 10*T*d^2; the per-layer shortcut's one width costs nothing",
             "none: joint attention over T = I + S in every block",
         ),
     )

@@ -151,14 +151,20 @@ class Verdict:
     unmade: tuple[str, ...] = ()  # incomplete: the notes of the counters whose reading was due and not made
 
     @property
+    def judged(self) -> Candidate:
+        """The reading the claim is judged by, the one its sentence's cause and its fingerprint name: the reading its
+        digits match (or the nearest) where the distance has a cause, else the best reading."""
+        return self.cause or self.best
+
+    @property
     def attention(self) -> Attention:
-        """What the best reading did with attention: a formula reading's coverage; a counter's (or a published
+        """What the judged reading did with attention: a formula reading's coverage; a counter's (or a published
         formula's), what the causes of its convention say of it (unclear where none was found)."""
         from flopcheck.reconciler import causes as K
 
-        if self.best.tool is None:
-            return self.best.reading.coverage.attention
-        conv = self.best.tool.convention
+        if self.judged.tool is None:
+            return self.judged.reading.coverage.attention
+        conv = self.judged.tool.convention
         if conv is None or not conv.known:
             return Attention.UNCLEAR
         said = [a for f in conv.findings if f.delta and (a := K.of(f).attention) is not None]
@@ -183,6 +189,19 @@ class Verdict:
     def passed(self) -> bool:
         """Consistent or close: exit 0."""
         return self.verdict.passes
+
+    def __repr__(self) -> str:
+        """One line, the verdict's sentence: "Verdict('96 MACs': consistent: 96 MACs is MACs, ...)"."""
+        from flopcheck.render.audit import sentence  # lazy: rendering imports this module
+
+        return f"Verdict({self.claim.text!r}: {sentence(self)})"
+
+    def __str__(self) -> str:
+        """The verdict as `flopcheck audit` prints it."""
+        from flopcheck.render import COLUMNS  # lazy: rendering imports this module
+        from flopcheck.render.audit import to_text
+
+        return to_text(self, COLUMNS)
 
 
 NORM_RULES = (0, 1)  # LayerNorm at 1 MAC per element: a MAC counter's habit, as in most of Table 4's rows

@@ -14,6 +14,7 @@ from flopcheck.reconciler import causes as K
 from flopcheck.types import Count, Reconciliation
 from flopcheck.verbs.formulas import formula_results
 
+KIND_REFUSAL = " is a formula for "  # Formula.does_not_apply's words where the model is not of a kind it models
 # the residual and the unit: not conventions of the formula's content
 CLOSING = (K.UNEXPLAINED_RESIDUAL.code, K.MAC_CONVENTION.code)
 
@@ -27,7 +28,11 @@ def readings(claim: Claim, subject: Any = None) -> tuple[list[ToolReading], list
         subject = subject or claim.subject
         found = formula_results(subject, ["all"], training=claim.training)
     except Exception as err:  # noqa: BLE001 - the counters' and formula readings still judge the claim
-        return [], [f"published formulas: {one_line(err)}"]
+        return [], [f"published formulas: flopcheck failed to evaluate them, its own bug: {one_line(err)}"]
+    kinds = [r.error for r in found if r.error and KIND_REFUSAL in r.error]
+    if found and len(kinds) == len(found) and subject.formula_family:  # a reference model of no kind any formula
+        # models (a text-to-video transformer; the DiT formulas are for DiT-XL/2's kind): said, as a reader expects them
+        return [], [f"published formulas: none applies ({kinds[0].rpartition('; ')[2]})"]
     out = []
     for r in found:
         f = FORMULAS[r.counter.removeprefix("formula ")]

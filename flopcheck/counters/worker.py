@@ -19,6 +19,7 @@ import importlib.util
 import json
 import math
 import os
+import re
 import sys
 import time
 import traceback
@@ -190,6 +191,17 @@ class LibraryLimit(Exception):
     plain = True
 
 
+class OwnLimit(Exception):
+    """flopcheck's own code, run beside a counter, failed on this model: its limit, said in one line."""
+
+    plain = True
+
+
+# torch's refusal of an op (a higher-order op: flex_attention) by a dispatch mode with no rule for it, where that
+# mode is one of flopcheck's own (counters.base.watching_ops): the op's kind and name
+OWN_MODE = re.compile(r"no rule registered for (\w+) (\S+) and mode <flopcheck\.")
+
+
 def _in_library(err: Exception, spec: dict[str, Any]) -> Exception:
     """The error as the library's own limit when it was raised inside the library's code (its last frame there,
     by file and line), else as it was."""
@@ -197,6 +209,13 @@ def _in_library(err: Exception, spec: dict[str, Any]) -> Exception:
     frames = [f for f in traceback.extract_tb(err.__traceback__) if package in f.filename]
     if not frames or spec["import_name"] == "flopcheck":  # flopcheck's own count failing is flopcheck's to say
         return err
+    hop = OWN_MODE.search(str(err))
+    if hop:  # the mode with no rule is flopcheck's op watcher (run beside the counter), not the library
+        return OwnLimit(
+            f"flopcheck's op watcher, run beside {spec['import_name']} to list what it skips, has no rule for "
+            f"{hop[1]} {hop[2]}: flopcheck's limit, not one of {spec['import_name']}; the exact count and the counters "
+            f"that run without it are unaffected"
+        )
     where = frames[-1]
     file = where.filename[where.filename.rindex(package) + 1 :]
     return LibraryLimit(

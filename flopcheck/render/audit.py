@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.auditor import CLOSE_LIMIT, Candidate, Verdict
 from flopcheck.fmt import commas, si
 from flopcheck.reconciler import masked
+from flopcheck.render import hang
 from flopcheck.types import Space, Tier, Unit, scope_words
 
 if TYPE_CHECKING:  # readings run counters: rendering imports none of that
@@ -145,7 +146,7 @@ def _tool_names(tools: list[Candidate]) -> str:
 
 def fingerprint_words(v: Verdict) -> str:
     """The best reading's fingerprint: unit, attention, norms, scope, space, input, tool."""
-    b = v.cause or v.best  # what the digits most likely counted: the reading the claim is judged by
+    b = v.judged  # what the digits most likely counted: the reading the claim is judged by
     if b.tool and v.verdict is Tier.UNEXPLAINED and not b.fit(v.claim):  # the nearest counter is not what it counted
         where = [v.scope_words, *([_space(v)] if v.space else []), v.inputs or "the model's default input"]
         return " · ".join(["no count, variant or counter matches its digits", *where])
@@ -176,8 +177,9 @@ def fingerprint_words(v: Verdict) -> str:
     )
 
 
-def to_text(v: Verdict) -> str:
-    """Claim, the verdict sentence, the fingerprint, the truth, the runners-up."""
+def to_text(v: Verdict, width: int | None = None) -> str:
+    """Claim, the verdict sentence, the fingerprint, the truth, the runners-up; `width`: the columns each line is
+    wrapped to, its text under its text (None: one line each, as a file or a pipe takes them)."""
     c = v.claim
     head = c.text if c.text.startswith(c.model) else f"{c.model} {c.text}"
     lines = [f'"{head}" · {_where(v)}' + (f" · {c.source}" if c.source else "")]
@@ -202,12 +204,12 @@ def to_text(v: Verdict) -> str:
         lines.append(f"  no reading  {note}")
     if v.pipeline_hint:
         lines.append(f"  pipeline    {v.pipeline_hint}")
-    return "\n".join(lines)
+    return "\n".join(out for line in lines for out in (hang(line, 14, width) if width else [line]))
 
 
 def to_dict(v: Verdict) -> dict[str, Any]:
     """JSON-ready: integers in FLOPs, the verdict, the reading and the candidates."""
-    best = v.best
+    best, judged = v.best, v.judged  # the sentence's nearest count, and the reading the claim is judged by
     return {
         "id": v.claim.id,
         "claim": v.claim.text,
@@ -217,9 +219,10 @@ def to_dict(v: Verdict) -> dict[str, Any]:
         "passed": v.passed,
         "sentence": sentence(v),
         "fingerprint": fingerprint_words(v),
-        "unit": best.unit.value,
+        # what the judged reading counted, as its fingerprint says it (a counter's coverage is its attention key's)
+        "unit": judged.unit.value,
         "attention": v.attention,
-        "coverage": best.reading.coverage,
+        "coverage": judged.reading.coverage if judged.tool is None else None,
         "scope": v.scope,
         "space": _space(v) if v.space else "",
         "inputs": v.inputs,
@@ -229,8 +232,8 @@ def to_dict(v: Verdict) -> dict[str, Any]:
         "relative_error": float(best.relative),
         "cause": v.cause.describe() if v.cause else None,
         # the reading the claim is judged by: its category, and the share of the model's multiply-adds it departs by
-        "category": (v.cause or best).category.value,
-        "departure": float((v.cause or best).departure),
+        "category": judged.category.value,
+        "departure": float(judged.departure),
         "omission_limit": float(v.claim.omission_limit),
         "tools": [_tool(t).tool for t in v.tools] + ([best.tool.tool] if best.tool and best not in v.tools else []),
         "carried_from": {

@@ -6,6 +6,7 @@ from typing import Any
 
 from flopcheck.codec import encode
 from flopcheck.fmt import commas, table
+from flopcheck.render import COLUMNS, fit
 from flopcheck.types import Count, Reconciliation, Skip, Work
 
 
@@ -40,7 +41,7 @@ def to_text(
     for c in counts:
         ref = formula_flops[(c.model, c.input_size, c.attn)]
         if not c.ok:
-            rows.append([c.counter, c.unit.value, "-", "-", "-", f"error: {c.error}", "-", "-"])
+            rows.append([c.counter, c.unit.value, "-", "-", "-", "-", "-", f"error: {c.error}"])
             continue
         assert c.flops is not None, c  # ok: it came back with a number
         rows.append(
@@ -50,17 +51,30 @@ def to_text(
                 _reported(c),
                 commas(c.flops),
                 f"{c.flops / ref:.3f}" if ref else "-",  # a model with no multiply-adds: no ratio
-                skipped_summary(c),
                 f"{c.time_s:.2f}",
                 f"{c.peak_rss_mb:.0f}",
+                skipped_summary(c),
             ]
         )
-    header = ["counter", "unit", "reported", "as FLOPs", f"/ {label}", "skipped", "time s", "peak RSS MB"]
+    header = ["counter", "unit", "reported", "as FLOPs", f"/ {label}", "time s", "peak RSS MB", "skipped"]
     lines = []
     for key in dict.fromkeys((c.model, c.input_size, c.attn) for c in counts) or formula_flops:
         given = f"input {inputs}" if inputs else f"input {key[1]}"
-        lines.append(f"{key[0]} · {given} · attn {key[2]} · {label} {commas(formula_flops[key])} FLOPs")
-    return "\n".join(lines + (["", table(rows, header, right={2, 3, 4, 6, 7})] if rows else []))
+        lines += fit(f"{key[0]} · {given} · attn {key[2]} · {label} {commas(formula_flops[key])} FLOPs")
+    return "\n".join(lines + (["", _fitted(rows, header, {2, 3, 4, 5, 6})] if rows else []))
+
+
+def _fitted(rows: list[list[str]], header: list[str], right: set[int]) -> str:
+    """The table within COLUMNS: a row whose last cell (what it skipped, or its error) would pass them has that cell
+    on lines of its own under the row, indented."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    room = COLUMNS - sum(widths) - 2 * len(widths)
+    inline = [r if len(r[-1]) <= room else [*r[:-1], ""] for r in rows]
+    out = table(inline, header, right=right).splitlines()
+    for i, r in reversed(list(enumerate(rows))):
+        if len(r[-1]) > room:
+            out[i + 3 : i + 3] = fit(f"    {r[-1]}" if r[-1].startswith("error: ") else f"    skipped: {r[-1]}")
+    return "\n".join(out)
 
 
 def to_list(counts: list[Count], formula_flops: dict[tuple[str, int | None, str], int]) -> list[dict[str, Any]]:

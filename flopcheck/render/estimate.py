@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.fmt import commas, si, table
+from flopcheck.render import hang
 
 if TYPE_CHECKING:  # the estimates render themselves through this module: no import back
     from flopcheck.arithmetic import Estimate, ExactEstimate, Shown, TrainingEstimate
@@ -283,8 +284,10 @@ RENDERERS: dict[str, tuple[Callable[[Any], str], Callable[[Any], dict[str, Any]]
 
 
 def to_text(e: Shown) -> str:
-    """An estimate (of one generation or of training) as text."""
-    return RENDERERS[type(e).__name__][0](e)
+    """An estimate (of one generation or of training) as text, within COLUMNS: a longer line wrapped, its next lines
+    4 columns in from its own."""
+    lines = RENDERERS[type(e).__name__][0](e).splitlines()
+    return "\n".join(out for line in lines for out in hang(line, len(line) - len(line.lstrip()) + 4))
 
 
 def to_dict(e: Shown) -> dict[str, Any]:

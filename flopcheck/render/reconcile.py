@@ -4,27 +4,36 @@ from __future__ import annotations
 
 from typing import Any
 
-from flopcheck.fmt import commas
+from flopcheck.fmt import commas, table
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.sweep import Sweep, sweep_of
+from flopcheck.render import COLUMNS, fit
 from flopcheck.types import Reconciliation
 
 WIDTH = 44
 FORMULA = "formula = exact count"  # a reference model's reference; a spec's is its exact count alone
 
 
-def _line(label: str, value: int | str, note: str = "") -> str:
+def _at(label: str, value: int | str, note: str = "", width: int | None = None) -> str:
+    """'  label  value  note'; within `width` columns, the note wrapped under the line where it is longer."""
     text = value if isinstance(value, str) else f"{value:+,}" if label[:2] == "FC" else commas(value)
-    return f"  {label:<{WIDTH}s}{text:>20s}{('  ' + note) if note else ''}"
+    line = f"  {label:<{WIDTH}s}{text:>20s}"
+    return "\n".join(fit(f"{line}  {note}", width, len(line))) if note and width else line + (f"  {note}" * bool(note))
 
 
-def proof(r: Reconciliation) -> str:
-    """Reference, each cause with its delta, the counter as FLOPs, the unit, the residual: closed or not."""
+def proof(r: Reconciliation, width: int | None = None) -> str:
+    """Reference, each cause with its delta, the counter as FLOPs, the unit, the residual: closed or not; `width`:
+    the columns it fits (a long note wrapped under its line), None as the report keeps it."""
     at = f" @{r.input_size}" if r.input_size is not None else ""
     head = f"{r.model}{at} · attn {r.attn} · {r.counter} ({r.unit.value}) · {r.mode}"
     if r.error:
-        return f"{head}\n  {'does not apply' if r.mode.startswith('formula') else 'error'}: {r.error}"
+        said = f"  {'does not apply' if r.mode.startswith('formula') else 'error'}: {r.error}"
+        return "\n".join([head, *(fit(said, width) if width else [said])])
     assert r.counter_flops is not None and r.residual is not None, r  # no error: a number came, and its residual
+
+    def _line(label: str, value: int | str, note: str = "") -> str:
+        return _at(label, value, note, width)
+
     lines = [head, _line(f"reference ({r.reference}), FLOPs", r.reference_flops)]
     if r.incomplete:
         lines.append(f"  {r.incomplete}")
@@ -89,9 +98,48 @@ def describe_sweep(s: Sweep) -> str:
     ).rstrip()
 
 
+def summary(results: list[Reconciliation]) -> str:
+    """One row per count: its value as FLOPs against its reference, the residual, the causes by code; then the
+    formulas that do not apply, by name."""
+    formulas = [r.mode.startswith("formula") for r in results]
+    kind = "formula" if all(formulas) else "counter" if not any(formulas) else "counter or formula"
+    paths = len({r.attn for r in results}) > 1
+    rows: list[list[str]] = []
+    refused: dict[str, list[str]] = {}
+    for r in results:
+        name = r.counter.removeprefix("formula ") if kind == "formula" else r.counter
+        if _refused(r):  # grouped by their reason, the formula's own name taken out of it
+            why = (r.error or "").removeprefix(r.counter.removeprefix("formula ") + " ")
+            refused.setdefault(why, []).append(r.counter.removeprefix("formula "))
+            continue
+        row = [name, *([r.attn] * paths), r.unit.value]
+        if r.error or r.counter_flops is None or r.residual is None:
+            rows.append([*row, "-", "-", "error", "see below"])
+            continue
+        ratio = f"{r.counter_flops / r.reference_flops:.3f}" if r.reference_flops else "-"
+        state = "closed" if r.closed else f"{r.residual:+,}" if r.residual else "INCOMPLETE"
+        codes = " ".join(f.code for f in r.findings if K.of(f) not in (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL))
+        rows.append([*row, commas(r.counter_flops), ratio, state, codes or "none"])
+    head = [kind, *(["attn"] * paths), "unit", "as FLOPs", "/ reference", "residual", "causes"]
+    refs = "; ".join(dict.fromkeys(r.reference for r in results if not r.error)) or "the exact count"
+    lines = fit(f"{len(rows)} of {len(results)} {kind}s against their reference ({refs}); each proof below")
+    lines += table(rows, head, right={len(head) - 4, len(head) - 3}).splitlines() if rows else []
+    for why, names in refused.items():
+        lines += fit(f"does not apply: {', '.join(names)}: {'it ' if why.startswith('is ') else ''}{why}")
+    return "\n".join(lines)
+
+
+def _refused(r: Reconciliation) -> bool:
+    """A formula that does not apply to the model (said once in the summary, not as a proof of its own)."""
+    return bool(r.error) and r.mode.startswith("formula")
+
+
 def to_text(results: list[Reconciliation], sweeps: list[Sweep], tokens: dict[str, str]) -> str:
-    """Every proof, then each attention path's T-sweep lines; `tokens` names each path's sweep T values."""
-    out = ["\n\n".join(proof(r) for r in results)]
+    """A summary table where there are several, every proof (within COLUMNS), then each attention path's T-sweep
+    lines; `tokens` names each path's sweep T values."""
+    several = len(results) > 1
+    proofs = "\n\n".join(proof(r, COLUMNS) for r in results if not (several and _refused(r)))
+    out = [f"{summary(results)}\n\n{proofs}".rstrip() if several else proofs]
     for attn in dict.fromkeys(r.attn for r in results):
         lines = [describe_sweep(s) for s in sweeps if s.attn == attn]
         if lines:
@@ -105,4 +153,4 @@ def to_list(results: list[Reconciliation], sweeps: list[Sweep]) -> list[dict[str
     return [to_dict(r, sweep_of(sweeps, r)) for r in results]
 
 
-__all__ = ["describe_sweep", "proof", "sweep_dict", "to_dict", "to_list", "to_text"]
+__all__ = ["describe_sweep", "proof", "summary", "sweep_dict", "to_dict", "to_list", "to_text"]

@@ -83,17 +83,18 @@ def html(v: View, plots: dict[str, str]) -> str:
     if published := published_rows(v):
         parts += ["<h2>Published formulas</h2>", f"<p>{escape(PUBLISHED_NOTE)}</p>"]
         parts.append(_linked(_html_table(PUBLISHED_HEAD, published, {3, 4, 5})))
-    parts.append("<h2>T-sweeps (log-log)</h2><div class=grid>")
-    for model in res["plan"]["sweeps"]:
-        parts += [plots[f"{kind}-{slug(model)}-{a}.svg"] for a in v.attns for kind in ("sweep", "share")]
-    parts.append("</div>")
-    parts.append(
-        _html_table(
-            ["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says", "agrees with white box"],
-            sweep_rows(v),
-            {3, 4},
+    if res["plan"]["sweeps"] or res["sweeps"]:  # no sweep planned: no section, no empty table
+        parts.append("<h2>T-sweeps (log-log)</h2><div class=grid>")
+        for model in res["plan"]["sweeps"]:
+            parts += [plots[f"{kind}-{slug(model)}-{a}.svg"] for a in v.attns for kind in ("sweep", "share")]
+        parts.append("</div>")
+        parts.append(
+            _html_table(
+                ["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says", "agrees with white box"],
+                sweep_rows(v),
+                {3, 4},
+            )
         )
-    )
     parts.append("<h2>Every reconciliation, as a proof</h2>")
     for model, size in v.grid:
         proofs = "\n\n".join(
@@ -102,7 +103,8 @@ def html(v: View, plots: dict[str, str]) -> str:
         summary = escape(v.title(model, size)) if "inputs" in v.formula[(model, size)] else f"{escape(model)} @{size}"
         parts.append(f"<details><summary>{summary}</summary><pre>{_linked(escape(proofs))}</pre></details>")
     sweep_proofs = [r["proof"] for r in res["reconciliations"] if (r["model"], r["input_size"]) not in set(v.grid)]
-    sweeps = _linked(escape(chr(10).join(sweep_proofs)))
-    parts.append(f"<details><summary>T-sweep points</summary><pre>{sweeps}</pre></details>")
+    if sweep_proofs or res["plan"]["sweeps"]:
+        sweeps = _linked(escape(chr(10).join(sweep_proofs)))
+        parts.append(f"<details><summary>T-sweep points</summary><pre>{sweeps}</pre></details>")
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"

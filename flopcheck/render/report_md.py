@@ -64,27 +64,27 @@ def markdown(v: View) -> str:
         out += [_md_table(head, rows), ""]
     if published := published_rows(v):
         out += ["## Published formulas", "", PUBLISHED_NOTE, "", _md_table(PUBLISHED_HEAD, published), ""]
-    out += [
-        "## T-sweeps",
-        "",
-        "Each counter's totals fitted as a + bT + cT^2; b and c over the formula's name its unit (b: FLOP 1, "
-        "MAC 0.5) and its attention (c / b: 1 counted, 0.5 QK^T only, 0 missing), from totals alone.",
-        "",
-    ]
-    for model in res["plan"]["sweeps"]:
+    if res["plan"]["sweeps"] or res["sweeps"]:  # no sweep planned: no section, no empty table
         out += [
-            f"![{model} {a}](sweep-{slug(model)}-{a}.svg) ![{model} {a}, share](share-{slug(model)}-{a}.svg)"
-            for a in v.attns
-        ] + [""]
-    out += [
-        _md_table(
-            ["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says", "agrees with white box"],
-            sweep_rows(v),
-        ),
-        "",
-        "## Every reconciliation",
-        "",
-    ]
+            "## T-sweeps",
+            "",
+            "Each counter's totals fitted as a + bT + cT^2; b and c over the formula's name its unit (b: FLOP 1, "
+            "MAC 0.5) and its attention (c / b: 1 counted, 0.5 QK^T only, 0 missing), from totals alone.",
+            "",
+        ]
+        for model in res["plan"]["sweeps"]:
+            out += [
+                f"![{model} {a}](sweep-{slug(model)}-{a}.svg) ![{model} {a}, share](share-{slug(model)}-{a}.svg)"
+                for a in v.attns
+            ] + [""]
+        out += [
+            _md_table(
+                ["model", "attn", "counter", "T coef / formula", "T^2 coef / formula", "says", "agrees with white box"],
+                sweep_rows(v),
+            ),
+            "",
+        ]
+    out += ["## Every reconciliation", ""]
     for model, size in v.grid:
         proofs = "\n\n".join(
             v.recs[(model, size, a, c)]["proof"] for a in v.attns for c in v.counters if (model, size, a, c) in v.recs

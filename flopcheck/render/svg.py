@@ -42,6 +42,18 @@ def _text(x: float, y: float, s: str, size: int = 11, anchor: str = "start", ext
     return f'<text x="{_f(x)}" y="{_f(y)}" font-size="{size}" text-anchor="{anchor}" {FONT}{extra}>{escape(s)}</text>'
 
 
+def text_width(s: str, size: int, em: float = 0.55) -> int:
+    """Pixels a Helvetica text of `size` takes: `em` a character (its average is nearer 0.5 em; bold 0.6)."""
+    return math.ceil(em * size * len(s))
+
+
+def _fitted(label_w: int, width: int, labels: list[str], title: str) -> tuple[int, int]:
+    """(label column, width) grown where a 10 px row label (right-aligned, 6 px before the bars) or the bold 13 px
+    title would be clipped, the plot as wide as before; as given where everything fits."""
+    need = max([label_w] + [text_width(s, 10) + 12 for s in labels])
+    return need, max(width + need - label_w, text_width(title, 13, 0.6) + 16)
+
+
 def _svg(width: int, height: int, body: list[str], title: str) -> str:
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
@@ -62,7 +74,8 @@ def ratio_bars(
     rows: (label, [(series, ratio or None, bar label, face-value ratio or None)]); the face value, a MAC
     count read as FLOPs, is a black tick.
     """
-    label_w, bar_h, gap, top, width = 150, 9, 6, 34, 640
+    bar_h, gap, top = 9, 6, 34
+    label_w, width = _fitted(150, 640, [r[0] for r in rows], title)
     per_row = max(len(r[1]) for r in rows) * bar_h + gap
     height = top + len(rows) * per_row + 34
     ratios = [v for _, bars in rows for _, v, _, face in bars for v in (v, face) if v is not None]
@@ -180,7 +193,8 @@ def lines(
 
 def stacked(title: str, rows: list[tuple[str, list[tuple[str, int]]]], colors: dict[str, str], width: int = 640) -> str:
     """100% stacked horizontal bars, one per row: each part's share of the row's total."""
-    label_w, bar_h, top = 90, 16, 30
+    bar_h, top = 16, 30
+    label_w, width = _fitted(90, width, [r[0] for r in rows], title)
     height = top + len(rows) * (bar_h + 5) + 34
     pw = width - label_w - 20
     body = [_text(8, 18, title, 13, extra=' font-weight="bold"')]

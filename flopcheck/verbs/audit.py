@@ -4,15 +4,17 @@ several claims' counts run in one pool, a claim that names code runs it only wit
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
-from flopcheck.auditor import judge, parse_claim, pipeline
+from flopcheck.auditor import Verdict, judge, parse_claim, pipeline
 from flopcheck.auditor.readings import readings_of_counts
 from flopcheck.auditor.tools import prefetch
 from flopcheck.children import deadline
 from flopcheck.errors import InputError, bad_input
 from flopcheck.pipelines import is_pipeline
+from flopcheck.render import COLUMNS
 from flopcheck.render import audit as render
 from flopcheck.render import utilization as render_utilization
 from flopcheck.render.audit import MARKDOWN_HEAD
@@ -20,7 +22,7 @@ from flopcheck.specs import ModelSpec
 from flopcheck.verbs.compare import counter_names
 
 if TYPE_CHECKING:
-    from flopcheck.auditor import Claim, Verdict
+    from flopcheck.auditor import Claim
     from flopcheck.auditor.logs import LogVerdict
     from flopcheck.auditor.pipeline import PipelineVerdict
     from flopcheck.auditor.utilization import UtilizationVerdict
@@ -42,7 +44,11 @@ class Auditing:
         return 2 if self.failed else 0 if all(v.passed for v in self.verdicts) else 1
 
     def to_text(self) -> str:
-        return "\n\n".join(_rendered(v, "to_text") for v in self.verdicts)
+        """Each verdict's text; a model's within COLUMNS on a terminal (a pipe or a file takes each line whole)."""
+        width = COLUMNS if sys.stdout.isatty() else None
+        return "\n\n".join(
+            render.to_text(v, width) if isinstance(v, Verdict) else _rendered(v, "to_text") for v in self.verdicts
+        )
 
     def to_data(self) -> list[Any]:
         return [_rendered(v, "to_dict") for v in self.verdicts]

@@ -10,6 +10,7 @@ from flopcheck.published.reconcile import explain_all
 from flopcheck.published.structure import Structure, of_dit
 from flopcheck.types import ATTENTION_KINDS, Reconciliation, Scope
 from flopcheck.verbs.count import run as count
+from reference_models.configs import DiTConfig
 
 
 def formula_results(subject: Any, asked: list[str], training: bool) -> list[Reconciliation]:
@@ -26,10 +27,10 @@ def formula_results(subject: Any, asked: list[str], training: bool) -> list[Reco
         sum(2 * f - b for _, f, b, _ in gaps),
         ", ".join(f"{p} ({2 * f - b:+,}: {why})" for p, f, b, why in gaps[:2]),
     )
-    if done.formula is not None and hasattr(done.config, "depth"):
+    if done.formula is not None and isinstance(done.config, DiTConfig):  # a text-conditioned one has no mlp_ratio
         structure = of_dit(done.config, done.batch, sum(t.flops for t in done.formula.terms) // done.exact_factor)
     elif done.measured is not None and done.measured.structure:
         structure = Structure.from_dict(done.measured.structure)
     else:
-        structure = Structure(why=f"{subject.text} is neither a decoder-only LM nor a DiT")
+        structure = Structure(why=f"{subject.text} is neither a decoder-only LM nor a class-conditioned DiT")
     return explain_all(asked, structure, exact, subject.text, subject.attn)

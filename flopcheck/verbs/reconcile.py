@@ -12,6 +12,7 @@ from flopcheck.errors import InputError
 from flopcheck.published.reconcile import names as formula_names
 from flopcheck.reconciler import explain
 from flopcheck.reconciler.sweep import sweep_sizes, sweeps_for
+from flopcheck.render import fit
 from flopcheck.render.reconcile import to_list, to_text
 from flopcheck.subject import counts_of
 from flopcheck.verbs.compare import counter_names
@@ -37,7 +38,8 @@ class Reconciling:
         return 1 if unexplained or any(r.error for r in self.results if r.counter in self.required) else 0
 
     def to_text(self) -> str:
-        return self.header + to_text(self.results, self.sweeps, self.tokens)
+        head = "".join(f"{line}\n" for line in fit(self.header.rstrip("\n"))) + "\n" if self.header else ""
+        return head + to_text(self.results, self.sweeps, self.tokens)
 
     def to_data(self) -> list[Any]:
         return to_list(self.results, self.sweeps)
