@@ -16,7 +16,7 @@ with new empty meta tensors of them. An op's FLOPs are read from shapes, so the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import torch
@@ -84,7 +84,7 @@ def _call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return rule(*args, **kwargs)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _functional(func: Any) -> bool:
     """An aten op that mutates none of its arguments and returns one or more fresh tensors (no alias, no list)."""
     schema = getattr(func, "_schema", None)
@@ -93,7 +93,7 @@ def _functional(func: Any) -> bool:
     return all(r.alias_info is None and str(r.type) == "Tensor" for r in schema.returns)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _returns_tuple(func: Any) -> bool:
     """The op returns a tuple of tensors (its schema names several returns)."""
     return len(func._schema.returns) > 1

@@ -69,9 +69,7 @@ LMS: tuple[LM, ...] = (
     _llama("Llama-3-70B", "Llama 3", "llama-3-70b", "meta-llama/Meta-Llama-3-70B"),
     _llama("Llama-3.1-8B", "Llama 3", "llama-3.1-8b", "meta-llama/Llama-3.1-8B", "Meta-Llama-3.1-8B"),
     _llama("Llama-3.1-70B", "Llama 3", "llama-3.1-70b", "meta-llama/Llama-3.1-70B", "Meta-Llama-3.1-70B"),
-    _llama(
-        "Llama-3.1-405B", "Llama 3", "llama-3.1-405b", "meta-llama/Llama-3.1-405B", "Meta-Llama-3.1-405B", "Llama-3-405B"
-    ),
+    _llama("Llama-3.1-405B", "Llama 3", "llama-3.1-405b", "meta-llama/Llama-3.1-405B", "Meta-Llama-3.1-405B"),
     LM(
         "Llama-4-Scout",
         "Llama 4",
@@ -106,8 +104,8 @@ LMS: tuple[LM, ...] = (
         for size in ("2B", "9B", "27B")
     ),
     *(
-        LM(f"Gemma-3-{size}", "Gemma", "Gemma3ForCausalLM", f"gemma-3-{size.lower()}", f"google/gemma-3-{size.lower()}-pt")
-        for size in ("1B", "4B", "12B", "27B")
+        LM(f"Gemma-3-{size.upper()}", "Gemma", "Gemma3ForCausalLM", f"gemma-3-{size}", f"google/gemma-3-{size}-pt")
+        for size in ("1b", "4b", "12b", "27b")
     ),
     LM("DeepSeek-V2", "DeepSeek", "DeepseekV2ForCausalLM", "deepseek-v2", "deepseek-ai/DeepSeek-V2"),
     LM("DeepSeek-V2-Lite", "DeepSeek", "DeepseekV2ForCausalLM", "deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite"),

@@ -34,8 +34,8 @@ def run(pattern: str = "*") -> str:
     lines = [f"{name:12s} {get_config(name).summary()}" for name in models]
     if grouped:
         lines += ([""] if lines else []) + [LM_HEADER]
-        for family, found in grouped.items():
-            lines += [f"  {family}"] + [f"    {lm.name:18s} {lm.spec}" for lm in found]
+        for family, members in grouped.items():
+            lines += [f"  {family}"] + [f"    {lm.name:18s} {lm.spec}" for lm in members]
     return "\n".join(lines)
 
 
