@@ -151,7 +151,9 @@ def test_a_claim_names_a_language_model_in_any_spelling():
 def test_list_models_groups_the_language_models_by_family():
     out = list_models("lm:*")
     assert out.splitlines()[0].startswith("language models by name")
-    assert "  Llama 3\n    Llama-3-8B         transformers:LlamaForCausalLM --config llama-3-8b\n" in out
+    # its shape read from its shipped config (query/key-value heads), its class and its config's name
+    assert "  Llama 3\n    Llama-3-8B       L=32 d=4096 heads=32/8" + " " * 20 + "LlamaForCausalLM llama-3-8b\n" in out
+    assert "    Mixtral-8x22B    L=56 d=6144 heads=48/8 experts=8 top-2" in out
     assert "DiT-XL/2" not in out  # 'lm:' lists the language models alone
     qwen3 = list_models("qwen3*").splitlines()  # case-blind, by family
     assert qwen3[1] == "  Qwen 3" and len(qwen3) == 2 + 8  # header, family, 6 dense + 2 MoE

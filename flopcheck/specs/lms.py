@@ -14,6 +14,7 @@ from __future__ import annotations
 import difflib
 import re
 from dataclasses import dataclass
+from functools import cache
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,7 @@ def _index(models: tuple[LM, ...]) -> dict[str, LM]:
 BY_KEY = _index(LMS)
 
 
+@cache  # a spec's source and name ask on every read
 def find(text: str) -> LM | None:
     """The published LM a name means, in any of the spellings people write, else None."""
     return BY_KEY.get(key(text)) if text and ":" not in text else None
