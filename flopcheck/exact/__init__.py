@@ -1,30 +1,20 @@
-"""flopcheck's exact count: every op of a forward, attributed to a module path and a kind of term.
-
-The package imports no torch: its torch-free modules (attention_work) are read by a process that never counts (the
-parent of a spec's child reads its answer) without paying for torch; the counter is imported when first asked for.
-"""
+"""flopcheck's exact count: every op of a forward, attributed to a module path and a kind of term."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from flopcheck.counted import ExactCount, OpRecord
-
-if TYPE_CHECKING:
-    from flopcheck.exact.counter import ExactCounter, count_forward
-
-LAZY = ("ExactCounter", "count_forward")  # flopcheck.exact.counter's, imported with torch when first asked for
-
-
-def __getattr__(name: str) -> Any:
-    """ExactCounter and count_forward, from flopcheck.exact.counter (torch) when first asked for."""
-    if name in LAZY:
-        from flopcheck.exact import counter  # lazy: torch (see the note at the top)
-
-        return getattr(counter, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+from flopcheck.custom_ops import CUSTOM
+from flopcheck.exact import (
+    ops_backend,  # noqa: F401  (registers the backend and backward kernels' formulas)
+    ops_products,  # noqa: F401  (registers the products', distances' and RNNs' formulas)
+)
+from flopcheck.exact.counter import ExactCounter, count_forward
+from flopcheck.exact.ops import FORMULAS
+from reference_models import prepare
 
 
 def flop_kinds(model: Any) -> Iterable[tuple[str, str]]:
@@ -36,10 +26,6 @@ def flop_kinds(model: Any) -> Iterable[tuple[str, str]]:
 def exact_count(name: str, config: Any, batch: int = 1, cfg: bool = False, device: str = "meta") -> ExactCount:
     """Count one forward of a reference model config (with cfg: forward_with_cfg on batch 2N); on meta once a
     process per (model, config, batch, cfg) and op formulas registered: on meta no value enters the count."""
-    from flopcheck.custom_ops import CUSTOM
-    from flopcheck.exact.ops import FORMULAS  # lazy: torch (see the note at the top)
-    from reference_models import prepare
-
     if device == "meta" and _hashable(config):
         return _on_meta(name, config, batch, cfg, (len(FORMULAS), len(CUSTOM)))
     return count_prepared(name, config, prepare(config, batch=batch, device=device, cfg=cfg), device)
@@ -58,15 +44,11 @@ def _hashable(config: Any) -> bool:
 def _on_meta(name: str, config: Any, batch: int, cfg: bool, formulas: tuple[int, int]) -> ExactCount:  # noqa: ARG001
     """exact_count on meta (the counts are frozen; `formulas`, a key: how many aten and custom op formulas were
     registered, a plugin's too)."""
-    from reference_models import prepare  # lazy: torch (see the note at the top)
-
     return count_prepared(name, config, prepare(config, batch=batch, device="meta", cfg=cfg), "meta")
 
 
 def count_prepared(name: str, config: Any, prepared: tuple[Any, Any, Any], device: str = "meta") -> ExactCount:
     """Count one forward of (model, inputs, forward) as `prepare` gives it, using the model's kind map."""
-    from flopcheck.exact.counter import count_forward  # lazy: torch (see the note at the top)
-
     model, inputs, forward = prepared
     return count_forward(model, inputs, forward, flop_kinds(model), model=name, attn=config.attn, device=device)
 

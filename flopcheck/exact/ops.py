@@ -391,8 +391,3 @@ def _register_flex_attention() -> None:
 
 
 _register_flex_attention()
-
-
-# the formulas of the backend and backward kernels, the products, distances and RNNs register themselves here: whoever
-# reads FORMULAS reads them all (last: they import this module's helpers)
-from flopcheck.exact import ops_backend, ops_products  # noqa: E402, F401

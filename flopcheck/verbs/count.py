@@ -163,11 +163,9 @@ def with_kernel(step: TrainingCount | None, attn_kernel: str, alone: bool = Fals
     """The training step (None: no training) with the attention kernel its executed FLOPs follow (none given: its
     default); a kernel without a training step would be ignored, so it is refused, unless `alone` (a spec's count,
     whose masked attention's executed work follows the kernel)."""
-    if not attn_kernel:  # the default kernel: nothing to check, and no torch to import for the parent of a child
-        return step
     from flopcheck.exact.training import ATTN_KERNELS  # lazy: torch
 
-    if attn_kernel not in ATTN_KERNELS:
+    if attn_kernel and attn_kernel not in ATTN_KERNELS:
         raise InputError(f"attention kernel {attn_kernel!r}: use {', '.join(ATTN_KERNELS)}")
     if attn_kernel and step is None and not alone:
         raise InputError("--attn-kernel sets a training step's executed FLOPs: add --training")
