@@ -10,7 +10,7 @@ from flopcheck.children import one_line
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.binding import given
 from flopcheck.specs.built import Built
-from flopcheck.specs.config import read_config
+from flopcheck.specs.config import read_config, shipped
 from flopcheck.specs.inputs.text import text_inputs
 from flopcheck.specs.meta import construct
 
@@ -36,6 +36,11 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
         raise SpecError(
             f"transformers has no model class {spec.name!r}: "
             + (f"did you mean {', '.join(close)}?" if close else "give a class such as T5EncoderModel")
+        )
+    if spec.lm is not None and shipped(spec.lm.config) is None:
+        raise SpecError(
+            f"{spec.text} runs on the config {spec.lm.config}.json, which this install of flopcheck does not have: "
+            f"reinstall flopcheck, or give transformers:{spec.name} --config FILE (the model's config.json)"
         )
     path = spec.options.config or (spec.lm.config if spec.lm is not None else None)
     config = read_config(path) if path else {}
