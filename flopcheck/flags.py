@@ -11,7 +11,11 @@ from typing import Any
 from flopcheck.gpus import DTYPES
 from reference_models.configs import ATTN_PATHS
 
-SPEC_HELP = "a reference model, timm:NAME, torchvision:NAME, diffusers:CLASS [--config FILE] or package.module:factory"
+SPEC_HELP = (
+    "a reference model (DiT-XL/2, FLUX.1-dev), a language model by name (Llama-3-8B, DeepSeek-V3: list-models "
+    "'lm:*'), timm:NAME, torchvision:NAME, diffusers:CLASS or transformers:CLASS [--config FILE], or "
+    "package.module:factory"
+)
 
 
 def _checked(kind: Callable[[str], Any], ok: Callable[[Any], bool], what: str) -> Callable[[str], object]:
@@ -65,10 +69,17 @@ FLAGS: dict[str, dict[str, Any]] = {
     "attn": dict(choices=[a.value for a in ATTN_PATHS], help="attention path (default: the model's, sdpa)"),
     "space": dict(choices=("latent", "pixel"), help="pixel: 3 channels, no VAE"),
     "batch": dict(type=whole, help="samples per forward (a pipeline: images per prompt; default 1)"),
-    "config": dict(help="diffusers:CLASS: its published config.json (no weights read); none: its defaults"),
+    "config": dict(
+        help="diffusers:CLASS, transformers:CLASS: a published config.json or a shipped one by name (llama-3-8b; no "
+        "weights read); none: the class's defaults"
+    ),
     "inputs": dict(metavar="MODULE:FN", help="package.module:fn, fn(model) -> args or (args, kwargs)"),
     "input-shape": dict(type=_claims_type("parse_shape"), help="one input tensor's shape, e.g. 1,3,224,224"),
-    "text-tokens": dict(type=whole, help="diffusers: text-encoder tokens (default: the pipeline's)"),
+    "text-tokens": dict(
+        type=whole,
+        help="a language model's sequence length (default: its max_position_embeddings); diffusers: text-encoder "
+        "tokens (default: the pipeline's)",
+    ),
     "steps": dict(
         type=whole, help="sampling steps (forward x S; default 1, a pipeline's own); --training: optimizer steps"
     ),

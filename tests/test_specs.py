@@ -640,7 +640,7 @@ def test_a_timm_pretrained_tag_sets_the_input_and_head(capsys):
             "timm:convnext_base.fb_in22k_ft_in1k_38",
             "has no pretrained tag 'fb_in22k_ft_in1k_38'; close: convnext_base.fb_in22k_ft_in1k_384",
         ),
-        ("timm:convnex_base", "timm has no model 'convnex_base'; close: convnext_base"),
+        ("timm:convnex_base", "timm has no model 'convnex_base'; did you mean timm:convnext_base"),
         ("timm:hf-hub:timm/convnext_base", "write the model's timm name"),
         ("timm:.", "timm has no model '.'; list them with timm.list_models()"),  # not every model listed as close
     ],

@@ -17,7 +17,7 @@ from flopcheck.auditor import rates
 from flopcheck.auditor.rates import Rate
 from flopcheck.errors import InputError
 from flopcheck.sent import check_shape, read_sent
-from flopcheck.specs import parse
+from flopcheck.specs import lms, parse
 from flopcheck.subject import Subject, subject_of
 from flopcheck.types import Space, Tier, Unit
 
@@ -207,6 +207,11 @@ SCOPE_KEYS = (
 )  # a Claim's fields past its number
 
 
+def same_model(a: str, b: str) -> bool:
+    """Two names of one model: equal, or two spellings of one published language model ('Llama 3 8B', 'Llama-3-8B')."""
+    return a == b or (lms.find(a) is not None and lms.find(a) is lms.find(b))
+
+
 def parse_claim(text: str, model: str | None = None, **scope: Any) -> Claim:
     """A claim from text: the model name before the number unless `model` is given; `scope`: what it covers
     (resolution, frames, steps, cfg, training, batch, space, part) and a named model's input (input_shape, config,
@@ -221,7 +226,7 @@ def parse_claim(text: str, model: str | None = None, **scope: Any) -> Claim:
         parse_value(text)  # raises with the message
     assert m is not None, text
     named = text.strip()[: m.start("num")].strip()
-    if model and named and named != model:
+    if model and named and not same_model(named, model):
         raise ClaimError(f"the claim names {named!r} and the model given is {model!r}: name one model")
     chosen = model or named
     if not chosen:
@@ -246,7 +251,7 @@ def _rate_claim(text: str, model: str | None, scope: dict[str, Any]) -> Claim:
         training = training if training is not None else words[-1].lower() != "inference"
         words.pop()
     named = " ".join(words)
-    if model and named and named != model:
+    if model and named and not same_model(named, model):
         raise ClaimError(f"the claim names {named!r} and the model given is {model!r}: name one model")
     chosen = model or named
     if not chosen:

@@ -2,6 +2,8 @@
 
 Sources (a builder each in builders/), by prefix:
 - a reference name ('DiT-XL/2', 'FLUX.1-dev'): flopcheck's own models, with their hand formulas;
+- a published language model's name ('Llama-3-8B', 'Llama 3 8B', 'DeepSeek-V3'): transformers' class on the config
+  flopcheck ships for it (flopcheck.specs.lms), a transformers spec under its own name;
 - 'timm:NAME', 'torchvision:NAME': built without weights, input by the model's own convention;
 - 'diffusers:CLASS', from a config file (a config.json as published on a model card) or the class's defaults: no
   hub, no weights;
@@ -20,6 +22,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 from flopcheck.errors import InputError
+from flopcheck.specs import lms
 from flopcheck.zoo import BY_NAME, Entry
 from reference_models import list_models
 from reference_models.registry import UnknownModelError
@@ -118,13 +121,20 @@ class ModelSpec:
         """'reference', a prefix of SOURCES ('timm', 'torchvision', 'diffusers') or 'module'."""
         prefix, colon, _ = self.text.partition(":")
         if not colon:
-            return "reference"
+            return "transformers" if self.lm is not None else "reference"
         return prefix if prefix in PREFIXES else "module"
 
     @property
     def name(self) -> str:
-        """The part after the prefix (a module spec's whole text)."""
+        """The part after the prefix (a module spec's whole text; a published LM's: its transformers class)."""
+        if self.lm is not None:
+            return self.lm.cls
         return self.text.partition(":")[2] if self.source in PREFIXES else self.text
+
+    @property
+    def lm(self) -> lms.LM | None:
+        """The published language model this spec names ('Llama-3-8B'), else None."""
+        return None if is_reference(self.text) else lms.find(self.text)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready."""
@@ -183,14 +193,25 @@ def parse(text: str, **options: Any) -> ModelSpec:
     blocks = given.get("blocks")
     if blocks is not None and (isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1):
         raise SpecError(f"blocks must be a whole number >= 1, got {blocks!r}")
+    lm = None if is_reference(text) else lms.find(text)
+    if lm is not None:  # a published LM, by its registry name whatever the spelling: one spec, one cache key
+        text = lm.name
+        if "config" in given:
+            raise SpecError(
+                f"{text} runs on the config flopcheck ships for it ({lm.config}); for another config give "
+                f"transformers:{lm.cls} --config FILE"
+            )
     spec = ModelSpec(text, Options(**given))
     if spec.source == "reference" and blocks is not None:
         raise SpecError(f"blocks cuts a spec's list of blocks; {text} is a reference model: it has its own configs")
     if spec.source == "reference":
         if not is_reference(text):
+            near = lms.close(text)
+            unknown = f"unknown model {text!r}; did you mean {', '.join(near)}?" if near else UnknownModelError(text)
             raise SpecError(
-                f"{UnknownModelError(text)}; or give a spec: timm:NAME, torchvision:NAME, "
-                f"diffusers:CLASS [--config FILE], package.module:factory"
+                f"{unknown}; or give a spec: a language model's name (flopcheck list-models 'lm:*'), timm:NAME, "
+                f"torchvision:NAME, diffusers:CLASS [--config FILE], transformers:CLASS [--config FILE], "
+                f"package.module:factory"
             )
         if "input_size" in given and "resolution" in given:
             raise SpecError("--input-size and --resolution both set the input: give one of them")
@@ -217,7 +238,7 @@ def parse(text: str, **options: Any) -> ModelSpec:
             f"reparam fuses a timm model's train-time branches (timm's reparameterize_model); {text} is not one"
         )
     module, _, fn = text.partition(":")
-    if not fn.strip() or not module.strip():
+    if lm is None and (not fn.strip() or not module.strip()):
         raise SpecError(f"model {text!r}: write PREFIX:NAME (timm:resnet50) or package.module:factory")
     if spec.options.config and spec.source not in ("diffusers", "transformers"):
         raise SpecError(f"--config applies to diffusers:CLASS and transformers:CLASS specs, not to {text!r}")

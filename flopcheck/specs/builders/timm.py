@@ -88,11 +88,12 @@ def _timm_known(name: str) -> None:
             f"timm's {base} has no pretrained tag {tag!r}"
             + (f"; close: {', '.join(close)}" if tags else "; it has none: write timm:" + base)
         )
-    close = (timm.list_models(f"*{base}*")[:5] if base else []) or difflib.get_close_matches(
-        base, timm.list_models(), n=5, cutoff=0.8
-    )  # '*' alone would match every model
+    models = timm.list_models()
+    # the nearest spellings first ('resnet5' -> resnet50, resnet18), then the names that contain it, shortest first
+    near = difflib.get_close_matches(base, models, n=5, cutoff=0.6)
+    close = near or (sorted(timm.list_models(f"*{base}*"), key=len)[:5] if base else [])  # '*' alone: every model
     raise SpecError(
         f"timm has no model {name!r}"
-        + (f"; close: {', '.join(close)}" if close else "")
+        + (f"; did you mean {', '.join('timm:' + c for c in close)}?" if close else "")
         + "; list them with timm.list_models()"
     )

@@ -1,4 +1,5 @@
-"""transformers:CLASS, a text encoder from a config file or its config class's defaults; S token ids as input."""
+"""transformers:CLASS, a text encoder or a language model from a config file or its config class's defaults (a
+published LM by name, 'Llama-3-8B': its class on the config flopcheck ships); S token ids as input."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from flopcheck.children import one_line
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.binding import given
 from flopcheck.specs.built import Built
-from flopcheck.specs.config import read_config
+from flopcheck.specs.config import read_config, shipped
 from flopcheck.specs.inputs.text import text_inputs
 from flopcheck.specs.meta import construct
 
@@ -21,9 +22,14 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     try:
         import transformers  # lazy: transformers is optional
     except ImportError:
-        raise SpecError(f"{spec.text} needs transformers: pip install 'flopcheck[diffusers]'") from None
+        raise SpecError(f"{spec.text} needs transformers: pip install 'flopcheck[transformers]'") from None
 
     cls = getattr(transformers, spec.name, None)
+    if spec.lm is not None and cls is None:  # a published LM whose class came after the installed transformers
+        raise SpecError(
+            f"{spec.text} runs on transformers' {spec.name}, which transformers {transformers.__version__} does not "
+            f"have: pip install -U 'flopcheck[transformers]'"
+        )
     if not (isinstance(cls, type) and issubclass(cls, transformers.PreTrainedModel)):
         models = {n.lower(): n for n in dir(transformers) if n.endswith("Model")}
         close = [models[n] for n in difflib.get_close_matches(spec.name.lower(), models, n=3, cutoff=0.8)]
@@ -31,7 +37,12 @@ def from_transformers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
             f"transformers has no model class {spec.name!r}: "
             + (f"did you mean {', '.join(close)}?" if close else "give a class such as T5EncoderModel")
         )
-    path = spec.options.config
+    if spec.lm is not None and shipped(spec.lm.config) is None:
+        raise SpecError(
+            f"{spec.text} runs on the config {spec.lm.config}.json, which this install of flopcheck does not have: "
+            f"reinstall flopcheck, or give transformers:{spec.name} --config FILE (the model's config.json)"
+        )
+    path = spec.options.config or (spec.lm.config if spec.lm is not None else None)
     config = read_config(path) if path else {}
     own, theirs = getattr(cls.config_class, "model_type", ""), config.get("model_type")
     if theirs and own and theirs != own:  # from_dict would read what fits and build the class's defaults for the rest
