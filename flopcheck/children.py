@@ -175,7 +175,7 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        found, _, _ = select.select([fd], [], [], left)
+        found, _, _ = select.select([fd], [], [], min(left, 3600.0))  # past time_t's range: OverflowError
         if found:
             chunk = os.read(fd, 1 << 16)
             if not chunk:

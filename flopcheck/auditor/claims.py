@@ -296,7 +296,10 @@ def _fraction(value: object, name: str) -> Decimal:
     if isinstance(value, float) and not math.isfinite(value):
         raise ClaimError(f"{name} must be a finite number, like 0.10, got {value!r}")
     try:
-        return Decimal(str(value).strip())
+        number = Decimal(str(value).strip())
+        if not number.is_finite():  # 'nan', 'inf' as text: no share of anything
+            raise ClaimError(f"{name} must be a finite number, like 0.10, got {value!r}")
+        return number
     except ArithmeticError:
         raise ClaimError(f"{name} must be a number, like 0.10, got {value!r}") from None
 
