@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -44,6 +45,37 @@ def deadline(seconds: float | None) -> Iterator[None]:
 
 
 PARENT_ENV = "FLOPCHECK_PARENT_PID"  # the pid a child watches: it exits when that process is gone
+TOKEN_ENV = "FLOPCHECK_ANSWER_TOKEN"  # the secret each answer line starts with: the model's own output has none
+
+
+def answer_channel() -> Callable[[dict[str, Any]], None]:
+    """In a child, before any model's code runs: the original stdout kept for answers alone (fd 1 then points at
+    stderr, so prints, C++ logs and subprocesses land there), and a writer of answer lines, each prefixed by the
+    parent's token (taken out of the environment here, so the model's code cannot read it there). A model that
+    writes into the kept descriptor anyway writes lines without the token, which the parent never reads as
+    answers."""
+    token = os.environ.pop(TOKEN_ENV, "")
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+
+    def send(message: dict[str, Any]) -> None:
+        out.write(token + json.dumps(message) + "\n")
+        out.flush()
+
+    return send
+
+
+def framed(data: bytes, token: bytes) -> dict[str, Any] | None:
+    """The JSON after the last token in data (what flopcheck's code wrote last), or None: no token there, or no
+    JSON after it (the model's own writes into the channel, a partial line of them before the answer too)."""
+    at = data.rfind(token)
+    if at < 0:
+        return None
+    try:
+        message = json.loads(data[at + len(token) :])
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
 
 
 def child_env(**extra: str) -> dict[str, Any]:
@@ -81,14 +113,16 @@ class Child:
 
     def __init__(self, module: str, args: tuple[str, ...] = (), stdin: bool = True, **env: str):
         self.stderr = tempfile.TemporaryFile()
+        self.token = secrets.token_hex(16)  # answers start with it; a forged line cannot (answer_channel)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", module, *args],
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
-            env=child_env(**env),
+            env=child_env(**env, **{TOKEN_ENV: self.token}),
         )
         self._buffer = b""
+        self.foreign: list[bytes] = []  # lines without the token: what the model wrote into the channel, not read
 
     def fileno(self) -> int:
         assert self.proc.stdout is not None  # opened with a pipe
@@ -114,7 +148,9 @@ class Child:
             return None
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
-        return [json.loads(line) for line in lines if line.strip()]
+        got = [(line, framed(line, self.token.encode())) for line in lines if line.strip()]
+        self.foreign += [line[:200] for line, message in got if message is None]
+        return [message for _, message in got if message is not None]
 
     def kill(self) -> None:
         self.proc.kill()
@@ -187,6 +223,7 @@ def forked(work: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, An
     """`work()` in a forked child with a deadline: its JSON answer (or {'error': one line}) and its peak RSS."""
     r, w = os.pipe()
     parent = os.getpid()
+    token = secrets.token_hex(16).encode()  # the answer follows it: what the model writes into the pipe does not
     pid = os.fork()
     if pid == 0:  # child
         os.close(r)
@@ -202,6 +239,7 @@ def forked(work: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, An
             data = json.dumps(out).encode()
         except (TypeError, ValueError) as err:  # an answer JSON cannot hold: its error, not a dead child
             data = json.dumps({"error": f"its answer cannot be sent back: {one_line(err)}"}).encode()
+        data = token + data
         while data:
             data = data[os.write(w, data) :]
         os._exit(0)
@@ -219,7 +257,22 @@ def forked(work: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, An
         }
     if not got:
         return {"error": f"the counting process died ({_status(status)})", "peak_rss_mb": peak}
-    return {**json.loads(got), "peak_rss_mb": peak}
+    answer = framed(got, token)
+    if answer is None:  # bytes, but none of flopcheck's: the counted code wrote into the pipe and died or exited
+        return {"error": f"the counting process sent no answer ({_status(status)}): its code wrote {got[:60]!r}"}
+    return {**answer, "peak_rss_mb": peak}
 
 
-__all__ = ["Child", "answers", "child_env", "deadline", "deadline_s", "forked", "one_line", "ready", "watch_parent"]
+__all__ = [
+    "Child",
+    "answer_channel",
+    "answers",
+    "child_env",
+    "framed",
+    "deadline",
+    "deadline_s",
+    "forked",
+    "one_line",
+    "ready",
+    "watch_parent",
+]

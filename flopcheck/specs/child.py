@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from flopcheck.cache import MEASURED
-from flopcheck.children import Child, answers, deadline_s, one_line, watch_parent
+from flopcheck.children import Child, answer_channel, answers, deadline_s, one_line, watch_parent
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.decoding import measure_generation
 from flopcheck.specs.measure import Measured, measure
@@ -24,8 +24,7 @@ _FORWARD = {"training": False, "frozen": [], "checkpointed": [], "optimizer": ""
 
 def main() -> None:
     watch_parent()  # a flopcheck that is killed takes this child with it
-    results = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # the code's prints go to stderr; stdout carries the answer alone
+    send = answer_channel()  # the code's prints go to stderr; stdout carries the answer alone, behind a token
     job = json.loads(sys.argv[1])
     sys.path[:0] = [p for p in job["paths"] if p not in sys.path]
     for spec in job.get("specs") or [job["spec"]]:  # several specs: one import of torch, one answer line each
@@ -44,8 +43,7 @@ def main() -> None:
             out = {"error": str(err)}
         except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
             out = {"error": f"model {spec['text']!r} raised {one_line(err)}"}
-        results.write(json.dumps(out) + "\n")
-        results.flush()
+        send(out)
     os._exit(0)
 
 
