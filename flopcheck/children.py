@@ -107,11 +107,84 @@ def one_line(err: BaseException, limit: int = 300) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"[:limit]
 
 
+def _parents() -> dict[int, list[int]]:
+    """Every process's children by its parent's pid, read from /proc (empty where there is no /proc)."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # it ended while we looked
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])  # after the command's name, which may hold spaces
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def descendants(roots: list[int]) -> list[int]:
+    """The pids under roots, at any depth (one that called setsid to leave its process group too)."""
+    tree, found, todo = _parents(), [], list(roots)
+    while todo:
+        kids = tree.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL to pid, its process group (a forked count's children) and every process under it, found before
+    any of them dies (a dead parent's children are no longer found under it)."""
+    for target in [pid, *descendants([pid])]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(target, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)  # a Child leads its own group (start_new_session)
+
+
+_LIVE: set[Child] = set()  # the children not yet closed: stop_all's list
+_STOPPING = threading.Event()  # set by stop_all: no child starts after it
+
+
+def stop_all() -> None:
+    """Every child this process started, and everything under them, killed now (Ctrl-C): a thread waiting on one
+    reads its end at once; a spec's grandchild that called setsid is found through /proc, and, where this process is
+    a subreaper (the command line), an orphan handed to it too."""
+    _STOPPING.set()
+    for child in list(_LIVE):
+        kill_tree(child.proc.pid)
+    if _SUBREAPER:
+        for pid in descendants([os.getpid()]):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):  # orphans reaped, so none is left a zombie
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+_SUBREAPER: list[bool] = []  # [True] once this process adopts its descendants' orphans
+
+
+def adopt_orphans() -> None:
+    """This process becomes its descendants' subreaper (Linux): a grandchild whose parent died (a double fork after
+    setsid) becomes its child, so stop_all finds it; elsewhere nothing changes."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(36, 1, 0, 0, 0) == 0:  # PR_SET_CHILD_SUBREAPER
+            _SUBREAPER[:] = [True]
+
+
 class Child:
     """`python -m MODULE ARGS` in a child process: JSON lines in on stdin (or stdin closed), JSON lines out on
-    stdout, its stderr kept for the line that says why it died."""
+    stdout, its stderr kept for the line that says why it died. It leads its own process group, so a terminal's
+    Ctrl-C reaches flopcheck alone, which stops it and everything under it (stop_all)."""
 
     def __init__(self, module: str, args: tuple[str, ...] = (), stdin: bool = True, **env: str):
+        if _STOPPING.is_set():  # interrupted: nothing new starts
+            raise KeyboardInterrupt
         self.stderr = tempfile.TemporaryFile()
         self.token = secrets.token_hex(16)  # answers start with it; a forged line cannot (answer_channel)
         self.proc = subprocess.Popen(
@@ -120,7 +193,9 @@ class Child:
             stdout=subprocess.PIPE,
             stderr=self.stderr,
             env=child_env(**env, **{TOKEN_ENV: self.token}),
+            start_new_session=True,
         )
+        _LIVE.add(self)
         self._buffer = b""
         self.foreign: list[bytes] = []  # lines without the token: what the model wrote into the channel, not read
 
@@ -153,8 +228,10 @@ class Child:
         return [message for _, message in got if message is not None]
 
     def kill(self) -> None:
-        self.proc.kill()
+        """It and every process under it stopped (a grandchild that called setsid too)."""
+        kill_tree(self.proc.pid)
         self.proc.wait()
+        _LIVE.discard(self)
 
     def close(self) -> None:
         """Stopped, its pipes closed."""

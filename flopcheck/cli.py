@@ -5,8 +5,11 @@ returns. With no arguments it runs its built-in default, `flopcheck count DiT-XL
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn, Protocol
 
 from flopcheck.errors import bad_input
@@ -265,13 +268,39 @@ def main(argv: list[str] | None = None) -> int:
         *bad_input(),
     )  # a bad flag, model, config, claim or file; anything else is a bug
     try:
-        args = parser().parse_args(argv or ["count"])
-        if args.command is None:
-            raise UsageError(f"give a command first: {', '.join(COMMANDS)} (see flopcheck --help)")
-        return COMMANDS[args.command][2](args)
+        with interruptible():
+            args = parser().parse_args(argv or ["count"])
+            if args.command is None:
+                raise UsageError(f"give a command first: {', '.join(COMMANDS)} (see flopcheck --help)")
+            return COMMANDS[args.command][2](args)
     except refused as err:
         print(f"flopcheck: {err}", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C: its children already stopped (interruptible), one line, the shell's 130
+        print("flopcheck: interrupted (Ctrl-C): every process it started is stopped", file=sys.stderr)
+        return 130
     return 2
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """Within the block a Ctrl-C first stops every child flopcheck started, and what they started (a thread
+    waiting on one then returns at once, not at its deadline), then raises KeyboardInterrupt here; orphans of a
+    spec's grandchildren are adopted, so they are found."""
+    from flopcheck.children import adopt_orphans, stop_all
+
+    def stop(signum: int, frame: object) -> None:
+        stop_all()
+        raise KeyboardInterrupt
+
+    if threading.current_thread() is not threading.main_thread():  # a signal handler is the main thread's
+        yield
+        return
+    adopt_orphans()
+    before = signal.signal(signal.SIGINT, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 if __name__ == "__main__":

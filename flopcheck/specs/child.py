@@ -62,8 +62,10 @@ def measure_all(specs: list[ModelSpec], timeout_s: float | None = None) -> None:
         (json.dumps({"specs": [s.to_dict() for s in todo.values()], "paths": sys.path}),),
         stdin=False,
     )
-    got, why = answers(child, len(todo), limit)
-    child.close()
+    try:  # a Ctrl-C while it counts (a KeyboardInterrupt here) leaves no child behind
+        got, why = answers(child, len(todo), limit)
+    finally:
+        child.close()
     keys = list(todo)
     for key, answer in zip(keys, got):
         MEASURED.put(key, answer)
@@ -109,8 +111,10 @@ def _in_child(spec: ModelSpec, timeout_s: float, step: dict[str, Any] | None = N
     child = Child(
         "flopcheck.specs.child", (json.dumps({"spec": spec.to_dict(), "paths": sys.path, **(step or {})}),), stdin=False
     )
-    got, why = answers(child, 1, timeout_s)
-    child.close()
+    try:  # a Ctrl-C while it counts (a KeyboardInterrupt here) leaves no child behind
+        got, why = answers(child, 1, timeout_s)
+    finally:
+        child.close()
     if why == "timeout":
         return _timed_out(spec, timeout_s)
     if not got:
