@@ -62,7 +62,7 @@ def build_zeroed(job: dict[str, Any], device: str = "cpu") -> tuple[nn.Module, t
         given = (*built.args, *built.kwargs.values())
         floats = [t for t in given if isinstance(t, torch.Tensor) and t.is_floating_point()]
         with torch.no_grad():
-            for t in floats if device != "meta" else ():
+            for t in floats if device != "meta" and not built.own_inputs else ():  # the user's inputs: as given
                 t.zero_()
         return bound(built)
 
