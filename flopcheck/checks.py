@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -40,10 +40,14 @@ class Rule:
             return False
         return math.isfinite(number) and self.ok(number)
 
-    def __call__(self, name: str, value: N) -> N:
-        """value itself when it holds; else an InputError: '{name} must be {what}, got {value!r}'."""
+    def check(self, name: str, value: object) -> None:
+        """Nothing when value holds; else an InputError: '{name} must be {what}, got {value!r}'."""
         if not self.holds(value):
             raise InputError(f"{name} must be {self.what}, got {_shown(value)}")
+
+    def __call__(self, name: str, value: N) -> N:
+        """value itself when it holds; else check's InputError."""
+        self.check(name, value)
         return value
 
 
@@ -116,6 +120,39 @@ def names(name: str, value: object, like: str) -> list[str] | None:
     return list(value)
 
 
+def _wholes(value: object, n: int | None = None) -> bool:
+    """A tuple or list of whole numbers from 1 to MAX_WHOLE (n of them, when given)."""
+    return (
+        isinstance(value, (tuple, list))
+        and bool(value)
+        and (n is None or len(value) == n)
+        and all(WHOLE.holds(v) for v in value)
+    )
+
+
+def model_options(options: Mapping[str, object]) -> None:
+    """A named model's input options, as the command line's flags allow them: batch, frames, text_tokens and
+    input_size whole numbers; resolution one side or (W, H); input_shape whole numbers; attn, space, config and
+    inputs text. (batch=0 counted 0 FLOPs; batch=True counted as 1.)"""
+    for key in ("batch", "frames", "text_tokens", "input_size"):
+        if options.get(key) is not None:
+            WHOLE.check(key, options[key])
+    resolution = options.get("resolution")
+    if resolution is not None and not (WHOLE.holds(resolution) or _wholes(resolution, 2)):
+        raise InputError(
+            f"resolution must be one side or (W, H), whole numbers from 1 to {MAX_WHOLE:,}, like (1280, 720), got "
+            f"{_shown(resolution)}"
+        )
+    shape = options.get("input_shape")
+    if shape is not None and not _wholes(shape):
+        raise InputError(
+            f"input_shape must be whole numbers from 1 to {MAX_WHOLE:,}, like (1, 3, 224, 224), got {_shown(shape)}"
+        )
+    for key in ("attn", "space", "config", "inputs"):
+        if options.get(key) is not None:
+            text(key, options[key], "'sdpa'" if key == "attn" else "'pixel'" if key == "space" else "'...'")
+
+
 # a config's counts and sizes: num_hidden_layers, hidden_size, attention_head_dim, in_channels (never an *_id)
 COUNT_KEY = re.compile(r"^(num_\w+|\w+_(size|layers|heads|dim|channels))$")
 
@@ -149,6 +186,7 @@ __all__ = [
     "fraction",
     "maybe",
     "maybe_switch",
+    "model_options",
     "names",
     "number",
     "seconds",
