@@ -58,6 +58,16 @@ DOORS = [
     (lambda: estimate_pipeline("diffusers-pipeline:FLUX.1-dev", "H100", 0), "mfu must be a fraction in (0, 1]"),
     (lambda: estimate_pipeline("diffusers-pipeline:FLUX.1-dev", "H100", -0.5), "got -0.5"),
     (lambda: count_pipeline("diffusers-pipeline:FLUX.1-dev", timeout_s=1e10), f"timeout_s {SECONDS}"),
+    # a named model's options: batch=0 counted 0 FLOPs, batch=True counted as 1, resolution='abc' a ValueError
+    (lambda: flopcheck.count("DiT-S/8", options={"batch": 0}), f"batch {WHOLE}, got 0"),
+    (lambda: flopcheck.count("DiT-S/8", options={"batch": True}), f"batch {WHOLE}, got True"),
+    (lambda: flopcheck.count("DiT-S/8", options={"resolution": "abc"}), "resolution must be one side or (W, H)"),
+    (lambda: flopcheck.count("timm:resnet18", options={"input_shape": (1, -3, 8, 8)}), "input_shape must be whole"),
+    # audit's scope: a throughput of 5.7 was an AttributeError in the rate reader
+    (
+        lambda: flopcheck.audit("DiT-S/8 45% MFU", counters=False, scope={"gpu": "H100", "throughput": 5.7}),
+        "throughput must be a string, like '3.1 it/s', got 5.7",
+    ),
     (lambda: assert_mfu_close(NET, X, 0.4, samples_per_second=10, gpus=True), f"gpus {WHOLE}, got True"),
     (lambda: assert_mfu_close(NET, X, 1.5, samples_per_second=10), "mfu must be a fraction in (0, 1]"),
 ]
@@ -168,8 +178,8 @@ def test_kill_tree_stops_a_grandchild_that_left_the_session():
     script = (
         "import os, sys, time\n"
         "pid = os.fork()\n"
-        "if pid == 0:\n    os.setsid(); time.sleep(60); os._exit(0)\n"
-        "print(pid, flush=True); time.sleep(60)\n"
+        "if pid == 0:\n    os.setsid(); print(os.getpid(), flush=True); time.sleep(60); os._exit(0)\n"
+        "time.sleep(60)\n"
     )
     proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, start_new_session=True)
     assert proc.stdout is not None
