@@ -10,7 +10,9 @@ text_tokens, attn, input_size) are given in `options={...}`. A model input whose
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
 from flopcheck import checks
 from flopcheck.errors import InputError
@@ -47,6 +49,24 @@ def _subject(
     return live(model, args, inputs)
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _stops_children(verb: Callable[P, R]) -> Callable[P, R]:
+    """The verb with Ctrl-C stopping every process it started, and theirs, before its KeyboardInterrupt comes
+    back (children.interruptible): none keeps counting after it, none is waited on to its deadline."""
+
+    @functools.wraps(verb)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        from flopcheck.children import interruptible  # lazy: door start-up
+
+        with interruptible():
+            return verb(*args, **kwargs)
+
+    return run
+
+
 def _error(message: str) -> Exception:
     return InputError(message)
 
@@ -68,6 +88,7 @@ def _check_estimate(
     checks.maybe(checks.whole, "gpus", gpus)
 
 
+@_stops_children
 def count(model: Any, *args: Any, timeout_s: float | None = None, options: Options = None, **kwargs: Any) -> ExactCount:
     """The exact FLOPs (2 per multiply-add) of one forward, model(*args, **kwargs), of any nn.Module or named model.
 
@@ -89,6 +110,7 @@ def count(model: Any, *args: Any, timeout_s: float | None = None, options: Optio
     return run(_subject(model, args, kwargs, timeout_s, options)).exact
 
 
+@_stops_children
 def compare(
     model: Any,
     *args: Any,
@@ -121,6 +143,7 @@ def compare(
     return run([_subject(model, args, kwargs, timeout_s, options)], counters, timeout_s).counts
 
 
+@_stops_children
 def reconcile(
     model: Any,
     *args: Any,
@@ -159,6 +182,7 @@ def reconcile(
     return run([subject], counters, timeout_s, formulas=formulas, training=training).results
 
 
+@_stops_children
 def audit(
     claim: str,
     model: Any = None,
@@ -208,6 +232,7 @@ def audit(
     return verb.judge_live(claim, _subject(model, args, kwargs, timeout_s), scope, counters, timeout_s)
 
 
+@_stops_children
 def estimate(
     model: Any,
     *args: Any,
@@ -264,6 +289,7 @@ def estimate(
     )
 
 
+@_stops_children
 def report(
     models: str = "DiT-*",
     *,

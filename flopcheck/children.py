@@ -163,6 +163,32 @@ def stop_all() -> None:
             pass
 
 
+@contextlib.contextmanager
+def interruptible(adopt: bool = False) -> Iterator[None]:
+    """Within the block a Ctrl-C first stops every child flopcheck started and what they started (a thread waiting
+    on one then returns at once, not at its deadline: report's), then raises KeyboardInterrupt; with adopt (a
+    process of its own: the command line), orphans of a spec's grandchildren are adopted, so they are found too.
+    Outside the main thread, where no signal handler can be set, a KeyboardInterrupt still stops them all."""
+
+    def stop(signum: int, frame: object) -> None:
+        stop_all()
+        raise KeyboardInterrupt
+
+    main = threading.current_thread() is threading.main_thread()
+    if adopt:
+        adopt_orphans()
+    before = signal.signal(signal.SIGINT, stop) if main else None
+    try:
+        yield
+    except KeyboardInterrupt:
+        stop_all()
+        raise
+    finally:
+        if main:  # a handler set outside Python reads as None: Python's own is put back then
+            signal.signal(signal.SIGINT, signal.default_int_handler if before is None else before)
+        _STOPPING.clear()  # the next call starts children again (a Python session goes on after a Ctrl-C)
+
+
 _SUBREAPER: list[bool] = []  # [True] once this process adopts its descendants' orphans
 
 

@@ -5,13 +5,11 @@ returns. With no arguments it runs its built-in default, `flopcheck count DiT-XL
 from __future__ import annotations
 
 import argparse
-import contextlib
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, NoReturn, Protocol
 
+from flopcheck.children import interruptible
 from flopcheck.errors import bad_input
 from flopcheck.flags import TRAINING_FLAGS, add_flags, add_model
 from flopcheck.render import to_json
@@ -262,13 +260,13 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input is one line on stderr and exit code 2."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv_given, argv = argv, list(sys.argv[1:] if argv is None else argv)
     refused: tuple[type[BaseException], ...] = (
         UsageError,
         *bad_input(),
     )  # a bad flag, model, config, claim or file; anything else is a bug
     try:
-        with interruptible():
+        with interruptible(adopt=argv_given is None):  # the process's own command line: orphans adopted too
             args = parser().parse_args(argv or ["count"])
             if args.command is None:
                 raise UsageError(f"give a command first: {', '.join(COMMANDS)} (see flopcheck --help)")
@@ -279,28 +277,6 @@ def main(argv: list[str] | None = None) -> int:
         print("flopcheck: interrupted (Ctrl-C): every process it started is stopped", file=sys.stderr)
         return 130
     return 2
-
-
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
-    """Within the block a Ctrl-C first stops every child flopcheck started, and what they started (a thread
-    waiting on one then returns at once, not at its deadline), then raises KeyboardInterrupt here; orphans of a
-    spec's grandchildren are adopted, so they are found."""
-    from flopcheck.children import adopt_orphans, stop_all
-
-    def stop(signum: int, frame: object) -> None:
-        stop_all()
-        raise KeyboardInterrupt
-
-    if threading.current_thread() is not threading.main_thread():  # a signal handler is the main thread's
-        yield
-        return
-    adopt_orphans()
-    before = signal.signal(signal.SIGINT, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, before)
 
 
 if __name__ == "__main__":

@@ -232,6 +232,38 @@ def test_ctrl_c_stops_at_once_in_one_line_with_every_process_gone(argv, tmp_path
     assert not _running(grandchild)
 
 
+@pytest.mark.integration
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="the process tree is read from /proc")
+def test_ctrl_c_in_a_python_verb_stops_its_children_and_raises_keyboard_interrupt(tmp_path):
+    marker = tmp_path / "grandchild.pid"
+    env = dict(
+        os.environ,
+        FLOPCHECK_TEST_MARKER=str(marker),
+        PYTHONPATH=os.pathsep.join([str(ROOT), str(MODELS), os.environ.get("PYTHONPATH", "")]),
+    )
+    script = (
+        "import flopcheck\n"
+        "try:\n    flopcheck.count('hangs:build', timeout_s=300)\n"
+        "except KeyboardInterrupt:\n    print('KeyboardInterrupt', flush=True)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (marker.is_file() and marker.read_text()) and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    grandchild = int(marker.read_text())
+    proc.send_signal(signal.SIGINT)
+    start = time.monotonic()
+    out, _ = proc.communicate(timeout=60)
+    # the caller's own KeyboardInterrupt, at once (the count's deadline is 300 s away), its spec's child and the
+    # grandchild that left the session gone
+    assert out == "KeyboardInterrupt\n" and time.monotonic() - start < 10
+    for _ in range(50):
+        if not _running(grandchild):
+            break
+        time.sleep(0.1)
+    assert not _running(grandchild)
+
+
 # -- a forward that reads its input's values runs its user's own inputs ------------------------------------------------
 @pytest.mark.integration
 def test_a_data_dependent_loop_runs_the_factorys_own_inputs(capsys, monkeypatch):
