@@ -10,9 +10,11 @@ text_tokens, attn, input_size) are given in `options={...}`. A model input whose
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, Any, Literal
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeVar
 
+from flopcheck import checks
 from flopcheck.errors import InputError
 from flopcheck.subject import Subject, live, resolve
 
@@ -33,10 +35,9 @@ def _subject(
 ) -> Subject:
     """The model resolved once: a name takes options, a module its inputs (and `model_kwargs`, named inputs that
     collide with an option's name)."""
-    if timeout_s is not None and not (
-        isinstance(timeout_s, (int, float)) and math.isfinite(timeout_s) and timeout_s > 0
-    ):
-        raise _error(f"timeout_s must be a positive number of seconds, got {timeout_s!r}")
+    checks.maybe(checks.seconds, "timeout_s", timeout_s)
+    if options is not None and not isinstance(options, dict):
+        raise _error(f"options must be a dict of a named model's input options, like {{'batch': 2}}, got {options!r}")
     named = kwargs.pop("model_kwargs", {})
     inputs = {**kwargs, **named}
     if isinstance(model, str):
@@ -48,10 +49,46 @@ def _subject(
     return live(model, args, inputs)
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _stops_children(verb: Callable[P, R]) -> Callable[P, R]:
+    """The verb with Ctrl-C stopping every process it started, and theirs, before its KeyboardInterrupt comes
+    back (children.interruptible): none keeps counting after it, none is waited on to its deadline."""
+
+    @functools.wraps(verb)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        from flopcheck.children import interruptible  # lazy: door start-up
+
+        with interruptible():
+            return verb(*args, **kwargs)
+
+    return run
+
+
 def _error(message: str) -> Exception:
     return InputError(message)
 
 
+COUNTERS_LIKE = "['fvcore_jit', 'torch_dispatch']"
+
+
+def _check_estimate(
+    gpu: object, mfu: float, steps: int, cfg: object, training: object, throughput: object, gpus: int | None
+) -> None:
+    """estimate's options, checked as the command line checks its flags (flopcheck.checks): one line each."""
+    checks.text("gpu", gpu, "'H100'")
+    checks.fraction("mfu", mfu)
+    checks.whole("steps", steps)
+    checks.switch("cfg", cfg)
+    checks.switch("training", training)
+    if throughput is not None:
+        checks.text("throughput", throughput, "'3.1 it/s'")
+    checks.maybe(checks.whole, "gpus", gpus)
+
+
+@_stops_children
 def count(model: Any, *args: Any, timeout_s: float | None = None, options: Options = None, **kwargs: Any) -> ExactCount:
     """The exact FLOPs (2 per multiply-add) of one forward, model(*args, **kwargs), of any nn.Module or named model.
 
@@ -73,6 +110,7 @@ def count(model: Any, *args: Any, timeout_s: float | None = None, options: Optio
     return run(_subject(model, args, kwargs, timeout_s, options)).exact
 
 
+@_stops_children
 def compare(
     model: Any,
     *args: Any,
@@ -101,9 +139,11 @@ def compare(
     """
     from flopcheck.verbs.compare import run  # lazy: door start-up (a verb loads its machinery when run)
 
+    counters = checks.names("counters", counters, COUNTERS_LIKE)
     return run([_subject(model, args, kwargs, timeout_s, options)], counters, timeout_s).counts
 
 
+@_stops_children
 def reconcile(
     model: Any,
     *args: Any,
@@ -135,10 +175,14 @@ def reconcile(
     """
     from flopcheck.verbs.reconcile import run  # lazy: door start-up (a verb loads its machinery when run)
 
+    counters = checks.names("counters", counters, COUNTERS_LIKE)
+    formulas = checks.names("formulas", formulas, "['palm', 'kaplan-6nd'] or ['all']")
+    checks.switch("training", training)
     subject = _subject(model, args, kwargs, timeout_s, options)
     return run([subject], counters, timeout_s, formulas=formulas, training=training).results
 
 
+@_stops_children
 def audit(
     claim: str,
     model: Any = None,
@@ -173,6 +217,12 @@ def audit(
     from flopcheck.auditor import parse_claim  # lazy: door start-up (a verb loads its machinery when run)
     from flopcheck.verbs import audit as verb
 
+    checks.text("claim", claim, "'DiT-XL/2 118.64 GFLOPs'")
+    checks.seconds("timeout_s", timeout_s)
+    if counters is not False:
+        counters = checks.names("counters", counters, COUNTERS_LIKE)
+    if scope is not None and not isinstance(scope, dict):
+        raise _error(f"scope must be a dict of what the figure covers, like {{'steps': 50}}, got {scope!r}")
     scope = dict(scope or {})
     if model is None or isinstance(model, str):
         if args or kwargs:
@@ -182,6 +232,7 @@ def audit(
     return verb.judge_live(claim, _subject(model, args, kwargs, timeout_s), scope, counters, timeout_s)
 
 
+@_stops_children
 def estimate(
     model: Any,
     *args: Any,
@@ -222,6 +273,7 @@ def estimate(
     """
     from flopcheck.verbs.estimate import run as arithmetic  # lazy: torch-free door (the exact count imports torch)
 
+    _check_estimate(gpu, mfu, steps, cfg, training, throughput, gpus)
     return arithmetic(
         _subject(model, args, kwargs, timeout_s, options),
         gpu=gpu,
@@ -229,14 +281,15 @@ def estimate(
         steps=steps,
         cfg=cfg,
         training=training,
-        frozen=tuple(frozen),
-        checkpointed=tuple(checkpointed),
+        frozen=tuple(checks.names("frozen", frozen, "('blocks.0.*',)") or ()),  # one pattern: a list of one
+        checkpointed=tuple(checks.names("checkpointed", checkpointed, "('blocks.*',)") or ()),
         throughput=throughput,
         gpus=gpus,
         stated_batch=dict(options or {}).get("batch"),
     )
 
 
+@_stops_children
 def report(
     models: str = "DiT-*",
     *,
@@ -253,6 +306,12 @@ def report(
         dict: JSON-ready, full integers in FLOPs: formulas, counts, reconciliations (with proofs), sweeps, versions.
     """
     from flopcheck.verbs.report import plan, run  # lazy: door start-up (a verb loads its machinery when run)
+
+    checks.text("models", models, "'DiT-*' or 'DiT-S/2,timm:resnet50'")
+    counters = checks.names("counters", counters, COUNTERS_LIKE)
+    sweeps = tuple(checks.names("sweeps", sweeps, "['DiT-S/8=16,32,64']") or ()) if sweeps is not None else None
+    checks.whole("workers", workers)
+    checks.seconds("timeout_s", timeout_s)
 
     return run(plan(models, counters, sweeps, timeout_s), workers=workers, timeout_s=timeout_s)[0]
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from flopcheck.errors import InputError
+from flopcheck import checks
 from flopcheck.formula import in_blocks, per_layer
 from flopcheck.gpus import GPU
 from flopcheck.render.estimate import to_dict, to_text
@@ -238,9 +238,8 @@ class Estimate(_Arithmetic):
 
 
 def check_mfu(mfu: float) -> None:
-    """MFU is a fraction of the peak: (0, 1]; anything else is bad input."""
-    if not 0 < mfu <= 1:
-        raise InputError(f"MFU must be in (0, 1], got {mfu}: a fraction of the peak, like 0.45")
+    """MFU is a fraction of the peak: (0, 1]; anything else is bad input (flopcheck.checks' rule, the CLI's too)."""
+    checks.fraction("mfu", mfu)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import select
 import signal
 import subprocess
@@ -44,6 +45,37 @@ def deadline(seconds: float | None) -> Iterator[None]:
 
 
 PARENT_ENV = "FLOPCHECK_PARENT_PID"  # the pid a child watches: it exits when that process is gone
+TOKEN_ENV = "FLOPCHECK_ANSWER_TOKEN"  # the secret each answer line starts with: the model's own output has none
+
+
+def answer_channel() -> Callable[[dict[str, Any]], None]:
+    """In a child, before any model's code runs: the original stdout kept for answers alone (fd 1 then points at
+    stderr, so prints, C++ logs and subprocesses land there), and a writer of answer lines, each prefixed by the
+    parent's token (taken out of the environment here, so the model's code cannot read it there). A model that
+    writes into the kept descriptor anyway writes lines without the token, which the parent never reads as
+    answers."""
+    token = os.environ.pop(TOKEN_ENV, "")
+    out = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
+
+    def send(message: dict[str, Any]) -> None:
+        out.write(token + json.dumps(message) + "\n")
+        out.flush()
+
+    return send
+
+
+def framed(data: bytes, token: bytes) -> dict[str, Any] | None:
+    """The JSON after the last token in data (what flopcheck's code wrote last), or None: no token there, or no
+    JSON after it (the model's own writes into the channel, a partial line of them before the answer too)."""
+    at = data.rfind(token)
+    if at < 0:
+        return None
+    try:
+        message = json.loads(data[at + len(token) :])
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
 
 
 def child_env(**extra: str) -> dict[str, Any]:
@@ -75,20 +107,123 @@ def one_line(err: BaseException, limit: int = 300) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"[:limit]
 
 
+def _parents() -> dict[int, list[int]]:
+    """Every process's children by its parent's pid, read from /proc (empty where there is no /proc)."""
+    tree: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # it ended while we looked
+            continue
+        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])  # after the command's name, which may hold spaces
+        tree.setdefault(ppid, []).append(int(entry))
+    return tree
+
+
+def descendants(roots: list[int]) -> list[int]:
+    """The pids under roots, at any depth (one that called setsid to leave its process group too)."""
+    tree, found, todo = _parents(), [], list(roots)
+    while todo:
+        kids = tree.get(todo.pop(), [])
+        found += kids
+        todo += kids
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL to pid, its process group (a forked count's children) and every process under it, found before
+    any of them dies (a dead parent's children are no longer found under it)."""
+    for target in [pid, *descendants([pid])]:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(target, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)  # a Child leads its own group (start_new_session)
+
+
+_LIVE: set[Child] = set()  # the children not yet closed: stop_all's list
+_STOPPING = threading.Event()  # set by stop_all: no child starts after it
+
+
+def stop_all() -> None:
+    """Every child this process started, and everything under them, killed now (Ctrl-C): a thread waiting on one
+    reads its end at once; a spec's grandchild that called setsid is found through /proc, and, where this process is
+    a subreaper (the command line), an orphan handed to it too."""
+    _STOPPING.set()
+    for child in list(_LIVE):
+        kill_tree(child.proc.pid)
+    if _SUBREAPER:
+        for pid in descendants([os.getpid()]):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):  # orphans reaped, so none is left a zombie
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
+@contextlib.contextmanager
+def interruptible(adopt: bool = False) -> Iterator[None]:
+    """Within the block a Ctrl-C first stops every child flopcheck started and what they started (a thread waiting
+    on one then returns at once, not at its deadline: report's), then raises KeyboardInterrupt; with adopt (a
+    process of its own: the command line), orphans of a spec's grandchildren are adopted, so they are found too.
+    Outside the main thread, where no signal handler can be set, a KeyboardInterrupt still stops them all."""
+
+    def stop(signum: int, frame: object) -> None:
+        stop_all()
+        raise KeyboardInterrupt
+
+    main = threading.current_thread() is threading.main_thread()
+    if adopt:
+        adopt_orphans()
+    before = signal.signal(signal.SIGINT, stop) if main else None
+    try:
+        yield
+    except KeyboardInterrupt:
+        stop_all()
+        raise
+    finally:
+        if main:  # a handler set outside Python reads as None: Python's own is put back then
+            signal.signal(signal.SIGINT, signal.default_int_handler if before is None else before)
+        _STOPPING.clear()  # the next call starts children again (a Python session goes on after a Ctrl-C)
+
+
+_SUBREAPER: list[bool] = []  # [True] once this process adopts its descendants' orphans
+
+
+def adopt_orphans() -> None:
+    """This process becomes its descendants' subreaper (Linux): a grandchild whose parent died (a double fork after
+    setsid) becomes its child, so stop_all finds it; elsewhere nothing changes."""
+    import ctypes
+
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(36, 1, 0, 0, 0) == 0:  # PR_SET_CHILD_SUBREAPER
+            _SUBREAPER[:] = [True]
+
+
 class Child:
     """`python -m MODULE ARGS` in a child process: JSON lines in on stdin (or stdin closed), JSON lines out on
-    stdout, its stderr kept for the line that says why it died."""
+    stdout, its stderr kept for the line that says why it died. It leads its own process group, so a terminal's
+    Ctrl-C reaches flopcheck alone, which stops it and everything under it (stop_all)."""
 
     def __init__(self, module: str, args: tuple[str, ...] = (), stdin: bool = True, **env: str):
+        if _STOPPING.is_set():  # interrupted: nothing new starts
+            raise KeyboardInterrupt
         self.stderr = tempfile.TemporaryFile()
+        self.token = secrets.token_hex(16)  # answers start with it; a forged line cannot (answer_channel)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", module, *args],
             stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=self.stderr,
-            env=child_env(**env),
+            env=child_env(**env, **{TOKEN_ENV: self.token}),
+            start_new_session=True,
         )
+        _LIVE.add(self)
         self._buffer = b""
+        self.foreign: list[bytes] = []  # lines without the token: what the model wrote into the channel, not read
 
     def fileno(self) -> int:
         assert self.proc.stdout is not None  # opened with a pipe
@@ -114,11 +249,15 @@ class Child:
             return None
         self._buffer += chunk
         *lines, self._buffer = self._buffer.split(b"\n")
-        return [json.loads(line) for line in lines if line.strip()]
+        got = [(line, framed(line, self.token.encode())) for line in lines if line.strip()]
+        self.foreign += [line[:200] for line, message in got if message is None]
+        return [message for _, message in got if message is not None]
 
     def kill(self) -> None:
-        self.proc.kill()
+        """It and every process under it stopped (a grandchild that called setsid too)."""
+        kill_tree(self.proc.pid)
         self.proc.wait()
+        _LIVE.discard(self)
 
     def close(self) -> None:
         """Stopped, its pipes closed."""
@@ -175,7 +314,7 @@ def _read_all(fd: int, deadline: float) -> bytes | None:
         left = deadline - time.monotonic()
         if left <= 0:
             return None
-        found, _, _ = select.select([fd], [], [], left)
+        found, _, _ = select.select([fd], [], [], min(left, 3600.0))  # past time_t's range: OverflowError
         if found:
             chunk = os.read(fd, 1 << 16)
             if not chunk:
@@ -187,6 +326,7 @@ def forked(work: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, An
     """`work()` in a forked child with a deadline: its JSON answer (or {'error': one line}) and its peak RSS."""
     r, w = os.pipe()
     parent = os.getpid()
+    token = secrets.token_hex(16).encode()  # the answer follows it: what the model writes into the pipe does not
     pid = os.fork()
     if pid == 0:  # child
         os.close(r)
@@ -202,6 +342,7 @@ def forked(work: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, An
             data = json.dumps(out).encode()
         except (TypeError, ValueError) as err:  # an answer JSON cannot hold: its error, not a dead child
             data = json.dumps({"error": f"its answer cannot be sent back: {one_line(err)}"}).encode()
+        data = token + data
         while data:
             data = data[os.write(w, data) :]
         os._exit(0)
@@ -219,7 +360,22 @@ def forked(work: Callable[[], dict[str, Any]], timeout_s: float) -> dict[str, An
         }
     if not got:
         return {"error": f"the counting process died ({_status(status)})", "peak_rss_mb": peak}
-    return {**json.loads(got), "peak_rss_mb": peak}
+    answer = framed(got, token)
+    if answer is None:  # bytes, but none of flopcheck's: the counted code wrote into the pipe and died or exited
+        return {"error": f"the counting process sent no answer ({_status(status)}): its code wrote {got[:60]!r}"}
+    return {**answer, "peak_rss_mb": peak}
 
 
-__all__ = ["Child", "answers", "child_env", "deadline", "deadline_s", "forked", "one_line", "ready", "watch_parent"]
+__all__ = [
+    "Child",
+    "answer_channel",
+    "answers",
+    "child_env",
+    "framed",
+    "deadline",
+    "deadline_s",
+    "forked",
+    "one_line",
+    "ready",
+    "watch_parent",
+]

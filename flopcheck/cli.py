@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, Protocol
 
+from flopcheck.children import interruptible
 from flopcheck.errors import bad_input
 from flopcheck.flags import TRAINING_FLAGS, add_flags, add_model
 from flopcheck.render import to_json
@@ -277,18 +278,22 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command; bad input is one line on stderr and exit code 2."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv_given, argv = argv, list(sys.argv[1:] if argv is None else argv)
     refused: tuple[type[BaseException], ...] = (
         UsageError,
         *bad_input(),
     )  # a bad flag, model, config, claim or file; anything else is a bug
     try:
-        args = parser().parse_args(argv or ["count"])
-        if args.command is None:
-            raise UsageError(f"give a command first: {', '.join(COMMANDS)} (see flopcheck --help)")
-        return COMMANDS[args.command][2](args)
+        with interruptible(adopt=argv_given is None):  # the process's own command line: orphans adopted too
+            args = parser().parse_args(argv or ["count"])
+            if args.command is None:
+                raise UsageError(f"give a command first: {', '.join(COMMANDS)} (see flopcheck --help)")
+            return COMMANDS[args.command][2](args)
     except refused as err:
         print(f"flopcheck: {err}", file=sys.stderr)
+    except KeyboardInterrupt:  # Ctrl-C: its children already stopped (interruptible), one line, the shell's 130
+        print("flopcheck: interrupted (Ctrl-C): every process it started is stopped", file=sys.stderr)
+        return 130
     return 2
 
 

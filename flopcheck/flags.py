@@ -4,10 +4,10 @@ names the flag), and how a command takes the ones it names."""
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from typing import Any
 
+from flopcheck import checks
 from flopcheck.gpus import DTYPES
 from reference_models.configs import ATTN_PATHS
 
@@ -18,29 +18,29 @@ SPEC_HELP = (
 )
 
 
-def _checked(kind: Callable[[str], Any], ok: Callable[[Any], bool], what: str) -> Callable[[str], object]:
-    """An argparse type: the text as `kind` (1_000 allowed) when ok(value) and finite, else an error saying what is
-    wanted."""
+def _checked(kind: Callable[[str], Any], rule: checks.Rule) -> Callable[[str], object]:
+    """An argparse type: the text as `kind` (1_000 allowed) when the rule of flopcheck.checks holds (the one the
+    Python doors ask too), else an error saying what is wanted."""
 
     def parse(text: str) -> Any:
         try:
             value = kind(text.replace("_", ""))
-            if not (math.isfinite(value) and ok(value)):
-                raise ValueError(text)
         except (ValueError, OverflowError):
-            raise argparse.ArgumentTypeError(f"{what}, got {text[:40]!r}") from None
+            value = None
+        if not rule.holds(value):
+            raise argparse.ArgumentTypeError(f"must be {rule.what}, got {text[:40]!r}")
         return value
 
     return parse
 
 
-MAX_WHOLE = 2**31 - 1  # a size, batch, step or frame count past this is a typo (and would overflow a meta tensor)
+MAX_WHOLE = checks.MAX_WHOLE
 # sizes, batches, steps, frames, workers
-whole = _checked(int, lambda v: 1 <= v <= MAX_WHOLE, f"must be a whole number from 1 to {MAX_WHOLE:,}")
-seconds = _checked(float, lambda v: v > 0, "must be a positive number of seconds")
-fraction = _checked(float, lambda v: 0 < v <= 1, "must be a fraction in (0, 1], like 0.45")
-share = _checked(float, lambda v: 0 <= v < 1, "must be a fraction in [0, 1), like 0.10")
-count = _checked(lambda t: int(t) if t.isdigit() else int(float(t)), lambda v: v >= 1, "must be a whole number >= 1")
+whole = _checked(int, checks.WHOLE)
+seconds = _checked(float, checks.SECONDS)
+fraction = _checked(float, checks.FRACTION)
+share = _checked(float, checks.SHARE)
+count = _checked(lambda t: int(t) if t.isdigit() else int(float(t)), checks.COUNT)
 
 
 def _claims_type(name: str) -> Callable[[str], object]:

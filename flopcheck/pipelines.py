@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flopcheck import checks
 from flopcheck.errors import InputError
 from flopcheck.fmt import commas, si, table
 from flopcheck.gpus import get_gpu
@@ -183,7 +184,8 @@ class PipelineEstimate:
 
 def estimate_pipeline(text: str, gpu: str, mfu: float, **options: Any) -> PipelineEstimate:
     """The pipeline's count (count_pipeline's options) timed per stage on `gpu` at `mfu`."""
-    g = get_gpu(gpu)
+    checks.fraction("mfu", mfu)  # 0 would divide by zero, -0.5 give negative seconds
+    g = get_gpu(checks.text("gpu", gpu, "'H100'"))
     return PipelineEstimate(count_pipeline(text, **options), g.name, g.peak, mfu)
 
 
@@ -351,8 +353,9 @@ def count_pipeline(
     from flopcheck.specs.child import measure_all, measured  # lazy: torch-free door (its child imports torch)
 
     for what, value in (("steps", steps), ("images", images), ("frames", frames)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 2**31):
-            raise SpecError(f"{what} must be a whole number from 1 to 2,147,483,647, got {value!r}")
+        checks.maybe(checks.whole, what, value)
+    checks.maybe_switch("cfg", cfg)  # cfg='no' is not False: refused, never read as on
+    checks.maybe(checks.seconds, "timeout_s", timeout_s)
     name = text.removeprefix(PREFIX)
     p = read(name)
     res = tuple(resolution or p["resolution"])

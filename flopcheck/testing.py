@@ -9,12 +9,12 @@ A failure's message is the reconciliation: which convention (FLOP or MAC) and wh
 
 from __future__ import annotations
 
-import math
 from decimal import Decimal
 from typing import Any
 
 from torch import nn
 
+from flopcheck import checks
 from flopcheck.api import audit
 from flopcheck.auditor import Verdict
 from flopcheck.counted import ExactCount
@@ -85,18 +85,7 @@ def _message(value: float, unit: Unit, truth: int, verdict: Verdict, exact: bool
     return "\n".join(lines)
 
 
-def _checked(name: str, value: Any, low: float = 0.0, low_open: bool = True) -> float:
-    """A finite number above `low` (or at it, when not low_open); anything else is bad input, named."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or (value <= low if low_open else value < low)
-    ):
-        bound = f"> {low:g}" if low_open else f">= {low:g}"
-        raise InputError(f"{name} must be a finite number {bound}, got {value!r}")
-    checked: float = value
-    return checked
+_checked = checks.number  # the same rules as the command line's and the verbs' (flopcheck.checks)
 
 
 def _unit(unit: str | Unit) -> Unit:
@@ -180,17 +169,15 @@ def assert_mfu_close(
     from fractions import Fraction
 
     from flopcheck.auditor.utilization import Job, explain_mfu, work_from_step
-    from flopcheck.errors import InputError
     from flopcheck.gpus import get_gpu
     from flopcheck.subject import live
 
-    _checked("mfu", mfu)
+    checks.fraction("mfu", mfu)  # a fraction of the peak: at most 1
     _checked("samples_per_second", samples_per_second)
     _checked("rtol", rtol, low_open=False)
-    if mfu > 1:
-        raise InputError(f"mfu is a fraction of the peak, at most 1, got {mfu!r}")
-    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 1:
-        raise InputError(f"gpus must be a whole number >= 1, got {gpus!r}")
+    checks.whole("gpus", gpus)
+    checks.text("gpu", gpu, "'H100'")
+    checks.text("dtype", dtype, "'bf16'")
     measured = live(model, _as_tuple(inputs), dict(kwargs or {})).measured(training=True)
     assert measured.training is not None  # measured with training: its step
     work = work_from_step(measured.training, measured.batch or 1)

@@ -49,18 +49,22 @@ def _flag_row(action) -> str:
 CLI_RULES = """
 `flopcheck` alone runs `flopcheck count DiT-XL/2`. Exit codes: 0 fine, 1 the exact count and the formula disagree
 (or a claim does not hold), 2 bad input: one line on stderr naming the problem and the fix, never a traceback. A
-flag's value is checked where it is parsed (`argument --batch: must be a whole number >= 1, got '0'`; `--attn`:
+flag's value is checked where it is parsed (`argument --batch: must be a whole number from 1 to 2,147,483,647, got
+'0'`; `--attn`:
 the choices); a claim refuses a decimal comma (`118,64`), numbers past 10^30, and training with steps or CFG; a
 claims file is checked against its schema, with the file and line (`claims.yaml:3: unknown key 'resolutoin': did
 you mean 'resolution'?`); flags that would be ignored are refused (`--input-size` with `--resolution`, `--part` or
 `--frames` on a spec model, a claim naming one model and `--model` another). `--json` is strict JSON (no
 `Infinity`). `tests/test_hostile.py` drives `main` with generated command lines and claim strings (hypothesis):
-the exit is 0, 1 or 2, and 2 is exactly one line.
+the exit is 0, 1 or 2, and 2 is exactly one line. A flag's rule is the Python verbs' too (`flopcheck/checks.py`):
+`flopcheck.estimate(..., gpus=0)` is refused in the words `--gpus 0` is. Ctrl-C stops every process flopcheck
+started, and any they started (one that left its session too), at once: one line, exit 130.
 
 Every command that takes a model takes the same input flags (`--input-size`, `--resolution`, `--frames`,
 `--attn`, `--space`, `--batch`, and a spec's `--config`, `--inputs`, `--input-shape`, `--text-tokens`; a flag the
-model would ignore is refused) and `--timeout S`, the seconds each build and each count may take (default 600; a
-model that never returns is stopped then, one line). What a model can be: [model specs and inputs](specs.md).
+model would ignore is refused) and `--timeout S`, the seconds each build and each count may take (default 600, at
+most a week; a model that never returns is stopped then, one line). What a model can be: [model specs and
+inputs](specs.md).
 """
 
 

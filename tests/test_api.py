@@ -185,7 +185,7 @@ def test_the_docstrings_examples_run(module):
         (lambda: flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), timeout_s=0), "timeout_s must be a positive"),
         (lambda: flopcheck.compare(nn.Linear(4, 12), torch.zeros(2, 4), counters=["nope"]), "unknown counter 'nope'"),
         (lambda: flopcheck.audit("DiT-XL/2 118 GFLOPs", scope={"bogus": 1}), "unknown scope 'bogus'"),
-        (lambda: flopcheck.estimate("DiT-S/8", mfu=2), "MFU must be in (0, 1]"),
+        (lambda: flopcheck.estimate("DiT-S/8", mfu=2), "mfu must be a fraction in (0, 1]"),
     ],
 )
 def test_the_verbs_bad_input_is_one_named_error(call, message):

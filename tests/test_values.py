@@ -83,8 +83,8 @@ def test_a_read_of_an_activation_falls_back_to_real_tensors_and_says_so(capsys, 
     monkeypatch.syspath_prepend(str(MODELS))
     assert main(["count", "reads_values:build_activation", "--json"]) == 0
     d = json.loads(capsys.readouterr().out)
-    # the branch reads x.sum(), an activation: no shadow has it, so the count runs on real CPU tensors (inputs zero):
-    # Linear(8 -> 4) on one row, 2 * 8 * 4 = 64 FLOPs
+    # the branch reads x.sum(), an activation: no shadow has it, so the count runs on real CPU tensors (its
+    # factory's inputs): Linear(8 -> 4) on one row, 2 * 8 * 4 = 64 FLOPs
     assert d["total_flops"] == 64 and d["exact_count_device"] == "cpu"
     assert any("counted on real CPU tensors" in n for n in d["notes"])
 

@@ -219,6 +219,9 @@ def parse_claim(text: str, model: str | None = None, **scope: Any) -> Claim:
     unknown = [k for k in scope if k not in SCOPE_KEYS]
     if unknown:
         raise ClaimError(f"unknown scope {unknown[0]!r}: give {', '.join(SCOPE_KEYS)}")
+    for key in (k for k in _TEXT_SCOPE if scope.get(k) is not None):
+        if not isinstance(scope[key], str):  # a throughput of 5.7 was an AttributeError deep in the rate reader
+            raise ClaimError(f"{key} must be a string, like {_LIKE.get(key, repr('...'))}, got {scope[key]!r}")
     if rates.find(text) is not None:
         return _rate_claim(text, model, scope)
     m = _NUMBER.search(text.strip())
@@ -323,7 +326,10 @@ def _fraction(value: object, name: str) -> Decimal:
     if isinstance(value, float) and not math.isfinite(value):
         raise ClaimError(f"{name} must be a finite number, like 0.10, got {value!r}")
     try:
-        return Decimal(str(value).strip())
+        number = Decimal(str(value).strip())
+        if not number.is_finite():  # 'nan', 'inf' as text: no share of anything
+            raise ClaimError(f"{name} must be a finite number, like 0.10, got {value!r}")
+        return number
     except ArithmeticError:
         raise ClaimError(f"{name} must be a number, like 0.10, got {value!r}") from None
 
@@ -384,6 +390,8 @@ KEYS = (
     "why",
     *RATE_KEYS,
 )
+_TEXT_SCOPE = ("gpu", "dtype", "throughput", "part", "space", "config", "inputs", "source", "expect", "why")
+_LIKE = {"throughput": "'3.1 it/s'", "gpu": "'H100'", "dtype": "'bf16'", "part": "'attention'", "space": "'pixel'"}
 _TYPES: dict[str, type | tuple[type, ...]] = {
     "id": str,
     "model": str,

@@ -25,7 +25,7 @@ import time
 import traceback
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.children import forked, one_line, watch_parent
+from flopcheck.children import answer_channel, forked, one_line, watch_parent
 from flopcheck.codec import decode, encode
 from flopcheck.counters import Adapter
 from flopcheck.specs import ModelSpec
@@ -63,7 +63,7 @@ def build_zeroed(job: dict[str, Any], device: str = "cpu") -> tuple[nn.Module, t
         given = (*built.args, *built.kwargs.values())
         floats = [t for t in given if isinstance(t, torch.Tensor) and t.is_floating_point()]
         with torch.no_grad():
-            for t in floats if device != "meta" else ():
+            for t in floats if device != "meta" and not built.own_inputs else ():  # the user's inputs: as given
                 t.zero_()
         return bound(built)
 
@@ -226,8 +226,7 @@ def _in_library(err: Exception, spec: dict[str, Any]) -> Exception:
 
 def main() -> int:
     watch_parent()  # a flopcheck that is killed takes this worker (and, through it, its forked children) with it
-    results = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # whatever the libraries print goes to stderr
+    send = answer_channel()  # whatever the libraries print goes to stderr; answers behind the parent's token
     header = json.loads(sys.stdin.readline())
     sys.path[:0] = header.get("paths", [])
     import torch  # lazy: after the header's paths are on sys.path (and see the note at the top)
@@ -250,19 +249,16 @@ def main() -> int:
         for spec, adapter in zip(specs, loaded):
             if spec["name"] in job.get("skip", ()):  # counted (or blamed) in a worker that died on this job
                 continue
-            results.write(json.dumps({"counting": spec["name"]}) + "\n")  # a death from here on is this counter's
-            results.flush()
+            send({"counting": spec["name"]})  # a death from here on is this counter's
             count = (
                 count_one(spec, adapter, job, built, header["timeout_s"], header.get("threads", 1))
                 if failed is None
                 else to_count(_base(spec, job), {"error": failed})
             )
-            results.write(json.dumps({**encode(count), "build_s": build_s}) + "\n")
-            results.flush()
+            send({**encode(count), "build_s": build_s})
             build_s = 0.0  # the build is reported once per model
         del built
-        results.write(json.dumps({"done": True}) + "\n")
-        results.flush()
+        send({"done": True})
     return 0
 
 

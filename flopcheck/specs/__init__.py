@@ -21,6 +21,7 @@ import difflib
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from flopcheck import checks
 from flopcheck.errors import InputError
 from flopcheck.specs import lms
 from flopcheck.zoo import BY_NAME, Entry
@@ -182,6 +183,7 @@ def parse(text: str, **options: Any) -> ModelSpec:
         if name not in known:
             raise SpecError(f"unknown option {name!r} for {text}: give {', '.join(known)}")
     given = {k: v for k, v in options.items() if v is not None}
+    checks.model_options(given)  # the command line's rules for its flags, from Python too (batch=0, batch=True)
     shape, batch = given.get("input_shape"), given.get("batch")
     if shape and batch and batch != shape[0]:
         raise SpecError(

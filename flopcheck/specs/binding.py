@@ -18,7 +18,8 @@ from flopcheck.specs.built import Built
 
 def given(model: nn.Module, o: Options, device: str, notes: list[str]) -> Built:
     """The model with the inputs --inputs module:fn makes for it, whatever the source's own would be."""
-    return Built(model, *_inputs_of(o.inputs or "", model, device), notes + [f"inputs from {o.inputs}"])
+    args, kwargs = _inputs_of(o.inputs or "", model, device)
+    return Built(model, args, kwargs, notes + [f"inputs from {o.inputs}"], own_inputs=True)
 
 
 def _inputs_of(text: str, model: nn.Module, device: str) -> tuple[tuple[Any, ...], dict[str, Any]]:

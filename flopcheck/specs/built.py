@@ -21,6 +21,9 @@ class Built:
     # why its multiply-adds do not depend on values its forward also reads (a one-stage detector: NMS runs after the
     # last conv), so real CPU tensors give its count when meta cannot; "" when nothing says so
     work_fixed: str = ""
+    # the inputs are the user's (its factory returned them, or --inputs module:fn made them): every count runs them
+    # as they are, a fallback on real tensors too, never zeros in their place
+    own_inputs: bool = False
 
     def describe_inputs(self) -> str:
         """'x (1, 3, 224, 224) float32', one per input, positional then keyword."""

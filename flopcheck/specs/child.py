@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from flopcheck.cache import MEASURED
-from flopcheck.children import Child, answers, deadline_s, one_line, watch_parent
+from flopcheck.children import Child, answer_channel, answers, deadline_s, one_line, watch_parent
 from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.decoding import measure_generation
 from flopcheck.specs.measure import Measured, measure
@@ -24,8 +24,7 @@ _FORWARD = {"training": False, "frozen": [], "checkpointed": [], "optimizer": ""
 
 def main() -> None:
     watch_parent()  # a flopcheck that is killed takes this child with it
-    results = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # the code's prints go to stderr; stdout carries the answer alone
+    send = answer_channel()  # the code's prints go to stderr; stdout carries the answer alone, behind a token
     job = json.loads(sys.argv[1])
     sys.path[:0] = [p for p in job["paths"] if p not in sys.path]
     for spec in job.get("specs") or [job["spec"]]:  # several specs: one import of torch, one answer line each
@@ -44,8 +43,7 @@ def main() -> None:
             out = {"error": str(err)}
         except BaseException as err:  # SystemExit and KeyboardInterrupt from the user's code too: one line
             out = {"error": f"model {spec['text']!r} raised {one_line(err)}"}
-        results.write(json.dumps(out) + "\n")
-        results.flush()
+        send(out)
     os._exit(0)
 
 
@@ -64,8 +62,10 @@ def measure_all(specs: list[ModelSpec], timeout_s: float | None = None) -> None:
         (json.dumps({"specs": [s.to_dict() for s in todo.values()], "paths": sys.path}),),
         stdin=False,
     )
-    got, why = answers(child, len(todo), limit)
-    child.close()
+    try:  # a Ctrl-C while it counts (a KeyboardInterrupt here) leaves no child behind
+        got, why = answers(child, len(todo), limit)
+    finally:
+        child.close()
     keys = list(todo)
     for key, answer in zip(keys, got):
         MEASURED.put(key, answer)
@@ -111,8 +111,10 @@ def _in_child(spec: ModelSpec, timeout_s: float, step: dict[str, Any] | None = N
     child = Child(
         "flopcheck.specs.child", (json.dumps({"spec": spec.to_dict(), "paths": sys.path, **(step or {})}),), stdin=False
     )
-    got, why = answers(child, 1, timeout_s)
-    child.close()
+    try:  # a Ctrl-C while it counts (a KeyboardInterrupt here) leaves no child behind
+        got, why = answers(child, 1, timeout_s)
+    finally:
+        child.close()
     if why == "timeout":
         return _timed_out(spec, timeout_s)
     if not got:

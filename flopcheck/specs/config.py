@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from flopcheck import checks
 from flopcheck.errors import InputError
 from flopcheck.sent import json_sent
 from flopcheck.specs import SpecError
@@ -39,6 +40,10 @@ def read_config(path: str) -> dict[str, Any]:
         raise SpecError(f"--config {err}") from None
     if not isinstance(config, dict):
         raise SpecError(f"--config {path}: a config.json is one JSON object, got a {type(config).__name__}")
+    try:
+        checks.config_counts(config)
+    except InputError as err:
+        raise SpecError(f"--config {path}: {err}") from None
     if "auto_map" in config:
         raise SpecError(
             f"--config {path} has auto_map: it names code to download and run, which flopcheck never does "

@@ -29,15 +29,20 @@ def _fits_in_memory(spec: Any, model: Any, why: str) -> None:
         )
 
 
-def _real_values(built: Any) -> None:
-    """Float inputs set to zero (build leaves torch.empty's leftover memory; NaN can crash an op driven by values);
-    integer and boolean inputs stay as the factory or the source made them."""
+def _real_values(built: Any) -> str:
+    """The inputs a count on real tensors runs, in words: the user's own (its factory's, or --inputs') as they are,
+    never replaced (a data-dependent loop over them runs as it does for its user); inputs flopcheck made
+    (torch.empty's leftover memory, NaN that can crash an op driven by values) with their floats set to zero, their
+    integer and boolean inputs as the source made them."""
     import torch
 
+    if built.own_inputs:
+        return "its own inputs, from its factory or --inputs, as they were made: none replaced"
     with torch.no_grad():
         for t in (*built.args, *built.kwargs.values()):
             if isinstance(t, torch.Tensor) and t.is_floating_point():
                 t.zero_()
+    return "float inputs zero, its other inputs as the source made them"
 
 
 def _data_dependent(err: BaseException) -> bool:

@@ -94,7 +94,7 @@ def measure(
             raise SpecError(f"model {spec.text!r} reads a value on meta: {one_line(err)}") from None
         _fits_in_memory(spec, built.model, one_line(err))
         built = build(spec, "cpu")
-        _real_values(built)
+        inputs = _real_values(built)
         try:
             m, step = _count_built(spec, built, "cpu", training, frozen, checkpointed, optimizer)
         except SpecError:
@@ -106,7 +106,7 @@ def measure(
             ) from None
         built.notes.append(
             f"its forward reads a value ({one_line(err)[:100]}), which meta tensors have none of: "
-            f"counted on real CPU tensors (weights zero, float inputs zero, its other inputs as given)"
+            f"counted on real CPU tensors (weights zero; {inputs})"
             + (f"; its count does not depend on them: {built.work_fixed}" if built.work_fixed else "")
         )
     routed(built, m.exact)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from flopcheck import checks
 from flopcheck.counters import COUNTERS, get_spec
 from flopcheck.errors import InputError
 from flopcheck.published import FORMULAS
@@ -61,6 +62,7 @@ def run(
 ) -> Comparison:
     """Each named counter on each subject, in one pool; each checked to execute on real tensors first; with formulas
     (names or 'all'), the published forward formulas beside them (the counters then only when named)."""
+    checks.seconds("timeout", timeout_s)  # 1e10 s: past time_t's range, an OverflowError in every row
     found = _formulas(subjects, formulas) if formulas else []
     counts: list[Any] = []
     if not formulas or names:

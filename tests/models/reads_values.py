@@ -47,3 +47,23 @@ class ReadsActivationHuge(ReadsActivation):
 
 def build_huge():
     return ReadsActivationHuge(), (torch.empty(1, 2**18),)
+
+
+class Loops(torch.nn.Module):
+    """A data-dependent loop: its input's values say how many times the linear runs."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):  # x (1, 2^22 + 1): more elements than any value shadow is kept for
+        h = x[:, :4]  # (1, 4)
+        for _ in range(int(x.mean().item())):  # the mean of the factory's input: 3 passes
+            h = self.proj(h)  # (1, 4): 2 x 4 x 4 = 32 FLOPs in its matmul
+        return h
+
+
+def build_loop():
+    # the factory's own input, 3.0 everywhere: the loop runs 3 times; too large (4,194,305 elements) for a shadow on
+    # meta, so only real tensors know its values, as for a loaded sample
+    return Loops(), (torch.full((1, 2**22 + 1), 3.0),)

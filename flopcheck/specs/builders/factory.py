@@ -37,9 +37,9 @@ def from_factory(spec: ModelSpec, device: str, notes: list[str]) -> Built:
             if o.input_shape
             else f"no inputs given: one tensor {shape} assumed (give --input-shape, or --inputs module:fn)"
         )
-    else:
-        notes.append("inputs from the factory")
-    return Built(model, tuple(args), dict(kwargs or {}), notes)
+        return Built(model, tuple(args), dict(kwargs or {}), notes)
+    notes.append("inputs from the factory")
+    return Built(model, tuple(args), dict(kwargs or {}), notes, own_inputs=True)
 
 
 def _call(text: str) -> Any:
