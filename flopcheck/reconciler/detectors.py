@@ -176,6 +176,10 @@ EINSUM_OPS = frozenset({"einsum"})  # the op FC229 names (op_causes.py): a count
 RNN_OPS = {"mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn", "_lstm_mps", "lstm", "gru", "rnn_tanh", "rnn_relu"}
 
 
+# matmul ops that never carry attention: an RNN layer's, the experts' grouped matmul, torch.cdist (each its own cause)
+NOT_ATTENTION_OPS = RNN_OPS | K.GROUPED_MM_OPS | K.DISTANCE_OPS
+
+
 # torch's fast paths in eval with no gradient: the op a module runs whole, by bare name -> the module's class
 FUSED_MHA_OPS = {
     "_native_multi_head_attention": "MultiheadAttention",
@@ -221,7 +225,7 @@ def _attention_skips(ev: Evidence) -> list[tuple[K.Cause, Any]]:
             found.append((0, K.FUSED_ATTENTION_UNCOUNTED, s))
         elif s.own_forward and ev.ref.type_computes_attention(s.name):
             found.append((1, K.MODULE_TYPE_NOT_HOOKED, s))
-        elif not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in RNN_OPS:
+        elif not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in NOT_ATTENTION_OPS:
             found.append((2, K.MATMUL_OPERATOR_UNPATCHED, s))
     return [(c, s) for _, c, s in sorted(found, key=lambda f: f[0])]
 

@@ -121,12 +121,17 @@ class Reference:
 
     @cached_property
     def attention_types(self) -> frozenset[str]:
-        """The module classes some instance of which computes QK^T or attn@V in its own forward."""
+        """The module classes some instance of which computes QK^T or attn@V in its own forward: by each module's own
+        records where the exact count kept them (RecurrentGemma's recurrent and attention blocks share the normalised
+        path layers.*.temporal_block), else by its normalised path's."""
         by = self.exact.by_path()
         return frozenset(
             layer.type_name
             for p, layer in self.layers.items()
-            if any(join(self.norm_path[p], s) in by for s in ("qk", "av"))
+            if any(
+                join(p, s) in self.exact.by_module if self.kept(p) else join(self.norm_path[p], s) in by
+                for s in ("qk", "av")
+            )
         )
 
     def einsum_contracts(self) -> bool:
