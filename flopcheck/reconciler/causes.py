@@ -255,6 +255,18 @@ EINSUM_UNPATCHED = cause(
     "torch.einsum ran (MViT's relative positions); the counter patches torch.matmul, not einsum: its products count 0",
     "count at the dispatch level (an einsum runs as bmm there), or write the contraction as torch.matmul",
 )
+MATMUL_OP_UNCOUNTED = cause(
+    "FC230",
+    "matmul-op-uncounted",
+    "a matmul op that no '@' runs as (torch.baddbmm, torch.addbmm: RecurrentGemma's gates, a batch of activations by "
+    "a stack of per-head weights plus a bias) ran, and the counter has no formula for it (fvcore's handles, ptflops' "
+    "aten formulas lack aten::baddbmm): its multiply-adds count 0",
+    "count at the dispatch level with a formula for the op (flopcheck's exact count), or write the product as "
+    "torch.matmul and add the bias",
+)
+# the ops '@' (Tensor.__matmul__, torch.matmul) runs as, by bare name: in a trace, at dispatch; a skipped matmul op
+# outside these is an op the counter has no formula for (FC230), not an operator it did not patch (FC207)
+OPERATOR_OPS = frozenset({"matmul", "__matmul__", "mm", "bmm", "mv", "dot", "vdot"})
 # the ops these two causes name, by bare name
 GROUPED_MM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm", "_scaled_grouped_mm_v2"})
 DISTANCE_OPS = frozenset({"cdist", "_cdist_forward", "_euclidean_dist"})

@@ -214,6 +214,12 @@ def fast_path_roots(ref: Any, classes: frozenset[str] | set[str] = FUSED_CLASSES
     }
 
 
+def _matmul_cause(skip: Skip) -> K.Cause:
+    """A skipped matmul op's cause: an op '@' runs as, the operator unpatched (FC207); any other, an op with no
+    formula (FC230: aten::baddbmm)."""
+    return K.MATMUL_OPERATOR_UNPATCHED if bare(skip.name) in K.OPERATOR_OPS else K.MATMUL_OP_UNCOUNTED
+
+
 def _attention_skips(ev: Evidence) -> list[tuple[K.Cause, Any]]:
     """(cause, skip) for the skipped things that could have carried the attention, most specific first: a fused
     kernel, a module type whose own forward holds the attention and has no rule, matmuls no patch covered."""
@@ -226,7 +232,7 @@ def _attention_skips(ev: Evidence) -> list[tuple[K.Cause, Any]]:
         elif s.own_forward and ev.ref.type_computes_attention(s.name):
             found.append((1, K.MODULE_TYPE_NOT_HOOKED, s))
         elif not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in NOT_ATTENTION_OPS:
-            found.append((2, K.MATMUL_OPERATOR_UNPATCHED, s))
+            found.append((2, _matmul_cause(s), s))
     return [(c, s) for _, c, s in sorted(found, key=lambda f: f[0])]
 
 
@@ -330,29 +336,34 @@ def _half_missing(ev: Evidence, counted: int, score: int, value: int) -> Finding
     return None
 
 
-def _free_matmuls(ev: Evidence) -> Finding | None:
+def _free_matmuls(ev: Evidence) -> list[Finding]:
     """Matmuls the counter never saw, by its skipped matmul ops: of two activations the exact count could not call
     attention (CaiT's talking heads; a rotary embedding's inv_freq @ positions), none of that work counted, so the
-    exact count's whole; and a weight by '@' in a module's own forward (Mamba's dt_proj.weight @ x, a Linear
-    subclass's x @ W^T: transformers' FalconLinear), the exact count's calls of those ops there, when they are exactly
-    the skipped calls. One finding naming each."""
+    exact count's whole; and a weight by a matmul op in a module's own forward (Mamba's dt_proj.weight @ x, a Linear
+    subclass's x @ W^T: transformers' FalconLinear; RecurrentGemma's torch.baddbmm of its gates), the exact count's
+    calls of those ops there, when they are exactly the skipped calls. Each named by its op: one '@' runs as, FC207;
+    any other (aten::baddbmm), FC230."""
     named = RNN_OPS | K.DISTANCE_OPS | K.GROUPED_MM_OPS | EINSUM_OPS  # ops a cause of their own names (op_causes.py)
     skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in named]
     work = ev.ref.kinds(Kind.MATMUL) - sum(
         r.flops for r in ev.ref.exact.counted if r.kind is Kind.MATMUL and bare(r.op) in named
     )
     if not skips or ev.flops(Kind.MATMUL):
-        return None
-    lost, said = 0, []
+        return []
+    lost: dict[K.Cause, int] = {}
+    said: dict[K.Cause, list[str]] = {}
     if work and _free_counted(ev) < work:
         free = {bare(r.op) for r in ev.ref.exact.counted if r.kind is Kind.MATMUL}
-        lost, said = work, [f"skipped {_named(skips, free)}: matmuls of activations"]
+        c = _matmul_cause(([s for s in skips if bare(s.name) in free] or skips)[0])
+        lost[c], said[c] = work, [f"skipped {_named(skips, free)}: matmuls of activations"]
         skips = [s for s in skips if bare(s.name) not in free]
-    own, hit = _own_forward_products(ev, skips)  # free matmuls counted by a patch: the skip was another '@'
-    if own:
-        lost += own
-        said.append(f"skipped {_named(hit, None)}: a weight by '@' in a module's own forward")
-    return K.MATMUL_OPERATOR_UNPATCHED.finding(-lost, "; ".join(said)) if lost else None
+    own, hit = _own_forward_products(ev, skips)  # free matmuls counted by a patch: the skip was another matmul
+    for s, flops in zip(hit, own, strict=True):
+        c = _matmul_cause(s)
+        how = "'@'" if c is K.MATMUL_OPERATOR_UNPATCHED else bare(s.name)
+        lost[c] = lost.get(c, 0) + flops
+        said.setdefault(c, []).append(f"skipped {s.name} x{s.calls}: a weight by {how} in a module's own forward")
+    return [c.finding(-lost[c], "; ".join(said[c])) for c in lost]
 
 
 def _named(skips: list[Skip], ops: set[str] | None) -> str:
@@ -375,17 +386,18 @@ def _free_counted(ev: Evidence) -> int:
     return out
 
 
-def _own_forward_products(ev: Evidence, skips: list[Skip]) -> tuple[int, list[Skip]]:
-    """(FLOPs, skips) of the skipped ops' calls outside any plain Linear or conv (a module's own forward: Mamba's
-    dt_proj.weight @ x; a Linear subclass's forward is its own), each skip whose calls are exactly the exact count's."""
+def _own_forward_products(ev: Evidence, skips: list[Skip]) -> tuple[list[int], list[Skip]]:
+    """(FLOPs of each, skips) of the skipped ops' calls outside any plain Linear or conv (a module's own forward:
+    Mamba's dt_proj.weight @ x; a Linear subclass's forward is its own), each skip whose calls are exactly the exact
+    count's."""
     ref = ev.ref
     layers = {ref.norm_path[p] for p, la in ref.layers.items() if _torch_layer(la.type_name)}
-    lost, hit = 0, list[Skip]()
+    lost, hit = list[int](), list[Skip]()
     for s in skips:
         recs = [r for r in ref.exact.counted if bare(r.op) == bare(s.name) and r.path not in layers]
         recs = [r for r in recs if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)]
         if recs and sum(r.calls for r in recs) == s.calls:
-            lost, hit = lost + sum(r.flops for r in recs), hit + [s]
+            lost, hit = lost + [sum(r.flops for r in recs)], hit + [s]
     return lost, hit
 
 
@@ -395,11 +407,17 @@ def _torch_layer(type_name: str) -> bool:
 
 
 @detects(
-    K.QK_MISSING, K.FUSED_ATTENTION_UNCOUNTED, K.MODULE_TYPE_NOT_HOOKED, K.MATMUL_OPERATOR_UNPATCHED, K.ATTN_V_MISSING
+    K.QK_MISSING,
+    K.FUSED_ATTENTION_UNCOUNTED,
+    K.MODULE_TYPE_NOT_HOOKED,
+    K.MATMUL_OPERATOR_UNPATCHED,
+    K.ATTN_V_MISSING,
+    K.MATMUL_OP_UNCOUNTED,
 )
 def _matmuls_of_activations(ev: Evidence) -> list[Finding]:
-    """The attention the counter missed, then the free matmuls it never saw (FC207 can name both)."""
-    return [f for f in (_attention(ev), _free_matmuls(ev)) if f is not None]
+    """The attention the counter missed, then the free matmuls it never saw (FC207 and FC230 can name both)."""
+    attention = _attention(ev)
+    return ([attention] if attention is not None else []) + _free_matmuls(ev)
 
 
 def _sdpa_attention(ref: Any, math: bool = False) -> int:
