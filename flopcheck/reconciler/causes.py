@@ -504,6 +504,14 @@ REPARAMETERIZED = cause(
     "3x3 + 1x1 + identity branches as one 3x3), not with the train-time branches it is built with",
     "count the model as built for its training-time work; say 'fused' for the deployed model's",
 )
+COUNTED_NOTHING = cause(
+    "FC902",
+    "counted-nothing",
+    "the counter counted nothing (0) of a model that does multiply-adds: no convention of it, every op with work it "
+    "met was outside its formulas, patches or hooks (its own skip list, the evidence, says which)",
+    "use a counter that covers those ops (flopcheck's exact count covers every aten op with multiply-adds)",
+    effect=Effect.OMITS,
+)
 UNEXPLAINED_RESIDUAL = cause(
     "FC901",
     "unexplained-residual",
