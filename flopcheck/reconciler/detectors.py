@@ -279,7 +279,11 @@ def _attention(ev: Evidence) -> Finding | None:
         return K.MODULE_TYPE_NOT_HOOKED.finding(-lost, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in unhooked))
     attention_op = [s for c, s in _attention_skips(ev) if c is K.FUSED_ATTENTION_UNCOUNTED]
     # the SDPA calls the CPU ran fused; a trace of the composite op (fvcore's) misses the math-path calls too
-    shares = ((_sdpa_attention(ref), "run by SDPA"), (_sdpa_attention(ref, math=True), "of every SDPA call"))
+    fast = _fast_roots_met(ev)
+    shares = (
+        (_sdpa_attention(ref, fast), "run by SDPA"),
+        (_sdpa_attention(ref, fast, math=True), "of every SDPA call"),
+    )
     for fused, which in shares:
         if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
             said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention {which}"
@@ -420,13 +424,21 @@ def _matmuls_of_activations(ev: Evidence) -> list[Finding]:
     return ([attention] if attention is not None else []) + _free_matmuls(ev)
 
 
-def _sdpa_attention(ref: Any, math: bool = False) -> int:
+def _fast_roots_met(ev: Evidence) -> set[str]:
+    """Normalised paths of the modules whose fused fast-path op the counter met (skipped, or counted by name): the
+    modules it ran in eval with no gradient. A counter that ran the model as built in train mode met none, and saw the
+    SDPA call inside each MultiheadAttention."""
+    met = {bare(i.name) for i in ev.count.detail} | {bare(s.name) for s in ev.count.skipped if not s.own_forward}
+    classes = {c for op, c in FUSED_MHA_OPS.items() if op in met}
+    return fast_path_roots(ev.ref, classes) if classes else set()
+
+
+def _sdpa_attention(ref: Any, fast: set[str], math: bool = False) -> int:
     """The exact count's attention FLOPs inside the F.scaled_dot_product_attention calls the CPU ran fused (with math,
-    every call: its math-path calls too), less those in modules torch's fast path ran whole (there SDPA is inside the
-    fused op, named by FC213)."""
-    roots = fast_path_roots(ref)
+    every call: its math-path calls too), less those in the modules at `fast` that the counter ran by torch's fast
+    path as one op (there SDPA is inside the fused op, named by FC213)."""
     calls = list(ref.exact.sdpa.items()) + (list(ref.exact.sdpa_math.items()) if math else [])
-    return sum(f for p, f in calls if not any(p == r or p.startswith(r + ".") for r in roots))
+    return sum(f for p, f in calls if not any(p == r or p.startswith(r + ".") for r in fast))
 
 
 @detects(K.CONV_OP_UNCOUNTED)
