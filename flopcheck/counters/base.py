@@ -162,6 +162,18 @@ def keyword_inputs(model: nn.Module, inputs: tuple[Any, ...]) -> dict[str, Any]:
     return dict(inspect.signature(model.forward).bind(*inputs).arguments)
 
 
+def unreached(model: nn.Module, uncalled: set[str]) -> tuple[Skip, ...]:
+    """Skips for the modules holding a weight of their own (Linear, conv) that a trace never reached, by exact path:
+    the counter counted them 0, as the traced graph kept only what the outputs use (causes.UNREACHED_IN_TRACE)."""
+    from flopcheck.reconciler.causes import UNREACHED_IN_TRACE
+
+    found = []
+    for path, m in model.named_modules():
+        if path in uncalled and any(True for _ in m.parameters(recurse=False)):
+            found.append(Skip(path, 1, UNREACHED_IN_TRACE, Mechanism.MODULE, Work.OTHER))
+    return tuple(found)
+
+
 def module_types(model: nn.Module) -> dict[str, str]:
     """Module path -> class name."""
     return {name: type(m).__name__ for name, m in model.named_modules()}

@@ -264,6 +264,16 @@ MATMUL_OP_UNCOUNTED = cause(
     "count at the dispatch level with a formula for the op (flopcheck's exact count), or write the product as "
     "torch.matmul and add the bias",
 )
+TRACE_DROPPED_UNUSED = cause(
+    "FC231",
+    "trace-dropped-unused-work",
+    "a counter that reads a torch.jit trace (fvcore, torchprofile) counts the traced graph, which keeps only the ops "
+    "the model's outputs depend on: a layer that ran but whose result nothing returned uses (an MMDiT's last joint "
+    "block: its text stream's feed-forward, QwenImage's, CogView4's) is never reached in the trace and counts 0",
+    "count in eager mode (flopcheck's exact count counts what ran), or leave the unused layer out of the model",
+)
+# what an adapter of a traced counter gives a weighted module its trace never reached (FC231's evidence)
+UNREACHED_IN_TRACE = "never reached in its jit trace: its result unused, dropped from the graph, counted 0"
 # the ops '@' (Tensor.__matmul__, torch.matmul) runs as, by bare name: in a trace, at dispatch; a skipped matmul op
 # outside these is an op the counter has no formula for (FC230), not an operator it did not patch (FC207)
 OPERATOR_OPS = frozenset({"matmul", "__matmul__", "mm", "bmm", "mv", "dot", "vdot"})
