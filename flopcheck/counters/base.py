@@ -174,6 +174,36 @@ def unreached(model: nn.Module, uncalled: set[str]) -> tuple[Skip, ...]:
     return tuple(found)
 
 
+@contextmanager
+def trace_scopes(model: nn.Module) -> Iterator[None]:
+    """While a torch.jit trace runs inside, each module's ops carry its path as their scope (node.scopeName():
+    'blocks.0/blocks.0.mlp'), as fvcore's own trace marks them: which modules the traced graph reached."""
+    import torch  # lazy: torch (see the note at the top)
+
+    def enter(name: str) -> Callable[..., None]:
+        def push(*_: Any) -> None:
+            state = torch._C._get_tracing_state()
+            if state is not None:
+                state.push_scope(name)
+
+        return push
+
+    def leave(*_: Any) -> None:
+        state = torch._C._get_tracing_state()
+        if state is not None:
+            state.pop_scope()
+
+    handles = []
+    for path, m in model.named_modules():
+        if path:
+            handles += [m.register_forward_pre_hook(enter(path)), m.register_forward_hook(leave)]
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
 def module_types(model: nn.Module) -> dict[str, str]:
     """Module path -> class name."""
     return {name: type(m).__name__ for name, m in model.named_modules()}
