@@ -5,14 +5,13 @@ from torch import nn
 
 
 class MhaLstm(nn.Module):
-    """x (2, 32, 64) -> self-attention (4 heads, batch_first, need_weights=False) -> LSTM 64 -> 64 -> einsum by a
-    (64, 64) table."""
+    """x (2, 32, 64) -> self-attention (4 heads, batch_first, need_weights=False) -> LSTM 64 -> 64 -> an einsum
+    attention of the LSTM's states over themselves (one head of 64)."""
 
     def __init__(self) -> None:
         super().__init__()
         self.attn = nn.MultiheadAttention(64, 4, batch_first=True)
         self.lstm = nn.LSTM(64, 64, batch_first=True)
-        self.table = nn.Parameter(torch.randn(64, 64))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         a, _ = self.attn(x, x, x, need_weights=False)  # (2, 32, 64)
