@@ -269,7 +269,7 @@ TRACE_DROPPED_UNUSED = cause(
     "trace-dropped-unused-work",
     "a counter that reads a torch.jit trace (fvcore, torchprofile) counts the traced graph, which keeps only the ops "
     "the model's outputs depend on: a layer that ran but whose result nothing returned uses (an MMDiT's last joint "
-    "block: its text stream's feed-forward, QwenImage's, CogView4's) is never reached in the trace and counts 0",
+    "block: its text stream's output projection and feed-forward, QwenImage's) is never reached in the trace and counts 0",
     "count in eager mode (flopcheck's exact count counts what ran), or leave the unused layer out of the model",
 )
 # what an adapter of a traced counter gives a weighted module its trace never reached (FC231's evidence)
@@ -514,6 +514,12 @@ REPARAMETERIZED = cause(
     "3x3 + 1x1 + identity branches as one 3x3), not with the train-time branches it is built with",
     "count the model as built for its training-time work; say 'fused' for the deployed model's",
 )
+UNEXPLAINED_RESIDUAL = cause(
+    "FC901",
+    "unexplained-residual",
+    "what no cause explains",
+    "look at the counter's detail; file the new behaviour as a cause",
+)
 COUNTED_NOTHING = cause(
     "FC902",
     "counted-nothing",
@@ -521,10 +527,4 @@ COUNTED_NOTHING = cause(
     "met was outside its formulas, patches or hooks (its own skip list, the evidence, says which)",
     "use a counter that covers those ops (flopcheck's exact count covers every aten op with multiply-adds)",
     effect=Effect.OMITS,
-)
-UNEXPLAINED_RESIDUAL = cause(
-    "FC901",
-    "unexplained-residual",
-    "what no cause explains",
-    "look at the counter's detail; file the new behaviour as a cause",
 )
