@@ -269,7 +269,8 @@ TRACE_DROPPED_UNUSED = cause(
     "trace-dropped-unused-work",
     "a counter that reads a torch.jit trace (fvcore, torchprofile) counts the traced graph, which keeps only the ops "
     "the model's outputs depend on: a layer that ran but whose result nothing returned uses (an MMDiT's last joint "
-    "block: its text stream's output projection and feed-forward, QwenImage's) is never reached in the trace and counts 0",
+    "block: its text stream's output projection and feed-forward, QwenImage's) is never reached in the trace and "
+    "counts 0",
     "count in eager mode (flopcheck's exact count counts what ran), or leave the unused layer out of the model",
 )
 # what an adapter of a traced counter gives a weighted module its trace never reached (FC231's evidence)

@@ -425,12 +425,15 @@ def _matmuls_of_activations(ev: Evidence) -> list[Finding]:
 
 
 def _fast_roots_met(ev: Evidence) -> set[str]:
-    """Normalised paths of the modules whose fused fast-path op the counter met (skipped, or counted by name): the
-    modules it ran in eval with no gradient. A counter that ran the model as built in train mode met none, and saw the
-    SDPA call inside each MultiheadAttention."""
+    """Normalised paths of the modules the counter ran by torch's fused fast path: those whose fused op it skipped or
+    counted by name, and, unless the model ran as built in train mode, every module that path takes in eval (a
+    counter that sees inside the fused op lists neither: torch.profiler). In train mode no fast path is taken, and the
+    SDPA call inside each MultiheadAttention is the counter's to count."""
     met = {bare(i.name) for i in ev.count.detail} | {bare(s.name) for s in ev.count.skipped if not s.own_forward}
     classes = {c for op, c in FUSED_MHA_OPS.items() if op in met}
-    return fast_path_roots(ev.ref, classes) if classes else set()
+    return (fast_path_roots(ev.ref, classes) if classes else set()) | (
+        set() if ev.ref.train_mode else fast_path_roots(ev.ref)
+    )
 
 
 def _sdpa_attention(ref: Any, fast: set[str], math: bool = False) -> int:

@@ -17,6 +17,7 @@ from flopcheck.counted import OpRecord
 from flopcheck.exact import ExactCount, exact_count
 from flopcheck.exact.counter import FIRST_OF, join
 from flopcheck.formula import exact_matches, formula_breakdown
+from flopcheck.specs.build import TRAIN_MODE_NOTE
 from flopcheck.specs.layers import Layer, layers_of
 from flopcheck.specs.measure import Measured
 from flopcheck.types import Breakdown, Kind, Work
@@ -39,6 +40,7 @@ class Reference:
     tokens: int = 1  # T, for the readings that scale per-sample work by it
     label: str = "formula = exact count"  # what the truth is, in words
     aliases: dict[str, str] = field(default_factory=dict)  # a shared module's later paths -> its first
+    train_mode: bool = False  # the model ran as built, in train mode: torch's eval-only fast paths were never taken
 
     @property
     def total(self) -> int:
@@ -155,6 +157,7 @@ def reference_of(measured: Measured, batch: int = 1) -> Reference:
         tokens=1,
         label="exact count",
         aliases=measured.aliases,
+        train_mode=TRAIN_MODE_NOTE in measured.notes,
     )
 
 
