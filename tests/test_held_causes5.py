@@ -7,9 +7,14 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from functools import cache
 from pathlib import Path
 
 import pytest
+import torch
+from torch import nn
+
+from flopcheck.types import Count, Item, Skip, Unit, Work
 
 MODELS = Path(__file__).resolve().parent / "models"
 
@@ -196,3 +201,83 @@ def qwen_image() -> dict[str, dict]:
     pytest.importorskip("diffusers")
     options = ("--config", str(MODELS / "qwen_image_tiny.json"), "--resolution", "64", "--text-tokens", "8")
     return _runs("diffusers:QwenImageTransformer2DModel", ("fvcore_jit", "torchprofile_jit"), *options)
+
+
+# Fast: counts written by hand as the adapters hand them back, on the exact count of a model built in this process.
+class _GatedByBatchedWeights(nn.Module):
+    """x (2, 4, 8) -> Linear(8, 8) -> a per-head product by stacked weights (2, 8, 8) plus a bias: torch.baddbmm
+    (RecurrentGemma's gates), or torch.bmm then an add."""
+
+    def __init__(self, bmm: bool = False) -> None:
+        super().__init__()
+        self.proj = nn.Linear(8, 8, bias=False)
+        self.weight = nn.Parameter(torch.zeros(2, 8, 8))
+        self.bias = nn.Parameter(torch.zeros(2, 1, 8))
+        self.bmm = bmm
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.proj(x)  # (2, 4, 8)
+        if self.bmm:
+            return torch.bmm(h, self.weight) + self.bias  # (2, 4, 8)
+        return torch.baddbmm(self.bias, h, self.weight)  # (2, 4, 8)
+
+
+@cache
+def _gated_ref(bmm: bool):
+    from flopcheck.subject import resolve
+
+    return resolve(_GatedByBatchedWeights(bmm), torch.zeros(2, 4, 8)).reference()
+
+
+def _hand_count(items: list[tuple[str, int]], skips: list[tuple[str, Work]], unit: Unit, batch: int = 2) -> Count:
+    """A count as an op-level adapter hands it back: (op, FLOPs) items, (op, work) skips once each; its batch."""
+    detail = tuple(Item(n, f / unit.flops_per_unit, f) for n, f in items)
+    total = sum(f for _, f in items)
+    skipped = tuple(Skip(n, 1, "no formula", work=w) for n, w in skips)
+    return Count("hand", "lib", "0", unit, "Gated", 0, "sdpa", batch, "cpu", total / unit.flops_per_unit, total,
+                 detail, skipped)  # fmt: skip
+
+
+# proj: 2 x (2 x 4) x 8 x 8 = 1,024; the product by the stacked weights: 2 x 2 x 4 x 8 x 8 = 1,024: 2,048
+def test_a_skipped_baddbmm_is_an_op_with_no_formula_not_an_unpatched_at():
+    from flopcheck.reconciler import explain
+
+    ref = _gated_ref(False)
+    assert ref.total == 2_048
+    # fvcore: its 'linear' class 1,024 FLOPs (512 MACs), aten::baddbmm unsupported
+    r = explain(_hand_count([("linear", 1_024)], [("aten::baddbmm", Work.MATMUL)], Unit.MAC), ref)
+    found = {f.code: f.delta for f in r.findings}
+    assert found == {"FC230": -1_024, "FC101": -512} and r.closed
+    assert r.findings[0].evidence == "skipped aten::baddbmm x1: a weight by baddbmm in a module's own forward"
+
+
+def test_a_skipped_bmm_is_still_at_unpatched():
+    from flopcheck.reconciler import explain
+
+    ref = _gated_ref(True)
+    assert ref.total == 2_048
+    # a counter of patched functionals (FLOPs) that logged F.linear and no patch covered the product's aten.bmm
+    r = explain(_hand_count([("linear", 1_024)], [("aten.bmm", Work.MATMUL)], Unit.FLOP), ref)
+    assert {f.code: f.delta for f in r.findings} == {"FC207": -1_024} and r.closed
+    assert r.findings[0].evidence == "skipped aten.bmm x1: a weight by '@' in a module's own forward"
+
+
+def test_a_zero_count_says_it_counted_nothing_with_its_skips():
+    import sys
+
+    from flopcheck.reconciler import explain
+    from flopcheck.subject import resolve
+
+    sys.path.insert(0, str(MODELS))
+    try:
+        from video3d import factory
+    finally:
+        sys.path.remove(str(MODELS))
+    model, args, _ = factory()
+    ref = resolve(model, *args).reference()
+    # 2 x 128 x (18 + 12) = 7,680 (above), every FLOP a conv3d
+    assert ref.total == 7_680
+    skips = [("aten::conv3d", Work.CONV), ("aten::relu", Work.ELEMENTWISE)]
+    r = explain(_hand_count([], skips, Unit.FLOP, batch=1), ref)
+    assert [(f.code, f.delta) for f in r.findings] == [("FC902", 0), ("FC211", -7_680)]
+    assert r.findings[0].evidence == "hand counted 0 of 7,680 FLOPs; its own skips: aten::conv3d x1"

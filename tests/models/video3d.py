@@ -6,7 +6,7 @@ from torch import nn
 
 
 class Video3d(nn.Module):
-    """conv3d 2 -> 4 (kernel 1 x 3 x 3, padding (0, 1, 1)), ReLU, conv3d 4 -> 4 (kernel 3 x 1 x 1, padding (1, 0, 0))."""
+    """conv3d 2 -> 4 (kernel 1 x 3 x 3, padding (0, 1, 1)), ReLU, conv3d 4 -> 4 (kernel 3 x 1 x 1, padding 1, 0, 0)."""
 
     def __init__(self) -> None:
         super().__init__()
