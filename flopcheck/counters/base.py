@@ -169,7 +169,7 @@ def unreached(model: nn.Module, uncalled: set[str]) -> tuple[Skip, ...]:
 
     found = []
     for path, m in model.named_modules():
-        if path in uncalled and any(True for _ in m.parameters(recurse=False)):
+        if path in uncalled and next(m.parameters(recurse=False), None) is not None:
             found.append(Skip(path, 1, UNREACHED_IN_TRACE, Mechanism.MODULE, Work.OTHER))
     return tuple(found)
 
