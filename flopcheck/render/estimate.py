@@ -123,10 +123,10 @@ def _formula_dict(e: Estimate) -> dict[str, Any]:
         "step_seconds": e.step_seconds,
         "seconds": e.seconds,
         "batches": [vars(r) for r in e.batches()],
-        "seed_estimate_flops": e.shortcut_flops,
-        "seed_seconds": e.shortcut_seconds(),  # the keys as they were
+        "shortcut_flops": e.shortcut_flops,
+        "shortcut_seconds": e.shortcut_seconds(),
         "differences": [
-            {"part": d.part, "seed": d.shortcut, "exact": d.exact, "delta": d.delta, "why": d.why}
+            {"part": d.part, "shortcut": d.shortcut, "exact": d.exact, "delta": d.delta, "why": d.why}
             for d in e.differences()
         ],
         "exact_matches_formula": e.exact_matches,
