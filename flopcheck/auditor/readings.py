@@ -143,10 +143,11 @@ def path_words(job: Job, switch: bool) -> str:
 
 
 def fill(jobs: list[Job], names: list[str] | None, workers: int | None = None) -> None:
-    """Run the named counters (default: all) the cache lacks on these jobs, in one pool, and keep their counts."""
+    """Run the named counters (default: all) the cache lacks on these jobs, in one pool, and keep their counts (a
+    progress bar on stderr when it is a terminal: a first audit runs every counter on real tensors, minutes)."""
     # lazy: door start-up (the counters' registry imports every adapter; see subject.counts_of)
     from flopcheck.counters import COUNTERS
-    from flopcheck.counters.pool import run_jobs
+    from flopcheck.counters.pool import progress_bar, run_jobs
 
     named = [COUNTERS[n] for n in (names if names is not None else list(COUNTERS))]
     groups: dict[
@@ -158,7 +159,8 @@ def fill(jobs: list[Job], names: list[str] | None, workers: int | None = None) -
         if lacking:
             groups.setdefault(lacking, {})[job] = resolved
     for lacking, todo in groups.items():  # a job counts only what it lacks, never what another job lacks
-        run = run_jobs([COUNTERS[n] for n in lacking], list(todo), workers=workers or min(2, os.cpu_count() or 1))
+        chosen = [COUNTERS[n] for n in lacking]
+        run = run_jobs(chosen, list(todo), workers=workers or min(2, os.cpu_count() or 1), progress=progress_bar)
         done = list(todo.values())  # the run's counts are in job order, then counter order
         for i, c in enumerate(run.counts):
             keep(c, done[i // len(lacking)])
