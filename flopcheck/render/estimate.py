@@ -232,12 +232,17 @@ def _measured_lines(e: TrainingEstimate) -> list[str]:
     if e.measured is None:
         return []
     mfu, hfu, words = e.measured
+    recompute = (
+        f"recomputing the {len(e.step.recomputed)} checkpointed module(s) given"
+        if e.step.recomputed
+        else "no activation recompute (none given: --checkpointed names what your run recomputes)"
+    )
     return [
         "",
         f"measured: {words}",
         f"  MFU = model FLOPs per sample x samples/s / (GPUs x {e.gpu.tflops:g} TFLOPS) = {float(mfu):.4g} "
-        f"({float(mfu) * 100:.3g}%); HFU = executed instead = {float(hfu):.4g} ({float(hfu) * 100:.3g}%)"
-        + ("  over 100%: no run on these GPUs does that" if mfu > 1 or hfu > 1 else ""),
+        f"({float(mfu) * 100:.3g}%)" + ("  over 100%: no run on these GPUs does that" if mfu > 1 or hfu > 1 else ""),
+        f"  HFU = executed instead = {float(hfu):.4g} ({float(hfu) * 100:.3g}%), with {recompute}",
     ]
 
 
