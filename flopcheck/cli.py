@@ -87,7 +87,7 @@ def _count(args: argparse.Namespace) -> int:
     check_device(args.device)
     step = training_options(args.training, args.freeze, args.checkpoint, args.optimizer)
     scope = Scope(steps=args.steps or 1, cfg=args.cfg, training=args.training)
-    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens)
+    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens, args.training, args.steps, args.cfg)
     args.text_tokens = args.prompt_tokens or args.text_tokens  # the counted forward is the prefill
     kernel = args.attn_kernel or ""
     return _show(count(_subject(args), scope, args.device, **step, attn_kernel=kernel, generate=gen), args)
@@ -177,7 +177,7 @@ def _estimate(args: argparse.Namespace) -> int:
     if is_pipeline(args.model or ""):  # per stage, at one MFU
         return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **options(args)), args)
     step = training_options(args.training, args.freeze, args.checkpoint)
-    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens)
+    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens, args.training, args.steps, args.cfg)
     args.text_tokens = args.prompt_tokens or args.text_tokens  # the counted forward is the prefill
     run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
     run |= {"throughput": args.throughput, "gpus": args.gpus, "stated_batch": args.batch, "generate": gen}

@@ -1,12 +1,12 @@
 """Each F.scaled_dot_product_attention call's mask, read: the query-key pairs it needs and the pairs flash executes.
 
 `MaskLog.note(args, kwargs, path)` is called by the exact count for every SDPA call. is_causal is counted by hand
-(attention_work). A mask tensor on a real device is read: its allowed entries (a boolean True, a float above its
-dtype's minimum: -inf and transformers' finfo.min mask a pair) per score matrix, and the flash tiles holding one. On
-meta a tensor has no values; the one exception is a mask transformers' own mask function made (`create_causal_mask`,
-sliding windows, chunks): while the log is entered, that function runs a second time on the CPU beside the meta one
-and its values are kept, so a Mistral's sliding window on meta is read. Any other meta mask is 'unknown': counted
-dense, and said so.
+(attention_work). A mask tensor on a real device is read: its allowed entries (a boolean True; a float one masks a
+pair at or below MASKED_BELOW, -1e4: -inf, transformers' finfo.min and BERT's -10000) per score matrix, and the flash
+tiles holding one. On meta a tensor has no values; the one exception is a mask transformers' own mask function made
+(`create_causal_mask`, sliding windows, chunks): while the log is entered, that function runs a second time on the
+CPU beside the meta one and its values are kept, so a Mistral's sliding window on meta is read. Any other meta mask
+is 'unknown': counted dense, and said so.
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ from typing import Any
 import torch
 from torch.utils.weak import WeakTensorKeyDictionary
 
-from flopcheck.exact.attention_work import FLASH_TILE, AttentionCall, causal_flash_pairs, causal_pairs
+from flopcheck.exact.attention_work import (
+    FLASH_TILE,
+    MASKED_BELOW,
+    AttentionCall,
+    causal_flash_pairs,
+    causal_pairs,
+)
 
 CPU_LIMIT = 1 << 28  # mask elements computed on the CPU beside a meta mask (256 Mi booleans); past it: unknown
 MASK_MAKERS = ("sdpa", "eager")  # transformers' mask interface entries whose masks get CPU values
@@ -30,11 +36,12 @@ def _shape(t: torch.Tensor) -> tuple[int, ...]:
 
 
 def _allowed(mask: torch.Tensor) -> torch.Tensor:
-    """True where a pair takes part: a boolean mask's True, a float mask's entries above its dtype's minimum."""
+    """True where a pair takes part: a boolean mask's True, a float mask's entries above MASKED_BELOW (-10000, -inf
+    and the dtype's minimum mask a pair; a bias of -3 lets it through)."""
     if mask.dtype == torch.bool:
         return mask
     if mask.is_floating_point():
-        return mask > torch.finfo(mask.dtype).min
+        return mask > MASKED_BELOW
     return mask != 0
 
 
