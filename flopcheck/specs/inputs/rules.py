@@ -70,7 +70,18 @@ def _pooled(c: Any, g: Grid) -> torch.Tensor | None:
 
 
 def mask(c: Any, g: Grid) -> torch.Tensor | None:
+    """A text mask of ones (every text token attends), float as the pipelines that add it as a bias pass it."""
     return torch.ones(g.n, g.s, device=g.device) if g.s else None
+
+
+def bool_mask(c: Any, g: Grid) -> torch.Tensor | None:
+    """A text mask of ones as a pipeline that gathers the valid tokens by it passes it (Mochi's: .bool()): a count
+    on real tensors zeroes float inputs, and a float one would drop every text token."""
+    return torch.ones(g.n, g.s, dtype=torch.bool, device=g.device) if g.s else None
+
+
+# the inputs the rules make as a text mask of ones, said in the input's words
+TEXT_MASKS = ("encoder_attention_mask", "encoder_hidden_states_mask", "encoder_attention_mask_2")
 
 
 def _axes(c: Any) -> int:
