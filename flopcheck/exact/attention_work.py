@@ -50,6 +50,7 @@ class AttentionCall:
     # 'packed-causal', 'other'; '' with no mask, or a mask whose values nobody has
     pattern: str = ""
     padded: int = 0  # a packed mask's pairs as a padded batch computes them: n sequences x max_len^2 per matrix
+    eager: bool = False  # attention outside SDPA (matmul, softmax, matmul): every kernel runs its every pair
 
     def flops(self, pairs: int) -> int:
         """2 * pairs * e (QK^T) + 2 * pairs * ev (attn@V), summed over its calls."""
@@ -124,7 +125,8 @@ def executed(calls: Iterable[AttentionCall], kernel: str) -> int:
     """FLOPs the kernel runs: on flash, each call's flash tiles, but a call given a mask tensor every pair (SDPA's
     flash backend refuses any attn_mask, so torch runs it on the efficient or math kernel); on any other, every pair."""
     return sum(
-        c.flops(c.flash if kernel == "flash" and c.mask not in TENSOR_MASKS else c.dense) for c in calls
+        c.flops(c.flash if kernel == "flash" and c.mask not in TENSOR_MASKS and not c.eager else c.dense)
+        for c in calls
     )
 
 
@@ -148,7 +150,7 @@ MASK_WORDS = {
 def _mask_words(c: AttentionCall) -> str:
     """The call's mask in words, with the pattern its values were read as ('mask tensor (values read): packed')."""
     read = f": {c.pattern.replace(':', ' of ')}" if c.mask == "tensor" and c.pattern else ""
-    return MASK_WORDS[c.mask] + read
+    return MASK_WORDS[c.mask] + read + (", eager" if c.eager else "")
 
 
 def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
@@ -178,6 +180,11 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
         note = "" if kernel in KERNELS else " (its tiles are not modelled: counted as math, every pair)"
         lines.append(f"  executed on the {kernel} kernel: {commas(executed(calls, kernel))} FLOPs of attention{note}")
         lines.extend(_flash_refused(calls, kernel))
+    if any(c.eager for c in calls):
+        lines.append(
+            "  eager attention (matmul, softmax, matmul; 'eager' above): no kernel skips a pair of it, so it executes "
+            "dense whatever --attn-kernel says; its mask read from the tensor added to (or filled into) its scores"
+        )
     if any(c.mask == "tensor" for c in calls):
         lines.append(
             f"  a float mask tensor masks a pair at or below {MASKED_BELOW:g} (-inf, the dtype's minimum, BERT's "

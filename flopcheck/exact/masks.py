@@ -150,6 +150,8 @@ class MaskLog:
         # one mask shared by every layer: read once (the entry holds the mask, so its id is not reused)
         self._read: dict[tuple[Any, ...], tuple[torch.Tensor, tuple[int, int, str, int]]] = {}
         self._saved: dict[str, Callable[..., Any]] = {}
+        # eager scores -> (its mask, True: masked_fill's, QK^T's e or 0, the softmax's shape or ())
+        self._scores = WeakTensorKeyDictionary()
 
     def __enter__(self) -> MaskLog:
         interface = _mask_interface()
@@ -219,23 +221,71 @@ class MaskLog:
             return  # nested (padded) inputs: their formula records them as not counted
         *lead, tq, e = _shape(q)
         tk, ev = int(k.shape[-2]), int(v.shape[-1])
+        mask, causal = given.get("attn_mask"), bool(given.get("is_causal", False))
+        self._record(path, tuple(lead), tq, tk, e, ev, mask if isinstance(mask, torch.Tensor) else None, causal)
+
+    def _record(
+        self,
+        path: str,
+        lead: tuple[int, ...],
+        tq: int,
+        tk: int,
+        e: int,
+        ev: int,
+        mask: torch.Tensor | None,
+        causal: bool = False,
+        eager: bool = False,
+        fills: bool = False,
+    ) -> None:
+        """One attention call with its pairs read: causal by hand, a mask tensor from its values (`fills`: a boolean
+        mask whose True marks the pairs masked, as masked_fill takes it)."""
         heads = prod(lead)
         dense = heads * tq * tk
-        mask, causal = given.get("attn_mask"), bool(given.get("is_causal", False))
         kind, needed, flash, pattern, padded = "none", dense, dense, "", 0
         if causal:
             kind, needed, flash = "causal", heads * causal_pairs(tq, tk), heads * causal_flash_pairs(tq, tk)
             pattern = "causal"
-        elif isinstance(mask, torch.Tensor):
+        elif mask is not None:
             values = self._values_of(mask)
             if values is None:
                 kind = "unknown"
             else:
                 try:
-                    kind, (needed, flash, pattern, padded) = "tensor", self._pairs(values, tuple(lead), tq, tk)
+                    read = self._pairs(values if not fills else ~values.to(torch.bool), lead, tq, tk)
+                    kind, (needed, flash, pattern, padded) = "tensor", read
                 except Exception:  # noqa: BLE001 - a mask too large or of a layout not read: dense, and said
                     kind, needed, flash = "unread", dense, dense
-        self.calls.append(AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash, 1, pattern, padded))
+        call = AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash, 1, pattern, padded, eager)
+        self.calls.append(call)
+
+    def carry(
+        self, name: str, args: tuple[Any, ...], outs: list[torch.Tensor], scored: list[torch.Tensor], e: int = 0
+    ) -> None:
+        """An op on attention scores outside SDPA (eager attention: matmul, its scale, softcap and mask, softmax):
+        the mask it adds (a float tensor beside the scores) or fills in (masked_fill's boolean) kept with its output,
+        with the QK^T's width e once a softmax gives it, so the matmul the probabilities feed (attn@V) reads them."""
+        known = next((self._scores[t] for t in scored if t in self._scores), None)
+        mask, fills, width, shape = known if known is not None else (None, False, 0, ())
+        if e and scored:  # a softmax: the scores' own shape (..., tq, tk), before matmul folds its heads into a batch
+            width, shape = e, _shape(scored[0])
+        ids = {id(t) for t in scored}
+        others = [a for a in args if isinstance(a, torch.Tensor) and id(a) not in ids and a.dim() >= 2]
+        if name in ("add", "add_") and others and others[0].is_floating_point():
+            mask, fills = others[0], False  # an additive mask (-inf, finfo.min, -10000 where masked)
+        elif name in ("masked_fill", "masked_fill_") and others and others[0].dtype == torch.bool:
+            mask, fills = others[0], True  # True: the pair is masked
+        for t in outs:
+            self._scores[t] = (mask, fills, width, shape)
+
+    def note_eager(self, probs: torch.Tensor, v: torch.Tensor, path: str) -> None:
+        """One eager attention call, at its attn@V matmul: probabilities (..., tq, tk) times v (..., tk, ev), with
+        the mask and QK^T width carried to the probabilities (none carried: not a softmax's, not recorded)."""
+        known = self._scores.get(probs)
+        if known is None or not known[2] or probs.dim() < 2 or v.dim() < 2:
+            return
+        mask, fills, e, shape = known
+        *lead, tq, tk = shape if prod(shape) == probs.numel() else _shape(probs)
+        self._record(path, tuple(lead), tq, tk, e, int(v.shape[-1]), mask, eager=True, fills=fills)
 
 
 def _shadow(mask: torch.Tensor) -> torch.Tensor | None:
