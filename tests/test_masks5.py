@@ -125,7 +125,8 @@ def test_mochi_counts_one_input_on_meta_and_on_real_tensors(tmp_path):
     with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as mode, torch.no_grad():
         model(*inputs)
     # torch's own FlopCounterMode on the counters' real inputs (SDPA on its math path, which it sees as matmuls; 8 text
-    # tokens kept; before, the float mask zeroed dropped them all: flopcheck counted 162,624) gives the meta count, 183,104
+    # tokens kept; before, the float mask zeroed dropped them all: flopcheck counted 162,624) gives the meta count:
+    # 183,104
     assert meta.exact.total == mode.get_total_flops() == 183_104
     assert "a text mask of ones (encoder_attention_mask: every text token attends)" in meta.notes[0]
     assert "encoder_attention_mask (1, 8) bool" in meta.inputs
@@ -137,7 +138,9 @@ def test_a_top1_moe_without_capacity_is_refused_toward_the_cpu_and_counts_there(
 
     monkeypatch.syspath_prepend(str(MODELS))
     spec = parse("switch_nocap:factory").to_dict()
-    with pytest.raises(SpecError, match=r"1 of 4 per token, no capacity limit.*count it on real tensors \(--device cpu"):
+    with pytest.raises(
+        SpecError, match=r"1 of 4 per token, no capacity limit.*count it on real tensors \(--device cpu"
+    ):
         measure(spec)
     m = Measured.from_dict(measure(spec, device="cpu"))
     # router 2*16*8*4 = 1,024; every one of the 16 tokens runs one expert: 16 x (2*8*16 + 2*16*8) = 8,192: 9,216
@@ -159,12 +162,7 @@ def test_reconcile_device_on_a_reference_model_is_refused(capsys):
 
 
 @pytest.mark.parametrize(
-    "flags, said",
-    [
-        (["--training"], "give one of them"),
-        (["--steps", "4"], "drop --steps"),
-        (["--cfg"], "drop --cfg"),
-    ],
+    "flags, said", [(["--training"], "give one of them"), (["--steps", "4"], "drop --steps"), (["--cfg"], "drop --cfg")]
 )
 def test_generate_beside_training_steps_or_cfg_is_refused(capsys, flags, said):
     assert main(["count", "transformers:LlamaForCausalLM", "--generate", "4", *flags]) == 2

@@ -125,8 +125,7 @@ def executed(calls: Iterable[AttentionCall], kernel: str) -> int:
     """FLOPs the kernel runs: on flash, each call's flash tiles, but a call given a mask tensor every pair (SDPA's
     flash backend refuses any attn_mask, so torch runs it on the efficient or math kernel); on any other, every pair."""
     return sum(
-        c.flops(c.flash if kernel == "flash" and c.mask not in TENSOR_MASKS and not c.eager else c.dense)
-        for c in calls
+        c.flops(c.flash if kernel == "flash" and c.mask not in TENSOR_MASKS and not c.eager else c.dense) for c in calls
     )
 
 

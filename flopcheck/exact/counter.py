@@ -181,7 +181,11 @@ class _Sdpa:
 
         def sdpa(*args: Any, **kwargs: Any) -> Any:
             before = len(self.events)
-            out = original(*args, **kwargs)
+            self.masks.within_sdpa += 1  # its math path's matmuls and softmax are this call, not eager attention
+            try:
+                out = original(*args, **kwargs)
+            finally:
+                self.masks.within_sdpa -= 1
             fused = runs_fused(args, kwargs)  # a call the CPU runs on its math path is matmuls to a dispatch counter
             (self.calls if fused else self.math).append(self.events[before:])
             self.masks.note(args, kwargs, self.events[before].frame.norm_path if len(self.events) > before else "")

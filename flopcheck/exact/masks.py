@@ -19,13 +19,7 @@ from typing import Any
 import torch
 from torch.utils.weak import WeakTensorKeyDictionary
 
-from flopcheck.exact.attention_work import (
-    FLASH_TILE,
-    MASKED_BELOW,
-    AttentionCall,
-    causal_flash_pairs,
-    causal_pairs,
-)
+from flopcheck.exact.attention_work import FLASH_TILE, MASKED_BELOW, AttentionCall, causal_flash_pairs, causal_pairs
 
 CPU_LIMIT = 1 << 28  # mask elements computed on the CPU beside a meta mask (256 Mi booleans); past it: unknown
 MASK_MAKERS = ("sdpa", "eager")  # transformers' mask interface entries whose masks get CPU values
@@ -152,6 +146,7 @@ class MaskLog:
         self._saved: dict[str, Callable[..., Any]] = {}
         # eager scores -> (its mask, True: masked_fill's, QK^T's e or 0, the softmax's shape or ())
         self._scores = WeakTensorKeyDictionary()
+        self.within_sdpa = 0  # > 0 while an SDPA call runs (its math path is matmuls and a softmax, noted as SDPA)
 
     def __enter__(self) -> MaskLog:
         interface = _mask_interface()
@@ -264,6 +259,8 @@ class MaskLog:
         """An op on attention scores outside SDPA (eager attention: matmul, its scale, softcap and mask, softmax):
         the mask it adds (a float tensor beside the scores) or fills in (masked_fill's boolean) kept with its output,
         with the QK^T's width e once a softmax gives it, so the matmul the probabilities feed (attn@V) reads them."""
+        if self.within_sdpa:
+            return
         known = next((self._scores[t] for t in scored if t in self._scores), None)
         mask, fills, width, shape = known if known is not None else (None, False, 0, ())
         if e and scored:  # a softmax: the scores' own shape (..., tq, tk), before matmul folds its heads into a batch
@@ -280,10 +277,12 @@ class MaskLog:
     def note_eager(self, probs: torch.Tensor, v: torch.Tensor, path: str) -> None:
         """One eager attention call, at its attn@V matmul: probabilities (..., tq, tk) times v (..., tk, ev), with
         the mask and QK^T width carried to the probabilities (none carried: not a softmax's, not recorded)."""
-        known = self._scores.get(probs)
-        if known is None or not known[2] or probs.dim() < 2 or v.dim() < 2:
+        if self.within_sdpa or probs not in self._scores or probs.dim() < 2 or v.dim() < 2:
             return
+        known: tuple[torch.Tensor | None, bool, int, tuple[int, ...]] = self._scores[probs]
         mask, fills, e, shape = known
+        if not e:
+            return
         *lead, tq, tk = shape if prod(shape) == probs.numel() else _shape(probs)
         self._record(path, tuple(lead), tq, tk, e, int(v.shape[-1]), mask, eager=True, fills=fills)
 

@@ -173,12 +173,16 @@ def check_generation(generate: bool, training: bool, steps: int, cfg: bool) -> N
     if not generate:
         return
     if training:
-        raise InputError("--generate counts inference (prefill + decode steps); --training counts one training step: "
-                         "give one of them")
+        raise InputError(
+            "--generate counts inference (prefill + decode steps); --training counts one training step: "
+            "give one of them"
+        )
     if steps != 1 or cfg:
         given = " and ".join(f for f, on in (("--steps", steps != 1), ("--cfg", cfg)) if on)
-        raise InputError(f"{given} scale a diffusion sampler's forwards; --generate counts a causal LM's decoding "
-                         f"step by step: drop {given}")
+        raise InputError(
+            f"{given} scale a diffusion sampler's forwards; --generate counts a causal LM's decoding "
+            f"step by step: drop {given}"
+        )
 
 
 def with_kernel(step: TrainingCount | None, attn_kernel: str, alone: bool = False) -> TrainingCount | None:

@@ -95,8 +95,9 @@ def _check_device(subjects: list[Any], device: str, formulas: list[str] | None) 
     if device == "meta":
         return
     if formulas:
-        raise InputError(f"--device {device} places the counters' reference; --formula explains formulas on meta: "
-                         f"drop one of them")
+        raise InputError(
+            f"--device {device} places the counters' reference; --formula explains formulas on meta: drop one of them"
+        )
     fixed = next((s.text for s in subjects if s.formula_family), None)
     if fixed is not None:
         raise InputError(f"--device {device}: {fixed} is a reference model, its truth is its formula: drop --device")

@@ -13,6 +13,7 @@ import torch
 
 from flopcheck.specs.inputs.rules import (
     Grid,
+    bool_mask,
     full,
     h3_rows,
     h3_span,
@@ -20,7 +21,6 @@ from flopcheck.specs.inputs.rules import (
     joint,
     kandinsky_rope,
     krea_positions,
-    bool_mask,
     ltx2_audio,
     mask,
     per_frame,
