@@ -146,6 +146,7 @@ class MaskLog:
         self._saved: dict[str, Callable[..., Any]] = {}
         # eager scores -> (its mask, True: masked_fill's, QK^T's e or 0, the softmax's shape or ())
         self._scores = WeakTensorKeyDictionary()
+        self._flipped: dict[tuple[Any, ...], tuple[torch.Tensor, torch.Tensor]] = {}  # masked_fill's, inverted
         self.within_sdpa = 0  # > 0 while an SDPA call runs (its math path is matmuls and a softmax, noted as SDPA)
 
     def __enter__(self) -> MaskLog:
@@ -246,12 +247,19 @@ class MaskLog:
                 kind = "unknown"
             else:
                 try:
-                    read = self._pairs(values if not fills else ~values.to(torch.bool), lead, tq, tk)
+                    read = self._pairs(self._inverted(values) if fills else values, lead, tq, tk)
                     kind, (needed, flash, pattern, padded) = "tensor", read
                 except Exception:  # noqa: BLE001 - a mask too large or of a layout not read: dense, and said
                     kind, needed, flash = "unread", dense, dense
         call = AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash, 1, pattern, padded, eager)
         self.calls.append(call)
+
+    def _inverted(self, values: torch.Tensor) -> torch.Tensor:
+        """A masked_fill mask's allowed pairs (its False), made once per mask: every layer shares one."""
+        key = (id(values), _shape(values), values.stride())
+        if key not in self._flipped:
+            self._flipped[key] = (values, ~values.to(torch.bool))  # the entry holds the mask: its id is not reused
+        return self._flipped[key][1]
 
     def carry(
         self, name: str, args: tuple[Any, ...], outs: list[torch.Tensor], scored: list[torch.Tensor], e: int = 0
