@@ -179,9 +179,10 @@ def check_generation(generate: bool, training: bool, steps: int, cfg: bool) -> N
         )
     if steps != 1 or cfg:
         given = " and ".join(f for f, on in (("--steps", steps != 1), ("--cfg", cfg)) if on)
+        verb = "scale" if " and " in given else "scales"
         raise InputError(
-            f"{given} scale a diffusion sampler's forwards; --generate counts a causal LM's decoding "
-            f"step by step: drop {given}"
+            f"{given} {verb} a diffusion sampler's forwards; --generate counts a causal LM's decoding step by step: "
+            f"drop {given}"
         )
 
 
