@@ -13,6 +13,7 @@ tq x tk query-key pairs. Each pair costs 2*e FLOPs in QK^T and 2*ev in attn@V. T
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -129,6 +130,30 @@ def executed(calls: Iterable[AttentionCall], kernel: str) -> int:
     )
 
 
+def needed_total(total: int, calls: Iterable[AttentionCall]) -> int | None:
+    """The second figure beside a headline: the same FLOPs with attention at the pairs its masks let through,
+    total - (dense - needed) (None when no call has a mask: the two are one figure)."""
+    calls = tuple(calls)
+    if not masked(calls):
+        return None
+    t = totals(calls)
+    return total - (t["dense"] - t["needed"])
+
+
+def needed_line(total: int, calls: Iterable[AttentionCall], indent: str = "") -> list[str]:
+    """The headline and the second figure in words, the same in every verb (none when no mask makes them differ)."""
+    from flopcheck.fmt import commas, si
+
+    n = needed_total(total, calls)
+    if n is None:
+        return []
+    width = max(len(commas(total)), len(commas(n)))
+    return [
+        f"{indent}model FLOPs {commas(total):>{width}} ({si(total)}): the headline, attention dense",
+        f"{indent}needed      {commas(n):>{width}} ({si(n)}): attention at the pairs its mask lets through",
+    ]
+
+
 def masked(calls: Iterable[AttentionCall]) -> bool:
     """A call whose mask matters: one that restricts pairs, or one whose mask could not be read."""
     return any(c.mask != "none" for c in calls)
@@ -165,9 +190,13 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
     rows.append(["total", "", str(sum(c.calls for c in calls)), *(commas(v) for v in t.values())])
     br, bc = FLASH_TILE
     lines = [
-        f"attention under its masks (FLOPs, QK^T + attn@V): the headline counts it {HEADLINE}, every query-key pair "
-        f"(PaLM's and torchtitan's convention); needed: the pairs the mask lets through (MaxText's); executed: flash "
-        f"runs every {br}x{bc} tile that holds a needed pair (FlashAttention-2's forward tile), math every pair",
+        *textwrap.wrap(
+            f"attention under its masks (FLOPs, QK^T + attn@V): the headline counts it {HEADLINE}, every query-key "
+            f"pair (PaLM's and torchtitan's convention); needed: the pairs the mask lets through (MaxText's); "
+            f"executed: flash runs every {br}x{bc} tile that holds a needed pair (FlashAttention-2's forward tile), "
+            f"math every pair",
+            100,
+        ),
         table(
             rows,
             ["call", "mask", "calls", "dense", "needed", "executed, flash", "executed, math"],

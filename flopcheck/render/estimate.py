@@ -133,6 +133,13 @@ def _formula_dict(e: Estimate) -> dict[str, Any]:
     }
 
 
+def _needed(e: ExactEstimate) -> list[str]:
+    """A forward's second figure (attention at its mask's pairs), as count prints it; none when unmasked."""
+    from flopcheck.exact.attention_work import needed_line  # lazy: torch-free door (flopcheck.exact's torch)
+
+    return needed_line(e.flops_per_forward, e.measured.exact.attention, indent="  per forward, ")
+
+
 def _exact_text(e: ExactEstimate) -> str:
     """A spec's estimate: its exact count per forward, step and generation, the roofline and the time."""
     m, g = e.measured, e.gpu
@@ -149,6 +156,7 @@ def _exact_text(e: ExactEstimate) -> str:
             + ("  (CFG: conditional + unconditional)" if e.scope.cfg else ""),
             f"  per generation   {commas(e.flops):>28}  {si(e.flops)}  ({e.scope.steps} steps)",
             f"  attention        {e.attention_share:.1%} of a forward (QK^T + attn@V)",
+            *_needed(e),
             "",
             *_roofline(e),
             *_decode_lines(e),
