@@ -12,6 +12,7 @@ from torch import nn
 
 from flopcheck.exact.counter import count_forward
 from flopcheck.exact.generation import Generation
+from flopcheck.exact.routing import expert_weights
 
 
 class GenerationError(ValueError):
@@ -30,18 +31,21 @@ def cache_keyword(model: nn.Module) -> str:
     )
 
 
-def weight_elements(model: nn.Module, batch: int) -> int:
-    """Elements of weights one decode step reads: every parameter once, but an embedding table only the rows its
-    batch of tokens gathers (batch x width), unless a layer also multiplies by it (tied lm_head)."""
+def weight_elements(model: nn.Module, batch: int) -> tuple[int, int]:
+    """(elements of weights one decode step reads, of the model's parameters): every parameter once, but an embedding
+    table only the rows its batch of tokens gathers (batch x width), unless a layer also multiplies by it (tied
+    lm_head), and a mixture of experts only the experts its batch x k tokens reach, min(E, B x k) of E."""
     tables = {id(m.weight): m.weight for m in model.modules() if isinstance(m, nn.Embedding)}
     multiplied = {id(m.weight) for m in model.modules() if isinstance(m, nn.Linear)}
-    total = 0
+    total = every = 0
     for p in model.parameters():  # each parameter once, shared ones too
+        every += p.numel()
         if id(p) in tables and id(p) not in multiplied:
             total += batch * int(p.shape[-1])
         else:
             total += p.numel()
-    return total
+    experts, reached = expert_weights(model, batch)
+    return total - experts + reached, every
 
 
 STATES = ("conv_states", "recurrent_states")  # a linear-attention or SSM layer's cache: its state, one per index
@@ -90,4 +94,16 @@ def count_generation(model: nn.Module, prompt: int, steps: int, batch: int = 1, 
         token = torch.zeros(batch, 1, dtype=torch.long, device=device)  # (batch, 1): the token just generated
         decode.append(count_forward(model, (token,), kwargs=kwargs).total)
         cached.append(cache_elements(cache))  # after the step's update: the positions it attended
-    return Generation(prompt, batch, prefill, tuple(decode), weight_elements(model, batch), tuple(cached))
+    read, every = weight_elements(model, batch)
+    latent = _latent_per_token(getattr(model, "config", None))
+    return Generation(prompt, batch, prefill, tuple(decode), read, tuple(cached), every, latent)
+
+
+def _latent_per_token(config: Any) -> int:
+    """MLA's cache per token, as DeepSeek's models keep it: the compressed latent kv_lora_rank and the shared rope
+    key qk_rope_head_dim, each layer: (kv_lora_rank + qk_rope_head_dim) x L (0: no MLA)."""
+    rank, rope = getattr(config, "kv_lora_rank", None), getattr(config, "qk_rope_head_dim", None)
+    layers = getattr(config, "num_hidden_layers", None)
+    if isinstance(rank, int) and isinstance(rope, int) and isinstance(layers, int):
+        return (rank + rope) * layers
+    return 0

@@ -28,6 +28,8 @@ class Generation:
     weight_elements: int  # weights a decode step reads (embedding tables: the rows it gathers)
     # cache elements each decode step reads (transformers' cache, read back): K/V, and an SSM's conv and recurrent state
     cache_elements: tuple[int, ...]
+    parameters: int = 0  # the model's parameters (0: not read): weight_elements is fewer when experts sit idle
+    latent_per_token: int = 0  # MLA's latent per token: (kv_lora_rank + qk_rope_head_dim) x layers (0: no MLA)
 
     @property
     def steps(self) -> int:
@@ -69,7 +71,14 @@ class Generation:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Generation:
         return cls(
-            d["prompt"], d["batch"], d["prefill"], tuple(d["decode"]), d["weight_elements"], tuple(d["cache_elements"])
+            d["prompt"],
+            d["batch"],
+            d["prefill"],
+            tuple(d["decode"]),
+            d["weight_elements"],
+            tuple(d["cache_elements"]),
+            d.get("parameters", 0),
+            d.get("latent_per_token", 0),
         )
 
 
@@ -92,7 +101,36 @@ def to_lines(g: Generation) -> list[str]:
         f"(weights {commas(g.weight_elements)} + cache {commas(g.cache_elements[last])} elements: K/V, and an SSM "
         f"layer's conv and recurrent state, at "
         f"{BYTES_PER_ELEMENT} bytes, bf16): {g.intensity(last):.2f} FLOPs per byte",
+        *_weights_words(g),
+        *_cache_words(g),
     ]
+
+
+def _weights_words(g: Generation) -> list[str]:
+    """Why a decode step reads fewer weights than the model has: its experts sit idle (none when it reads them all
+    but the embedding rows)."""
+    from flopcheck.fmt import commas
+
+    if not g.parameters or g.parameters - g.weight_elements <= g.parameters // 100:
+        return []
+    return [
+        f"  weights read: {commas(g.weight_elements)} of {commas(g.parameters)} parameters: a mixture of experts "
+        f"reads only the experts {g.batch} token(s) reach, at most min(E, batch x k) of E a layer"
+    ]
+
+
+def _cache_words(g: Generation) -> list[str]:
+    """The cache per token, in elements and bytes; MLA's compressed latent named when that is what it holds."""
+    from flopcheck.fmt import commas
+
+    positions = (g.prompt + g.steps) * g.batch
+    per_token, rest = divmod(g.cache_elements[-1], positions) if positions else (0, 1)
+    if rest or not per_token:
+        return []
+    line = f"  cache per token: {commas(per_token)} elements = {commas(per_token * BYTES_PER_ELEMENT)} bytes (bf16)"
+    if g.latent_per_token and per_token == g.latent_per_token:
+        line += ": MLA's compressed latent, (kv_lora_rank + qk_rope_head_dim) x layers, not K and V per head"
+    return [line]
 
 
 def roofline(g: Generation, gpu: GPU) -> dict[str, Any]:

@@ -173,6 +173,32 @@ def _experts_of(modules: dict[str, Any], path: str, e: int) -> tuple[str, Any] |
     return None
 
 
+def expert_weights(model: Any, batch: int) -> tuple[int, int]:
+    """(elements of every routed expert's weights, the most of them one decode step of `batch` tokens reads): each
+    innermost top-k router's E experts, of which B x k tokens reach at most min(E, B x k)."""
+    modules = dict(model.named_modules())
+    every = read = 0
+    for path, k, e, _ in innermost(model):
+        found = _experts_of(modules, path, e) or _fused_experts(modules, path, e)
+        if found is None:
+            continue
+        size = sum(int(p.numel()) for p in found[1].parameters())
+        every += size
+        read += size * min(e, batch * (k or 1)) // e
+    return every, read
+
+
+def _fused_experts(modules: dict[str, Any], path: str, e: int) -> tuple[str, Any] | None:
+    """(path, module) of E experts held as stacked weights beside a router (transformers 5's DeepseekV3Experts,
+    GPT-OSS's: gate_up_proj (E, 2F, d), down_proj (E, d, F)): a sibling whose every parameter leads with E."""
+    holder = path.rpartition(".")[0] if path else ""
+    for name, child in modules[holder].named_children():
+        stacked = list(child.parameters())
+        if child is not modules[path] and stacked and all(p.dim() >= 3 and p.shape[0] == e for p in stacked):
+            return (f"{holder}.{name}" if holder else name), child
+    return None
+
+
 class _Seen:
     """The hooks that read each innermost router's tokens and each of its experts' rows while a forward runs."""
 
