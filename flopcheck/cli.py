@@ -179,6 +179,7 @@ def _audit_log(args: argparse.Namespace) -> int:
     if not args.model or not args.gpu:
         raise UsageError("--log: name the model and the GPU, like --model transformers:GPT2LMHeadModel --gpu A100")
     run = {"gpus": args.gpus or 1, "batch": args.batch, "text_tokens": args.text_tokens, "config": args.config}
+    run["recompute"] = getattr(args, "recompute", None)
     return _show(run_log(args.log, args.model, gpu=args.gpu, dtype=args.dtype or "bf16", **run), args)
 
 

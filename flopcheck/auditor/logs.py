@@ -396,7 +396,7 @@ class LogVerdict:
     work: Work
     rate_words: str
     mfu: Fraction
-    hfu: Fraction
+    hfu: Fraction | None  # None: the run's recompute policy not given, so its executed FLOPs are unknown
     spread: Fraction
     figures: tuple[Figure, ...] = field(default=())
     median_line: int = 0
@@ -406,7 +406,7 @@ class LogVerdict:
     def verdict(self) -> Tier:
         """The worst figure's verdict; a log of rates only: consistent unless the run is over 100% of the peak."""
         if not self.figures:
-            return Tier.CONSISTENT if self.mfu <= 1 and self.hfu <= 1 else Tier.WRONG
+            return Tier.CONSISTENT if self.mfu <= 1 and (self.hfu or 0) <= 1 else Tier.WRONG
         order = [Tier.CONSISTENT, Tier.CLOSE, Tier.WRONG, Tier.UNEXPLAINED]
         return max((f.verdict for f in self.figures), key=order.index)
 
@@ -449,7 +449,8 @@ def judge_figure(what: str, logged: Number, work: Work, job: Job, fmt: LogFormat
     """A logged MFU or FLOP/s judged like a claim: the pair that gives its digits (the truth first, then the
     framework's own formula and peak) or else the nearest, the truth, and the verdict (consistent: the true pair
     gives the digits; close: within 1%; wrong: further; unexplained: no pair gives the digits and the truth is over
-    10% away)."""
+    10% away; a documented convention of the work, as the needed work or a published formula over the true peak:
+    close, named with its distance from the truth)."""
     pairs = _pairs(what, work, job, fmt)
     formula = fmt.formula if fmt else ""
     true = next(p for p in pairs if p.departures == 0)
@@ -464,6 +465,8 @@ def judge_figure(what: str, logged: Number, work: Work, job: Job, fmt: LogFormat
     off = abs(logged.value - true.value) / true.value
     if fits and best.departures == 0:
         tier = Tier.CONSISTENT
+    elif fits and best.convention:  # a documented convention of the work (the needed work, a formula) over the truth
+        tier = Tier.CLOSE
     elif not fits and off > WRONG_LIMIT:
         tier = Tier.UNEXPLAINED
     else:
@@ -492,9 +495,11 @@ def audit_log(
     text_tokens: int | None = None,
     config: str | None = None,
     dtype: str = "bf16",
+    recompute: str | None = None,
 ) -> LogVerdict:
     """The verdict on a training log of `model` run on `gpus` x `gpu` (`batch`: samples per iteration per GPU,
-    gradient accumulation included; `text_tokens`: tokens per sample)."""
+    gradient accumulation included; `text_tokens`: tokens per sample; `recompute`: the run's activation recompute,
+    none, selective or full: the HFU's executed FLOPs, unknown without it)."""
     from flopcheck.gpus import get_gpu
 
     if not Path(path).is_file():
@@ -512,7 +517,7 @@ def audit_log(
     g = get_gpu(gpu)
     peak = denominators(g, gpus, dtype)[0].value
     model_flops = next(r for r in numerators(work) if r.true).value
-    executed = next(r for r in numerators(work, hfu=True) if r.true).value
+    executed = work.executed_with(recompute) if recompute else None
     by_rate = sorted(steady, key=lambda lr: lr[1][0])
     line, (per_second, words) = by_rate[(len(by_rate) - 1) // 2]
     job = Job(g, gpus, dtype, per_second, words)
@@ -534,7 +539,7 @@ def audit_log(
         work,
         words,
         mean,
-        executed * per_second / peak,
+        None if executed is None else executed * per_second / peak,
         spread,
         tuple(figures),
         line.number,

@@ -16,6 +16,11 @@ def _pct(x: Fraction) -> str:
     return f"{float(x) * 100:.4g}%"
 
 
+def _hfu(v: LogVerdict) -> str:
+    """The HFU, or why there is none: the run's recompute policy decides its executed FLOPs, and none was given."""
+    return "unknown (give --recompute none|selective|full)" if v.hfu is None else _pct(v.hfu)
+
+
 def _value(f: Figure, x: Fraction) -> str:
     """An MFU as a percentage, FLOP/s as TFLOP/s, four significant digits."""
     return _pct(x) if f.what == "mfu" else f"{float(x) / 1e12:,.4g}"
@@ -42,14 +47,14 @@ def to_text(v: LogVerdict) -> str:
         "",
         "one sample's FLOPs (exact, on meta; 1 multiply-add = 2 FLOPs)",
         f"  model FLOPs     {float(w.model):>22,.0f}  (the exact training step)",
-        f"  executed FLOPs  {float(w.executed):>22,.0f}  (+ recompute)",
+        f"  executed FLOPs  {float(w.executed):>22,.0f}  (the attention kernel's recompute; no activation recompute)",
     ]
     if w.causal:
         lines.append(f"  attention       {float(w.attention):>22,.0f}  (causal: half of it is needed work)")
     lines += [
         f"rate (the median steady line, {v.median_line}): {v.rate_words} = {float(j.samples_per_second):,.6g} "
         f"samples/s for the job",
-        f"true MFU {_pct(v.mfu)}, HFU {_pct(v.hfu)}; spread across the {steady} steady lines {float(v.spread):.2%}",
+        f"true MFU {_pct(v.mfu)}, HFU {_hfu(v)}; spread across the {steady} steady lines {float(v.spread):.2%}",
     ]
     lines += [headline(v, f) for f in v.figures]
     lines += ["", f"verdict: {v.verdict.value}" + (f": {headline(v, v.figures[0])}" if v.figures else "")]
@@ -95,7 +100,7 @@ def to_dict(v: LogVerdict) -> dict[str, Any]:
         "model_flops_per_sample": _exact(v.work.model),
         "executed_flops_per_sample": _exact(v.work.executed),
         "mfu": float(v.mfu),
-        "hfu": float(v.hfu),
+        "hfu": None if v.hfu is None else float(v.hfu),
         "spread": float(v.spread),
         "figures": [_figure(f) for f in v.figures],
         "verdict": v.verdict.value,
