@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from enum import Enum
 from typing import Any
 
@@ -435,11 +436,20 @@ class Reconciliation:
         )
 
     def __str__(self) -> str:
-        """The proof, as `flopcheck reconcile` prints it."""
-        from flopcheck.render import COLUMNS  # lazy: rendering imports these types
-        from flopcheck.render.reconcile import proof
+        """The proof, as `flopcheck reconcile` prints it (the renderer flopcheck.render.reconcile registered in
+        PRESENTERS; one line until it is imported: these types import no rendering)."""
+        show = PRESENTERS.get(type(self))
+        return show(self) if show else repr(self)
 
-        return proof(self, COLUMNS)
+
+# type -> how a result prints in full, registered by its renderer when that module is imported (the verbs import
+# theirs): a result's str() reads as its verb prints it, and these types import no rendering
+PRESENTERS: dict[type, Callable[[Any], str]] = {}
+
+# the verdict tiers' bounds: within 1% of a reading a claim is close (rounding of the inputs or a bookkeeping
+# convention); beyond 10% of every reading it is unexplained
+CLOSE_LIMIT = Decimal("0.01")
+WRONG_LIMIT = Decimal("0.10")
 
 
 def _number(x: float | None) -> str:

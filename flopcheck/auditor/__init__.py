@@ -32,14 +32,25 @@ from flopcheck.errors import InputError
 from flopcheck.reconciler import blackbox as B
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import masked
-from flopcheck.types import Attention, BySpace, Category, Effect, Finding, Kind, Space, Tier, Unit, scope_words
+from flopcheck.types import (
+    CLOSE_LIMIT,
+    WRONG_LIMIT,
+    Attention,
+    BySpace,
+    Category,
+    Effect,
+    Finding,
+    Kind,
+    Space,
+    Tier,
+    Unit,
+    scope_words,
+)
 
 if TYPE_CHECKING:  # a caller's own model, measured in its process: read here, never taken
     from flopcheck.specs.measure import Measured
     from flopcheck.subject import Subject
 
-CLOSE_LIMIT = Decimal("0.01")  # within 1% of a count: rounding of the inputs or a bookkeeping convention
-WRONG_LIMIT = Decimal("0.10")  # beyond 10% of every reading, a claim is unexplained
 PASSING = tuple(t for t in Tier if t.passes)  # the verdicts that exit 0
 
 
@@ -192,13 +203,13 @@ class Verdict:
 
     def __repr__(self) -> str:
         """One line, the verdict's sentence: "Verdict('96 MACs': consistent: 96 MACs is MACs, ...)"."""
-        from flopcheck.render.audit import sentence  # lazy: rendering imports this module
+        from flopcheck.render.audit import sentence  # lazy: door start-up (rendering imports no auditor at run time)
 
         return f"Verdict({self.claim.text!r}: {sentence(self)})"
 
     def __str__(self) -> str:
         """The verdict as `flopcheck audit` prints it."""
-        from flopcheck.render import COLUMNS  # lazy: rendering imports this module
+        from flopcheck.render import COLUMNS  # lazy: door start-up
         from flopcheck.render.audit import to_text
 
         return to_text(self, COLUMNS)

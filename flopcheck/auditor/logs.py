@@ -19,13 +19,14 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from flopcheck import types
 from flopcheck.auditor.utilization import Job, Pair, Reading, Work, denominators, numerators
 from flopcheck.errors import InputError
 from flopcheck.types import Tier
 
 WARMUP_LIMIT = Fraction(1, 10)  # a leading line whose rate is this far off the log's median is warm-up
-CLOSE_LIMIT = Fraction(1, 100)
-WRONG_LIMIT = Fraction(1, 10)
+CLOSE_LIMIT = Fraction(types.CLOSE_LIMIT)  # the verdict tiers' bounds, one place (flopcheck.types), as fractions
+WRONG_LIMIT = Fraction(types.WRONG_LIMIT)
 TERA = 10**12
 
 

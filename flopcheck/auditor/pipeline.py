@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from flopcheck.auditor import WRONG_LIMIT, tier_of
+from flopcheck.auditor import tier_of
 from flopcheck.auditor.claims import Claim
 from flopcheck.fmt import commas, si
 from flopcheck.pipelines import PREFIX, PipelineCount, count_pipeline
 from flopcheck.specs import SpecError
-from flopcheck.types import Category, Tier, Unit
+from flopcheck.types import WRONG_LIMIT, Category, Tier, Unit
 from reference_models import pipeline_of
 
 

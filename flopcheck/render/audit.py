@@ -5,13 +5,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.auditor import CLOSE_LIMIT, Candidate, Verdict
 from flopcheck.fmt import commas, si
 from flopcheck.reconciler import masked
 from flopcheck.render import hang
-from flopcheck.types import Space, Tier, Unit, scope_words
+from flopcheck.types import CLOSE_LIMIT, Space, Tier, Unit, scope_words
 
-if TYPE_CHECKING:  # readings run counters: rendering imports none of that
+if TYPE_CHECKING:  # readings run counters, and the auditor's Verdict prints through this module: no import of them
+    from flopcheck.auditor import Candidate, Verdict
     from flopcheck.auditor.readings import ToolReading
 
 

@@ -8,7 +8,7 @@ from flopcheck.fmt import commas, table
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.sweep import Sweep, sweep_of
 from flopcheck.render import COLUMNS, fit
-from flopcheck.types import Reconciliation
+from flopcheck.types import PRESENTERS, Reconciliation
 
 WIDTH = 44
 FORMULA = "formula = exact count"  # a reference model's reference; a spec's is its exact count alone
@@ -154,3 +154,6 @@ def to_list(results: list[Reconciliation], sweeps: list[Sweep]) -> list[dict[str
 
 
 __all__ = ["describe_sweep", "proof", "summary", "sweep_dict", "to_dict", "to_list", "to_text"]
+
+
+PRESENTERS[Reconciliation] = lambda r: proof(r, COLUMNS)  # print(reconciliation): the proof, as reconcile prints it
