@@ -52,7 +52,7 @@ def _subjects(
     return [_subject(args, model, attn=a, input_size=size) for a in (attns or [None]) for size in (sizes or [None])]
 
 
-class Shown(Protocol):
+class VerbResult(Protocol):
     """What a verb returns: its text, its JSON-ready data and its exit code."""
 
     @property
@@ -63,7 +63,7 @@ class Shown(Protocol):
     def to_data(self) -> Any: ...
 
 
-def _show(result: Shown, args: argparse.Namespace) -> int:
+def _show(result: VerbResult, args: argparse.Namespace) -> int:
     """Print a result as JSON or text; its exit code."""
     print(to_json(result.to_data()) if getattr(args, "json", False) else result.to_text())
     return result.exit_code

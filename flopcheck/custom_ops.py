@@ -1,6 +1,6 @@
 """Formulas of operators outside aten (torchvision's, a library's, a user's torch.library op), by 'namespace::op'.
 
-Such an operator reaches the count whole: flopcheck cannot see inside it. One with a formula here is counted (ops.py
+Such an operator reaches the count whole: flopcheck cannot see inside it. One with a formula here is counted (exact/ops
 takes it in the first time it is dispatched); any other is opaque (categories.py). A plugin may register more. This
 module imports nothing, so a counter's forked child looks names up here without importing flopcheck.exact.
 """

@@ -169,7 +169,7 @@ class BySpace:
         return max(self.latent, self.pixel or 0)
 
 
-class Evidence(Word):
+class EvidenceKind(Word):
     """What a reconciliation had to go on: a counter's per-op or per-module detail, or its total alone."""
 
     WHITE_BOX = "white box"
@@ -418,9 +418,9 @@ class Reconciliation:
         return self.residual == 0 and not self.incomplete
 
     @property
-    def evidence(self) -> Evidence:
+    def evidence(self) -> EvidenceKind:
         """White box (the counter's detail read exactly) or black box (its total alone)."""
-        return Evidence.WHITE_BOX if self.mode == Evidence.WHITE_BOX else Evidence.BLACK_BOX
+        return EvidenceKind.WHITE_BOX if self.mode == EvidenceKind.WHITE_BOX else EvidenceKind.BLACK_BOX
 
     def __repr__(self) -> str:
         """One line: 'Reconciliation(fvcore_jit on Linear: 96 MACs = 192 FLOPs against the exact count 192 FLOPs,

@@ -1,7 +1,7 @@
 """The census: every aten operator of the installed torch in exactly one class, so no op with multiply-adds
 counts 0 in silence.
 
-  formula       ops.py has its formula
+  formula       exact/ops/ has its formula
   decomposes    CompositeImplicitAutograd: it never reaches the count; the ops it becomes are counted
   no mul-adds   a category (elementwise, norm, view, movement, ...): recorded with the elements it wrote
   NO FORMULA    multiply-adds and no formula: reaching one makes a count INCOMPLETE, loudly

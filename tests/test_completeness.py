@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from flopcheck.exact import ExactCounter, count_forward
-from flopcheck.exact.ops import efficient_forward_flop, flash_forward_flop
+from flopcheck.exact.ops.attention import efficient_forward_flop, flash_forward_flop
 from flopcheck.testing import FlopAssertionError, assert_flops_close, assert_reconciles
 
 
@@ -190,7 +190,9 @@ class DeformAndCustom(nn.Module):
 
 
 def test_a_custom_operator_is_counted_by_its_formula_or_makes_the_count_incomplete():
-    from flopcheck.exact import ops
+    from flopcheck.custom_ops import CUSTOM, register_custom
+    from flopcheck.exact.cost import OpCost, Piece
+    from flopcheck.exact.ops import FORMULAS
 
     x = torch.zeros(2, 4, 8, 8)
     count = count_forward(DeformAndCustom(), (x,))
@@ -202,20 +204,20 @@ def test_a_custom_operator_is_counted_by_its_formula_or_makes_the_count_incomple
     assert "flopcheck_test.fused_mm is a custom operator flopcheck cannot see inside" in count.incompleteness()
     assert "register_custom('flopcheck_test::fused_mm')" in count.incompleteness()
 
-    @ops.register_custom("flopcheck_test::fused_mm")
+    @register_custom("flopcheck_test::fused_mm")
     def fused_mm(a, b, out=None):
         """(m, k) @ (k, n): 2 m k n."""
-        return ops.OpCost((ops.Piece(2 * a.shape[0] * a.shape[1] * b.shape[1]),))
+        return OpCost((Piece(2 * a.shape[0] * a.shape[1] * b.shape[1]),))
 
     try:  # its formula, as a plugin gives it: 2 x 2 x 384 x 4 = 6,144 FLOPs, and the count is complete
         count = count_forward(DeformAndCustom(), (x,))
         assert count.complete and count.total == 165_888 + 55_296 + 6_144
     finally:
-        del ops.CUSTOM["flopcheck_test::fused_mm"]
-        ops.FORMULAS.pop(torch.ops.flopcheck_test.fused_mm, None)
+        del CUSTOM["flopcheck_test::fused_mm"]
+        FORMULAS.pop(torch.ops.flopcheck_test.fused_mm, None)
     for bad in ("fused_mm", "::", "mylib::", "::fused_mm", "a::b::c"):  # one 'namespace::op', both parts given
         with pytest.raises(ValueError, match="namespace::op"):
-            ops.register_custom(bad)
+            register_custom(bad)
 
 
 def test_incomplete_in_the_first_lines_of_a_count_and_in_its_json():
@@ -315,7 +317,7 @@ def test_attention_forward_and_backward_is_three_forwards_on_either_path(path):
 
 
 def test_convolution_backward_counts_the_gradients_asked_for():
-    from flopcheck.exact.ops_backend import conv_backward_flop
+    from flopcheck.exact.ops.conv import conv_backward_flop
 
     x, w, grad = torch.zeros(1, 3, 8, 8), torch.zeros(4, 3, 3, 3), torch.zeros(1, 4, 6, 6)
     # forward 2 * 144 outputs * 27 = 7,776 per gradient: input and weight 15,552; weight only 7,776

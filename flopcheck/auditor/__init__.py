@@ -68,12 +68,12 @@ class Candidate:
     norm: str = "LayerNorm"  # the model's norms by name, as its norm rule's words say them
 
     @property
-    def reading(self) -> B.Reading:
+    def reading(self) -> B.TotalReading:
         """The formula reading (a counter's: its unit, everything else as stated)."""
         if self.explanation:
             return self.explanation.reading
         assert self.tool is not None, self  # a candidate is a formula's reading or a counter's
-        return B.Reading(unit=self.tool.unit)
+        return B.TotalReading(unit=self.tool.unit)
 
     @property
     def unit(self) -> Unit:
@@ -156,7 +156,7 @@ class Verdict:
     inputs: str = ""  # the input the readings are for
     notes: tuple[str, ...] = field(default_factory=tuple)  # counters that gave no reading, and why
     space: Space | None = None  # the space of the best reading, for a model that runs on either; else None
-    stated: B.Reading | None = None  # the reading the claim states (its label's unit, its scope): causes count from it
+    stated: B.TotalReading | None = None  # the reading the claim states (its unit, its scope): causes count from it
     readings: tuple[Candidate, ...] = ()  # every counter's reading of the claim, matching its digits or not
     pipeline_hint: str = ""  # a claim that did not pass: the stage combination of the model's pipeline within 10%
     unmade: tuple[str, ...] = ()  # incomplete: the notes of the counters whose reading was due and not made
@@ -238,7 +238,7 @@ def _options(
     has_attention: bool = True,
     exact_step: bool = False,
     masks: frozenset[B.Coverage] = frozenset(),
-) -> list[B.Reading]:
+) -> list[B.TotalReading]:
     """Readings of this claim: its stated scope fixed, what it leaves unsaid explored (attention left out only
     where the model has attention; a masked convention only where the exact count read a mask it applies to, on the
     latent)."""
@@ -299,12 +299,12 @@ def _fused_candidates(claim: Claim) -> tuple[list[Candidate], list[str]]:
     return [Candidate(t.value, abs(claim.value - t.value), tool=t) for t in found], notes
 
 
-def _same_meaning(a: B.Reading, b: B.Reading) -> bool:
+def _same_meaning(a: B.TotalReading, b: B.TotalReading) -> bool:
     """Two counts that mean the same work (they differ in bookkeeping only)."""
     return replace(a, norms=0) == replace(b, norms=0)
 
 
-def _count_of(c: Candidate, candidates: list[Candidate], stated: B.Reading) -> Candidate | None:
+def _count_of(c: Candidate, candidates: list[Candidate], stated: B.TotalReading) -> Candidate | None:
     """The count a reading is a variant of: the same unit and scope with every layer counted, no norms and per-sample
     layers per sample (a counter's: the exact count in its unit at the claim's stated scope)."""
     r = replace(stated, unit=c.unit) if c.tool else c.reading
@@ -346,7 +346,7 @@ class Judgement:
     also: tuple[Candidate, ...] = ()
 
 
-def _causes(c: Candidate, stated: B.Reading) -> int:
+def _causes(c: Candidate, stated: B.TotalReading) -> int:
     """How many causes a reading adds to what the claim states: a formula reading's own; a counter's (or a published
     formula's), its unit's and those its convention found (so a hand formula with as many comes first)."""
     from flopcheck.reconciler import causes as K
@@ -356,7 +356,7 @@ def _causes(c: Candidate, stated: B.Reading) -> int:
     return c.reading.causes(stated) + found
 
 
-def _judge(claim: Claim, candidates: list[Candidate], stated: B.Reading) -> Judgement:
+def _judge(claim: Claim, candidates: list[Candidate], stated: B.TotalReading) -> Judgement:
     """The claim's tier (tier_of) against the reading that explains it best: the simplest whose digits match it
     (a count before bookkeeping before a departure, rounded before truncated, fewer causes first, a hand formula
     before a counter), else the nearest. A reading that is not a count is named as the cause, beside the count it
@@ -421,13 +421,13 @@ def judge(
     backward = _backward(claim, pixel is not None)
     # the calls' deltas cover the whole model's attention: a claim of it, or of the whole model
     whole = claim.part in ("model", "attention")
-    masks = frozenset(c for c in MASKED_COVERAGES if whole and B.applies(B.Reading(coverage=c), latent))
+    masks = frozenset(c for c in MASKED_COVERAGES if whole and B.applies(B.TotalReading(coverage=c), latent))
     explanations = [
         B.explain(r, latent, pixel, tokens, norms, backward)
         for r in _options(claim, has_per_sample, pixel is not None, has_attention, backward is not None, masks)
     ]
     explanations = [e for e in explanations if e.flops > 0]  # a reading of nothing (no block linears in a ResNet)
-    stated = B.Reading(
+    stated = B.TotalReading(
         unit=claim.label_unit,
         coverage=B.Coverage.FULL,
         batch=claim.batch,

@@ -311,7 +311,7 @@ def read_lines(text: str, path: str = "") -> tuple[LogFormat, list[Line]]:
 
 
 @dataclass(frozen=True)
-class Run:
+class RunShape:
     """What the command line says of the run: its GPUs, the sequences (samples) per iteration per GPU, the tokens
     per sample."""
 
@@ -320,7 +320,7 @@ class Run:
     text_tokens: int | None = None
 
 
-def samples_per_second(line: Line, run: Run) -> tuple[Fraction, str]:
+def samples_per_second(line: Line, run: RunShape) -> tuple[Fraction, str]:
     """The job's samples per second on this line, and how it was read; InputError naming what is missing."""
     g = run.gpus
     if line.seconds is not None and line.global_batch is not None:
@@ -506,7 +506,7 @@ def audit_log(
     if not Path(path).is_file():
         raise InputError(f"--log {path}: no such file; give the path of a training log")
     fmt, lines = read_lines(Path(path).read_text(errors="replace"), path)
-    run = Run(gpus, batch, text_tokens)
+    run = RunShape(gpus, batch, text_tokens)
     read = len(lines)
     lines = [line for line in lines if not zero_rate(line)]
     if not lines:

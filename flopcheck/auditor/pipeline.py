@@ -31,7 +31,7 @@ class Combination:
 
 
 @dataclass(frozen=True)
-class Reading:
+class CombinationReading:
     """A combination read in a unit, against the claim: its value in that unit and how far the claim is."""
 
     combination: Combination
@@ -80,13 +80,13 @@ def combinations(p: PipelineCount) -> tuple[Combination, ...]:
     return tuple(once)
 
 
-def readings(claim: Claim, p: PipelineCount) -> list[Reading]:
+def readings(claim: Claim, p: PipelineCount) -> list[CombinationReading]:
     """Each combination as FLOPs and as MACs, nearest to the claim first."""
     out = []
     for c in combinations(p):
         for unit in (Unit.FLOP, Unit.MAC):
             value = Decimal(c.flops) / unit.flops_per_unit
-            out.append(Reading(c, unit, value, abs(claim.value - value)))
+            out.append(CombinationReading(c, unit, value, abs(claim.value - value)))
     return sorted(out, key=lambda r: (not r.fit(claim), r.relative))
 
 
@@ -97,9 +97,9 @@ class PipelineVerdict:
     claim: Claim
     count: PipelineCount
     verdict: Tier
-    best: Reading
-    runners_up: tuple[Reading, ...]
-    also: tuple[Reading, ...] = ()  # other combinations the digits match too
+    best: CombinationReading
+    runners_up: tuple[CombinationReading, ...]
+    also: tuple[CombinationReading, ...] = ()  # other combinations the digits match too
 
     @property
     def passed(self) -> bool:
@@ -140,7 +140,7 @@ class PipelineVerdict:
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
-        def one(r: Reading) -> dict[str, Any]:
+        def one(r: CombinationReading) -> dict[str, Any]:
             return {"reading": r.describe(), "unit": r.unit.value, "flops": r.combination.flops}
 
         return {

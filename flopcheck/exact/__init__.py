@@ -8,12 +8,8 @@ from typing import Any
 
 from flopcheck.counted import ExactCount, OpRecord
 from flopcheck.custom_ops import CUSTOM
-from flopcheck.exact import (
-    ops_backend,  # noqa: F401  (registers the backend and backward kernels' formulas)
-    ops_products,  # noqa: F401  (registers the products', distances' and RNNs' formulas)
-)
 from flopcheck.exact.counter import ExactCounter, count_forward
-from flopcheck.exact.ops import FORMULAS
+from flopcheck.exact.ops import FORMULAS  # the package registers every op family's formulas
 from reference_models import prepare
 
 

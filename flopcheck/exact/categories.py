@@ -88,7 +88,7 @@ _NAMED: dict[Work, tuple[str, ...]] = {
 _BY_NAME = {name: cat for cat, names in _NAMED.items() for name in names}
 SOFTMAX_OPS = frozenset(_NAMED[Work.SOFTMAX])
 
-# Ops that do multiply-adds. One with no formula in ops.py is counted NO_FORMULA: the count is incomplete, loudly.
+# Ops that do multiply-adds. One with no formula in exact/ops/ is counted NO_FORMULA: the count is incomplete, loudly.
 # (The census test, tests/test_census.py, walks every aten op of the installed torch against this list.)
 MULTIPLY_ADD_OPS = frozenset(
     {

@@ -18,7 +18,7 @@ from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import detectors as D
 from flopcheck.reconciler import op_causes as _op_causes  # noqa: F401  (registers its causes' detectors)
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
-from flopcheck.types import BySpace, Count, Evidence, Finding, Mechanism, Reconciliation, Unit
+from flopcheck.types import BySpace, Count, EvidenceKind, Finding, Mechanism, Reconciliation, Unit
 
 if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconciliation needs it
     from flopcheck.reconciler.reference import Reference
@@ -137,7 +137,7 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
         share = sum(i.flops for i in divided if i.in_total)
         findings.append(K.PER_SAMPLE_REPORTED.finding(share - share * n, f"its modules divided by {n} samples"))
     residual = _residual(count, ref.total, findings)
-    return _closed(count, ref, findings, residual, D.residual_evidence(ev, residual), Evidence.WHITE_BOX)
+    return _closed(count, ref, findings, residual, D.residual_evidence(ev, residual), EvidenceKind.WHITE_BOX)
 
 
 def black_box(count: Count, ref: Reference) -> Reconciliation:
@@ -152,7 +152,7 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
     if not candidates or (count.reported == 0 and ref.total):  # a 0 is no convention: the counter saw nothing
         residual = _residual(count, ref.total, [])
         why = f"residual {residual:+,} FLOPs: {count.counter} counted nothing of a model with multiply-adds"
-        return _closed(count, ref, [], residual, why, f"{Evidence.BLACK_BOX}: no reading of a total applies")
+        return _closed(count, ref, [], residual, why, f"{EvidenceKind.BLACK_BOX}: no reading of a total applies")
     _, best = B.rank(float(count.reported), candidates)[0]
     findings = [f for f in best.findings if K.of(f) is not K.MAC_CONVENTION]
     residual = _residual(count, ref.total, findings)
@@ -162,7 +162,7 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
         findings,
         residual,
         f"residual {residual:+,} FLOPs",
-        f"{Evidence.BLACK_BOX}: {best.reading.describe()}",
+        f"{EvidenceKind.BLACK_BOX}: {best.reading.describe()}",
     )
 
 

@@ -62,7 +62,7 @@ COVERAGES = tuple(Coverage)
 
 
 @dataclass(frozen=True)
-class Reading:
+class TotalReading:
     """One way a number could have been produced."""
 
     unit: Unit = Unit.FLOP
@@ -93,9 +93,9 @@ class Reading:
         parts += ["pixel space"] if self.pixel else []
         return ", ".join(parts)
 
-    def causes(self, stated: Reading | None = None) -> int:
+    def causes(self, stated: TotalReading | None = None) -> int:
         """How many causes this reading adds beyond what a claim states (`stated`): fewer is simpler, more likely."""
-        s = stated or Reading()
+        s = stated or TotalReading()
         return (
             (self.coverage is not Coverage.FULL)
             + (self.unit is not s.unit)
@@ -113,7 +113,7 @@ class Reading:
 class Explanation:
     """A reading, the FLOPs it implies, and the findings that lead from the reference to it."""
 
-    reading: Reading
+    reading: TotalReading
     flops: int  # the reading's value in FLOPs
     value: Fraction  # the reading's value in its unit
     findings: tuple[Finding, ...] = field(default_factory=tuple)
@@ -133,7 +133,7 @@ def _per_layer_formula(b: Breakdown) -> int | None:
     return sum(per_layer(s.get("N", 1), s["L"] + s.get("Ls", 0), s["T"], s["d"]))
 
 
-def applies(reading: Reading, b: Breakdown) -> bool:
+def applies(reading: TotalReading, b: Breakdown) -> bool:
     """A reading this model can have produced: a shortcut over blocks needs blocks with linears, a reading without
     some attention needs attention, per-sample layers counted per token need per-sample layers; and nothing reads a
     model with multiply-adds as 0 (a counter that counted nothing is unexplained, not a convention)."""
@@ -189,7 +189,7 @@ def _covered(b: Breakdown, coverage: Coverage, per_token: bool, tokens: int) -> 
 
 
 def explain(
-    reading: Reading,
+    reading: TotalReading,
     latent: Breakdown,
     pixel: Breakdown | None,
     tokens: BySpace,
@@ -240,7 +240,7 @@ def readings(
     per_token: Iterable[bool] = (False, True),
     norms: Iterable[int] = (0,),
     exact_steps: Iterable[bool] = (False,),
-) -> list[Reading]:
+) -> list[TotalReading]:
     """Every combination of the given options (training never combines with steps or CFG; the exact step only
     with training, of the whole model as it is: every term, no norms, adaLN per sample)."""
     out = []
@@ -252,7 +252,7 @@ def readings(
         if x and not (t and cov is Coverage.FULL and not pt and not n):
             continue
         out.append(
-            Reading(
+            TotalReading(
                 unit=u,
                 coverage=cov,
                 per_sample_per_token=pt,

@@ -30,7 +30,7 @@ from reference_models.registry import UnknownModelError
 
 
 @dataclass(frozen=True)
-class Source:
+class ModelSource:
     """Where a spec's model comes from, by its prefix: its builder ('module:function', (spec, device, notes) ->
     built.Built, imported in the child that builds it), the input options it reads (--batch: every one; another
     one given would be ignored, so it is refused) and, in words, where its input comes from."""
@@ -46,34 +46,34 @@ class Source:
 SOURCES = {
     s.prefix: s
     for s in (
-        Source(
+        ModelSource(
             "timm",
             "flopcheck.specs.builders.timm:from_timm",
             ("resolution", "input_shape", "inputs"),
             "its pretrained_cfg, --resolution, --input-shape or --inputs",
         ),
-        Source(
+        ModelSource(
             "torchvision",
             "flopcheck.specs.builders.torchvision:from_torchvision",
             ("resolution", "frames", "input_shape", "inputs"),
             "its weights' crop, --resolution, --frames (video), --input-shape or --inputs",
         ),
-        Source(
+        ModelSource(
             "diffusers",
             "flopcheck.specs.builders.diffusers:from_diffusers",
             ("config", "resolution", "frames", "text_tokens", "inputs"),
             "its config and --resolution, --frames, --text-tokens, or --inputs",
         ),
-        Source(
+        ModelSource(
             "transformers",
             "flopcheck.specs.builders.transformers:from_transformers",
             ("config", "text_tokens", "inputs"),
             "its config and --text-tokens, or --inputs",
         ),
-        Source(
+        ModelSource(
             "zoo", "flopcheck.specs.builders.zoo:from_zoo", (), "its entry in the zoo (flopcheck list-models 'zoo:*')"
         ),
-        Source(
+        ModelSource(
             "module",
             "flopcheck.specs.builders.factory:from_factory",
             ("input_shape", "inputs"),
