@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import logging
 import os
 import sys
 import time
@@ -159,7 +160,11 @@ class RayExecutor:
         address = self.address or os.environ.get(RAY_ENV, "")
         started = not ray.is_initialized()
         if started:
-            options: dict[str, Any] = {"runtime_env": {"env_vars": _env()}, "log_to_driver": False}
+            options: dict[str, Any] = {
+                "runtime_env": {"env_vars": _env()},
+                "log_to_driver": False,  # the workers' prints are the models' own: not the user's terminal
+                "logging_level": logging.ERROR,  # Ray's start-up lines too
+            }
             if not address:
                 options.update(num_cpus=self.num_cpus or os.cpu_count() or 1, include_dashboard=False)
             try:
