@@ -172,8 +172,10 @@ def _audit(args: argparse.Namespace) -> int:
     claims = load_claims(args.file) if args.file else [parse_claim(args.claim, **given, **flags)]
     if args.executor and not args.file:
         raise UsageError("--executor runs the models of a claims file: give --file CLAIMS.yaml")
-    counters = False if args.no_counters else args.counter
-    result = audit(claims, counters, args.allow_code or not args.file, args.timeout, args.executor)
+    named: list[str] | None = args.counter
+    result = audit(
+        claims, False if args.no_counters else named, args.allow_code or not args.file, args.timeout, args.executor
+    )
     code = _show(result, args) if args.json or not args.markdown else print(result.to_markdown()) or result.exit_code
     for line in result.failed:
         print(line, file=sys.stderr)
@@ -251,6 +253,7 @@ def _report_args(p: argparse.ArgumentParser) -> None:
     add_flags(p, "out models sweeps no-sweep workers from counter timeout", **REPORT_FLAGS)
     _executor_flag(p)
 
+
 COMMANDS: dict[
     str, tuple[str, Callable[[argparse.ArgumentParser], object], Callable[[argparse.Namespace], int]]
 ] = {  # name -> (help, add its arguments, run it)
@@ -264,11 +267,7 @@ COMMANDS: dict[
         lambda p: add_model(p, DEFAULT_MODEL, TRAINING_FLAGS, "optimizer device json timeout"),
         _count,
     ),
-    "report": (
-        "the comparison report: every counter on every model, and T-sweeps",
-        _report_args,
-        _report,
-    ),
+    "report": ("the comparison report: every counter on every model, and T-sweeps", _report_args, _report),
     "estimate": (
         "FLOPs per generation, attention share, roofline and step time on a GPU (the inference arithmetic)",
         lambda p: add_model(p, "FLUX.1-dev", TRAINING_FLAGS, "gpu gpus mfu throughput json timeout"),

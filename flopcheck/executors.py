@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from flopcheck.cache import COUNTS, count_key
+from flopcheck.children import one_line
 from flopcheck.errors import InputError
 from flopcheck.types import Count
 
@@ -170,7 +171,8 @@ class RayExecutor:
             try:
                 ray.init(address=address or None, **options)
             except (ConnectionError, ValueError, RuntimeError) as err:
-                raise InputError(f"cannot reach a Ray cluster at {address!r}: {err}; start one with `ray start --head`")
+                why = f"cannot reach a Ray cluster at {address!r}: {one_line(err)}; start one with `ray start --head`"
+                raise InputError(why) from None
         task = ray.remote(num_cpus=1, max_retries=0)(_count_one_job)
         pending = {task.remote(specs, job, timeout_s): job for job in jobs}
         try:
@@ -180,7 +182,7 @@ class RayExecutor:
                 try:
                     counts = tuple(decode(Count, d) for d in ray.get(ready[0]))
                 except Exception as err:  # noqa: BLE001  (a task that died: its job's error, the rest go on)
-                    why = f"its Ray task failed: {str(err).strip().splitlines()[0][:200] if str(err).strip() else err}"
+                    why = f"its Ray task failed: {one_line(err)}"
                     counts = tuple(error_count(s, job.resolved(), why) for s in specs)
                 on_done(Finished(job, counts))
         finally:  # Ctrl-C, or an error here: no task goes on after us

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.cache import COUNTS, count_key
-from flopcheck.executors import keep  # a count kept as the auditor keeps it (re-exported: tests, conftest)
+from flopcheck.executors import keep as keep  # a count kept as the auditor keeps it (re-exported: tests, conftest)
 from flopcheck.types import Count, Finding, Unit
 
 if TYPE_CHECKING:
