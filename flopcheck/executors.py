@@ -162,12 +162,12 @@ class RayExecutor:
         started = not ray.is_initialized()
         if started:
             options: dict[str, Any] = {
-                "runtime_env": {"env_vars": _env()},
                 "log_to_driver": False,  # the workers' prints are the models' own: not the user's terminal
                 "logging_level": logging.ERROR,  # Ray's start-up lines too
             }
-            if not address:
-                options.update(num_cpus=self.num_cpus or os.cpu_count() or 1, include_dashboard=False)
+            if not address:  # a Ray of our own: its workers import flopcheck from where we do (a cluster: installed)
+                cpus = self.num_cpus or os.cpu_count() or 1
+                options.update(num_cpus=cpus, include_dashboard=False, runtime_env={"env_vars": _env()})
             try:
                 ray.init(address=address or None, **options)
             except (ConnectionError, ValueError, RuntimeError) as err:
