@@ -46,6 +46,16 @@ def test_an_unknown_executor_is_one_line_naming_the_choices(tmp_path, capsys):
     assert "no executor 'dask': give local, ray, or ray://HOST:PORT" in err
 
 
+def test_the_python_report_refuses_a_bad_executor_before_counting():
+    import flopcheck
+    from flopcheck.errors import InputError
+
+    with pytest.raises(InputError, match="no executor 'dask': give local, ray, or ray://HOST:PORT"):
+        flopcheck.report("DiT-S/8", executor="dask")
+    with pytest.raises(InputError, match="executor must be a string"):
+        flopcheck.report("DiT-S/8", executor=2)
+
+
 def test_executor_beside_one_typed_claim_is_refused(capsys):
     code, _, err = _cli(["audit", "DiT-XL/2 118.64 GFLOPs", "--executor", "local"], capsys)
     assert code == 2 and err == "flopcheck: --executor runs the models of a claims file: give --file CLAIMS.yaml\n"
