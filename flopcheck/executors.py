@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -169,7 +170,9 @@ class RayExecutor:
                 cpus = self.num_cpus or os.cpu_count() or 1
                 options.update(num_cpus=cpus, include_dashboard=False, runtime_env={"env_vars": _env()})
             try:
-                ray.init(address=address or None, **options)
+                with warnings.catch_warnings():  # an unreachable client address: Ray warns, then raises; one line
+                    warnings.simplefilter("ignore")
+                    ray.init(address=address or None, **options)
             except (ConnectionError, ValueError, RuntimeError) as err:
                 why = f"cannot reach a Ray cluster at {address!r}: {one_line(err)}; start one with `ray start --head`"
                 raise InputError(why) from None
