@@ -171,3 +171,28 @@ def test_ray_writes_the_local_pool_s_report_byte_for_byte(tmp_path, monkeypatch,
     # DiT-S/8 at 256 px, explicit attention: 2 x 357,974,016 MACs (DiT's Table 4 S/8, 0.36 GFLOPs) = 715,948,032 FLOPs
     assert flops[("DiT-S/8", "math")] == 715_948_032
     assert all(r["closed"] for r in res["reconciliations"]) and len(res["reconciliations"]) == 3
+
+
+def test_the_progress_line_counts_models_and_closed_counts_on_a_terminal(monkeypatch):
+    import io
+
+    from flopcheck.executors import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    job = Job("DiT-S/8", attn="sdpa")
+    r = job.resolved()
+    where = {k: r[k] for k in ("model", "input_size", "attn", "batch")}
+    ok = Count("torch_dispatch", "torch", "1", Unit.FLOP, **where, reported=1, flops=1)
+    failed = Count("thop_hooks", "thop", "1", Unit.MAC, **where, error="boom")
+    shown = Progress(models=2, counters=2)
+    shown(Finished(job, (ok, failed)))  # one of its two counts closed: the model did not fail as a whole
+    assert screen.getvalue().startswith("\r1/2 models, 1 counts closed, about ")
+    shown(Finished(job, (failed, failed)))
+    lines = screen.getvalue().split("\n")
+    assert lines[1] == "flopcheck: DiT-S/8: boom"  # below the progress line, which goes on
+    assert lines[2].startswith("\r2/2 models, 1 counts closed, about 0 s left")
