@@ -70,6 +70,16 @@ def whole(name: str, value: int) -> int:
     return WHOLE(name, value)
 
 
+def count(name: str, value: object) -> int:
+    """A GPU, batch or token count as a file or a caller gives it: COUNT's whole number >= 1 (no upper bound: 2e12
+    tokens is a real run), an integral float (YAML's 8.0) read as its int."""
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return COUNT(name, value)
+    raise InputError(f"{name} must be {COUNT.what}, got {_shown(value)}")
+
+
 def seconds(name: str, value: float) -> float:
     """A deadline: a finite number of seconds in (0, one week]."""
     return float(SECONDS(name, value))

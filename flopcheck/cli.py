@@ -88,7 +88,7 @@ def _count(args: argparse.Namespace) -> int:
     check_device(args.device)
     step = training_options(args.training, args.freeze, args.checkpoint, args.optimizer)
     scope = Scope(steps=args.steps or 1, cfg=args.cfg, training=args.training)
-    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens)
+    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens, args.training, args.steps, args.cfg)
     args.text_tokens = args.prompt_tokens or args.text_tokens  # the counted forward is the prefill
     kernel = args.attn_kernel or ""
     return _show(count(_subject(args), scope, args.device, **step, attn_kernel=kernel, generate=gen), args)
@@ -117,16 +117,19 @@ def _counters_alias(args: argparse.Namespace) -> int:
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    from flopcheck.verbs.reconcile import DEFAULT_RECONCILE  # lazy: door start-up (a verb loads its machinery when run)
+    from flopcheck.verbs.count import check_device  # lazy: door start-up (a verb loads its machinery when run)
+    from flopcheck.verbs.reconcile import DEFAULT_RECONCILE
     from flopcheck.verbs.reconcile import run as reconcile
     from flopcheck.verbs.report import progress_bar
 
+    check_device(args.device)
     model = args.model or DEFAULT_RECONCILE[0]
     size = args.input_size or (None if args.model else DEFAULT_RECONCILE[1])
     attns = args.attn or ([None] if args.model else list(ATTN_PATHS))
     subjects = _subjects(args, model, [size], attns)
     bar = None if args.json else progress_bar
-    return _show(reconcile(subjects, args.counter, args.timeout, args.sweep, bar, args.formula, args.training), args)
+    found = reconcile(subjects, args.counter, args.timeout, args.sweep, bar, args.formula, args.training, args.device)
+    return _show(found, args)
 
 
 def _audit_args(p: argparse.ArgumentParser) -> None:
@@ -208,7 +211,7 @@ def _estimate(args: argparse.Namespace) -> int:
     if is_pipeline(args.model or ""):  # per stage, at one MFU
         return _show(estimate_pipeline(args.model, args.gpu, args.mfu, **options(args)), args)
     step = training_options(args.training, args.freeze, args.checkpoint)
-    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens)
+    gen = generation_options(args.generate, args.prompt_tokens, args.text_tokens, args.training, args.steps, args.cfg)
     args.text_tokens = args.prompt_tokens or args.text_tokens  # the counted forward is the prefill
     run = {"steps": args.steps or 1, "cfg": args.cfg, "training": args.training, "attn_kernel": args.attn_kernel or ""}
     run |= {"throughput": args.throughput, "gpus": args.gpus, "stated_batch": args.batch, "generate": gen}
@@ -277,7 +280,7 @@ COMMANDS: dict[
     "counters": ("an alias of compare, its old name", _compare_args, _counters_alias),
     "reconcile": (
         "every counter's number explained, cause by cause, to a zero residual",
-        lambda p: add_model(p, None, "counter timeout json sweep formula training", attn=APPENDED),
+        lambda p: add_model(p, None, "counter timeout json sweep formula training device", attn=APPENDED),
         _reconcile,
     ),
     "causes": ("the causes: what happened, who does it, the fix", lambda p: add_flags(p, "measure markdown"), _causes),

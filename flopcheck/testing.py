@@ -157,15 +157,16 @@ def assert_mfu_close(
     mfu: float,
     *,
     samples_per_second: float,
-    gpu: str = "H100",
+    gpu: str,
     gpus: int = 1,
     dtype: str = "bf16",
     rtol: float = 0.02,
     kwargs: dict[str, Any] | None = None,
 ) -> float:
     """Assert a logger's MFU (a fraction) is within rtol of the one the exact training step of model(*inputs,
-    **kwargs) gives at `samples_per_second` on `gpus` x `gpu`: one sample's model FLOPs x samples/s / (GPUs x the
-    dtype's dense peak); return the true MFU. The failure message names the readings that give the logged value."""
+    **kwargs) gives at `samples_per_second` on `gpus` x `gpu` (named: never a default): one sample's model FLOPs x
+    samples/s / (GPUs x the dtype's dense peak); return the true MFU. The failure message names the readings that
+    give the logged value."""
     from fractions import Fraction
 
     from flopcheck.auditor.utilization import Job, explain_mfu, work_from_step

@@ -24,7 +24,7 @@ def paper(committed_verdicts):
 
 @pytest.fixture(scope="module")
 def seed(committed_verdicts):
-    return verdicts(committed_verdicts, "claims/seed_dit_flops.yaml")
+    return verdicts(committed_verdicts, "claims/dit_writeup.yaml")
 
 
 def test_every_table4_entry_is_macs_with_attention_counted(paper):
@@ -62,37 +62,37 @@ def test_dit_readme_figures(paper):
     assert v.true_flops == 1_049_076_596_736
 
 
-# the seed's figures: what each one counted, and how close it is (the verdict is also pinned in the YAML)
+# the DiT write-up's figures: what each one counted, and how close it is (the verdict is also pinned in the YAML)
 SEED = {
     # 2.37e11 = 237.24 G rounded: right, in FLOPs, everything counted
-    "seed004-xl2-forward": ("consistent", "FLOP", "full"),
+    "dit-writeup-xl2-forward": ("consistent", "FLOP", "full"),
     # 236 = 28 x 8.45e9: the blocks-only 236.76 G truncated, 0.52% under the full 237.24 G: close
-    "seed004-xl2-forward-236": ("close", "FLOP", "full"),
-    "seed004-s2-forward": ("consistent", "FLOP", "full"),  # 12.11 G
-    "seed004-b2-forward": ("consistent", "FLOP", "full"),  # 46.01 G
-    "seed004-l2-forward": ("consistent", "FLOP", "full"),  # 161.40 G
+    "dit-writeup-xl2-forward-236": ("close", "FLOP", "full"),
+    "dit-writeup-s2-forward": ("consistent", "FLOP", "full"),  # 12.11 G
+    "dit-writeup-b2-forward": ("consistent", "FLOP", "full"),  # 46.01 G
+    "dit-writeup-l2-forward": ("consistent", "FLOP", "full"),  # 161.40 G
     # one block: 24*256*1152^2 + 4*256^2*1152 = 8,455,716,864 -> 8.45e9 truncated; the block with its adaLN
     # (2 * 1152 * 6 * 1152 = 15,925,248) is 8,471,642,112: 0.26% over the claim: close
-    "seed004-xl2-block": ("close", "FLOP", "full"),
+    "dit-writeup-xl2-block": ("close", "FLOP", "full"),
     # both embedding ends: 2*256*1152*16 + 2*256*1152*32 = 9,437,184 + 18,874,368 = 28.3 M, not 940 M
-    "seed004-embeddings": ("unexplained", None, None),
+    "dit-writeup-embeddings": ("unexplained", None, None),
     # 3 x 236 = 708; the rule's 3 x 237,242,843,136 = 711,728,529,408 is 0.52% more: close
-    "seed004-training-step": ("close", "FLOP", "full"),
+    "dit-writeup-training-step": ("close", "FLOP", "full"),
     # 50 x 237.24 G = 11.86 T, truncated to 11.8
-    "seed004-sampling-50": ("consistent", "FLOP", "full"),
+    "dit-writeup-sampling-50": ("consistent", "FLOP", "full"),
     # 100 x 236.76 G = 23.68 T truncated to 23.6; the truth 23.72 T is 0.52% more: close
-    "seed004-sampling-50-cfg": ("close", "FLOP", "full"),
+    "dit-writeup-sampling-50-cfg": ("close", "FLOP", "full"),
     # pixels: 49,247,908,429,824 FLOPs = 49.25 T, 49.2 rounded: 49.3 is 0.11% over: close
-    "seed004-pixel": ("close", "FLOP", "full"),
-    "seed004-patch-2": ("close", "FLOP", "full"),  # blocks-only 236.76 G -> 236.8; 0.19% under 237.24
+    "dit-writeup-pixel": ("close", "FLOP", "full"),
+    "dit-writeup-patch-2": ("close", "FLOP", "full"),  # blocks-only 236.76 G -> 236.8; 0.19% under 237.24
     # XL/4 blocks only: 28 * (24*64*1152^2 + 4*64^2*1152) = 57,604,571,136 -> 57.6, not 57.7; the full
     # 58,087,342,080 is 0.67% over 57.7: close
-    "seed004-patch-4": ("close", "FLOP", "full"),
+    "dit-writeup-patch-4": ("close", "FLOP", "full"),
     # 28 * 510,787,584 = 14,302,052,352 -> 14.3, but the forward is 14,784,823,296: the blocks-only formula leaves
     # out 482,770,944 / 14,784,823,296 = 3.27% of it (embeddings and head), within the 10% omission limit: close
-    "seed004-patch-8": ("close", "FLOP", "full"),
+    "dit-writeup-patch-8": ("close", "FLOP", "full"),
     # 3.84e8 x 3 x 236.76 G = 2.7275e20 -> 2.72e20 truncated; the rule on the full forward 2.733e20: close
-    "seed004-training-total": ("close", "FLOP", "full"),
+    "dit-writeup-training-total": ("close", "FLOP", "full"),
 }
 
 
@@ -117,15 +117,15 @@ def test_true_values_for_what_the_claims_describe(seed):
     # training step: the exact step, 3 x 237,242,843,136 less the two layers whose input needs no gradient
     # (x_embedder 9,437,184 and t_embedder.mlp.0 589,824: test_training.py) = 711,718,502,400;
     # 50 steps with CFG 100 x; pixels 49,247,908,429,824 (test_formula_dit)
-    assert seed["seed004-training-step"].true_flops == 711_718_502_400
-    assert seed["seed004-sampling-50-cfg"].true_flops == 23_724_284_313_600
-    assert seed["seed004-pixel"].true_flops == 49_247_908_429_824
-    assert seed["seed004-embeddings"].true_flops == 28_311_552
+    assert seed["dit-writeup-training-step"].true_flops == 711_718_502_400
+    assert seed["dit-writeup-sampling-50-cfg"].true_flops == 23_724_284_313_600
+    assert seed["dit-writeup-pixel"].true_flops == 49_247_908_429_824
+    assert seed["dit-writeup-embeddings"].true_flops == 28_311_552
 
 
 @pytest.fixture(scope="module")
 def seed001(committed_verdicts):
-    return verdicts(committed_verdicts, "claims/seed_inference_arithmetic.yaml")
+    return verdicts(committed_verdicts, "claims/inference_arithmetic.yaml")
 
 
 # Seed 001 estimates every model as L*(24*T*d^2 + 4*T^2*d) over T = I + S, in FLOPs. Where a model's
@@ -134,48 +134,48 @@ def seed001(committed_verdicts):
 SEED001 = {
     # SD3 1024^2: linear 24*24*4429*1536^2 - 18*333*1536^2 (last block) = 6.009 T; attention 24*4*4429^2*1536
     # = 2.892 T; the whole forward 8,904,337,539,072 -> 8.9; x2 CFG 17.81 -> 17.8
-    "seed001-sd3-linear": ("consistent", "full"),
-    "seed001-sd3-attention": ("consistent", "full"),
-    "seed001-sd3-step": ("consistent", "full"),
-    "seed001-sd3-forward": ("consistent", "full"),
+    "arith-sd3-linear": ("consistent", "full"),
+    "arith-sd3-attention": ("consistent", "full"),
+    "arith-sd3-step": ("consistent", "full"),
+    "arith-sd3-forward": ("consistent", "full"),
     # FLUX: 57 blocks of exactly 24*T*d^2 + 4*T^2*d; the forward 74,384,653,418,496 -> 74.4
-    "seed001-flux-linear": ("consistent", "full"),
-    "seed001-flux-attention": ("consistent", "full"),
-    "seed001-flux-step": ("consistent", "full"),
-    "seed001-flux2048-linear": ("consistent", "full"),
-    "seed001-flux2048-attention": ("consistent", "full"),
-    "seed001-flux2048-step": ("consistent", "full"),
-    "seed001-cog-linear": ("consistent", "full"),
-    "seed001-cog-attention": ("consistent", "full"),
-    "seed001-cog-step": ("consistent", "full"),
-    "seed001-cog-forward": ("consistent", "full"),
+    "arith-flux-linear": ("consistent", "full"),
+    "arith-flux-attention": ("consistent", "full"),
+    "arith-flux-step": ("consistent", "full"),
+    "arith-flux2048-linear": ("consistent", "full"),
+    "arith-flux2048-attention": ("consistent", "full"),
+    "arith-flux2048-step": ("consistent", "full"),
+    "arith-cog-linear": ("consistent", "full"),
+    "arith-cog-attention": ("consistent", "full"),
+    "arith-cog-step": ("consistent", "full"),
+    "arith-cog-forward": ("consistent", "full"),
     # Wan2.1-14B: block linears 40*(12*I*d^2 + 4*S*d^2 + 4*I*d*13824) = 1,809,556,963,328,000, not 1915.4 T;
     # attention 40*4*(I^2 + I*S)*d = 4,713,731,850,240,000, 0.68% under 4745.7 T: close
-    "seed001-wan-linear": ("wrong", "full"),
-    "seed001-wan-attention": ("close", "full"),
+    "arith-wan-linear": ("wrong", "full"),
+    "arith-wan-attention": ("close", "full"),
     # the forward and the CFG step are the per-layer formula exactly: 40*(24*76112*5120^2 + 4*76112^2*5120)
     # = 6,661,076,733,132,800 -> 6661.1, but the model does 6,523,436,592,005,120: the formula counts 2.1% more
     # than the model does, within the 10% omission limit: close
-    "seed001-wan-forward": ("close", "full"),
-    "seed001-wan-step": ("close", "full"),
-    "seed001-hunyuan-linear": ("consistent", "full"),
-    "seed001-hunyuan-attention": ("consistent", "full"),
+    "arith-wan-forward": ("close", "full"),
+    "arith-wan-step": ("close", "full"),
+    "arith-hunyuan-linear": ("consistent", "full"),
+    "arith-hunyuan-attention": ("consistent", "full"),
     # 60*(24*119056*3072^2 + 4*119056^2*3072) = 12,068,367,724,707,840 -> 12068.4; the model adds its
     # token refiner, embedders and adaLN: 12,068,592,207,003,648 -> 12068.6: 0.002% over the claim, close
-    "seed001-hunyuan-step": ("close", "full"),
+    "arith-hunyuan-step": ("close", "full"),
     # Wan2.1-1.3B exercise: block linears 30*(12*I*d^2 + 4*S*d^2 + 4*I*d*8960) = 82.07 T with I = 32760,
     # d = 1536: the seed's 56 assumes a 4d MLP over I + S tokens; 32% low, no reading explains it
-    "seed001-ex2-linear": ("unexplained", None),
+    "arith-ex2-linear": ("unexplained", None),
     # attention 30*4*(32760^2 + 32760*512)*1536 = 200,907,089,510,400: 200 truncated ("about 200")
-    "seed001-ex2-attention": ("consistent", "full"),
+    "arith-ex2-attention": ("consistent", "full"),
     # the per-layer formula gives 260.57 T (260 truncated), the model 283.00 T: the formula leaves out 7.9% of
     # it, within the 10% omission limit: close
-    "seed001-ex2-step": ("close", "full"),
+    "arith-ex2-step": ("close", "full"),
 }
 
 
 def test_every_seed001_figure_has_a_claim():
-    assert set(SEED001) == {c.id for c in load_claims("claims/seed_inference_arithmetic.yaml")}
+    assert set(SEED001) == {c.id for c in load_claims("claims/inference_arithmetic.yaml")}
 
 
 @pytest.mark.integration
@@ -191,11 +191,11 @@ def test_seed001_figures_pinned(seed001, key):
 @pytest.mark.integration
 def test_seed001_true_values(seed001):
     # the whole forward (test_text_conditioned derives each), x2 for the CFG step
-    assert seed001["seed001-wan-forward"].true_flops == 6_523_436_592_005_120
-    assert seed001["seed001-wan-step"].true_flops == 2 * 6_523_436_592_005_120
-    assert seed001["seed001-hunyuan-step"].true_flops == 12_068_592_207_003_648
-    assert seed001["seed001-wan-linear"].true_flops == 1_809_556_963_328_000
-    assert seed001["seed001-ex2-attention"].true_flops == 200_907_089_510_400
+    assert seed001["arith-wan-forward"].true_flops == 6_523_436_592_005_120
+    assert seed001["arith-wan-step"].true_flops == 2 * 6_523_436_592_005_120
+    assert seed001["arith-hunyuan-step"].true_flops == 12_068_592_207_003_648
+    assert seed001["arith-wan-linear"].true_flops == 1_809_556_963_328_000
+    assert seed001["arith-ex2-attention"].true_flops == 200_907_089_510_400
 
 
 def test_seed001_audit_text_names_the_per_layer_formula(capsys):
@@ -258,7 +258,7 @@ def test_audit_json_fields(capsys):
 @pytest.mark.integration
 def test_audit_file_exit_code(capsys, large_configs_carried):  # noqa: ARG001
     assert main(["audit", "--file", "claims/dit_paper.yaml"]) == 0  # consistent or close, every row
-    assert main(["audit", "--file", "claims/seed_dit_flops.yaml"]) == 1  # XL/8's 14.3 is wrong
+    assert main(["audit", "--file", "claims/dit_writeup.yaml"]) == 1  # XL/8's 14.3 is wrong
     capsys.readouterr()
 
 

@@ -68,8 +68,8 @@ DOORS = [
         lambda: flopcheck.audit("DiT-S/8 45% MFU", counters=False, scope={"gpu": "H100", "throughput": 5.7}),
         "throughput must be a string, like '3.1 it/s', got 5.7",
     ),
-    (lambda: assert_mfu_close(NET, X, 0.4, samples_per_second=10, gpus=True), f"gpus {WHOLE}, got True"),
-    (lambda: assert_mfu_close(NET, X, 1.5, samples_per_second=10), "mfu must be a fraction in (0, 1]"),
+    (lambda: assert_mfu_close(NET, X, 0.4, samples_per_second=10, gpu="H100", gpus=True), f"gpus {WHOLE}, got True"),
+    (lambda: assert_mfu_close(NET, X, 1.5, samples_per_second=10, gpu="H100"), "mfu must be a fraction in (0, 1]"),
 ]
 
 

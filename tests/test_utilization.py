@@ -336,10 +336,12 @@ def test_assert_mfu_close_checks_a_loggers_mfu():
     # (its input needs none) 2 x 64 x 128 = 16,384, the second's weight and input gradients 2 x 2 x 1,280 = 5,120
     # -> 40,448 FLOPs; at 1e9 samples/s on one H100: 40,448e9 / 989.4e12 = 4.088%
     true = Fraction(40_448 * 10**9) / H100
-    assert assert_mfu_close(model, x, 0.0409, samples_per_second=1e9) == pytest.approx(float(true), rel=1e-12)
+    assert assert_mfu_close(model, x, 0.0409, samples_per_second=1e9, gpu="H100") == pytest.approx(
+        float(true), rel=1e-12
+    )
     # the same rate over 16 GPUs is 0.2555%; a logger that divides by one GPU's peak says 4.09%
     with pytest.raises(FlopAssertionError, match="one H100-SXM's BF16 dense peak"):
-        assert_mfu_close(model, x, 0.0409, samples_per_second=1e9, gpus=16)
+        assert_mfu_close(model, x, 0.0409, samples_per_second=1e9, gpu="H100", gpus=16)
 
 
 def test_gpu_days_with_the_gpu_in_the_text():

@@ -6,13 +6,13 @@ a recompute policy written after it ('with full recompute'); what each needs tha
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from flopcheck import checks
 from flopcheck.errors import InputError
 
 PREFIXES = {"": 0, "k": 3, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
@@ -208,12 +208,9 @@ _READERS = {
 
 
 def positive_whole(value: object, name: str) -> int:
-    """A GPU count, batch or token count: a whole number >= 1 (bool, 0, negative, NaN refused in one line)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        if isinstance(value, float) and math.isfinite(value) and value.is_integer() and value >= 1:
-            return int(value)
-        raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
-    return value
+    """A GPU count, batch or token count: checks.COUNT's whole number >= 1 (a YAML 8.0 read as 8; bool, 0, negative,
+    NaN refused in one line)."""
+    return checks.count(name, value)
 
 
 def needs(rate: Rate, given: Mapping[str, Any]) -> str:

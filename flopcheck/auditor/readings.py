@@ -140,7 +140,8 @@ def path_words(job: Job, switch: bool) -> str:
 
 def fill(jobs: list[Job], names: list[str] | None, workers: int | None = None) -> None:
     """Run the named counters (default: all) the cache lacks on these jobs, one pool (or Ray run: the enclosing
-    executors.using) a set of lacking counters, each model's counts kept as it finishes (executors.count_jobs)."""
+    executors.using) a set of lacking counters, each model's counts kept as it finishes (executors.count_jobs), and
+    a progress line on stderr when it is a terminal (a first audit runs every counter on real tensors, minutes)."""
     # lazy: door start-up (the counters' registry imports every adapter; see subject.counts_of)
     from flopcheck.counters import COUNTERS
     from flopcheck.executors import count_jobs, current

@@ -162,6 +162,48 @@ def keyword_inputs(model: nn.Module, inputs: tuple[Any, ...]) -> dict[str, Any]:
     return dict(inspect.signature(model.forward).bind(*inputs).arguments)
 
 
+def unreached(model: nn.Module, uncalled: set[str]) -> tuple[Skip, ...]:
+    """Skips for the modules holding a weight of their own (Linear, conv) that a trace never reached, by exact path:
+    the counter counted them 0, as the traced graph kept only what the outputs use (causes.UNREACHED_IN_TRACE)."""
+    from flopcheck.reconciler.causes import UNREACHED_IN_TRACE
+
+    found = []
+    for path, m in model.named_modules():
+        if path in uncalled and next(m.parameters(recurse=False), None) is not None:
+            found.append(Skip(path, 1, UNREACHED_IN_TRACE, Mechanism.MODULE, Work.OTHER))
+    return tuple(found)
+
+
+@contextmanager
+def trace_scopes(model: nn.Module) -> Iterator[None]:
+    """While a torch.jit trace runs inside, each module's ops carry its path as their scope (node.scopeName():
+    'blocks.0/blocks.0.mlp'), as fvcore's own trace marks them: which modules the traced graph reached."""
+    import torch  # lazy: torch (see the note at the top)
+
+    def enter(name: str) -> Callable[..., None]:
+        def push(*_: Any) -> None:
+            state = torch._C._get_tracing_state()
+            if state is not None:
+                state.push_scope(name)
+
+        return push
+
+    def leave(*_: Any) -> None:
+        state = torch._C._get_tracing_state()
+        if state is not None:
+            state.pop_scope()
+
+    handles = []
+    for path, m in model.named_modules():
+        if path:
+            handles += [m.register_forward_pre_hook(enter(path)), m.register_forward_hook(leave)]
+    try:
+        yield
+    finally:
+        for h in handles:
+            h.remove()
+
+
 def module_types(model: nn.Module) -> dict[str, str]:
     """Module path -> class name."""
     return {name: type(m).__name__ for name, m in model.named_modules()}
@@ -243,27 +285,56 @@ def entry_label(name: object) -> str:
     return getattr(getattr(name, "__self__", None), "__name__", None) or str(name)
 
 
+SDPA = "aten.scaled_dot_product_attention"  # what an unpatched F.scaled_dot_product_attention on its math path is named
+
+
 class _Unpatched:
     """At the aten level, below any Python patching: a multiply-add op is covered when a patched wrapper of a
     multiply-add functional (linear, conv, matmul, einsum, ...: not a norm's or an activation's) logged an entry
-    since the previous one; otherwise the profiler never saw it (MultiheadAttention's fused op after a layer_norm)."""
+    since the previous one; otherwise the profiler never saw it (MultiheadAttention's fused op after a layer_norm).
+    Inside F.scaled_dot_product_attention the call is one: covered when a patch logged an entry during it, else
+    skipped by its fused kernel's name, or as the SDPA call itself where it ran on its math path (bmm, not a kernel)."""
 
     def __init__(self, stack: LoggedStack):
         self.stack, self.pos = stack, 0
         self.missing: Counter[str] = Counter()
+        self.inside: list[tuple[int, list[object]]] | None = None  # per open SDPA call: (log position, ops it ran)
 
     def seen(self, packet: object) -> None:
         from flopcheck.exact.ops import FORMULAS  # lazy: torch (see the note at the top)
 
         if packet not in FORMULAS or not self.stack.profiling:
             return
+        if self.inside:
+            self.inside[-1][1].append(packet)
+            return
         new = self.stack.log[self.pos :]
         self.pos = len(self.stack.log)
         if not any(_multiplies(name) for name, _ in new):
             self.missing[str(packet)] += 1
 
+    def sdpa(self, call: Callable[[], Any]) -> Any:
+        """Run one F.scaled_dot_product_attention call as a unit: its ops are covered by a patch that logged, or
+        skipped together (a fused kernel by its name; the math path's matmuls as the SDPA call)."""
+        from flopcheck.exact.ops import ATTENTION_OPS  # lazy: torch (see the note at the top)
+
+        opened = (len(self.stack.log), list[object]())
+        self.inside = (self.inside or []) + [opened]
+        try:
+            return call()
+        finally:
+            self.inside.pop()
+            start, ops = opened
+            if ops and not any(_multiplies(name) for name, _ in self.stack.log[start:]):
+                kernels = [str(op) for op in ops if op in ATTENTION_OPS]
+                self.missing.update(kernels or [SDPA])
+            self.pos = len(self.stack.log)
+
     def skips(self, reason: str) -> tuple[Skip, ...]:
-        return tuple(Skip(n, c, reason, Mechanism.OP, op_category(n)) for n, c in sorted(self.missing.items()))
+        return tuple(
+            Skip(n, c, reason, Mechanism.OP, Work.ATTENTION if n == SDPA else op_category(n))
+            for n, c in sorted(self.missing.items())
+        )
 
 
 @contextmanager
@@ -293,9 +364,20 @@ def recording_ops() -> Iterator[Counter[object]]:
 @contextmanager
 def unpatched_ops(stack: LoggedStack) -> Iterator[_Unpatched]:
     """Record aten ops as they run; `.skips()` lists the multiply-add ops no patched wrapper logged."""
+    from torch.nn import functional  # lazy: torch (see the note at the top)
+
     watch = _Unpatched(stack)
-    with watching_ops(watch.seen):
-        yield watch
+    sdpa = functional.scaled_dot_product_attention  # no profiler patches it: called as F.scaled_dot_product_attention
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        return watch.sdpa(lambda: sdpa(*args, **kwargs))
+
+    functional.scaled_dot_product_attention = watched
+    try:
+        with watching_ops(watch.seen):
+            yield watch
+    finally:
+        functional.scaled_dot_product_attention = sdpa
 
 
 def read_deepspeed_style(count: Count, ref: Reference) -> list[Part]:

@@ -1,7 +1,8 @@
 """fvcore's FlopCountAnalysis: a torch.jit trace, one handle per aten op. Unit: MAC.
 
 Detail: fvcore's own by_operator() (its op classes: linear, matmul, conv, layer_norm, einsum, ...).
-Skipped: its unsupported_ops(), the ops it traced and had no handle for, each counted 0.
+Skipped: its unsupported_ops(), the ops it traced and had no handle for, each counted 0; and of its
+uncalled_modules(), the weighted layers its trace never reached (their result unused: dropped from the graph).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
-from flopcheck.counters.base import Detail, Measurement, skipped_ops
+from flopcheck.counters.base import Detail, Measurement, skipped_ops, unreached
 from flopcheck.reconciler.classify import by_op_name
 from flopcheck.reconciler.einsum import einsum_parts, fvcore_rule
 from flopcheck.reconciler.parts import Part
@@ -90,4 +91,4 @@ def _analysed(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
     for op, macs in analysis.by_operator().items():
         detail.add(op, macs)
     skipped = skipped_ops(dict(analysis.unsupported_ops()), "fvcore has no handle for it: counted 0")
-    return Measurement(total, tuple(detail.items), skipped)
+    return Measurement(total, tuple(detail.items), skipped + unreached(model, analysis.uncalled_modules()))

@@ -28,13 +28,19 @@ def _has_flops(event: Any, multiply_adds: bool = False) -> bool:  # event: a pro
     return own or any(_has_flops(c, multiply_adds) for c in event.cpu_children)
 
 
+def _empty(event: Any) -> bool:  # event: a profiler FunctionEvent
+    """An op of an operand with no elements (a mixture of experts' aten::mm for an expert routed no token, inside
+    aten::_grouped_mm on the CPU): it does no work, so counting it 0 skips nothing."""
+    return any(isinstance(s, list) and 0 in s for s in event.input_shapes or ())
+
+
 def _uncounted_roots(events: Iterable[Any]) -> Counter[str]:
     """Outermost compute ops with no FLOPs anywhere below them, and ops with multiply-adds of their own (a formula in
     flopcheck's registry) that got none: aten::mkldnn_rnn_layer, whose only counted child is its bias sum."""
     found: Counter[str] = Counter()
 
     def visit(event: Any) -> None:
-        if event.flops:  # counted: its children are how it ran
+        if event.flops or _empty(event):  # counted, or no work to count: its children are how it ran
             return
         if not _has_flops(event) or (has_formula(event.name) and not _has_flops(event, multiply_adds=True)):
             if not costs_nothing(event.name):
@@ -67,7 +73,7 @@ def _uncounted_roots(events: Iterable[Any]) -> Counter[str]:
 def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
     from torch.profiler import ProfilerActivity, profile  # lazy: torch-free at import (see base.py)
 
-    with profile(activities=[ProfilerActivity.CPU], with_flops=True) as prof:
+    with profile(activities=[ProfilerActivity.CPU], with_flops=True, record_shapes=True) as prof:  # shapes: _empty
         model(*inputs)
     detail = Detail(Unit.FLOP)
     total = 0

@@ -44,7 +44,7 @@ def read(count: Count, ref: Reference) -> list[Part]:
         if (rnn := rnn_parts(i, count, ref, RNN)) is not None:
             parts += rnn
             continue
-        work = layer_work(i)
+        work = layer_work(i, ref)
         weights, bias = ref.weights(i.name)
         if "Conv" in i.type and not _is_conv(ref, i.name):  # its conv rule, by name, on a Linear
             exact, n = ref.per_instance(i.name), ref.leading(i.name)

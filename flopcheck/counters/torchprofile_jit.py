@@ -1,7 +1,8 @@
 """torchprofile's profile_macs: a torch.jit trace, one handler per aten op. Unit: MAC.
 
 Detail: its per-node MACs (reduction=None), summed per operator. Skipped: ops it warned it has no
-handler for, and ops it recognises as zero MACs although they compute (add, softmax, gelu, ...).
+handler for, and ops it recognises as zero MACs although they compute (add, softmax, gelu, ...); and the
+weighted layers its trace never reached (their result unused), by the module scopes its graph's nodes carry.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Any, cast
 
 from flopcheck.counters import counter
-from flopcheck.counters.base import Detail, Measurement, skipped_ops
+from flopcheck.counters.base import Detail, Measurement, skipped_ops, trace_scopes, unreached
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import by_op_name, transposed_over_output
 from flopcheck.reconciler.parts import Part, bare, split
@@ -66,7 +67,7 @@ def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
 
     tp.trace = capturing_trace  # type: ignore[attr-defined]
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), trace_scopes(model):
             warnings.simplefilter("ignore")
             # reduction=None: the MACs per graph node (torchprofile annotates int | dict)
             per_node = cast("dict[Any, int]", tp.profile_macs(model, tuple(inputs), reduction=None))
@@ -86,4 +87,6 @@ def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
     skipped = skipped_ops(dict(unhandled), "no torchprofile handler: skipped") + skipped_ops(
         dict(zeroed), "torchprofile counts it as 0 MACs"
     )
-    return Measurement(sum(per_node.values()), tuple(detail.items), skipped)
+    reached = {p for n in graphs[-1].nodes for p in n.scope.split("/")}
+    uncalled = {p for p, _ in model.named_modules() if p not in reached}
+    return Measurement(sum(per_node.values()), tuple(detail.items), skipped + unreached(model, uncalled))

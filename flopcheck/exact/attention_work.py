@@ -13,10 +13,14 @@ tq x tk query-key pairs. Each pair costs 2*e FLOPs in QK^T and 2*ev in attn@V. T
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from flopcheck.fmt import commas
+
+MASKED_BELOW = -1e4  # a float mask's entry at or below it masks its pair (exp(-1e4) is 0 in fp32, bf16, fp16)
 # (query rows, key columns) of one tile: FlashAttention-2's forward kernel, head dim 128 on A100/H100 without dropout
 # (Dao-AILab/flash-attention, csrc/flash_attn/src/flash_fwd_launch_template.h, run_mha_fwd_hdim128: kBlockM=128,
 # kBlockN=64); assumed for every head dim. Measured on an H200 with torch 2.11's flash_fwd_kernel<128, 128, 64>: causal
@@ -47,6 +51,7 @@ class AttentionCall:
     # 'packed-causal', 'other'; '' with no mask, or a mask whose values nobody has
     pattern: str = ""
     padded: int = 0  # a packed mask's pairs as a padded batch computes them: n sequences x max_len^2 per matrix
+    eager: bool = False  # attention outside SDPA (matmul, softmax, matmul): every kernel runs its every pair
 
     def flops(self, pairs: int) -> int:
         """2 * pairs * e (QK^T) + 2 * pairs * ev (attn@V), summed over its calls."""
@@ -114,6 +119,41 @@ def totals(calls: Iterable[AttentionCall]) -> dict[str, int]:
     return out
 
 
+TENSOR_MASKS = ("tensor", "unknown", "unread")  # an SDPA call given attn_mask as a tensor (read or not)
+
+
+def executed(calls: Iterable[AttentionCall], kernel: str) -> int:
+    """FLOPs the kernel runs: on flash, each call's flash tiles, but a call given a mask tensor every pair (SDPA's
+    flash backend refuses any attn_mask, so torch runs it on the efficient or math kernel); on any other, every pair."""
+    return sum(
+        c.flops(c.flash if kernel == "flash" and c.mask not in TENSOR_MASKS and not c.eager else c.dense) for c in calls
+    )
+
+
+def needed_total(total: int, calls: Iterable[AttentionCall]) -> int | None:
+    """The second figure beside a headline: the same FLOPs with attention at the pairs its masks let through,
+    total - (dense - needed) (None when no call has a mask: the two are one figure)."""
+    calls = tuple(calls)
+    if not masked(calls):
+        return None
+    t = totals(calls)
+    return total - (t["dense"] - t["needed"])
+
+
+def needed_line(total: int, calls: Iterable[AttentionCall], indent: str = "") -> list[str]:
+    """The headline and the second figure in words, the same in every verb (none when no mask makes them differ)."""
+    from flopcheck.fmt import commas, si
+
+    n = needed_total(total, calls)
+    if n is None:
+        return []
+    width = max(len(commas(total)), len(commas(n)))
+    return [
+        f"{indent}model FLOPs {commas(total):>{width}} ({si(total)}): the headline, attention dense",
+        f"{indent}needed      {commas(n):>{width}} ({si(n)}): attention at the pairs its mask lets through",
+    ]
+
+
 def masked(calls: Iterable[AttentionCall]) -> bool:
     """A call whose mask matters: one that restricts pairs, or one whose mask could not be read."""
     return any(c.mask != "none" for c in calls)
@@ -134,7 +174,7 @@ MASK_WORDS = {
 def _mask_words(c: AttentionCall) -> str:
     """The call's mask in words, with the pattern its values were read as ('mask tensor (values read): packed')."""
     read = f": {c.pattern.replace(':', ' of ')}" if c.mask == "tensor" and c.pattern else ""
-    return MASK_WORDS[c.mask] + read
+    return MASK_WORDS[c.mask] + read + (", eager" if c.eager else "")
 
 
 def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
@@ -150,9 +190,13 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
     rows.append(["total", "", str(sum(c.calls for c in calls)), *(commas(v) for v in t.values())])
     br, bc = FLASH_TILE
     lines = [
-        f"attention under its masks (FLOPs, QK^T + attn@V): the headline counts it {HEADLINE}, every query-key pair "
-        f"(PaLM's and torchtitan's convention); needed: the pairs the mask lets through (MaxText's); executed: flash "
-        f"runs every {br}x{bc} tile that holds a needed pair (FlashAttention-2's forward tile), math every pair",
+        *textwrap.wrap(
+            f"attention under its masks (FLOPs, QK^T + attn@V): the headline counts it {HEADLINE}, every query-key "
+            f"pair (PaLM's and torchtitan's convention); needed: the pairs the mask lets through (MaxText's); "
+            f"executed: flash runs every {br}x{bc} tile that holds a needed pair (FlashAttention-2's forward tile), "
+            f"math every pair",
+            100,
+        ),
         table(
             rows,
             ["call", "mask", "calls", "dense", "needed", "executed, flash", "executed, math"],
@@ -161,9 +205,19 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
         f"  headline ({HEADLINE}) - needed: {t['dense'] - t['needed']:+,} FLOPs",
     ]
     if kernel:
-        executed = t["executed_flash"] if kernel == "flash" else t["executed_math"]
         note = "" if kernel in KERNELS else " (its tiles are not modelled: counted as math, every pair)"
-        lines.append(f"  executed on the {kernel} kernel: {commas(executed)} FLOPs of attention{note}")
+        lines.append(f"  executed on the {kernel} kernel: {commas(executed(calls, kernel))} FLOPs of attention{note}")
+        lines.extend(_flash_refused(calls, kernel))
+    if any(c.eager for c in calls):
+        lines.append(
+            "  eager attention (matmul, softmax, matmul; 'eager' above): no kernel skips a pair of it, so it executes "
+            "dense whatever --attn-kernel says; its mask read from the tensor added to (or filled into) its scores"
+        )
+    if any(c.mask == "tensor" for c in calls):
+        lines.append(
+            f"  a float mask tensor masks a pair at or below {MASKED_BELOW:g} (-inf, the dtype's minimum, BERT's "
+            f"-10000); a bias above it lets the pair through"
+        )
     if any(c.mask == "unread" for c in calls):
         lines.append("  a mask too large to read (past 2^28 elements a score matrix) counts dense in every convention")
     if any(c.mask == "unknown" for c in calls):
@@ -173,6 +227,18 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
         )
     lines.extend(_block_notes(calls))
     return lines
+
+
+def _flash_refused(calls: tuple[AttentionCall, ...], kernel: str) -> list[str]:
+    """On flash, the calls given a mask tensor, said: SDPA runs them on the efficient kernel, every pair."""
+    refused = [c for c in calls if c.mask in TENSOR_MASKS]
+    if kernel != "flash" or not refused:
+        return []
+    return [
+        f"  {sum(c.calls for c in refused)} calls give SDPA a mask tensor, which its flash backend refuses: torch "
+        f"runs them on the efficient kernel (or math), every pair, {commas(sum(c.flops(c.dense) for c in refused))} "
+        f"FLOPs; the flash column is FlashAttention's own kernel given that mask as causal or a window"
+    ]
 
 
 def _block_notes(calls: tuple[AttentionCall, ...]) -> list[str]:
@@ -197,7 +263,6 @@ def _block_notes(calls: tuple[AttentionCall, ...]) -> list[str]:
 def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict[str, Any]:
     """JSON-ready: the headline's convention, the totals in each, and every call kind (what a cause would need)."""
     t = totals(calls)
-    executed = t["executed_flash"] if kernel == "flash" else t["executed_math"] if kernel else None
     return {
         "headline_convention": HEADLINE,
         "flash_tile": list(FLASH_TILE),
@@ -205,7 +270,8 @@ def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict[str, Any
         "needed_flops": t["needed"],
         "executed_flash_flops": t["executed_flash"],
         "executed_math_flops": t["executed_math"],
-        **({"attn_kernel": kernel, "executed_flops": executed} if kernel else {}),
+        **({"attn_kernel": kernel, "executed_flops": executed(calls, kernel)} if kernel else {}),
+        "masked_below": MASKED_BELOW,
         "masks_unknown": any(c.mask in ("unknown", "unread", "block-unknown") for c in calls),
         "calls": [{**asdict(c), **{f"{k}_flops": v for k, v in c.conventions().items()}} for c in calls],
     }

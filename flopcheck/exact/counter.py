@@ -181,7 +181,11 @@ class _Sdpa:
 
         def sdpa(*args: Any, **kwargs: Any) -> Any:
             before = len(self.events)
-            out = original(*args, **kwargs)
+            self.masks.within_sdpa += 1  # its math path's matmuls and softmax are this call, not eager attention
+            try:
+                out = original(*args, **kwargs)
+            finally:
+                self.masks.within_sdpa -= 1
             fused = runs_fused(args, kwargs)  # a call the CPU runs on its math path is matmuls to a dispatch counter
             (self.calls if fused else self.math).append(self.events[before:])
             self.masks.note(args, kwargs, self.events[before].frame.norm_path if len(self.events) > before else "")
@@ -359,8 +363,13 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
         if any(_is_parameter(t) for t in _tensors(args)):
             self._events.append(_Event(name, frame, self._mapped_kind(frame) or self._layer_kind(out), "", flops))
             return
-        if any((self._tag(t, frame) or ("", None))[1] == "softmax" for t in _tensors(args)):
+        operands = _tensors(args)
+        probs = [t for t in operands if (self._tag(t, frame) or ("", None))[1] == "softmax"]
+        if probs:
             self._events.append(_Event(name, frame, Kind.ATTN_VALUE, "av", flops))
+            v = next((t for t in operands if t is not probs[0]), None)
+            if v is not None:  # eager attention: its pairs and mask read beside SDPA's (exact/masks.py)
+                self._sdpa.masks.note_eager(probs[0], v, frame.norm_path)
             return
         event = _Event(name, frame, Kind.MATMUL, "matmul", flops)
         self._events.append(event)
@@ -387,11 +396,15 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
         if not found:
             return
         tags = [tag for _, tag in found]
+        scored = [t for t in _tensors(args) if self._tag(t, frame) is not None]
+        width = 0
         if func.overloadpacket.__name__ in categories.SOFTMAX_OPS:
             for tag in tags:
                 if isinstance(tag, _Event):  # scores: the matmul whose output a softmax normalises
                     tag.kind, tag.suffix = Kind.ATTN_SCORE, "qk"
+                    width = tag.flops // max(2 * scored[0].numel(), 1) if scored else 0  # QK^T: 2 e FLOPs a pair
             tags = ["softmax"]
+        self._sdpa.masks.carry(func.overloadpacket.__name__, args, _tensors(out), scored, width)
         carried = "softmax" if "softmax" in tags else tags[0]
         for t in _tensors(out):  # the tag stays with the module that made the scores
             self._tags[t] = (found[0][0], carried)

@@ -44,15 +44,35 @@ def weight_elements(model: nn.Module, batch: int) -> int:
     return total
 
 
+STATES = ("conv_states", "recurrent_states")  # a linear-attention or SSM layer's cache: its state, one per index
+
+
 def cache_elements(cache: Any) -> int:
-    """K and V elements the cache holds (what the next step attends), read from transformers' cache layers."""
+    """Elements the cache holds, what the next step reads, from transformers' cache layers: an attention layer's K
+    and V (growing a position a step), a Mamba or linear-attention layer's conv and recurrent states (its cache is
+    its state: a fixed size, read whole every step)."""
     total = 0
     for layer in getattr(cache, "layers", ()):
         for name in ("keys", "values"):
             t = getattr(layer, name, None)
             if isinstance(t, torch.Tensor):
                 total += t.numel()
+        for name in STATES:
+            states = getattr(layer, name, None)
+            for t in states.values() if isinstance(states, dict) else ():
+                total += t.numel() if isinstance(t, torch.Tensor) else 0
     return total
+
+
+def check_positions(model: nn.Module, prompt: int, steps: int) -> None:
+    """A generation past the positions the model was made for (its config's max_position_embeddings: a learned
+    position table has no row past it, a rotary one was never trained there) is refused in one line."""
+    limit = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+    if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 and prompt + steps > limit:
+        raise GenerationError(
+            f"a prompt of {prompt} tokens and {steps} decode steps reach position {prompt + steps}, past "
+            f"{type(model).__name__}'s max_position_embeddings {limit}: give P + N <= {limit}"
+        )
 
 
 def count_generation(model: nn.Module, prompt: int, steps: int, batch: int = 1, device: str = "meta") -> Generation:
@@ -60,6 +80,7 @@ def count_generation(model: nn.Module, prompt: int, steps: int, batch: int = 1, 
     from transformers import DynamicCache
 
     key = cache_keyword(model)
+    check_positions(model, prompt, steps)
     cache = DynamicCache(config=getattr(model, "config", None))
     ids = torch.zeros(batch, prompt, dtype=torch.long, device=device)  # (batch, P): id 0, in every vocabulary
     kwargs = {key: cache, "use_cache": True, "return_dict": False}

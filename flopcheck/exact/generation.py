@@ -26,7 +26,8 @@ class Generation:
     prefill: int  # FLOPs of the prefill (with the cache written)
     decode: tuple[int, ...]  # FLOPs of each decode step: one token in, attending to P + i + 1 cached positions
     weight_elements: int  # weights a decode step reads (embedding tables: the rows it gathers)
-    cache_elements: tuple[int, ...]  # K/V cache elements each decode step attends (transformers' cache, read back)
+    # cache elements each decode step reads (transformers' cache, read back): K/V, and an SSM's conv and recurrent state
+    cache_elements: tuple[int, ...]
 
     @property
     def steps(self) -> int:
@@ -88,7 +89,8 @@ def to_lines(g: Generation) -> list[str]:
         f"  prefill + decode        {commas(g.total):>24} = {si(g.total)}",
         f"  per output token        {per_token:>24,.1f}  (decode FLOPs / (steps x batch))",
         f"  a decode step reads {commas(g.step_bytes(0))} bytes at step 1, {commas(g.step_bytes(last))} at step {n} "
-        f"(weights {commas(g.weight_elements)} + cache {commas(g.cache_elements[last])} elements at "
+        f"(weights {commas(g.weight_elements)} + cache {commas(g.cache_elements[last])} elements: K/V, and an SSM "
+        f"layer's conv and recurrent state, at "
         f"{BYTES_PER_ELEMENT} bytes, bf16): {g.intensity(last):.2f} FLOPs per byte",
     ]
 

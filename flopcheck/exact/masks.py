@@ -1,12 +1,12 @@
 """Each F.scaled_dot_product_attention call's mask, read: the query-key pairs it needs and the pairs flash executes.
 
 `MaskLog.note(args, kwargs, path)` is called by the exact count for every SDPA call. is_causal is counted by hand
-(attention_work). A mask tensor on a real device is read: its allowed entries (a boolean True, a float above its
-dtype's minimum: -inf and transformers' finfo.min mask a pair) per score matrix, and the flash tiles holding one. On
-meta a tensor has no values; the one exception is a mask transformers' own mask function made (`create_causal_mask`,
-sliding windows, chunks): while the log is entered, that function runs a second time on the CPU beside the meta one
-and its values are kept, so a Mistral's sliding window on meta is read. Any other meta mask is 'unknown': counted
-dense, and said so.
+(attention_work). A mask tensor on a real device is read: its allowed entries (a boolean True; a float one masks a
+pair at or below MASKED_BELOW, -1e4: -inf, transformers' finfo.min and BERT's -10000) per score matrix, and the flash
+tiles holding one. On meta a tensor has no values; the one exception is a mask transformers' own mask function made
+(`create_causal_mask`, sliding windows, chunks): while the log is entered, that function runs a second time on the
+CPU beside the meta one and its values are kept, so a Mistral's sliding window on meta is read. Any other meta mask
+is 'unknown': counted dense, and said so.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch.utils.weak import WeakTensorKeyDictionary
 
-from flopcheck.exact.attention_work import FLASH_TILE, AttentionCall, causal_flash_pairs, causal_pairs
+from flopcheck.exact.attention_work import FLASH_TILE, MASKED_BELOW, AttentionCall, causal_flash_pairs, causal_pairs
 
 CPU_LIMIT = 1 << 28  # mask elements computed on the CPU beside a meta mask (256 Mi booleans); past it: unknown
 MASK_MAKERS = ("sdpa", "eager")  # transformers' mask interface entries whose masks get CPU values
@@ -30,11 +30,12 @@ def _shape(t: torch.Tensor) -> tuple[int, ...]:
 
 
 def _allowed(mask: torch.Tensor) -> torch.Tensor:
-    """True where a pair takes part: a boolean mask's True, a float mask's entries above its dtype's minimum."""
+    """True where a pair takes part: a boolean mask's True, a float mask's entries above MASKED_BELOW (-10000, -inf
+    and the dtype's minimum mask a pair; a bias of -3 lets it through)."""
     if mask.dtype == torch.bool:
         return mask
     if mask.is_floating_point():
-        return mask > torch.finfo(mask.dtype).min
+        return mask > MASKED_BELOW
     return mask != 0
 
 
@@ -143,6 +144,10 @@ class MaskLog:
         # one mask shared by every layer: read once (the entry holds the mask, so its id is not reused)
         self._read: dict[tuple[Any, ...], tuple[torch.Tensor, tuple[int, int, str, int]]] = {}
         self._saved: dict[str, Callable[..., Any]] = {}
+        # eager scores -> (its mask, True: masked_fill's, QK^T's e or 0, the softmax's shape or ())
+        self._scores = WeakTensorKeyDictionary()
+        self._flipped: dict[tuple[Any, ...], tuple[torch.Tensor, torch.Tensor]] = {}  # masked_fill's, inverted
+        self.within_sdpa = 0  # > 0 while an SDPA call runs (its math path is matmuls and a softmax, noted as SDPA)
 
     def __enter__(self) -> MaskLog:
         interface = _mask_interface()
@@ -212,23 +217,82 @@ class MaskLog:
             return  # nested (padded) inputs: their formula records them as not counted
         *lead, tq, e = _shape(q)
         tk, ev = int(k.shape[-2]), int(v.shape[-1])
+        mask, causal = given.get("attn_mask"), bool(given.get("is_causal", False))
+        self._record(path, tuple(lead), tq, tk, e, ev, mask if isinstance(mask, torch.Tensor) else None, causal)
+
+    def _record(
+        self,
+        path: str,
+        lead: tuple[int, ...],
+        tq: int,
+        tk: int,
+        e: int,
+        ev: int,
+        mask: torch.Tensor | None,
+        causal: bool = False,
+        eager: bool = False,
+        fills: bool = False,
+    ) -> None:
+        """One attention call with its pairs read: causal by hand, a mask tensor from its values (`fills`: a boolean
+        mask whose True marks the pairs masked, as masked_fill takes it)."""
         heads = prod(lead)
         dense = heads * tq * tk
-        mask, causal = given.get("attn_mask"), bool(given.get("is_causal", False))
         kind, needed, flash, pattern, padded = "none", dense, dense, "", 0
         if causal:
             kind, needed, flash = "causal", heads * causal_pairs(tq, tk), heads * causal_flash_pairs(tq, tk)
             pattern = "causal"
-        elif isinstance(mask, torch.Tensor):
+        elif mask is not None:
             values = self._values_of(mask)
             if values is None:
                 kind = "unknown"
             else:
                 try:
-                    kind, (needed, flash, pattern, padded) = "tensor", self._pairs(values, tuple(lead), tq, tk)
+                    read = self._pairs(self._inverted(values) if fills else values, lead, tq, tk)
+                    kind, (needed, flash, pattern, padded) = "tensor", read
                 except Exception:  # noqa: BLE001 - a mask too large or of a layout not read: dense, and said
                     kind, needed, flash = "unread", dense, dense
-        self.calls.append(AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash, 1, pattern, padded))
+        call = AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash, 1, pattern, padded, eager)
+        self.calls.append(call)
+
+    def _inverted(self, values: torch.Tensor) -> torch.Tensor:
+        """A masked_fill mask's allowed pairs (its False), made once per mask: every layer shares one."""
+        key = (id(values), _shape(values), values.stride())
+        if key not in self._flipped:
+            self._flipped[key] = (values, ~values.to(torch.bool))  # the entry holds the mask: its id is not reused
+        return self._flipped[key][1]
+
+    def carry(
+        self, name: str, args: tuple[Any, ...], outs: list[torch.Tensor], scored: list[torch.Tensor], e: int = 0
+    ) -> None:
+        """An op on attention scores outside SDPA (eager attention: matmul, its scale, softcap and mask, softmax):
+        the mask it adds (a float tensor beside the scores) or fills in (masked_fill's boolean) kept with its output,
+        with the QK^T's width e once a softmax gives it, so the matmul the probabilities feed (attn@V) reads them."""
+        if self.within_sdpa:
+            return
+        known = next((self._scores[t] for t in scored if t in self._scores), None)
+        mask, fills, width, shape = known if known is not None else (None, False, 0, ())
+        if e and scored:  # a softmax: the scores' own shape (..., tq, tk), before matmul folds its heads into a batch
+            width, shape = e, _shape(scored[0])
+        ids = {id(t) for t in scored}
+        others = [a for a in args if isinstance(a, torch.Tensor) and id(a) not in ids and a.dim() >= 2]
+        if name in ("add", "add_") and others and others[0].is_floating_point():
+            mask, fills = others[0], False  # an additive mask (-inf, finfo.min, -10000 where masked)
+        elif name in ("masked_fill", "masked_fill_") and others and others[0].dtype == torch.bool:
+            mask, fills = others[0], True  # True: the pair is masked
+        for t in outs:
+            self._scores[t] = (mask, fills, width, shape)
+
+    def note_eager(self, probs: torch.Tensor, v: torch.Tensor, path: str) -> None:
+        """One eager attention call, at its attn@V matmul: probabilities (..., tq, tk) times v (..., tk, ev), with
+        the mask and QK^T width carried to the probabilities (none carried: not a softmax's, not recorded)."""
+        if self.within_sdpa or probs not in self._scores or probs.dim() < 2 or v.dim() < 2:
+            return
+        known: tuple[torch.Tensor | None, bool, int, tuple[int, ...]] = self._scores[probs]
+        mask, fills, e, shape = known
+        if not e:
+            return
+        *lead, tq, tk = shape if prod(shape) == probs.numel() else _shape(probs)
+        self._record(path, tuple(lead), tq, tk, e, int(v.shape[-1]), mask, eager=True, fills=fills)
 
 
 def _shadow(mask: torch.Tensor) -> torch.Tensor | None:

@@ -101,13 +101,23 @@ def routing_notes(model: Any, seen: tuple[Routed, ...] = (), device: str = "meta
 
 
 def capacity_hint(model: Any) -> str:
-    """For a forward whose shapes depend on its data: '' unless it routes with a capacity limit, else what to run."""
-    limited = [p or "(top)" for p, *_, capped in innermost(model) if capped]
-    if not limited:
+    """For a forward whose shapes depend on its data: '' unless it routes experts, else what to run: --device cpu,
+    which reads a capacity-limited router's choices, and gives a plain top-k one its FLOPs (the same for any
+    choice: every token runs k experts)."""
+    found = innermost(model)
+    limited = [p or "(top)" for p, *_, capped in found if capped]
+    if limited:
+        return (
+            f"; its routed experts have a capacity limit ({', '.join(limited)[:120]}): the tokens each expert takes "
+            f"are the router's choices, so count it on real tensors (--device cpu), which reads them"
+        )
+    if not found:
         return ""
+    said = _per_token(sorted({(k, e) for _, k, e, _ in found}, key=lambda s: (s[0] or 0, s[1])))
     return (
-        f"; its routed experts have a capacity limit ({', '.join(limited)[:120]}): the tokens each expert takes are "
-        f"the router's choices, so count it on real tensors (--device cpu), which reads them"
+        f"; but here they do not: its routed experts ({said}, no capacity limit) give every token k expert passes "
+        f"whatever the router chose; only its gather of each expert's tokens reads values, which meta tensors have "
+        f"none of: count it on real tensors (--device cpu), which gives the same FLOPs for any routing"
     )
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from flopcheck import checks
 from flopcheck.errors import InputError
 from flopcheck.gpus import GPU, get_gpu
 
@@ -105,9 +106,8 @@ def _positive(name: str, value: Any) -> Fraction:
 
 
 def _whole(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InputError(f"{name} must be a whole number >= 1, got {value!r}")
-    return value
+    """A GPU count, gradient accumulation or batch: checks.COUNT's whole number >= 1."""
+    return checks.count(name, value)
 
 
 def step_work(

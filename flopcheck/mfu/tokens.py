@@ -7,7 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from flopcheck.errors import InputError
+from flopcheck import checks
 
 if TYPE_CHECKING:
     from torch import nn
@@ -28,8 +28,7 @@ def flops_per_token(
     Returns:
         a Fraction: exact, multiply it by tokens/s and divide by the peak.
     """
-    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1:
-        raise InputError(f"seq_len must be a whole number >= 1, got {seq_len!r}")
+    checks.COUNT("seq_len", seq_len)
     if isinstance(model_or_name, str):
         return _of_name(model_or_name, seq_len, config, causal)
     import torch

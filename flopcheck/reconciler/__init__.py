@@ -107,6 +107,17 @@ def _shared_modules(count: Count, ref: Reference) -> tuple[Count, Finding | None
     return replace(count, detail=tuple(kept)), K.SHARED_MODULE_PER_PATH.finding(extra, said)
 
 
+def _nothing(count: Count, ref: Reference) -> list[Finding]:
+    """FC902 first, where the counter's number is 0 of a model with work: said with its own skips of work as the
+    proof (each skip's cause follows with its delta), never read as a convention."""
+    if count.flops or not ref.total:
+        return []
+    skips = [s for s in count.skipped if s.own_forward or s.work.multiply_adds]
+    said = ", ".join(f"{s.name} x{s.calls}" for s in skips[:4]) + (f" (+{len(skips) - 4} more)" * (len(skips) > 4))
+    why = f"its own skips: {said}" if skips else "it lists no skip"
+    return [K.COUNTED_NOTHING.finding(0, f"{count.counter} counted 0 of {ref.total:,} FLOPs; {why}")]
+
+
 def white_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a count that has per-op or per-module detail (a per-sample count's module items read x its samples:
     ptflops divides its modules' sum by the batch and adds its patched functionals' whole)."""
@@ -119,7 +130,7 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
     if n > 1:
         whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) if id(i) in ids else i for i in count.detail))
     ev = D.Evidence(whole, ref, reading_of(count)(whole, ref))
-    findings = D.detect(ev)
+    findings = _nothing(count, ref) + D.detect(ev)
     if shared is not None:
         findings.append(shared)
     if n > 1:  # the library's division by the batch, exactly: its modules' sum x (1 - n)

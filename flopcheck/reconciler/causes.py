@@ -255,6 +255,29 @@ EINSUM_UNPATCHED = cause(
     "torch.einsum ran (MViT's relative positions); the counter patches torch.matmul, not einsum: its products count 0",
     "count at the dispatch level (an einsum runs as bmm there), or write the contraction as torch.matmul",
 )
+MATMUL_OP_UNCOUNTED = cause(
+    "FC230",
+    "matmul-op-uncounted",
+    "a matmul op that no '@' runs as (torch.baddbmm, torch.addbmm: RecurrentGemma's gates, a batch of activations by "
+    "a stack of per-head weights plus a bias) ran, and the counter has no formula for it (fvcore's handles, ptflops' "
+    "aten formulas lack aten::baddbmm): its multiply-adds count 0",
+    "count at the dispatch level with a formula for the op (flopcheck's exact count), or write the product as "
+    "torch.matmul and add the bias",
+)
+TRACE_DROPPED_UNUSED = cause(
+    "FC231",
+    "trace-dropped-unused-work",
+    "a counter that reads a torch.jit trace (fvcore, torchprofile) counts the traced graph, which keeps only the ops "
+    "the model's outputs depend on: a layer that ran but whose result nothing returned uses (an MMDiT's last joint "
+    "block: its text stream's output projection and feed-forward, QwenImage's) is never reached in the trace and "
+    "counts 0",
+    "count in eager mode (flopcheck's exact count counts what ran), or leave the unused layer out of the model",
+)
+# what an adapter of a traced counter gives a weighted module its trace never reached (FC231's evidence)
+UNREACHED_IN_TRACE = "never reached in its jit trace: its result unused, dropped from the graph, counted 0"
+# the ops '@' (Tensor.__matmul__, torch.matmul) runs as, by bare name: in a trace, at dispatch; a skipped matmul op
+# outside these is an op the counter has no formula for (FC230), not an operator it did not patch (FC207)
+OPERATOR_OPS = frozenset({"matmul", "__matmul__", "mm", "bmm", "mv", "dot", "vdot"})
 # the ops these two causes name, by bare name
 GROUPED_MM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm", "_scaled_grouped_mm_v2"})
 DISTANCE_OPS = frozenset({"cdist", "_cdist_forward", "_euclidean_dist"})
@@ -497,4 +520,12 @@ UNEXPLAINED_RESIDUAL = cause(
     "unexplained-residual",
     "what no cause explains",
     "look at the counter's detail; file the new behaviour as a cause",
+)
+COUNTED_NOTHING = cause(
+    "FC902",
+    "counted-nothing",
+    "the counter counted nothing (0) of a model that does multiply-adds: no convention of it, every op with work it "
+    "met was outside its formulas, patches or hooks (its own skip list, the evidence, says which)",
+    "use a counter that covers those ops (flopcheck's exact count covers every aten op with multiply-adds)",
+    effect=Effect.OMITS,
 )

@@ -127,9 +127,12 @@ def _upsamples(name: str) -> bool:
     return name.startswith(("upsample", "interpolate", "_upsample", "grid_sampler", "grid_sample"))
 
 
-def layer_work(item: Item) -> Work | K.Cause:
-    """What a module-level item's layer does, by its type: Linear, conv, a norm, an embedding table, or elementwise."""
-    t = item.type.lower()
+def layer_work(item: Item, ref: Reference | None = None) -> Work | K.Cause:
+    """What a module-level item's layer does, by its type: Linear, conv, a norm, an embedding table, or elementwise;
+    with the reference, a subclass of a torch layer by the layer it subclasses (Gemma2's scaled word embedding is an
+    nn.Embedding)."""
+    layer = ref.layers.get(item.name) if ref is not None else None
+    t = ((layer.subclass_of if layer is not None else None) or item.type).lower()
     if t == "linear":
         return Work.LINEAR
     if t.startswith("conv"):

@@ -176,6 +176,10 @@ EINSUM_OPS = frozenset({"einsum"})  # the op FC229 names (op_causes.py): a count
 RNN_OPS = {"mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn", "_lstm_mps", "lstm", "gru", "rnn_tanh", "rnn_relu"}
 
 
+# matmul ops that never carry attention: an RNN layer's, the experts' grouped matmul, torch.cdist (each its own cause)
+NOT_ATTENTION_OPS = RNN_OPS | K.GROUPED_MM_OPS | K.DISTANCE_OPS
+
+
 # torch's fast paths in eval with no gradient: the op a module runs whole, by bare name -> the module's class
 FUSED_MHA_OPS = {
     "_native_multi_head_attention": "MultiheadAttention",
@@ -210,6 +214,12 @@ def fast_path_roots(ref: Any, classes: frozenset[str] | set[str] = FUSED_CLASSES
     }
 
 
+def _matmul_cause(skip: Skip) -> K.Cause:
+    """A skipped matmul op's cause: an op '@' runs as, the operator unpatched (FC207); any other, an op with no
+    formula (FC230: aten::baddbmm)."""
+    return K.MATMUL_OPERATOR_UNPATCHED if bare(skip.name) in K.OPERATOR_OPS else K.MATMUL_OP_UNCOUNTED
+
+
 def _attention_skips(ev: Evidence) -> list[tuple[K.Cause, Any]]:
     """(cause, skip) for the skipped things that could have carried the attention, most specific first: a fused
     kernel, a module type whose own forward holds the attention and has no rule, matmuls no patch covered."""
@@ -221,8 +231,8 @@ def _attention_skips(ev: Evidence) -> list[tuple[K.Cause, Any]]:
             found.append((0, K.FUSED_ATTENTION_UNCOUNTED, s))
         elif s.own_forward and ev.ref.type_computes_attention(s.name):
             found.append((1, K.MODULE_TYPE_NOT_HOOKED, s))
-        elif not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in RNN_OPS:
-            found.append((2, K.MATMUL_OPERATOR_UNPATCHED, s))
+        elif not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in NOT_ATTENTION_OPS:
+            found.append((2, _matmul_cause(s), s))
     return [(c, s) for _, c, s in sorted(found, key=lambda f: f[0])]
 
 
@@ -269,7 +279,11 @@ def _attention(ev: Evidence) -> Finding | None:
         return K.MODULE_TYPE_NOT_HOOKED.finding(-lost, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in unhooked))
     attention_op = [s for c, s in _attention_skips(ev) if c is K.FUSED_ATTENTION_UNCOUNTED]
     # the SDPA calls the CPU ran fused; a trace of the composite op (fvcore's) misses the math-path calls too
-    shares = ((_sdpa_attention(ref), "run by SDPA"), (_sdpa_attention(ref, math=True), "of every SDPA call"))
+    fast = _fast_roots_met(ev)
+    shares = (
+        (_sdpa_attention(ref, fast), "run by SDPA"),
+        (_sdpa_attention(ref, fast, math=True), "of every SDPA call"),
+    )
     for fused, which in shares:
         if attention_op and fused and counted == score + value - fused:  # the explicit attention counted, SDPA's not
             said = f"skipped {attention_op[0].name} x{attention_op[0].calls}: the attention {which}"
@@ -326,29 +340,34 @@ def _half_missing(ev: Evidence, counted: int, score: int, value: int) -> Finding
     return None
 
 
-def _free_matmuls(ev: Evidence) -> Finding | None:
+def _free_matmuls(ev: Evidence) -> list[Finding]:
     """Matmuls the counter never saw, by its skipped matmul ops: of two activations the exact count could not call
     attention (CaiT's talking heads; a rotary embedding's inv_freq @ positions), none of that work counted, so the
-    exact count's whole; and a weight by '@' in a module's own forward (Mamba's dt_proj.weight @ x, a Linear
-    subclass's x @ W^T: transformers' FalconLinear), the exact count's calls of those ops there, when they are exactly
-    the skipped calls. One finding naming each."""
+    exact count's whole; and a weight by a matmul op in a module's own forward (Mamba's dt_proj.weight @ x, a Linear
+    subclass's x @ W^T: transformers' FalconLinear; RecurrentGemma's torch.baddbmm of its gates), the exact count's
+    calls of those ops there, when they are exactly the skipped calls. Each named by its op: one '@' runs as, FC207;
+    any other (aten::baddbmm), FC230."""
     named = RNN_OPS | K.DISTANCE_OPS | K.GROUPED_MM_OPS | EINSUM_OPS  # ops a cause of their own names (op_causes.py)
     skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in named]
     work = ev.ref.kinds(Kind.MATMUL) - sum(
         r.flops for r in ev.ref.exact.counted if r.kind is Kind.MATMUL and bare(r.op) in named
     )
     if not skips or ev.flops(Kind.MATMUL):
-        return None
-    lost, said = 0, []
+        return []
+    lost: dict[K.Cause, int] = {}
+    said: dict[K.Cause, list[str]] = {}
     if work and _free_counted(ev) < work:
         free = {bare(r.op) for r in ev.ref.exact.counted if r.kind is Kind.MATMUL}
-        lost, said = work, [f"skipped {_named(skips, free)}: matmuls of activations"]
+        c = _matmul_cause(([s for s in skips if bare(s.name) in free] or skips)[0])
+        lost[c], said[c] = work, [f"skipped {_named(skips, free)}: matmuls of activations"]
         skips = [s for s in skips if bare(s.name) not in free]
-    own, hit = _own_forward_products(ev, skips)  # free matmuls counted by a patch: the skip was another '@'
-    if own:
-        lost += own
-        said.append(f"skipped {_named(hit, None)}: a weight by '@' in a module's own forward")
-    return K.MATMUL_OPERATOR_UNPATCHED.finding(-lost, "; ".join(said)) if lost else None
+    own, hit = _own_forward_products(ev, skips)  # free matmuls counted by a patch: the skip was another matmul
+    for s, flops in zip(hit, own, strict=True):
+        c = _matmul_cause(s)
+        how = "'@'" if c is K.MATMUL_OPERATOR_UNPATCHED else bare(s.name)
+        lost[c] = lost.get(c, 0) + flops
+        said.setdefault(c, []).append(f"skipped {s.name} x{s.calls}: a weight by {how} in a module's own forward")
+    return [c.finding(-lost[c], "; ".join(said[c])) for c in lost]
 
 
 def _named(skips: list[Skip], ops: set[str] | None) -> str:
@@ -371,17 +390,18 @@ def _free_counted(ev: Evidence) -> int:
     return out
 
 
-def _own_forward_products(ev: Evidence, skips: list[Skip]) -> tuple[int, list[Skip]]:
-    """(FLOPs, skips) of the skipped ops' calls outside any plain Linear or conv (a module's own forward: Mamba's
-    dt_proj.weight @ x; a Linear subclass's forward is its own), each skip whose calls are exactly the exact count's."""
+def _own_forward_products(ev: Evidence, skips: list[Skip]) -> tuple[list[int], list[Skip]]:
+    """(FLOPs of each, skips) of the skipped ops' calls outside any plain Linear or conv (a module's own forward:
+    Mamba's dt_proj.weight @ x; a Linear subclass's forward is its own), each skip whose calls are exactly the exact
+    count's."""
     ref = ev.ref
     layers = {ref.norm_path[p] for p, la in ref.layers.items() if _torch_layer(la.type_name)}
-    lost, hit = 0, list[Skip]()
+    lost, hit = list[int](), list[Skip]()
     for s in skips:
         recs = [r for r in ref.exact.counted if bare(r.op) == bare(s.name) and r.path not in layers]
         recs = [r for r in recs if r.kind not in (Kind.ATTN_SCORE, Kind.ATTN_VALUE)]
         if recs and sum(r.calls for r in recs) == s.calls:
-            lost, hit = lost + sum(r.flops for r in recs), hit + [s]
+            lost, hit = lost + [sum(r.flops for r in recs)], hit + [s]
     return lost, hit
 
 
@@ -391,20 +411,37 @@ def _torch_layer(type_name: str) -> bool:
 
 
 @detects(
-    K.QK_MISSING, K.FUSED_ATTENTION_UNCOUNTED, K.MODULE_TYPE_NOT_HOOKED, K.MATMUL_OPERATOR_UNPATCHED, K.ATTN_V_MISSING
+    K.QK_MISSING,
+    K.FUSED_ATTENTION_UNCOUNTED,
+    K.MODULE_TYPE_NOT_HOOKED,
+    K.MATMUL_OPERATOR_UNPATCHED,
+    K.ATTN_V_MISSING,
+    K.MATMUL_OP_UNCOUNTED,
 )
 def _matmuls_of_activations(ev: Evidence) -> list[Finding]:
-    """The attention the counter missed, then the free matmuls it never saw (FC207 can name both)."""
-    return [f for f in (_attention(ev), _free_matmuls(ev)) if f is not None]
+    """The attention the counter missed, then the free matmuls it never saw (FC207 and FC230 can name both)."""
+    attention = _attention(ev)
+    return ([attention] if attention is not None else []) + _free_matmuls(ev)
 
 
-def _sdpa_attention(ref: Any, math: bool = False) -> int:
+def _fast_roots_met(ev: Evidence) -> set[str]:
+    """Normalised paths of the modules the counter ran by torch's fused fast path: those whose fused op it skipped or
+    counted by name, and, unless the model ran as built in train mode, every module that path takes in eval (a
+    counter that sees inside the fused op lists neither: torch.profiler). In train mode no fast path is taken, and the
+    SDPA call inside each MultiheadAttention is the counter's to count."""
+    met = {bare(i.name) for i in ev.count.detail} | {bare(s.name) for s in ev.count.skipped if not s.own_forward}
+    classes = {c for op, c in FUSED_MHA_OPS.items() if op in met}
+    return (fast_path_roots(ev.ref, classes) if classes else set()) | (
+        set() if ev.ref.train_mode else fast_path_roots(ev.ref)
+    )
+
+
+def _sdpa_attention(ref: Any, fast: set[str], math: bool = False) -> int:
     """The exact count's attention FLOPs inside the F.scaled_dot_product_attention calls the CPU ran fused (with math,
-    every call: its math-path calls too), less those in modules torch's fast path ran whole (there SDPA is inside the
-    fused op, named by FC213)."""
-    roots = fast_path_roots(ref)
+    every call: its math-path calls too), less those in the modules at `fast` that the counter ran by torch's fast
+    path as one op (there SDPA is inside the fused op, named by FC213)."""
     calls = list(ref.exact.sdpa.items()) + (list(ref.exact.sdpa_math.items()) if math else [])
-    return sum(f for p, f in calls if not any(p == r or p.startswith(r + ".") for r in roots))
+    return sum(f for p, f in calls if not any(p == r or p.startswith(r + ".") for r in fast))
 
 
 @detects(K.CONV_OP_UNCOUNTED)

@@ -64,3 +64,15 @@ def _einsum(ev: Evidence) -> Finding | None:
     if not lost or not skipped or _short(ev) < lost:
         return None
     return K.EINSUM_UNPATCHED.finding(-lost, f"skipped {', '.join(skipped)}: no patch for torch.einsum")
+
+
+@detects(K.TRACE_DROPPED_UNUSED)
+def _unreached(ev: Evidence) -> Finding | None:
+    """The weighted layers the counter's trace never reached (its own record of them: fvcore's uncalled_modules()),
+    each at the exact count's FLOPs of that module, named when the counter's layer work is short by at least that."""
+    paths = [s.name for s in ev.count.skipped if s.reason == K.UNREACHED_IN_TRACE]
+    lost = sum(ev.ref.per_instance(p) for p in paths if p in ev.ref.layers)
+    if not lost or _short(ev) < lost:
+        return None
+    said = ", ".join(paths[:3]) + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
+    return K.TRACE_DROPPED_UNUSED.finding(-lost, f"never reached in its trace: {said}")

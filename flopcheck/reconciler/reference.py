@@ -17,6 +17,7 @@ from flopcheck.counted import OpRecord
 from flopcheck.exact import ExactCount, exact_count
 from flopcheck.exact.counter import FIRST_OF, join
 from flopcheck.formula import exact_matches, formula_breakdown
+from flopcheck.specs.build import TRAIN_MODE_NOTE
 from flopcheck.specs.layers import Layer, layers_of
 from flopcheck.specs.measure import Measured
 from flopcheck.types import Breakdown, Kind, Work
@@ -39,6 +40,7 @@ class Reference:
     tokens: int = 1  # T, for the readings that scale per-sample work by it
     label: str = "formula = exact count"  # what the truth is, in words
     aliases: dict[str, str] = field(default_factory=dict)  # a shared module's later paths -> its first
+    train_mode: bool = False  # the model ran as built, in train mode: torch's eval-only fast paths were never taken
 
     @property
     def total(self) -> int:
@@ -121,12 +123,17 @@ class Reference:
 
     @cached_property
     def attention_types(self) -> frozenset[str]:
-        """The module classes some instance of which computes QK^T or attn@V in its own forward."""
+        """The module classes some instance of which computes QK^T or attn@V in its own forward: by each module's own
+        records where the exact count kept them (RecurrentGemma's recurrent and attention blocks share the normalised
+        path layers.*.temporal_block), else by its normalised path's."""
         by = self.exact.by_path()
         return frozenset(
             layer.type_name
             for p, layer in self.layers.items()
-            if any(join(self.norm_path[p], s) in by for s in ("qk", "av"))
+            if any(
+                join(p, s) in self.exact.by_module if self.kept(p) else join(self.norm_path[p], s) in by
+                for s in ("qk", "av")
+            )
         )
 
     def einsum_contracts(self) -> bool:
@@ -150,6 +157,7 @@ def reference_of(measured: Measured, batch: int = 1) -> Reference:
         tokens=1,
         label="exact count",
         aliases=measured.aliases,
+        train_mode=TRAIN_MODE_NOTE in measured.notes,
     )
 
 

@@ -62,10 +62,11 @@ def _formula_text(r: CountResult, form: Breakdown) -> str:
 
 def _attention_lines(r: CountResult) -> list[str]:
     """Attention under its masks in every convention (none when no call has a mask), scaled to the scope."""
-    from flopcheck.exact.attention_work import scaled, to_lines  # lazy: torch-free door (flopcheck.exact's torch)
+    from flopcheck.exact.attention_work import needed_line, scaled, to_lines  # lazy: torch-free door
 
-    lines = to_lines(scaled(r.exact.attention, r.exact_factor), r.attn_kernel)
-    return ["", *lines] if lines else []
+    calls = scaled(r.exact.attention, r.exact_factor)
+    lines = to_lines(calls, r.attn_kernel)
+    return ["", *lines, *needed_line(r.exact_total, calls)] if lines else []
 
 
 def _attention_dict(r: CountResult) -> dict[str, Any]:

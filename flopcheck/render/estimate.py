@@ -123,14 +123,21 @@ def _formula_dict(e: Estimate) -> dict[str, Any]:
         "step_seconds": e.step_seconds,
         "seconds": e.seconds,
         "batches": [vars(r) for r in e.batches()],
-        "seed_estimate_flops": e.shortcut_flops,
-        "seed_seconds": e.shortcut_seconds(),  # the keys as they were
+        "shortcut_flops": e.shortcut_flops,
+        "shortcut_seconds": e.shortcut_seconds(),
         "differences": [
-            {"part": d.part, "seed": d.shortcut, "exact": d.exact, "delta": d.delta, "why": d.why}
+            {"part": d.part, "shortcut": d.shortcut, "exact": d.exact, "delta": d.delta, "why": d.why}
             for d in e.differences()
         ],
         "exact_matches_formula": e.exact_matches,
     }
+
+
+def _needed(e: ExactEstimate) -> list[str]:
+    """A forward's second figure (attention at its mask's pairs), as count prints it; none when unmasked."""
+    from flopcheck.exact.attention_work import needed_line  # lazy: torch-free door (flopcheck.exact's torch)
+
+    return needed_line(e.flops_per_forward, e.measured.exact.attention, indent="  per forward, ")
 
 
 def _exact_text(e: ExactEstimate) -> str:
@@ -149,6 +156,7 @@ def _exact_text(e: ExactEstimate) -> str:
             + ("  (CFG: conditional + unconditional)" if e.scope.cfg else ""),
             f"  per generation   {commas(e.flops):>28}  {si(e.flops)}  ({e.scope.steps} steps)",
             f"  attention        {e.attention_share:.1%} of a forward (QK^T + attn@V)",
+            *_needed(e),
             "",
             *_roofline(e),
             *_decode_lines(e),
@@ -232,12 +240,17 @@ def _measured_lines(e: TrainingEstimate) -> list[str]:
     if e.measured is None:
         return []
     mfu, hfu, words = e.measured
+    recompute = (
+        f"recomputing the {len(e.step.recomputed)} checkpointed module(s) given"
+        if e.step.recomputed
+        else "no activation recompute (none given: --checkpointed names what your run recomputes)"
+    )
     return [
         "",
         f"measured: {words}",
         f"  MFU = model FLOPs per sample x samples/s / (GPUs x {e.gpu.tflops:g} TFLOPS) = {float(mfu):.4g} "
-        f"({float(mfu) * 100:.3g}%); HFU = executed instead = {float(hfu):.4g} ({float(hfu) * 100:.3g}%)"
-        + ("  over 100%: no run on these GPUs does that" if mfu > 1 or hfu > 1 else ""),
+        f"({float(mfu) * 100:.3g}%)" + ("  over 100%: no run on these GPUs does that" if mfu > 1 or hfu > 1 else ""),
+        f"  HFU = executed instead = {float(hfu):.4g} ({float(hfu) * 100:.3g}%), with {recompute}",
     ]
 
 

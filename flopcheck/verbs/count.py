@@ -122,6 +122,7 @@ def run(
     efficient, cudnn or math; default flash where the attention is fused)."""
     if subject.formula_family and generate:
         raise InputError(f"--generate counts a causal LM's decoding: {subject.text} is not one")
+    check_generation(bool(generate), scope.training, scope.steps, scope.cfg)
     if subject.formula_family:  # torch imported here: a name that resolves to nothing is refused before it
         from flopcheck.exact import exact_count  # lazy: torch (see above)
         from flopcheck.exact.training import training_step  # lazy: torch
@@ -148,15 +149,41 @@ def run(
 
 
 def generation_options(
-    generate: int | None, prompt_tokens: int | None, text_tokens: int | None
+    generate: int | None,
+    prompt_tokens: int | None,
+    text_tokens: int | None,
+    training: bool = False,
+    steps: int | None = None,
+    cfg: bool = False,
 ) -> tuple[int, int] | None:
     """(prompt tokens, decode steps) of --generate N [--prompt-tokens P] (P: --text-tokens, else 0: the counted
-    forward's own tokens), or None; a prompt without decode steps, or two prompts, is refused."""
+    forward's own tokens), or None; a prompt without decode steps, two prompts, or a generation beside a training
+    step or a sampler's steps and CFG (check_generation), is refused."""
     if prompt_tokens and not generate:
         raise InputError("--prompt-tokens sets a generation's prompt: add --generate N (decode steps)")
+    check_generation(bool(generate), training, steps or 1, cfg)
     if prompt_tokens and text_tokens and prompt_tokens != text_tokens:
         raise InputError(f"--prompt-tokens {prompt_tokens} and --text-tokens {text_tokens}: give one (the prompt)")
     return (prompt_tokens or text_tokens or 0, generate) if generate else None
+
+
+def check_generation(generate: bool, training: bool, steps: int, cfg: bool) -> None:
+    """A generation is its own total (prefill + decode steps): beside a training step (which counts no decoding) or a
+    diffusion sampler's steps and CFG (which would scale the prefill alone) it would give a second total: refused."""
+    if not generate:
+        return
+    if training:
+        raise InputError(
+            "--generate counts inference (prefill + decode steps); --training counts one training step: "
+            "give one of them"
+        )
+    if steps != 1 or cfg:
+        given = " and ".join(f for f, on in (("--steps", steps != 1), ("--cfg", cfg)) if on)
+        verb = "scale" if " and " in given else "scales"
+        raise InputError(
+            f"{given} {verb} a diffusion sampler's forwards; --generate counts a causal LM's decoding step by step: "
+            f"drop {given}"
+        )
 
 
 def with_kernel(step: TrainingCount | None, attn_kernel: str, alone: bool = False) -> TrainingCount | None:

@@ -4,7 +4,7 @@ residual; with sweep, each counter judged from its totals at four latent sides t
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from flopcheck.counters import REQUIRED
@@ -53,11 +53,15 @@ def run(
     progress: Any = None,
     formulas: list[str] | None = None,
     training: bool = False,
+    device: str = "meta",
 ) -> Reconciling:
     """Each named counter on each subject explained, cause by cause; with sweep, a reference model is also counted
     at four latent sides and each counter judged from its totals alone (the T-sweep). With formulas (names or
     'all'), those published formulas are explained against the exact count (the exact training step with
-    training), and the counters run only when named."""
+    training), and the counters run only when named. `device` (not meta): a spec's reference is its exact count on
+    real tensors there (cpu: its masks and routers read), the inputs the counters run on."""
+    _check_device(subjects, device, formulas)
+    subjects = [_placed(s, device) for s in subjects]
     first = subjects[0]
     if training and not formulas:
         raise InputError("reconcile --training explains the formulas against the exact training step: add --formula")
@@ -84,11 +88,35 @@ def run(
     refs = {s.key(): s.reference() for s in subjects}
     results = [explain(c, refs[(c.model, c.input_size, c.attn)]) for c in counts if c.input_size == main_size]
     tokens = {s.attn: ", ".join(str(s.with_options(input_size=g).config().tokens) for g in grid) for s in subjects}
-    return Reconciling(results, sweeps_for(results, counts, grid), tokens, _header(first), REQUIRED)
+    return Reconciling(results, sweeps_for(results, counts, grid), tokens, _header(first, device=device), REQUIRED)
 
 
-def _header(first: Any, training: bool = False) -> str:
+def _check_device(subjects: list[Any], device: str, formulas: list[str] | None) -> None:
+    """--device places a spec's exact count (its reference); a reference model's truth is its formula, and the
+    formulas are explained against the count on meta: there it would be ignored, so it is refused."""
+    if device == "meta":
+        return
+    if formulas:
+        raise InputError(
+            f"--device {device} places the counters' reference; --formula explains formulas on meta: drop one of them"
+        )
+    fixed = next((s.text for s in subjects if s.formula_family), None)
+    if fixed is not None:
+        raise InputError(f"--device {device}: {fixed} is a reference model, its truth is its formula: drop --device")
+
+
+def _placed(subject: Any, device: str) -> Any:
+    """The subject with its exact count made on `device` (not meta: on real tensors, the counters' inputs), so its
+    reference, its batch and its header are that count's."""
+    if device == "meta":
+        return subject
+    return replace(subject, _measured=subject.measured(device=device))
+
+
+def _header(first: Any, training: bool = False, device: str = "meta") -> str:
     """A model without a hand formula: its input and its reference, in words ('' for a reference model)."""
     if first.formula_family:
         return ""
-    return f"{first.text} · input {first.measured(training=training).inputs} · reference: its exact count\n\n"
+    measured = first.measured(training=training)
+    where = "" if device == "meta" else f" on real {device} tensors"
+    return f"{first.text} · input {measured.inputs} · reference: its exact count{where}\n\n"

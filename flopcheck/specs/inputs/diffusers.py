@@ -20,7 +20,7 @@ import torch
 from flopcheck.specs import Options, SpecError
 from flopcheck.specs.inputs.common import first_set, latent_frames, latent_side
 from flopcheck.specs.inputs.conventions import BY_CLASS, InputConvention, generic
-from flopcheck.specs.inputs.rules import CONDITIONING, IN_CHANNELS, LAYOUTS, SHARED, TIMESTEPS, Grid
+from flopcheck.specs.inputs.rules import CONDITIONING, IN_CHANNELS, LAYOUTS, SHARED, TEXT_MASKS, TIMESTEPS, Grid
 
 
 def _patch(c: Any) -> int:  # c: a diffusers config
@@ -110,8 +110,14 @@ def build_inputs(
         )
     if "return_dict" in {p.name for p in _parameters(model)}:
         kwargs["return_dict"] = False  # a tuple of tensors, which every counter (jit traces too) can take
-    words = f"input {size}" + (f", {s} text tokens" if s else "") + f", batch {o.batch}" + _whose(conv)
+    words = f"input {size}" + (f", {s} text tokens" if s else "") + _masks(kwargs) + f", batch {o.batch}" + _whose(conv)
     return tuple(args), kwargs, words
+
+
+def _masks(kwargs: dict[str, Any]) -> str:
+    """The text masks the inputs carry, in words: ones, every text token attends ('' for none)."""
+    given = [n for n in TEXT_MASKS if isinstance(kwargs.get(n), torch.Tensor)]
+    return f", a text mask of ones ({', '.join(given)}: every text token attends)" if given else ""
 
 
 def _whose(conv: InputConvention) -> str:

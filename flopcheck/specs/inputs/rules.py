@@ -70,7 +70,14 @@ def _pooled(c: Any, g: Grid) -> torch.Tensor | None:
 
 
 def mask(c: Any, g: Grid) -> torch.Tensor | None:
-    return torch.ones(g.n, g.s, device=g.device) if g.s else None
+    """A text mask of ones (every text token attends), boolean as Mochi's pipeline passes it (.bool()) and as every
+    class takes it (a bias made of it, a sum of its lengths, SDPA's attn_mask): a count on real tensors zeroes float
+    inputs, and a float one would mask every text token (Mochi then gathers none of them)."""
+    return torch.ones(g.n, g.s, dtype=torch.bool, device=g.device) if g.s else None
+
+
+# the inputs the rules make as a text mask of ones, said in the input's words
+TEXT_MASKS = ("encoder_attention_mask", "encoder_hidden_states_mask", "encoder_attention_mask_2")
 
 
 def _axes(c: Any) -> int:
