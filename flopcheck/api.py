@@ -297,10 +297,13 @@ def report(
     sweeps: tuple[str, ...] | None = None,
     workers: int = 2,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    executor: str = "local",
 ) -> dict[str, Any]:
     """The comparison report's results: every counter on every model named (a shell pattern of reference models,
     or a comma list of them and specs), both attention paths, and T-sweeps; render it with
-    flopcheck.render.report.render and write it with flopcheck.render.files.write_report.
+    flopcheck.render.report.render and write it with flopcheck.render.files.write_report. `executor`: where the
+    models are counted, 'local' (`workers` processes), 'ray' (`workers` CPUs, or $RAY_ADDRESS's cluster) or
+    'ray://HOST:PORT' (flopcheck.executors); each model's counts are cached as they finish.
 
     Returns:
         dict: JSON-ready, full integers in FLOPs: formulas, counts, reconciliations (with proofs), sweeps, versions.
@@ -312,8 +315,11 @@ def report(
     sweeps = tuple(checks.names("sweeps", sweeps, "['DiT-S/8=16,32,64']") or ()) if sweeps is not None else None
     checks.whole("workers", workers)
     checks.seconds("timeout_s", timeout_s)
+    checks.text("executor", executor, "'local', 'ray' or 'ray://HOST:PORT'")
+    from flopcheck.executors import executor_of  # lazy: door start-up
 
-    return run(plan(models, counters, sweeps, timeout_s), workers=workers, timeout_s=timeout_s)[0]
+    where = executor_of(executor, workers)  # Ray missing: refused before anything is counted
+    return run(plan(models, counters, sweeps, timeout_s), timeout_s=timeout_s, executor=where)[0]
 
 
 class FlopCounter:

@@ -138,6 +138,16 @@ def _audit_args(p: argparse.ArgumentParser) -> None:
     rate = "gpu gpus dtype throughput tokens recompute"
     add_flags(p, flags, rate, "input-shape counter json markdown config inputs text-tokens timeout", **AUDIT_CHANGES)
     p.add_argument("--log", metavar="FILE", help="a training log (nanoGPT, nanochat, torchtitan, Megatron-LM, ...)")
+    _executor_flag(p)
+
+
+def _executor_flag(p: argparse.ArgumentParser) -> None:
+    """--executor: where the models' counting runs (flopcheck.executors)."""
+    p.add_argument(
+        "--executor",
+        metavar="WHERE",
+        help="local (this machine's pool, the default), ray (a local Ray, or $RAY_ADDRESS), or ray://HOST:PORT",
+    )
 
 
 AUDIT_CHANGES: dict[str, dict[str, Any]] = {
@@ -163,7 +173,12 @@ def _audit(args: argparse.Namespace) -> int:
         flag = "--" + stated[0].replace("_", "-")
         raise UsageError(f"{flag} applies to a claim you type; with --file each claim states its own {stated[0]}")
     claims = load_claims(args.file) if args.file else [parse_claim(args.claim, **given, **flags)]
-    result = audit(claims, False if args.no_counters else args.counter, args.allow_code or not args.file, args.timeout)
+    if args.executor and not args.file:
+        raise UsageError("--executor runs the models of a claims file: give --file CLAIMS.yaml")
+    named: list[str] | None = args.counter
+    result = audit(
+        claims, False if args.no_counters else named, args.allow_code or not args.file, args.timeout, args.executor
+    )
     code = _show(result, args) if args.json or not args.markdown else print(result.to_markdown()) or result.exit_code
     for line in result.failed:
         print(line, file=sys.stderr)
@@ -223,7 +238,7 @@ def sweep(text: str) -> tuple[str, tuple[int, ...]]:
 def _report(args: argparse.Namespace) -> int:
     from flopcheck.verbs.report import into_folder  # lazy: door start-up (a verb loads its machinery when run)
 
-    counting = (args.models, args.counter, args.sweeps, args.no_sweep, args.workers, args.timeout)
+    counting = (args.models, args.counter, args.sweeps, args.no_sweep, args.workers, args.timeout, args.executor)
     written = into_folder(args.out, args.from_json, *counting)
     for name in written.kept:
         why = "the last report listed it, but nothing proves flopcheck wrote it as it is"
@@ -236,6 +251,13 @@ def _report(args: argparse.Namespace) -> int:
 
 # report's own: --sweep MODEL=..., and no timeout default (the verb applies it, so one given beside --from is seen)
 REPORT_FLAGS: dict[str, dict[str, Any]] = {"sweeps": {"type": sweep}, "timeout": {"default": None}}
+
+
+def _report_args(p: argparse.ArgumentParser) -> None:
+    add_flags(p, "out models sweeps no-sweep workers from counter timeout", **REPORT_FLAGS)
+    _executor_flag(p)
+
+
 COMMANDS: dict[
     str, tuple[str, Callable[[argparse.ArgumentParser], object], Callable[[argparse.Namespace], int]]
 ] = {  # name -> (help, add its arguments, run it)
@@ -249,11 +271,7 @@ COMMANDS: dict[
         lambda p: add_model(p, DEFAULT_MODEL, TRAINING_FLAGS, "optimizer device json timeout"),
         _count,
     ),
-    "report": (
-        "the comparison report: every counter on every model, and T-sweeps",
-        lambda p: add_flags(p, "out models sweeps no-sweep workers from counter timeout", **REPORT_FLAGS),
-        _report,
-    ),
+    "report": ("the comparison report: every counter on every model, and T-sweeps", _report_args, _report),
     "estimate": (
         "FLOPs per generation, attention share, roofline and step time on a GPU (the inference arithmetic)",
         lambda p: add_model(p, "FLUX.1-dev", TRAINING_FLAGS, "gpu gpus mfu throughput json timeout"),

@@ -11,12 +11,14 @@ file audits fast the second time; `FLOPCHECK_CACHE` names the folder ('off': no 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor.claims import Claim
 from flopcheck.cache import COUNTS, count_key
+from flopcheck.executors import keep as keep  # a count kept as the auditor keeps it (re-exported: tests, conftest)
 from flopcheck.types import Count, Finding, Unit
 
 if TYPE_CHECKING:
@@ -96,12 +98,6 @@ class ToolReading:
         return f"what {self.tool} reports{where}{scope}"
 
 
-def keep(count: Count, job: dict[str, Any]) -> None:
-    """Keep a counter's count of a job (as the worker takes it) in COUNTS; an error is kept in this process only,
-    except a library that is not installed (the key holds its version: installing it makes a new key)."""
-    COUNTS.put(count_key(count.counter, job), count, keep=count.ok or (count.error or "").startswith("unavailable"))
-
-
 REAL_TENSOR_LIMIT = 250 * 10**9  # FLOPs of one forward: beyond it counters are run only when named (CPU minutes)
 
 
@@ -143,27 +139,26 @@ def path_words(job: Job, switch: bool) -> str:
 
 
 def fill(jobs: list[Job], names: list[str] | None, workers: int | None = None) -> None:
-    """Run the named counters (default: all) the cache lacks on these jobs, in one pool, and keep their counts (a
-    progress bar on stderr when it is a terminal: a first audit runs every counter on real tensors, minutes)."""
+    """Run the named counters (default: all) the cache lacks on these jobs, one pool (or Ray run: the enclosing
+    executors.using) a set of lacking counters, each model's counts kept as it finishes (executors.count_jobs), and
+    a progress line on stderr when it is a terminal (a first audit runs every counter on real tensors, minutes)."""
     # lazy: door start-up (the counters' registry imports every adapter; see subject.counts_of)
     from flopcheck.counters import COUNTERS
-    from flopcheck.counters.pool import progress_bar, run_jobs
+    from flopcheck.executors import count_jobs, current
 
     named = [COUNTERS[n] for n in (names if names is not None else list(COUNTERS))]
-    groups: dict[
-        tuple[str, ...], dict[Job, dict[str, Any]]
-    ] = {}  # the counters a job lacks -> the jobs that lack just those
-    for job in dict.fromkeys(jobs):
+    groups: dict[tuple[str, ...], list[Job]] = {}  # the counters a job lacks -> the jobs that lack just those
+    unique = list(dict.fromkeys(jobs))
+    for job in unique:
         resolved = job.resolved()
         lacking = tuple(s.name for s in named if COUNTS.get(count_key(s.name, resolved)) is None)
         if lacking:
-            groups.setdefault(lacking, {})[job] = resolved
+            groups.setdefault(lacking, []).append(job)
+    whole = len(unique) - sum(len(todo) for todo in groups.values())
+    if whole and groups:  # a run that counts something says what it did not have to
+        print(f"{whole} of {len(unique)} models from the cache", file=sys.stderr)
     for lacking, todo in groups.items():  # a job counts only what it lacks, never what another job lacks
-        chosen = [COUNTERS[n] for n in lacking]
-        run = run_jobs(chosen, list(todo), workers=workers or min(2, os.cpu_count() or 1), progress=progress_bar)
-        done = list(todo.values())  # the run's counts are in job order, then counter order
-        for i, c in enumerate(run.counts):
-            keep(c, done[i // len(lacking)])
+        count_jobs([COUNTERS[n] for n in lacking], todo, current(workers or min(2, os.cpu_count() or 1)))
 
 
 def readings_of_counts(

@@ -13,6 +13,7 @@ from flopcheck.auditor.readings import readings_of_counts
 from flopcheck.auditor.tools import prefetch
 from flopcheck.children import deadline
 from flopcheck.errors import InputError, bad_input
+from flopcheck.executors import executor_of, using
 from flopcheck.pipelines import is_pipeline
 from flopcheck.render import COLUMNS
 from flopcheck.render import audit as render
@@ -72,14 +73,22 @@ def names_code(claim: Claim) -> str:
     return " and ".join(x for x in (model, claim.inputs or "") if x)
 
 
-def run(claims: list[Claim], names: Names = None, allow_code: bool = False, timeout_s: float | None = None) -> Auditing:
+def run(
+    claims: list[Claim],
+    names: Names = None,
+    allow_code: bool = False,
+    timeout_s: float | None = None,
+    executor: str | None = None,
+) -> Auditing:
     """Each claim judged; `names`: the counters whose output is a reading (None: every installed one, False: none).
     Several claims' counts run in one pool (each model built once); a claim whose model cannot be built or run is
     one line and the rest go on (a single claim's failure is the run's bad input). A claim that names code (a
     factory, an input builder) runs it only with `allow_code` (a claims file is data someone sent): without, it is
-    refused in one line before anything of it is imported; timeout_s: each build and count of a claim's model."""
+    refused in one line before anything of it is imported; timeout_s: each build and count of a claim's model;
+    executor: where the claims' models are counted (flopcheck.executors: local, ray, ray://HOST:PORT)."""
     names = names if names is False or names is None else counter_names(names)
-    with deadline(timeout_s):  # every build and count of the claims' models: timeout_s each
+    where = executor_of(executor) if executor else None  # Ray missing: refused before anything is counted
+    with deadline(timeout_s), using(where):  # every build and count of the claims' models: timeout_s each
         return _audit(claims, names, allow_code)
 
 

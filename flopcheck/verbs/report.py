@@ -2,8 +2,10 @@
 named), its run, and one deterministic results dict (full integers, versions, no timings; timings go to the run's
 stats) that flopcheck.render renders without starting a process or building a model.
 
-The counting is the counters' pool (flopcheck.counters.pool): model-major workers in parallel, the
-largest job first; every library counter on real CPU tensors, flopcheck's own exact count on meta.
+The counting runs on an executor (flopcheck.executors): the counters' pool on this machine (model-major workers in
+parallel, the largest job first) or one Ray task a model; every library counter on real CPU tensors, flopcheck's own
+exact count on meta; each model's counts kept in the on-disk cache as they arrive, so a second run redoes only the
+models the first did not finish.
 """
 
 from __future__ import annotations
@@ -19,8 +21,9 @@ from typing import Any
 
 from flopcheck.codec import encode
 from flopcheck.counters import COUNTERS, get_spec
-from flopcheck.counters.pool import Job, Run, run_jobs
+from flopcheck.counters.pool import Job
 from flopcheck.errors import InputError
+from flopcheck.executors import Executor, Finished, count_jobs, executor_of
 from flopcheck.formula import formula_breakdown
 from flopcheck.reconciler import explain
 from flopcheck.reconciler.sweep import sweep
@@ -130,13 +133,22 @@ def _zoo_pattern(item: str) -> list[str]:
 
 
 def run(
-    chosen: Plan, workers: int = 2, timeout_s: float = 600.0, progress: Callable[[int, int, Count], None] | None = None
+    chosen: Plan,
+    workers: int = 2,
+    timeout_s: float = 600.0,
+    progress: Callable[[Finished], None] | None = None,
+    executor: Executor | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Every counter of the plan on every job, in the counters' pool: (the results dict, the run's stats)."""
-    run: Run = run_jobs(
-        [COUNTERS[n] for n in chosen.counters], chosen.jobs(), workers=workers, timeout_s=timeout_s, progress=progress
+    """Every counter of the plan on every job, on `executor` (default: the local pool of `workers`), the models the
+    cache holds taken from it: (the results dict, the run's stats)."""
+    done = count_jobs(
+        [COUNTERS[n] for n in chosen.counters],
+        chosen.jobs(),
+        executor or executor_of("local", workers),
+        timeout_s=timeout_s,
+        progress=progress,
     )
-    return results(chosen, run.counts), run.stats
+    return results(chosen, done.counts), done.stats
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,11 +318,13 @@ def into_folder(
     no_sweep: bool = False,
     workers: int | None = None,
     timeout_s: float | None = None,
+    executor: str | None = None,
 ) -> Written:
     """The report counted (or, from_json, rendered from a results.json, counting nothing) and written into `out`,
     touching no file flopcheck did not write there; a flag that shapes the counting beside from_json is refused."""
     folder = Path(out) if out.strip() else None
     counting = {"models": models, "sweep": sweeps, "no-sweep": no_sweep, "workers": workers, "counter": counters}
+    counting["executor"] = executor
     given = [flag for flag, value in {**counting, "timeout": timeout_s}.items() if value not in (None, False, [])]
     if from_json and given:  # it would be dropped unseen
         raise InputError(f"--{given[0]} shapes what is counted; --from renders a results.json and counts nothing")
@@ -318,8 +332,9 @@ def into_folder(
     if from_json:
         res = read_results(Path(from_json))
     else:
+        where = executor_of(executor or "local", workers)  # Ray missing: refused before anything is counted
         chosen = plan(models or "DiT-*", counters, () if no_sweep else tuple(sweeps or ()) or None, timeout_s)
-        res, stats = run(chosen, workers=workers or 2, timeout_s=timeout_s or 600.0, progress=progress_bar)
+        res, stats = run(chosen, timeout_s=timeout_s or 600.0, executor=where)
         took = f"the counting calls: {stats['counting_s']:.0f} s; building models: {stats['build_s']:.0f} s"
         print(f"counted {stats['counts']} in {stats['wall_s']:.0f} s ({took})", file=sys.stderr)
     assert folder is not None  # previous() refused an empty --out

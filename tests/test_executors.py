@@ -1,0 +1,198 @@
+"""Executors (flopcheck.executors): the local pool or Ray behind `report --models` and `audit --file`; a run
+interrupted and run again redoes only the unfinished models; either executor writes the same report, byte for byte."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from dataclasses import dataclass, field
+
+import pytest
+
+from flopcheck.cache import COUNTS
+from flopcheck.cli import main
+from flopcheck.counters import COUNTERS
+from flopcheck.counters.pool import Job
+from flopcheck.executors import Finished, LocalExecutor, count_jobs, executor_of
+from flopcheck.types import Count, Unit
+
+RAY = importlib.util.find_spec("ray") is not None
+
+
+def _cli(argv, capsys):
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# ---------------------------------------------------------------------------------------------
+# bad input: one line, exit 2
+# ---------------------------------------------------------------------------------------------
+
+
+def test_ray_not_installed_is_one_line_naming_the_extra(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` raises ImportError, as where it is not installed
+    argv = ["report", "--models", "DiT-S/8", "--no-sweep", "--executor", "ray", "--out", str(tmp_path / "r")]
+    code, _, err = _cli(argv, capsys)
+    assert code == 2
+    assert err == "flopcheck: --executor ray needs Ray, which is not installed: pip install 'flopcheck[ray]'\n"
+
+
+def test_an_unknown_executor_is_one_line_naming_the_choices(tmp_path, capsys):
+    argv = ["report", "--models", "DiT-S/8", "--executor", "dask", "--out", str(tmp_path / "r")]
+    code, _, err = _cli(argv, capsys)
+    assert code == 2 and err.count("\n") == 1
+    assert "no executor 'dask': give local, ray, or ray://HOST:PORT" in err
+
+
+def test_the_python_report_refuses_a_bad_executor_before_counting():
+    import flopcheck
+    from flopcheck.errors import InputError
+
+    with pytest.raises(InputError, match="no executor 'dask': give local, ray, or ray://HOST:PORT"):
+        flopcheck.report("DiT-S/8", executor="dask")
+    with pytest.raises(InputError, match="executor must be a string"):
+        flopcheck.report("DiT-S/8", executor=2)
+
+
+def test_executor_beside_one_typed_claim_is_refused(capsys):
+    code, _, err = _cli(["audit", "DiT-XL/2 118.64 GFLOPs", "--executor", "local"], capsys)
+    assert code == 2 and err == "flopcheck: --executor runs the models of a claims file: give --file CLAIMS.yaml\n"
+
+
+def test_executor_beside_from_is_refused(tmp_path, capsys):
+    argv = ["report", "--from", "reports/results.json", "--executor", "ray", "--out", str(tmp_path / "r")]
+    code, _, err = _cli(argv, capsys)
+    assert code == 2 and "--executor shapes what is counted" in err
+
+
+# ---------------------------------------------------------------------------------------------
+# resuming: an interrupted run's finished models come from the cache
+# ---------------------------------------------------------------------------------------------
+
+# DiT-S/8 at its default 256 px (latent 32, T = (32/8)^2 = 16 tokens): the flops here are stand-in numbers a fake
+# executor returns, so the test follows each model's counts through the cache without running a counter
+FLOPS = {"sdpa": 1_000, "math": 2_000, "fake": 3_000}
+
+
+@dataclass
+class Interrupted:
+    """An executor that finishes `finish` jobs (a count of FLOPS[attn] each) and is then interrupted (Ctrl-C)."""
+
+    finish: int
+    ran: list[str] = field(default_factory=list)
+    name: str = "fake"
+
+    def run(self, specs, jobs, timeout_s, on_done):
+        for i, job in enumerate(jobs):
+            if i == self.finish:
+                raise KeyboardInterrupt
+            self.ran.append(job.attn)
+            r = job.resolved()
+            flops = FLOPS[job.attn]
+            where = {k: r[k] for k in ("model", "input_size", "attn", "batch")}
+            made = [Count(s.name, s.library, "1", Unit.FLOP, **where, reported=flops, flops=flops) for s in specs]
+            on_done(Finished(job, tuple(made)))
+        return {}
+
+
+def test_a_run_interrupted_then_run_again_counts_only_the_unfinished_models(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
+    specs = [COUNTERS["torch_dispatch"]]
+    jobs = [Job("DiT-S/8", attn="sdpa"), Job("DiT-S/8", attn="math")]
+    with COUNTS.isolated():
+        first = Interrupted(finish=1)
+        with pytest.raises(KeyboardInterrupt):
+            count_jobs(specs, jobs, first)
+        assert first.ran == ["sdpa"]
+        COUNTS.clear()  # a new process: only the disk is left
+        second = Interrupted(finish=2)
+        run = count_jobs(specs, jobs, second)
+    assert second.ran == ["math"]  # the sdpa model finished before the Ctrl-C: not counted again
+    assert "1 of 2 models from the cache" in capsys.readouterr().err
+    assert [c.flops for c in run.counts] == [1_000, 2_000]  # job order, whichever came from where
+    assert run.stats["from_cache"] == 1
+
+
+def test_a_failed_model_is_counted_again_on_the_next_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
+    specs = [COUNTERS["torch_dispatch"]]
+    jobs = [Job("DiT-S/8", attn="sdpa")]
+
+    @dataclass
+    class Failing:
+        name: str = "fake"
+
+        def run(self, specs, jobs, timeout_s, on_done):
+            r = jobs[0].resolved()
+            c = Count(specs[0].name, "torch", "1", Unit.FLOP, r["model"], r["input_size"], r["attn"], error="boom")
+            on_done(Finished(jobs[0], (c,)))
+            return {}
+
+    with COUNTS.isolated():
+        count_jobs(specs, jobs, Failing())
+        err = capsys.readouterr().err
+        assert err == "flopcheck: DiT-S/8: boom\n"  # one line, the rest would go on
+        again = Interrupted(finish=1)
+        count_jobs(specs, jobs, again)
+    assert again.ran == ["sdpa"]
+
+
+def test_the_local_executor_keeps_today_s_pool_and_two_workers_by_default():
+    assert executor_of("local") == LocalExecutor(workers=2)
+    assert executor_of("local", 3) == LocalExecutor(workers=3)
+
+
+# ---------------------------------------------------------------------------------------------
+# the same report from either executor (a local Ray: CPU only, 2 CPUs)
+# ---------------------------------------------------------------------------------------------
+
+SMALL = ["--models", "DiT-S/8,zoo:timm-resnet18", "--no-sweep", "--counter", "torch_dispatch", "--workers", "2"]
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(not RAY, reason="Ray is not installed: pip install 'flopcheck[ray]'")
+def test_ray_writes_the_local_pool_s_report_byte_for_byte(tmp_path, monkeypatch, capsys):
+    folders = {}
+    for name in ("local", "ray"):
+        monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path / f"cache-{name}"))  # each counts every model itself
+        folders[name] = tmp_path / name
+        with COUNTS.isolated():
+            code, out, err = _cli(["report", *SMALL, "--executor", name, "--out", str(folders[name])], capsys)
+        assert code == 0, err
+        assert "from the cache" not in err
+    names = sorted(p.name for p in folders["local"].iterdir())
+    assert names == sorted(p.name for p in folders["ray"].iterdir())
+    for n in names:
+        assert (folders["ray"] / n).read_bytes() == (folders["local"] / n).read_bytes(), n
+    res = json.loads((folders["ray"] / "results.json").read_text())
+    flops = {(c["model"], c["attn"]): c["flops"] for c in res["counts"]}
+    # DiT-S/8 at 256 px, explicit attention: 2 x 357,974,016 MACs (DiT's Table 4 S/8, 0.36 GFLOPs) = 715,948,032 FLOPs
+    assert flops[("DiT-S/8", "math")] == 715_948_032
+    assert all(r["closed"] for r in res["reconciliations"]) and len(res["reconciliations"]) == 3
+
+
+def test_the_progress_line_counts_models_and_closed_counts_on_a_terminal(monkeypatch):
+    import io
+
+    from flopcheck.executors import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    job = Job("DiT-S/8", attn="sdpa")
+    r = job.resolved()
+    where = {k: r[k] for k in ("model", "input_size", "attn", "batch")}
+    ok = Count("torch_dispatch", "torch", "1", Unit.FLOP, **where, reported=1, flops=1)
+    failed = Count("thop_hooks", "thop", "1", Unit.MAC, **where, error="boom")
+    shown = Progress(models=2, counters=2)
+    shown(Finished(job, (ok, failed)))  # one of its two counts closed: the model did not fail as a whole
+    assert screen.getvalue().startswith("\r1/2 models, 1 counts closed, about ")
+    shown(Finished(job, (failed, failed)))
+    lines = screen.getvalue().split("\n")
+    assert lines[1] == "flopcheck: DiT-S/8: boom"  # below the progress line, which goes on
+    assert lines[2].startswith("\r2/2 models, 1 counts closed, about 0 s left")
