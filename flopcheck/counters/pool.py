@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -160,17 +159,6 @@ class _Worker(Child):
         """The next job (less the counters in skip) and its deadline; None: no more jobs, and the worker exits."""
         self.job, self.counting, self.deadline = job, "", (deadline if job is not None else float("inf"))
         self.send({**job, "skip": list(skip)} if job is not None and skip else job)
-
-
-def progress_bar(done: int, total: int, count: Count) -> None:
-    """Progress on stderr: a 30-character bar, done/total and the count just finished; nothing off a terminal."""
-    if not sys.stderr.isatty():
-        return
-    filled = 30 * done // total
-    size = f"@{count.input_size}" if count.input_size is not None else ""  # a spec's input is its own
-    label = f"{count.model}{size} {count.attn} {count.counter}"
-    bar, end = f"[{'#' * filled}{'.' * (30 - filled)}]", "\n" if done == total else ""
-    print(f"\r{bar} {done}/{total} {label:<48s}", end=end, file=sys.stderr, flush=True)
 
 
 def run_jobs(
