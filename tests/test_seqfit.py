@@ -1,6 +1,6 @@
-"""A counter's reading carried over sequence length (flopcheck/auditor/seqfit.py): issue 39, a video DiT whose
-depth stand-ins still ran at 45k tokens, every counter killed by the deadline, and a claim that was exactly
-calflops' count judged WRONG."""
+"""A counter's reading carried over sequence length (flopcheck/auditor/seqfit.py cuts the input, and
+flopcheck/reconciler/carry.py fits the counts): issue 39, a video DiT whose depth stand-ins still ran at 45k tokens,
+every counter killed by the deadline, and a claim that was exactly calflops' count judged WRONG."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from flopcheck.auditor import judge, parse_claim, seqfit
+from flopcheck.reconciler import carry
 from flopcheck.types import Count, Tier, Unit
 
 WAN_TINY = str(Path(__file__).parent / "data" / "wan_tiny.json")  # Wan2.1's architecture at d = 64, 4 blocks
@@ -19,12 +20,12 @@ COUNTERS = ["torchprofile_jit"]
 def test_three_counts_fix_the_quadratic_exactly():
     # c(n) = 7 + 5n + 3n^2: c(1) = 15, c(2) = 29, c(3) = 49; the fourth, c(4) = 7 + 20 + 48 = 75, checks it, and
     # c(80) = 7 + 400 + 19,200 = 19,607
-    assert seqfit.quadratic([(1, Fraction(15)), (2, Fraction(29)), (3, Fraction(49))]) == (7, 5, 3)
-    assert seqfit.carry([Fraction(v) for v in (15, 29, 49, 75)], 80, True) == 19_607
+    assert carry.through([(1, Fraction(15)), (2, Fraction(29)), (3, Fraction(49))]) == (7, 5, 3)
+    assert carry.by_length([Fraction(v) for v in (15, 29, 49, 75)], 80, True) == 19_607
     # a fourth count off the curve by 1 (a convention that changes with the length): no value
-    assert seqfit.carry([Fraction(v) for v in (15, 29, 49, 76)], 80, True) is None
+    assert carry.by_length([Fraction(v) for v in (15, 29, 49, 76)], 80, True) is None
     # n(n + 1)/2 is whole at every n but its coefficients are halves: not a count of whole FLOPs per token
-    assert seqfit.carry([Fraction(v) for v in (1, 3, 6, 10)], 80, True) is None
+    assert carry.by_length([Fraction(v) for v in (1, 3, 6, 10)], 80, True) is None
 
 
 def test_a_count_whose_detail_changes_with_the_length_is_not_fitted():
@@ -35,9 +36,9 @@ def test_a_count_whose_detail_changes_with_the_length_is_not_fitted():
         Count("c", "lib", "1", Unit.FLOP, "m", 0, "sdpa", reported=float(v), flops=v, skipped=skips)
         for v, skips in ((15, ()), (29, ()), (49, ()), (75, (Skip("aten::bmm", 1, "no formula"),)))
     ]
-    got = seqfit.fitted(counts, 80, [16, 32, 48, 64])
+    got = carry.fitted(counts, 80, [16, 32, 48, 64])
     assert isinstance(got, str) and "differ between the cut lengths" in got
-    assert seqfit.fitted(counts[:3] + [counts[2]], 80, [16, 32, 48, 64]) == (
+    assert carry.fitted(counts[:3] + [counts[2]], 80, [16, 32, 48, 64]) == (
         "its counts at the cut lengths are not a + bT + cT^2 in whole FLOPs (15, 29, 49, 49)"
     )
 
