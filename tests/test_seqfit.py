@@ -28,6 +28,24 @@ def test_three_counts_fix_the_quadratic_exactly():
     assert carry.by_length([Fraction(v) for v in (1, 3, 6, 10)], 80, True) is None
 
 
+def test_one_exact_fit_carries_by_depth_and_by_any_degree():
+    # per block: counts of 1 and 2 blocks, 10 and 17, are 10 + 7 (L - 1); at L = 5: 10 + 4 x 7 = 38. A printed float
+    # is read by its shortest repr: 1.5 and 2.25 at L = 3: 1.5 + 2 x 0.75 = 3
+    assert carry.per_block(10, 17, 5) == 38
+    assert carry.per_block(1.5, 2.25, 3) == Fraction(3)
+    # the same fit through four points: n^3 + 1 at n = 0, 1, 2, 3 is 1, 2, 9, 28, so (a, b, c, d) = (1, 0, 0, 1)
+    assert carry.through([(0, Fraction(1)), (1, Fraction(2)), (2, Fraction(9)), (3, Fraction(28))]) == (1, 0, 0, 1)
+
+
+def test_a_claim_on_its_default_input_carries_its_subject():
+    # DiT-XL/2's default input is 256x256 px: the claim stated on it is the same model, resolved once
+    claim = parse_claim("118.64 GFLOPs", model="DiT-XL/2")
+    subject = claim.subject
+    moved = claim.on_input((256, 256), None)
+    assert moved.resolution == (256, 256) and moved.subject is subject
+    assert moved.on_input((256, 256), None) is moved  # nothing to state: the claim itself
+
+
 def test_a_count_whose_detail_changes_with_the_length_is_not_fitted():
     # the same totals as above, but the count at 64 px names a skip the others do not: its convention changed
     from flopcheck.types import Skip
@@ -136,3 +154,13 @@ def test_an_input_not_built_from_a_resolution_is_not_cut():
     assert seqfit.lengths(Factory(), None) == (
         "pkg.mod:make's input is not built from a resolution, so its token count cannot be cut"
     )
+
+
+@pytest.mark.integration
+def test_a_diffusers_input_carries_its_pixels_as_numbers():
+    # the tiny Wan built at 128x64 px x 9 frames: its measurement holds (128, 64), the width seqfit cuts, as numbers
+    claim = parse_claim(
+        "1 MMACs", model="diffusers:WanTransformer3DModel", config=WAN_TINY, resolution=(128, 64), frames=9
+    )
+    assert claim.subject.measured().resolution == (128, 64)
+    assert seqfit.built_resolution(claim.subject) == (128, 64)
