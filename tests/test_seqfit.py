@@ -1,6 +1,6 @@
-"""A counter's reading carried over sequence length (flopcheck/auditor/seqfit.py): issue 39, a video DiT whose
-depth stand-ins still ran at 45k tokens, every counter killed by the deadline, and a claim that was exactly
-calflops' count judged WRONG."""
+"""A counter's reading carried over sequence length (flopcheck/auditor/seqfit.py cuts the input, and
+flopcheck/reconciler/carry.py fits the counts): issue 39, a video DiT whose depth stand-ins still ran at 45k tokens,
+every counter killed by the deadline, and a claim that was exactly calflops' count judged WRONG."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from flopcheck.auditor import judge, parse_claim, seqfit
+from flopcheck.reconciler import carry
 from flopcheck.types import Count, Tier, Unit
 
 WAN_TINY = str(Path(__file__).parent / "data" / "wan_tiny.json")  # Wan2.1's architecture at d = 64, 4 blocks
@@ -19,12 +20,30 @@ COUNTERS = ["torchprofile_jit"]
 def test_three_counts_fix_the_quadratic_exactly():
     # c(n) = 7 + 5n + 3n^2: c(1) = 15, c(2) = 29, c(3) = 49; the fourth, c(4) = 7 + 20 + 48 = 75, checks it, and
     # c(80) = 7 + 400 + 19,200 = 19,607
-    assert seqfit.quadratic([(1, Fraction(15)), (2, Fraction(29)), (3, Fraction(49))]) == (7, 5, 3)
-    assert seqfit.carry([Fraction(v) for v in (15, 29, 49, 75)], 80, True) == 19_607
+    assert carry.through([(1, Fraction(15)), (2, Fraction(29)), (3, Fraction(49))]) == (7, 5, 3)
+    assert carry.by_length([Fraction(v) for v in (15, 29, 49, 75)], 80, True) == 19_607
     # a fourth count off the curve by 1 (a convention that changes with the length): no value
-    assert seqfit.carry([Fraction(v) for v in (15, 29, 49, 76)], 80, True) is None
+    assert carry.by_length([Fraction(v) for v in (15, 29, 49, 76)], 80, True) is None
     # n(n + 1)/2 is whole at every n but its coefficients are halves: not a count of whole FLOPs per token
-    assert seqfit.carry([Fraction(v) for v in (1, 3, 6, 10)], 80, True) is None
+    assert carry.by_length([Fraction(v) for v in (1, 3, 6, 10)], 80, True) is None
+
+
+def test_one_exact_fit_carries_by_depth_and_by_any_degree():
+    # per block: counts of 1 and 2 blocks, 10 and 17, are 10 + 7 (L - 1); at L = 5: 10 + 4 x 7 = 38. A printed float
+    # is read by its shortest repr: 1.5 and 2.25 at L = 3: 1.5 + 2 x 0.75 = 3
+    assert carry.per_block(10, 17, 5) == 38
+    assert carry.per_block(1.5, 2.25, 3) == Fraction(3)
+    # the same fit through four points: n^3 + 1 at n = 0, 1, 2, 3 is 1, 2, 9, 28, so (a, b, c, d) = (1, 0, 0, 1)
+    assert carry.through([(0, Fraction(1)), (1, Fraction(2)), (2, Fraction(9)), (3, Fraction(28))]) == (1, 0, 0, 1)
+
+
+def test_a_claim_on_its_default_input_carries_its_subject():
+    # DiT-XL/2's default input is 256x256 px: the claim stated on it is the same model, resolved once
+    claim = parse_claim("118.64 GFLOPs", model="DiT-XL/2")
+    subject = claim.subject
+    moved = claim.on_input((256, 256), None)
+    assert moved.resolution == (256, 256) and moved.subject is subject
+    assert moved.on_input((256, 256), None) is moved  # nothing to state: the claim itself
 
 
 def test_a_count_whose_detail_changes_with_the_length_is_not_fitted():
@@ -35,9 +54,9 @@ def test_a_count_whose_detail_changes_with_the_length_is_not_fitted():
         Count("c", "lib", "1", Unit.FLOP, "m", 0, "sdpa", reported=float(v), flops=v, skipped=skips)
         for v, skips in ((15, ()), (29, ()), (49, ()), (75, (Skip("aten::bmm", 1, "no formula"),)))
     ]
-    got = seqfit.fitted(counts, 80, [16, 32, 48, 64])
+    got = carry.fitted(counts, 80, [16, 32, 48, 64])
     assert isinstance(got, str) and "differ between the cut lengths" in got
-    assert seqfit.fitted(counts[:3] + [counts[2]], 80, [16, 32, 48, 64]) == (
+    assert carry.fitted(counts[:3] + [counts[2]], 80, [16, 32, 48, 64]) == (
         "its counts at the cut lengths are not a + bT + cT^2 in whole FLOPs (15, 29, 49, 49)"
     )
 
@@ -135,3 +154,13 @@ def test_an_input_not_built_from_a_resolution_is_not_cut():
     assert seqfit.lengths(Factory(), None) == (
         "pkg.mod:make's input is not built from a resolution, so its token count cannot be cut"
     )
+
+
+@pytest.mark.integration
+def test_a_diffusers_input_carries_its_pixels_as_numbers():
+    # the tiny Wan built at 128x64 px x 9 frames: its measurement holds (128, 64), the width seqfit cuts, as numbers
+    claim = parse_claim(
+        "1 MMACs", model="diffusers:WanTransformer3DModel", config=WAN_TINY, resolution=(128, 64), frames=9
+    )
+    assert claim.subject.measured().resolution == (128, 64)
+    assert seqfit.built_resolution(claim.subject) == (128, 64)

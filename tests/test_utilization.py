@@ -469,3 +469,28 @@ def test_a_claim_no_pair_gives_shows_its_nearest():
     # 33% MFU of 4 it/s x 256 on 16 H100s: no pair within its digits; the true MFU is 4.60%
     v = judge(_claim("33% MFU", **ON16))
     assert v.verdict is Tier.UNEXPLAINED and v.nearest is not None and "nearest: " in to_text(v)
+
+
+@pytest.mark.integration
+def test_an_lms_utilization_is_measured_in_one_child(monkeypatch):
+    # issue 50: the training step, the forward, the structure the formulas read and the inputs the rate reads all
+    # come from the one training measurement: one child process, not a training child and then a forward-only one
+    from flopcheck.cache import MEASURED
+    from flopcheck.specs import child
+
+    asked: list[dict] = []
+    real = child._in_child
+
+    def counted(spec, timeout_s, step=None):
+        asked.append(dict(step or {}))
+        return real(spec, timeout_s, step)
+
+    monkeypatch.setattr(child, "_in_child", counted)
+    scope = dict(config="tests/data/llama_tiny.json", text_tokens=128, gpu="H100", gpus=1, training=True)
+    with MEASURED.isolated():
+        v = judge(parse_claim("14.3% MFU", model=LLAMA, throughput="100000 samples/s", **scope))
+    # the step's numbers are test_causal_attention_counted_dense's (1,410,859,008 FLOPs per sample), and its
+    # parameters test_an_mfu_made_with_a_published_formula_is_named_by_it's 1,963,264, read from the same child
+    assert v.work.model == 1_410_859_008 and v.work.params == 1_963_264
+    assert v.work.inputs.startswith("input_ids (1, 128) int64")
+    assert len(asked) == 1 and asked[0]["training"] is True

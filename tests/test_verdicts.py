@@ -435,7 +435,7 @@ def test_a_counters_reading_of_a_model_it_cannot_run_is_scaled_per_block_exactly
 def test_a_negative_carried_total_is_not_kept_and_said_as_what_it_is():
     # held-out round 4: a note spoke of "-380,741,425,124 carried", a negative count kept as a carried total
     from flopcheck.auditor.standins import not_carried
-    from flopcheck.reconciler.scaling import Carried
+    from flopcheck.reconciler.carry import Carried
 
     why = not_carried(Carried(-380_741_425_124, uncertain=5))
     assert why == (

@@ -412,7 +412,7 @@ def judge(
     none)."""
     if measured is None:  # say which input the verdict is for: the model's own unless the claim states one
         resolution, frames = claim.subject.default_input()
-        claim = replace(claim, resolution=claim.resolution or resolution, frames=claim.frames or frames)
+        claim = claim.on_input(resolution, frames)
     ref = reference_breakdowns(claim, measured)
     latent, pixel, tokens, norms, reference = ref.latent, ref.pixel, ref.tokens, ref.norms, ref.label
     kinds = latent.by_kind()

@@ -129,6 +129,17 @@ class Claim:
             o["text_tokens"] = self.text_tokens
         return subject_of(parse(self.model, **o, config=self.config, inputs=self.inputs))
 
+    def on_input(self, resolution: tuple[int, int] | None, frames: int | None) -> Claim:
+        """The claim stated on an input where it states none (its model's default: what its subject already runs
+        on), carrying its resolved subject rather than resolving it again."""
+        resolution, frames = self.resolution or resolution, self.frames or frames
+        if (resolution, frames) == (self.resolution, self.frames):
+            return self
+        moved = replace(self, resolution=resolution, frames=frames)
+        if "subject" in self.__dict__:  # a default input is the one the subject runs on: the same model
+            moved.__dict__["subject"] = self.subject
+        return moved
+
     @property
     def stated_factor(self) -> int:
         """What the claim's stated scope multiplies one forward by: batch x CFG x steps x 3 for training (the 3x

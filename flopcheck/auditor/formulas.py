@@ -10,9 +10,9 @@ from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.readings import Convention, ToolReading
 from flopcheck.children import one_line
 from flopcheck.published import FORMULAS
+from flopcheck.published.applied import formula_results
 from flopcheck.reconciler import causes as K
 from flopcheck.types import Count, Reconciliation
-from flopcheck.verbs.formulas import formula_results
 
 KIND_REFUSAL = " is a formula for "  # Formula.does_not_apply's words where the model is not of a kind it models
 # the residual and the unit: not conventions of the formula's content

@@ -49,7 +49,7 @@ class ToolReading:
     count: Count
     factor: int  # the claim's stated scope: batch x CFG x steps x (3 for a training step, the 3x rule)
     path: str  # 'fused attention', 'explicit attention', or '' where the model has no switch
-    stand_in: str = ""  # not run on the model: carried by its convention from this stand-in (scaling.py)
+    stand_in: str = ""  # not run on the model: carried by its convention from this stand-in (reconciler/carry.py)
     not_run: str = ""  # why it did not run on the model
     uncertain: int = 0  # FLOPs of the carried value at a mixed rate (the stand-in's mix)
     convention: Convention | None = None  # what it did on the model, by the reconciler (carried: from the stand-in)

@@ -1,65 +1,22 @@
-"""A counter's count carried over sequence length: counted at three small token counts, fitted exactly, checked at a
-fourth, evaluated at the model's own length.
+"""How a stand-in is cut along its input's width, so a counter's count of it can be carried over sequence length
+(reconciler/carry.py `fitted`): counted at three small widths, checked at a fourth, evaluated at the model's own.
 
-At fixed depth, width, text and every other axis of the input, a transformer's work along one axis of its token
-grid is c(n) = a + bn + cn^2 in the n columns of tokens (linear layers, norms and elementwise work per token: bn;
-attention's T x T scores: cn^2; what is per sample: a), and so is each counter's count, whatever it counts per
-token or per score, as long as its conventions do not change with n. Three counts fix a, b, c exactly (Lagrange's
-interpolation in fractions); a fourth checks them; the count at the model's own n is then the counter's own count
-there, to the FLOP, without running it at n. A counter whose counts are not such a polynomial (a rule that changes
-with the length, a count that is not whole) is refused in one line: its reading could not be made.
+The cut is a step of pixels that divides the width the model's input was built at (its measurement's `resolution`,
+a number: never read back from its notes), and at which the stand-in builds.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from flopcheck.types import Count, Item
+from flopcheck.reconciler.carry import CHECK, POINTS
 
 if TYPE_CHECKING:
     from flopcheck.specs import ModelSpec
     from flopcheck.subject import Subject
 
 STEPS = (8, 16, 32, 64)  # pixel steps of the input's width tried, smallest first: the first the model builds at
-POINTS = (1, 2, 3)  # the fit's widths, in steps
-CHECK = 4  # the width, in steps, whose count the fit must give exactly
-BUILT = re.compile(r"\binput (\d+)x(\d+) px\b")  # a builder's note on its input ('input 832x480 px x 81 frames ...')
-
-Quadratic = tuple[Fraction, Fraction, Fraction]
-
-
-def quadratic(points: list[tuple[int, Fraction]]) -> Quadratic:
-    """(a, b, c) of the one c(n) = a + bn + cn^2 through three points: Lagrange's basis, in exact fractions."""
-    (x0, y0), (x1, y1), (x2, y2) = points
-    coeffs = [Fraction(0)] * 3
-    for xi, yi, (xj, xk) in ((x0, y0, (x1, x2)), (x1, y1, (x0, x2)), (x2, y2, (x0, x1))):
-        scale = yi / ((xi - xj) * (xi - xk))  # y_i (n - x_j)(n - x_k) / ((x_i - x_j)(x_i - x_k))
-        coeffs[0] += scale * xj * xk
-        coeffs[1] -= scale * (xj + xk)
-        coeffs[2] += scale
-    return coeffs[0], coeffs[1], coeffs[2]
-
-
-def at(q: Quadratic, n: int) -> Fraction:
-    """a + bn + cn^2."""
-    return q[0] + q[1] * n + q[2] * n * n
-
-
-def exact(x: float | int) -> Fraction:
-    """A number as reported, exactly (a float by its shortest repr)."""
-    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
-
-
-def carry(values: list[Fraction], full: int, whole: bool) -> Fraction | None:
-    """The value at n = full of the quadratic through values at POINTS, when it gives values[CHECK] exactly (and,
-    `whole`, has whole coefficients); None where it does not."""
-    q = quadratic(list(zip(POINTS, values)))
-    if at(q, CHECK) != values[len(POINTS)] or (whole and any(x.denominator != 1 for x in q)):
-        return None
-    return at(q, full)
 
 
 @dataclass(frozen=True)
@@ -93,12 +50,9 @@ class Lengths:
 
 
 def built_resolution(subject: Subject) -> tuple[int, int] | None:
-    """The (W, H) pixels a spec's input was built at, as its builder's note says; None where it says none."""
-    for note in subject.measured().notes:
-        m = BUILT.search(note)
-        if m:
-            return int(m.group(1)), int(m.group(2))
-    return None
+    """The (W, H) pixels a spec's input was built at, as its measurement holds them; None where it was not built
+    from a resolution."""
+    return subject.measured().resolution
 
 
 def _tries(subject: Subject) -> list[Lengths] | str:
@@ -137,52 +91,3 @@ def lengths(subject: Subject, spec: ModelSpec) -> Lengths | str:
         return t
     steps = ", ".join(map(str, STEPS))
     return f"{subject.text} builds at no step of {steps} px that divides its width, so its token count cannot be cut"
-
-
-def fitted(counts: list[Count | None], full: int, widths: list[int]) -> Count | str:
-    """The count at n = full from counts at POINTS then CHECK (at `widths` pixels): its total and each line of its
-    detail fitted (the same lines at every length, their calls alike); or why not, in words."""
-    for c, w in zip(counts, widths):
-        if c is None or not c.ok:
-            return f"its count at {w} px wide gave none ({c.error if c is not None else 'no result'})"
-    got = [c for c in counts if c is not None]
-    if len({_convention(c) for c in got}) > 1:
-        return "its detail or its skips differ between the cut lengths, so its convention changes with the length"
-    flops = carry([exact(_flops(c)) for c in got], full, True)
-    reported = carry([exact(_reported(c)) for c in got], full, False)
-    if flops is None or reported is None:
-        listed = ", ".join(f"{_flops(c):,}" for c in got)
-        return f"its counts at the cut lengths are not a + bT + cT^2 in whole FLOPs ({listed})"
-    detail = []
-    for lines in zip(*(c.detail for c in got)):
-        item = _fitted_item(list(lines), full)
-        if item is None:
-            return f"its line {lines[0].name} is not a + bT + cT^2 in whole FLOPs over the cut lengths"
-        detail.append(item)
-    return replace(
-        got[-1], reported=float(reported), flops=int(flops), detail=tuple(detail), time_s=None, peak_rss_mb=None
-    )
-
-
-def _convention(c: Count) -> tuple[object, ...]:
-    """What must be alike at every cut length: its unit, its skips, and its detail's lines but for their numbers."""
-    return c.unit, c.skipped, tuple((i.name, i.calls, i.where, i.type, i.in_total) for i in c.detail)
-
-
-def _fitted_item(lines: list[Item], full: int) -> Item | None:
-    """One line of a counter's detail at n = full, fitted like its total."""
-    flops = carry([Fraction(i.flops) for i in lines], full, True)
-    reported = carry([exact(i.reported) for i in lines], full, False)
-    if flops is None or reported is None:
-        return None
-    return replace(lines[-1], flops=int(flops), reported=float(reported))
-
-
-def _flops(c: Count) -> int:
-    assert c.flops is not None, c  # ok: checked by the caller
-    return c.flops
-
-
-def _reported(c: Count) -> float:
-    assert c.reported is not None, c  # ok: a count with FLOPs has its reported number
-    return c.reported

@@ -2,10 +2,10 @@
 
 Two ways, one driver (`_from_stand_ins`): a reference model's stand-ins are smaller configs of its architecture (its
 config's `stand_ins`), each counter's count on one reconciled and every cause carried to the model by the quantity
-it is made of (reconciler/scaling.py); a spec whose work is one list of L >= 3 identical blocks is counted with 1
-and 2 of them and each count, and every cause's delta, scaled per block; where those two are still too big to
-execute (a video at tens of thousands of tokens), each is counted at four small widths of its input and carried to
-the model's by the exact fit of seqfit.py.
+it is made of; a spec whose work is one list of L >= 3 identical blocks is counted with 1 and 2 of them and each
+count, and every cause's delta, scaled per block; where those two are still too big to execute (a video at tens of
+thousands of tokens), each is counted at four small widths of its input (cut as seqfit.py says) and fitted to the
+model's. Every way of carrying, and its exact fit, is reconciler/carry.py's.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.auditor import seqfit
@@ -24,34 +23,23 @@ from flopcheck.cache import COUNTS, count_key
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job
 from flopcheck.reconciler import explain
-from flopcheck.reconciler.scaling import carried
+from flopcheck.reconciler.carry import Carried, carried, fitted, per_block
 from flopcheck.types import Count, Finding
 
 if TYPE_CHECKING:
-    from flopcheck.reconciler import scaling
     from flopcheck.specs import ModelSpec
 
 MAX_UNCERTAIN = 1000  # a carried value is kept when at most 1/1000 of it is carried at a mixed rate
 
 
 @dataclass(frozen=True)
-class Carried:
-    """One counter's count as it would read on the model, its convention there, and the FLOPs of it carried at a
-    mixed rate."""
-
-    count: Count
-    convention: Convention
-    uncertain: int = 0
-
-
-@dataclass(frozen=True)
 class Group:
     """The stand-ins of one attention path: its words, its label, and how a counter's reading is carried from them
-    (a Carried, or the one line that says why not)."""
+    (a counter's reading there, or the one line that says why not)."""
 
     path: str
     label: str
-    carry: Callable[[str], Carried | str]
+    carry: Callable[[str], ToolReading | str]
 
 
 def stand_ins(claim: Claim) -> list[Job]:
@@ -79,17 +67,7 @@ def _from_stand_ins(
             if isinstance(got, str):
                 notes.append(got)
                 continue
-            out.append(
-                ToolReading(
-                    got.count,
-                    claim.stated_factor,
-                    group.path,
-                    stand_in=group.label,
-                    not_run=_short(why),
-                    uncertain=got.uncertain,
-                    convention=got.convention,
-                )
-            )
+            out.append(replace(got, path=group.path, stand_in=group.label, not_run=_short(why)))
     return out, sorted(set(notes))
 
 
@@ -98,11 +76,11 @@ def _missing(name: str, count: Count | None) -> str:
     return f"{name}: {count.error if count is not None else 'no result'}"
 
 
-def not_carried(got: scaling.Carried) -> str:
-    """Why a carried reading (reconciler.scaling.Carried) is not kept, in words."""
+def not_carried(got: Carried) -> str:
+    """Why a carried reading (reconciler.carry.Carried) is not kept, in words."""
     if got.why:
         return got.why
-    assert got.flops is not None  # scaling.carried gives no number only with its why
+    assert got.flops is not None  # carry.carried gives no number only with its why
     if got.flops < 0:  # causes scaled past the count itself: their rates do not hold at the model's size
         return (
             f"its causes, each scaled by its own quantity, take it to {got.flops:,} FLOPs, which no count is: "
@@ -116,7 +94,7 @@ def not_carried(got: scaling.Carried) -> str:
 
 def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[list[ToolReading], list[str]]:
     """Each counter's convention as a reading where it cannot run on the claim's model: its count on a stand-in,
-    reconciled, each cause carried to the model by the quantity it is made of (reconciler/scaling.py)."""
+    reconciled, each cause carried to the model by the quantity it is made of (reconciler/carry.py)."""
     jobs = stand_ins(claim)
     if not jobs:
         return scaled_readings(claim, names, why)
@@ -125,7 +103,7 @@ def carried_readings(claim: Claim, names: list[str] | None, why: str) -> tuple[l
     return _from_stand_ins(claim, why, how, jobs, groups, _executing(names))
 
 
-def _carrier(claim: Claim, job: Job, several: bool) -> Callable[[str], Carried | str]:
+def _carrier(claim: Claim, job: Job, several: bool) -> Callable[[str], ToolReading | str]:
     """How a counter's count on one stand-in job is carried to the claim's model."""
     from flopcheck.reconciler import reference_for  # lazy: torch-free door (the reference builds models)
 
@@ -135,7 +113,7 @@ def _carrier(claim: Claim, job: Job, several: bool) -> Callable[[str], Carried |
     )
     model = claim.subject.with_options(attn=job.attn).reference()
 
-    def carry(name: str) -> Carried | str:
+    def carry(name: str) -> ToolReading | str:
         c = COUNTS.get(count_key(name, resolved))
         if c is None or not c.ok:
             return _missing(name, c)
@@ -155,7 +133,8 @@ def _carrier(claim: Claim, job: Job, several: bool) -> Callable[[str], Carried |
             time_s=None,
             peak_rss_mb=None,
         )
-        return Carried(count, Convention(fingerprint_words(c, small, rec), got.findings, model.total), got.uncertain)
+        convention = Convention(fingerprint_words(c, small, rec), got.findings, model.total)
+        return ToolReading(count, claim.stated_factor, "", uncertain=got.uncertain, convention=convention)
 
     return carry
 
@@ -179,16 +158,6 @@ def _depth_stand_ins(claim: Claim) -> list[tuple[ModelSpec, ModelSpec, int, str]
 def _job(spec: ModelSpec) -> Job:
     """The pool's job of a spec."""
     return Job.of_spec(spec)
-
-
-def _exact(x: float) -> Fraction:
-    """A number as printed, exactly (a float by its shortest repr: 4.61e9 is 4610000000)."""
-    return Fraction(repr(x)) if isinstance(x, float) else Fraction(x)
-
-
-def _per_block(one: float, two: float, blocks: int) -> Fraction:
-    """A count of L blocks from counts of 1 and 2: c(1) + (L - 1) (c(2) - c(1)), exact where blocks are alike."""
-    return _exact(one) + (blocks - 1) * (_exact(two) - _exact(one))
 
 
 def scaled_readings(
@@ -260,13 +229,13 @@ def _counter_on(name: str, spec: ModelSpec, cut: seqfit.Lengths | str | None) ->
     unavailable = [c for c in counts if c is not None and (c.error or "").startswith("unavailable")]
     if unavailable:  # not installed: no reading anywhere, said as for any model
         return _missing(name, unavailable[0])
-    got = seqfit.fitted(counts, cut.full, cut.widths())
+    got = fitted(counts, cut.full, cut.widths())
     return got if isinstance(got, Count) else f"{name}: {UNMADE}: {got}"
 
 
 def _scaler(
     claim: Claim, one: ModelSpec, two: ModelSpec, blocks: int, base: int, cut: seqfit.Lengths | str | None = None
-) -> Callable[[str], Carried | str]:
+) -> Callable[[str], ToolReading | str]:
     """How a counter's counts on the 1- and 2-block stand-ins (or their fits over length) are scaled to the
     model's L blocks."""
     # lazy: torch-free door (the reference builds models; the spec's child module will import torch)
@@ -275,14 +244,14 @@ def _scaler(
 
     refs = [reference_of(measured(s), measured(s).batch or 1) for s in (one, two)]
 
-    def scale(name: str) -> Carried | str:
+    def scale(name: str) -> ToolReading | str:
         counts = [_counter_on(name, s, cut) for s in (one, two)]
         came = [c for c in counts if isinstance(c, Count)]
         if len(came) < 2:
             return next(c for c in counts if isinstance(c, str))
         recs = [explain(c, r) for c, r in zip(came, refs)]
-        reported = _per_block(_reported(came[0]), _reported(came[1]), blocks)
-        flops = _per_block(_flops(came[0]), _flops(came[1]), blocks)
+        reported = per_block(_reported(came[0]), _reported(came[1]), blocks)
+        flops = per_block(_flops(came[0]), _flops(came[1]), blocks)
         residuals = [r.residual for r in recs]
         if flops.denominator != 1 or residuals[0] is None or residuals[1] is None:
             return f"{name}: its counts on the stand-ins are not whole per block: not scaled"
@@ -291,13 +260,14 @@ def _scaler(
             for f in r.findings:
                 deltas.setdefault(f.code, []).append(f)
         findings = tuple(
-            replace(fs[-1], delta=int(_per_block(fs[0].delta, fs[-1].delta, blocks)))
+            replace(fs[-1], delta=int(per_block(fs[0].delta, fs[-1].delta, blocks)))
             for fs in deltas.values()
             if len(fs) == 2
         )
-        residual = int(_per_block(residuals[0], residuals[1], blocks))
+        residual = int(per_block(residuals[0], residuals[1], blocks))
         count = replace(came[1], model=claim.model, reported=float(reported), flops=int(flops), detail=())
-        return Carried(count, Convention(fingerprint_words(came[1], refs[1], recs[1]), findings, base, residual))
+        convention = Convention(fingerprint_words(came[1], refs[1], recs[1]), findings, base, residual)
+        return ToolReading(count, claim.stated_factor, "", convention=convention)
 
     return scale
 

@@ -30,6 +30,7 @@ from flopcheck.types import ATTENTION_KINDS, Tier
 if TYPE_CHECKING:  # read here, never taken: the exact step imports torch
     from flopcheck.auditor.claims import Claim
     from flopcheck.exact.training import TrainingCount
+    from flopcheck.specs.measure import Measured
     from flopcheck.subject import Subject
 
 FALLBACK = "A100"  # the peak frameworks fall back to for a GPU they do not list (research/formulas.md §15-16)
@@ -88,14 +89,14 @@ def _formula_readings(work: Work, convention: bool = True) -> list[Reading]:
     ]
 
 
-def formulas_of(subject: Any, batch: int) -> tuple[tuple[str, str, Fraction], ...]:
-    """Each published training formula that applies to the subject, per sample of its step (`batch` samples)."""
+def formulas_of(m: Measured, subject: Subject) -> tuple[tuple[str, str, Fraction], ...]:
+    """Each published training formula that applies to a named model, per sample of its step, read from the one
+    measurement `m` that holds the step (its batch, forward, step and structure)."""
     from flopcheck.published import FORMULAS
-    from flopcheck.verbs.formulas import formula_results
+    from flopcheck.published.applied import formula_results
 
-    if subject.formula_family:  # a reference model (a DiT): every training formula is a language model's
-        return ()
-    found = formula_results(subject, ["all"], training=True)
+    batch = m.batch or subject.spec_batch
+    found = formula_results(subject, ["all"], training=True, measured=m)
     return tuple(
         (r.counter.removeprefix("formula "), FORMULAS[r.counter.removeprefix("formula ")].title, Fraction(f, batch))
         for r in found
@@ -270,10 +271,17 @@ def work_of(claim: Claim) -> Work:
     """One sample's FLOPs for the claim's scope: a training claim's exact step (at its batch, per sample), else the
     forward x CFG x sampling steps of one generation."""
     subject = claim.subject
-    if claim.training:
-        step, batch, params = _step(subject, claim.batch)
-        work = work_from_step(step, batch, is_causal(subject), subject.inputs)
-        return replace(work, formulas=formulas_of(subject, subject.batch or 1), params=params)
+    if claim.training and subject.formula_family:  # a reference model's step at the claim's batch (a DiT: every
+        # published training formula is a language model's, so none is read)
+        from flopcheck.exact.training import training_step  # lazy: torch
+
+        step = training_step(subject.text, subject.config(), claim.batch)
+        return work_from_step(step, claim.batch, is_causal(subject), subject.inputs)
+    if claim.training:  # a named model: its step, batch, inputs, parameters and formulas from one measurement
+        m = subject.measured(training=True)
+        assert m.training is not None, subject.text  # measured with training: its step
+        work = work_from_step(m.training, m.batch or subject.spec_batch, is_causal(subject), m.inputs)
+        return replace(work, formulas=formulas_of(m, subject), params=m.params)
     per = Fraction(subject.truth(), subject.batch or 1) * (2 if claim.cfg else 1)
     return Work(per * claim.steps, per * claim.steps, per, training=False, inputs=subject.inputs)
 
@@ -302,18 +310,6 @@ def explain_mfu(value: Fraction, work: Work, job: Job, hfu: bool = False) -> tup
     pairs = _pairs(rate, work, job)
     true = next(p for p in pairs if p.departures == 0)
     return true.value, min(pairs, key=lambda p: (abs(p.value - value) / p.value, p.departures))
-
-
-def _step(subject: Subject, batch: int) -> tuple[TrainingCount, int, int]:
-    """The exact training step, the batch it is of and the parameters (a spec's; 0 for a reference model): a
-    reference model's at the claim's batch, a spec's as built."""
-    if subject.formula_family:
-        from flopcheck.exact.training import training_step
-
-        return training_step(subject.text, subject.config(), batch), batch, 0
-    m = subject.measured(training=True)
-    assert m.training is not None, subject.text  # measured with training: its step
-    return m.training, m.batch or subject.spec_batch, m.params
 
 
 def job_of(claim: Claim, rate: Rate, work: Work) -> Job:

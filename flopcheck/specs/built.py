@@ -24,6 +24,7 @@ class Built:
     # the inputs are the user's (its factory returned them, or --inputs module:fn made them): every count runs them
     # as they are, a fallback on real tensors too, never zeros in their place
     own_inputs: bool = False
+    resolution: tuple[int, int] | None = None  # the (W, H) pixels its input was built at, where a source builds so
 
     def describe_inputs(self) -> str:
         """'x (1, 3, 224, 224) float32', one per input, positional then keyword."""

@@ -110,7 +110,20 @@ def measure(
             + (f"; its count does not depend on them: {built.work_fixed}" if built.work_fixed else "")
         )
     routed(built, m.exact)
-    return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
+    return _json(spec, built, m, step)
+
+
+def _json(spec: ModelSpec, built: Built, m: Measured, step: TrainingCount | None) -> dict[str, Any]:
+    """The answer's JSON: the measurement with what its build knows (its notes, its input's pixels) and its step."""
+    return {
+        **replace(m, notes=tuple(built.notes), training=step, resolution=built.resolution).to_dict(),
+        "spec": spec.to_dict(),
+    }
+
+
+def _pair(x: list[int] | None) -> tuple[int, int] | None:
+    """A JSON [W, H] as a pair (None stays None)."""
+    return (int(x[0]), int(x[1])) if x else None
 
 
 def _on_device(
@@ -154,7 +167,7 @@ def _answer(spec: ModelSpec, built: Built, m: Measured, step: TrainingCount | No
     """measure()'s JSON of a count made another way than plain meta: its note said, its routers' tokens read."""
     built.notes.append(said)
     routed(built, m.exact)
-    return {**replace(m, notes=tuple(built.notes), training=step).to_dict(), "spec": spec.to_dict()}
+    return _json(spec, built, m, step)
 
 
 def _count_built(
@@ -258,6 +271,7 @@ class Measured:
     aliases: dict[str, str] = field(default_factory=dict)  # a shared module's later paths -> its first (aliases_of)
     structure: dict[str, Any] = field(default_factory=dict)  # published.structure.Structure's dict: what formulas read
     generation: Generation | None = None  # when measured with --generate
+    resolution: tuple[int, int] | None = None  # the (W, H) pixels its source built its input at (None: not so built)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, for the parent (from_dict reads it back)."""
@@ -309,6 +323,7 @@ class Measured:
             "batch": self.batch,
             "device": self.exact.device,
             "structure": self.structure,
+            **({"resolution": list(self.resolution)} if self.resolution else {}),
         }
 
     @classmethod
@@ -382,6 +397,7 @@ class Measured:
             dict(d.get("aliases", {})),
             dict(d.get("structure", {})),
             generation_of(d.get("generation")),
+            _pair(d.get("resolution")),
         )
 
     def breakdown(self) -> Breakdown:

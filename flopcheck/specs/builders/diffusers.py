@@ -72,5 +72,6 @@ def from_diffusers(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     if method:
         args, kwargs, words = vae_inputs(name, model, method, spec.options, device)
     else:
-        args, kwargs, words = build_inputs(name, model, spec.options, device)
+        args, kwargs, words, size = build_inputs(name, model, spec.options, device)
+        return Built(model, args, kwargs, notes + [words], resolution=size)
     return Built(model, args, kwargs, notes + [words])

@@ -39,8 +39,11 @@ def _parameters(model: Any) -> list[inspect.Parameter]:
     ]
 
 
-def _grid(cls: str, conv: InputConvention, c: Any, o: Options, s: int, device: str) -> tuple[Grid, str]:
-    """An image or video convention's latent grid at the options' size, and the size in words ('1024x1024 px')."""
+def _grid(
+    cls: str, conv: InputConvention, c: Any, o: Options, s: int, device: str
+) -> tuple[Grid, str, tuple[int, int] | None]:
+    """An image or video convention's latent grid at the options' size, the size in words ('1024x1024 px'), and in
+    pixels (W, H)."""
     if o.frames and conv.frames == 1:
         raise SpecError(f"frames apply to video models; {cls} is an image model")
     sample = first_set(c, ("sample_size",))
@@ -52,9 +55,8 @@ def _grid(cls: str, conv: InputConvention, c: Any, o: Options, s: int, device: s
     t = _temporal_patch(c)
     padded = f" ({lf} latent frames padded to {lf + -lf % t}, as its pipeline pads them)" if lf % t else ""
     lf += -lf % t  # CogVideoX 1.5's pipeline pads the latent frames to a multiple of its temporal patch
-    return Grid(o.batch, lf, h // conv.spatial, w // conv.spatial, s, device), f"{w}x{h} px" + (
-        f" x {f} frames{padded}" if conv.frames > 1 else ""
-    )
+    words = f"{w}x{h} px" + (f" x {f} frames{padded}" if conv.frames > 1 else "")
+    return Grid(o.batch, lf, h // conv.spatial, w // conv.spatial, s, device), words, (w, h)
 
 
 def _temporal_patch(c: Any) -> int:  # c: a diffusers config
@@ -65,24 +67,27 @@ def _temporal_patch(c: Any) -> int:  # c: a diffusers config
     return p if isinstance(p, int) and p > 0 else 1
 
 
-def _audio_grid(cls: str, conv: InputConvention, o: Options, s: int, device: str) -> tuple[Grid, str]:
-    """An audio convention's grid: its latents in a row (1 x L), and their count in words."""
+def _audio_grid(
+    cls: str, conv: InputConvention, o: Options, s: int, device: str
+) -> tuple[Grid, str, tuple[int, int] | None]:
+    """An audio convention's grid: its latents in a row (1 x L), their count in words, and no pixels (None)."""
     if o.resolution or o.frames:
         raise SpecError(f"--resolution and --frames apply to image and video models; {cls} is an audio model")
-    return Grid(o.batch, 1, 1, conv.audio, s, device), f"{conv.audio} audio latents"
+    return Grid(o.batch, 1, 1, conv.audio, s, device), f"{conv.audio} audio latents", None
 
 
 def build_inputs(
     cls: str, model: Any, o: Options, device: str
-) -> tuple[tuple[Any, ...], dict[str, Any], str]:  # model: a diffusers model
-    """(args, kwargs, a line saying what they are) for one forward of a diffusers class at the options' input: the
-    convention's rules, then the shared ones, for each parameter of the forward that has one."""
+) -> tuple[tuple[Any, ...], dict[str, Any], str, tuple[int, int] | None]:  # model: a diffusers model
+    """(args, kwargs, a line saying what they are, their (W, H) pixels: None for audio) for one forward of a diffusers
+    class at the options' input: the convention's rules, then the shared ones, for each parameter of the forward that
+    has one."""
     conv = BY_CLASS.get(cls) or generic(cls)
     c = model.config
     if o.text_tokens and not conv.text_tokens:
         raise SpecError(f"--text-tokens applies to text-conditioned models; {cls} takes no text")
     s = o.text_tokens if o.text_tokens is not None else conv.text_tokens
-    g, size = _audio_grid(cls, conv, o, s, device) if conv.audio else _grid(cls, conv, c, o, s, device)
+    g, size, pixels = _audio_grid(cls, conv, o, s, device) if conv.audio else _grid(cls, conv, c, o, s, device)
     channels = first_set(c, IN_CHANNELS)
     if channels is None:
         raise SpecError(f"{cls}'s config names no input channels ({', '.join(IN_CHANNELS)}): give --inputs module:fn")
@@ -111,7 +116,7 @@ def build_inputs(
     if "return_dict" in {p.name for p in _parameters(model)}:
         kwargs["return_dict"] = False  # a tuple of tensors, which every counter (jit traces too) can take
     words = f"input {size}" + (f", {s} text tokens" if s else "") + _masks(kwargs) + f", batch {o.batch}" + _whose(conv)
-    return tuple(args), kwargs, words
+    return tuple(args), kwargs, words, pixels
 
 
 def _masks(kwargs: dict[str, Any]) -> str:
