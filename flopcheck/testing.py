@@ -169,7 +169,7 @@ def assert_mfu_close(
     give the logged value."""
     from fractions import Fraction
 
-    from flopcheck.auditor.utilization import Job, explain_mfu, work_from_step
+    from flopcheck.auditor.utilization import GpuJob, explain_mfu, work_from_step
     from flopcheck.gpus import get_gpu
     from flopcheck.subject import live
 
@@ -182,7 +182,7 @@ def assert_mfu_close(
     measured = live(model, _as_tuple(inputs), dict(kwargs or {})).measured(training=True)
     assert measured.training is not None  # measured with training: its step
     work = work_from_step(measured.training, measured.batch or 1)
-    job = Job(get_gpu(gpu), gpus, dtype, Fraction(repr(samples_per_second)), f"{samples_per_second:g} samples/s")
+    job = GpuJob(get_gpu(gpu), gpus, dtype, Fraction(repr(samples_per_second)), f"{samples_per_second:g} samples/s")
     true, nearest = explain_mfu(Fraction(repr(mfu)), work, job)
     if abs(Fraction(repr(mfu)) - true) <= rtol * true:
         return float(true)

@@ -86,10 +86,6 @@ def test_no_import_cycles():
     assert cycles() == []
 
 
-# defined twice today, each waiting on its owner's change (issue 50): utilization's Work and Job, the two Carried
-PENDING_TWICE = {"Carried", "Job", "Work"}
-
-
 def test_one_name_per_class():
     """A class name names one class in the package (types.Work the vocabulary, not a training step's work too)."""
     where: dict[str, list[str]] = {}
@@ -97,7 +93,7 @@ def test_one_name_per_class():
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ClassDef):
                 where.setdefault(node.name, []).append(_module(path))
-    twice = {name: mods for name, mods in where.items() if len(mods) > 1 and name not in PENDING_TWICE}
+    twice = {name: mods for name, mods in where.items() if len(mods) > 1}
     assert twice == {}
 
 

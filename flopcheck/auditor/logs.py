@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from flopcheck import types
-from flopcheck.auditor.utilization import Job, Pair, Reading, Work, denominators, numerators
+from flopcheck.auditor.utilization import GpuJob, Pair, Reading, SampleWork, denominators, numerators
 from flopcheck.errors import InputError
 from flopcheck.types import Tier
 
@@ -393,8 +393,8 @@ class LogVerdict:
     fmt: LogFormat
     lines: tuple[Line, ...]
     skipped: int
-    job: Job
-    work: Work
+    job: GpuJob
+    work: SampleWork
     rate_words: str
     mfu: Fraction
     hfu: Fraction | None  # None: the run's recompute policy not given, so its executed FLOPs are unknown
@@ -425,7 +425,7 @@ def _fits(value: Fraction, logged: Number) -> bool:
     return abs(value - logged.value) <= logged.precision or logged.value <= value < logged.value + 2 * logged.precision
 
 
-def framework_peak(fmt: LogFormat, job: Job) -> list[Reading]:
+def framework_peak(fmt: LogFormat, job: GpuJob) -> list[Reading]:
     """The peak the framework's own table divides by on this GPU, where no other reading has it."""
     tflops = fmt.peak_for(job.gpu.name)
     bottoms = denominators(job.gpu, job.gpus, job.dtype)
@@ -436,7 +436,7 @@ def framework_peak(fmt: LogFormat, job: Job) -> list[Reading]:
     return [Reading("framework", f"{each}{fmt.title}'s own peak for {job.gpu.name}, {tflops:g} TFLOPS", value)]
 
 
-def _pairs(what: str, work: Work, job: Job, fmt: LogFormat | None = None) -> list[Pair]:
+def _pairs(what: str, work: SampleWork, job: GpuJob, fmt: LogFormat | None = None) -> list[Pair]:
     """Every numerator x denominator reading of an MFU (the peaks, and the framework's own) or of FLOP/s per GPU
     (the job's / its GPUs)."""
     if what == "mfu":
@@ -446,7 +446,7 @@ def _pairs(what: str, work: Work, job: Job, fmt: LogFormat | None = None) -> lis
     return [Pair(t, b, t.value * job.samples_per_second / b.value) for t in numerators(work) for b in bottoms]
 
 
-def judge_figure(what: str, logged: Number, work: Work, job: Job, fmt: LogFormat | None = None) -> Figure:
+def judge_figure(what: str, logged: Number, work: SampleWork, job: GpuJob, fmt: LogFormat | None = None) -> Figure:
     """A logged MFU or FLOP/s judged like a claim: the pair that gives its digits (the truth first, then the
     framework's own formula and peak) or else the nearest, the truth, and the verdict (consistent: the true pair
     gives the digits; close: within 1%; wrong: further; unexplained: no pair gives the digits and the truth is over
@@ -475,7 +475,7 @@ def judge_figure(what: str, logged: Number, work: Work, job: Job, fmt: LogFormat
     return Figure(what, logged, true.value, best, fits, tier)
 
 
-def work_of_log(model: str, config: str | None, text_tokens: int | None, gpu: str, gpus: int, dtype: str) -> Work:
+def work_of_log(model: str, config: str | None, text_tokens: int | None, gpu: str, gpus: int, dtype: str) -> SampleWork:
     """One sample's training work of the model (the utilization auditor's, with the published formulas' readings)."""
     from flopcheck.auditor.claims import parse_claim
     from flopcheck.auditor.utilization import work_of
@@ -521,7 +521,7 @@ def audit_log(
     executed = work.executed_with(recompute) if recompute else None
     by_rate = sorted(steady, key=lambda lr: lr[1][0])
     line, (per_second, words) = by_rate[(len(by_rate) - 1) // 2]
-    job = Job(g, gpus, dtype, per_second, words)
+    job = GpuJob(g, gpus, dtype, per_second, words)
     truths = [model_flops * r / peak for _, (r, _) in steady]
     mean = model_flops * per_second / peak
     spread = (max(truths) - min(truths)) / mean

@@ -39,7 +39,7 @@ WRONG_LIMIT = Fraction(1, 10)
 
 
 @dataclass(frozen=True)
-class Work:
+class SampleWork:
     """One sample's FLOPs (exact integers made fractions per sample): the model's, as executed, its forward, its
     attention (QK^T and attn@V, forward and backward) and the attention kernel's recompute; causal: the model's
     attention is masked causally, so half of it is work the model needs."""
@@ -80,7 +80,7 @@ class Reading:
     convention: bool = False  # a named, documented convention of the work (the needed work, a published formula)
 
 
-def _formula_readings(work: Work, convention: bool = True) -> list[Reading]:
+def _formula_readings(work: SampleWork, convention: bool = True) -> list[Reading]:
     """The published formulas' readings of one sample's training step (Kaplan 6ND, PaLM, Megatron, torchtitan,
     MaxText ...: flopcheck.published), each by its name."""
     return [
@@ -104,7 +104,7 @@ def formulas_of(m: Measured, subject: Subject) -> tuple[tuple[str, str, Fraction
     )
 
 
-def numerators(work: Work, hfu: bool = False, recompute: str | None = None) -> list[Reading]:
+def numerators(work: SampleWork, hfu: bool = False, recompute: str | None = None) -> list[Reading]:
     """Every reading of one sample's FLOPs: the truth of an MFU (the model's FLOPs, attention dense) or of an HFU
     (executed FLOPs under the run's recompute policy) marked; the needed work and the formulas as conventions."""
     if not work.training:  # model: one sample's generation (forward x CFG x sampling steps); forward: one step's
@@ -207,7 +207,7 @@ class Pair:
 
 
 @dataclass(frozen=True)
-class Job:
+class GpuJob:
     """What the claim says of the run: its GPU, how many, the dtype, and its samples per second (the whole job's)."""
 
     gpu: GPU
@@ -224,8 +224,8 @@ class UtilizationVerdict:
 
     claim: Any  # auditor.claims.Claim
     verdict: Tier
-    job: Job | None  # None: a run's compute (PF-days) is read on no GPU
-    work: Work
+    job: GpuJob | None  # None: a run's compute (PF-days) is read on no GPU
+    work: SampleWork
     mfu: Fraction | None  # the true MFU this run means (None: a compute claim has no time)
     hfu: Fraction | None  # None: the recompute policy was not stated, so the HFU is unknown
     best: Pair | None = None  # the pair whose arithmetic gives the digits (MFU, HFU, FLOP/s claims)
@@ -267,7 +267,7 @@ def is_causal(subject: Subject) -> bool:
     return spec is not None and spec.source == "transformers" and spec.name.endswith(("ForCausalLM", "LMHeadModel"))
 
 
-def work_of(claim: Claim) -> Work:
+def work_of(claim: Claim) -> SampleWork:
     """One sample's FLOPs for the claim's scope: a training claim's exact step (at its batch, per sample), else the
     forward x CFG x sampling steps of one generation."""
     subject = claim.subject
@@ -283,15 +283,15 @@ def work_of(claim: Claim) -> Work:
         work = work_from_step(m.training, m.batch or subject.spec_batch, is_causal(subject), m.inputs)
         return replace(work, formulas=formulas_of(m, subject), params=m.params)
     per = Fraction(subject.truth(), subject.batch or 1) * (2 if claim.cfg else 1)
-    return Work(per * claim.steps, per * claim.steps, per, training=False, inputs=subject.inputs)
+    return SampleWork(per * claim.steps, per * claim.steps, per, training=False, inputs=subject.inputs)
 
 
-def work_from_step(step: TrainingCount, batch: int, causal: bool = False, inputs: str = "") -> Work:
+def work_from_step(step: TrainingCount, batch: int, causal: bool = False, inputs: str = "") -> SampleWork:
     """One sample's work from an exact training step (exact.training.TrainingCount) of `batch` samples."""
     fwd, bwd = step.forward.by_kind(), step.backward.by_kind()
     attention = sum(fwd.get(k, 0) + bwd.get(k, 0) for k in ATTENTION_KINDS)
     forward_attention = sum(fwd.get(k, 0) for k in ATTENTION_KINDS)
-    return Work(
+    return SampleWork(
         Fraction(step.model_flops, batch),
         Fraction(step.executed_flops, batch),
         Fraction(step.forward.total, batch),
@@ -304,7 +304,7 @@ def work_from_step(step: TrainingCount, batch: int, causal: bool = False, inputs
     )
 
 
-def explain_mfu(value: Fraction, work: Work, job: Job, hfu: bool = False) -> tuple[Fraction, Pair]:
+def explain_mfu(value: Fraction, work: SampleWork, job: GpuJob, hfu: bool = False) -> tuple[Fraction, Pair]:
     """The true MFU (or HFU) of a run and the pair of readings nearest to a logged `value`."""
     rate = Rate("hfu" if hfu else "mfu", Decimal(0), Decimal(0), "MFU")
     pairs = _pairs(rate, work, job)
@@ -312,7 +312,7 @@ def explain_mfu(value: Fraction, work: Work, job: Job, hfu: bool = False) -> tup
     return true.value, min(pairs, key=lambda p: (abs(p.value - value) / p.value, p.departures))
 
 
-def job_of(claim: Claim, rate: Rate, work: Work) -> Job:
+def job_of(claim: Claim, rate: Rate, work: SampleWork) -> GpuJob:
     """The run the claim describes: its GPU (named in the text or --gpu; never a default), how many, its dtype, its
     samples/s."""
     gpu = the_gpu(rate.gpu, claim.gpu)
@@ -321,7 +321,7 @@ def job_of(claim: Claim, rate: Rate, work: Work) -> Job:
     gpus = rate.gpus or claim.gpus or 1
     dtype = claim.dtype or "bf16"
     if rate.kind == "cost" or rate.kind == "flops" and claim.throughput is None:
-        return Job(gpu, gpus, dtype, Fraction(0), rate.label)
+        return GpuJob(gpu, gpus, dtype, Fraction(0), rate.label)
     if rate.kind == "throughput":
         throughput = rate
     else:
@@ -342,7 +342,7 @@ def job_of(claim: Claim, rate: Rate, work: Work) -> Job:
     if throughput.per_gpu:
         per_second *= gpus
         shown += f" x {gpus} GPUs" if gpus > 1 else ""
-    return Job(gpu, gpus, dtype, per_second, f"{shown} = {_num(per_second)} samples/s for the job")
+    return GpuJob(gpu, gpus, dtype, per_second, f"{shown} = {_num(per_second)} samples/s for the job")
 
 
 def fits(claim: Claim, rate: Rate) -> None:
@@ -423,7 +423,7 @@ def _tier(pairs: list[Pair], claimed: Fraction, precision: Fraction) -> tuple[Ti
     return (Tier.CLOSE if off <= CLOSE_LIMIT else Tier.WRONG), best, nearest, true
 
 
-def _share_tier(rate: Rate, job: Job) -> tuple[Tier, Pair]:
+def _share_tier(rate: Rate, job: GpuJob) -> tuple[Tier, Pair]:
     """A FLOP/s quoted with its share of the peak ('163 TFLOP/s per A100, 52% of peak'): the FLOP/s per GPU over
     each peak of one GPU; consistent where the true peak gives the share's digits, else the peak that does."""
     assert rate.share is not None  # read only where the claim quotes a share
@@ -437,10 +437,10 @@ def _share_tier(rate: Rate, job: Job) -> tuple[Tier, Pair]:
 def _share_only(claim: Claim, rate: Rate) -> UtilizationVerdict:
     """A FLOP/s per GPU quoted with its share of the peak and no throughput: checked against itself and the
     datasheet alone (the model's FLOPs are not read: nothing says how many samples the run did)."""
-    job = job_of(claim, rate, Work(Fraction(0), Fraction(0), Fraction(0)))
+    job = job_of(claim, rate, SampleWork(Fraction(0), Fraction(0), Fraction(0)))
     tier, share = _share_tier(rate, job)
     flops = Fraction(str(rate.value)) / (1 if rate.per_gpu else job.gpus)
-    work = Work(Fraction(0), Fraction(0), Fraction(0), training=claim.training)
+    work = SampleWork(Fraction(0), Fraction(0), Fraction(0), training=claim.training)
     return UtilizationVerdict(claim, tier, job, work, None, None, true_value=flops / share.bottom.value, share=share)
 
 
@@ -453,7 +453,7 @@ def _fits(value: Fraction, claimed: Fraction, precision: Fraction) -> bool:
     return abs(value - claimed) <= precision or claimed <= value < claimed + 2 * precision
 
 
-def _pairs(rate: Rate, work: Work, job: Job, recompute: str = "") -> list[Pair]:
+def _pairs(rate: Rate, work: SampleWork, job: GpuJob, recompute: str = "") -> list[Pair]:
     """Every numerator x denominator reading of an MFU, HFU or FLOP/s claim, and its value."""
     tops = numerators(work, hfu=rate.kind == "hfu", recompute=recompute or None)
     if rate.kind == "flops":  # FLOP/s per GPU (the job's / GPUs) or the whole job's
@@ -474,7 +474,7 @@ def _samples(claim: Claim) -> Fraction:
     return Fraction(claim.steps * claim.batch)
 
 
-def _cost(claim: Claim, rate: Rate, work: Work, job: Job, peak: Fraction) -> UtilizationVerdict:
+def _cost(claim: Claim, rate: Rate, work: SampleWork, job: GpuJob, peak: Fraction) -> UtilizationVerdict:
     """A run's cost (GPU-seconds) read into the MFU it means: the whole run's model FLOPs / (GPU-seconds x peak per
     GPU), the needed work's beside it, the HFU where the recompute policy is stated; wrong when over 100%."""
     samples = _samples(claim)
@@ -491,7 +491,7 @@ def _cost(claim: Claim, rate: Rate, work: Work, job: Job, peak: Fraction) -> Uti
     )
 
 
-def megatron_x(claim: Claim, work: Work, gpu_seconds: Fraction) -> Fraction | None:
+def megatron_x(claim: Claim, work: SampleWork, gpu_seconds: Fraction) -> Fraction | None:
     """A language model's training time read by Megatron's estimate, time = 8TP/(nX) (Narayanan et al. 2021,
     arXiv:2104.04473, section 5.1: T tokens, P parameters, n GPUs, X FLOP/s per GPU, activation recompute in): the
     X that n x time means, X = 8TP / (n x time); None where the run is not counted in tokens."""
@@ -500,7 +500,7 @@ def megatron_x(claim: Claim, work: Work, gpu_seconds: Fraction) -> Fraction | No
     return 8 * Fraction(claim.tokens) * work.params / gpu_seconds
 
 
-def _compute(claim: Claim, rate: Rate, work: Work) -> UtilizationVerdict:
+def _compute(claim: Claim, rate: Rate, work: SampleWork) -> UtilizationVerdict:
     """A run's compute (PF-days) judged like a FLOP count of the whole run: each reading of one sample's FLOPs x the
     run's samples, to the claim's digits."""
     if not work.training:

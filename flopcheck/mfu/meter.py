@@ -30,7 +30,7 @@ from flopcheck.gpus import GPU, get_gpu
 if TYPE_CHECKING:
     from torch import nn
 
-    from flopcheck.auditor.utilization import Work
+    from flopcheck.auditor.utilization import SampleWork
 
 
 @dataclass(frozen=True)
@@ -117,10 +117,10 @@ def step_work(
     training: bool = True,
     causal: bool = False,
     shared: tuple[object, ...] = (),
-) -> tuple[Work, int]:
-    """One sample's work (auditor.utilization.Work) and the batch, from the exact step of model(*args, **kwargs)
+) -> tuple[SampleWork, int]:
+    """One sample's work (auditor.utilization.SampleWork) and the batch, from the exact step of model(*args, **kwargs)
     counted on a meta twin (training: forward + mean loss + backward; else the forward alone)."""
-    from flopcheck.auditor.utilization import Work, work_from_step
+    from flopcheck.auditor.utilization import SampleWork, work_from_step
     from flopcheck.exact import count_forward, flop_kinds
     from flopcheck.exact.training import count_training_step
     from flopcheck.specs.measure import samples
@@ -132,12 +132,12 @@ def step_work(
     if not training:
         fwd = count_forward(twin, margs, kind_map=kinds, kwargs=mkwargs, model=name, device="meta")
         per = Fraction(fwd.total, batch)
-        return Work(per, per, per, training=False), batch
+        return SampleWork(per, per, per, training=False), batch
     step = count_training_step(twin, margs, kind_map=kinds, kwargs=mkwargs, model=name, device="meta")
     return work_from_step(step, batch, causal), batch
 
 
-def true_flops(work: Work) -> tuple[Fraction, Fraction]:
+def true_flops(work: SampleWork) -> tuple[Fraction, Fraction]:
     """One sample's model and executed FLOPs as the utilization auditor takes them for its true MFU and HFU."""
     from flopcheck.auditor.utilization import numerators
 

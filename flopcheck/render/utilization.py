@@ -7,7 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.auditor.utilization import Job, Pair, UtilizationVerdict
+from flopcheck.auditor.utilization import GpuJob, Pair, UtilizationVerdict
 
 if TYPE_CHECKING:
     from flopcheck.auditor.claims import Claim
@@ -32,7 +32,7 @@ def _value(v: UtilizationVerdict, x: Fraction) -> str:
     return percent(x)
 
 
-def _peak_words(v: UtilizationVerdict, job: Job) -> str:
+def _peak_words(v: UtilizationVerdict, job: GpuJob) -> str:
     """The peak a run's MFU is of: the job's GPUs where their count is known, one GPU's where the claim is GPU-time
     (GPU-hours say nothing of how many GPUs)."""
     dtype = job.dtype.upper()
@@ -160,7 +160,7 @@ def _work_lines(v: UtilizationVerdict) -> list[str]:
     return lines
 
 
-def _arithmetic(v: UtilizationVerdict, j: Job) -> list[str]:
+def _arithmetic(v: UtilizationVerdict, j: GpuJob) -> list[str]:
     """The division, its printed factors multiplying to what it says: FLOPs x samples/s = FLOP/s; / peak = MFU."""
     assert v.mfu is not None  # a run with a time
     peak = j.gpu.tflops_of(j.dtype)
