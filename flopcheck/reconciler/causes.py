@@ -482,6 +482,13 @@ GQA_AS_MHA = cause(
     "grouped-query attention was taken as multi-head: the K and V projections counted at H heads, not G",
     "count K and V at G * head_dim columns",
 )
+HEAD_DIM_AS_D_OVER_H = cause(
+    "FC411",
+    "head-dim-as-d-over-h",
+    "the attention head dim was taken as d/H (q as d wide), where the model's head_dim is its own (Gemma 2, Qwen3, "
+    "GPT-OSS): QK^T and attn@V, and the projections the formula sizes by it, counted at the wrong width",
+    "count attention at H * head_dim and the q, k, v, o projections at their real widths",
+)
 ALL_EXPERTS_COUNTED = cause(
     "FC409",
     "all-experts-counted",
