@@ -5,6 +5,7 @@ the proof of each cause and the hand arithmetic of each literal."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 from functools import cache
@@ -149,6 +150,7 @@ def test_a_counter_that_counted_nothing_says_so(monkeypatch):
     first = run["findings"][0]
     assert (first["code"], first["delta_flops"]) == ("FC902", 0)
     assert first["evidence"] == "torch_profiler counted 0 of 7,680 FLOPs; its own skips: aten::conv3d x2"
+    assert (run["closed"], run["counted_nothing"], run["residual_flops"]) == (False, True, 0)
     assert _found(run)["FC211"] == -7_680
 
 
@@ -281,3 +283,21 @@ def test_a_zero_count_says_it_counted_nothing_with_its_skips():
     r = explain(_hand_count([], skips, Unit.FLOP, batch=1), ref)
     assert [(f.code, f.delta) for f in r.findings] == [("FC902", 0), ("FC211", -7_680)]
     assert r.findings[0].evidence == "hand counted 0 of 7,680 FLOPs; its own skips: aten::conv3d x1"
+    # the residual is 0, yet it is no closure: it reads "counted nothing" with its own skips, never "closed"
+    from flopcheck.render.counters import to_text
+    from flopcheck.render.reconcile import proof, summary, to_dict
+    from flopcheck.render.view import _closure_cell
+
+    assert (r.residual, r.closed, r.state) == (0, False, "counted nothing")
+    said = proof(r)
+    assert said.splitlines()[-1].split() == [
+        "residual", "0", "counted", "nothing", "(FC902:", "hand", "counted", "0", "of", "7,680", "FLOPs;", "its",
+        "own", "skips:", "aten::conv3d", "x1)",
+    ]  # fmt: skip
+    assert "closed" not in said and "closed" not in repr(r) and "counted nothing" in repr(r)
+    assert summary([r, r]).splitlines()[-1].split() == ["hand", "FLOP", "0", "0.000", "counted", "nothing", "FC902",
+                                                         "FC211"]  # fmt: skip
+    data = to_dict(r)
+    assert (data["closed"], data["counted_nothing"], _closure_cell(data)) == (False, True, "counted nothing")
+    count = dataclasses.replace(_hand_count([], skips, Unit.FLOP, batch=1), time_s=0.1, peak_rss_mb=1.0)
+    assert "counted nothing; skipped aten::conv3d x1" in to_text([count], {(count.model, 0, "sdpa"): 7_680})
