@@ -338,6 +338,8 @@ class Skip:
     where: Mechanism = Mechanism.OP  # what skipped it: an op no formula covers, a module no hook covers, ...
     work: Work = Work.OTHER  # what the skipped thing computes
     own_forward: bool = False  # a module whose own forward()'s ops count 0 (its children may still count)
+    # FLOPs the counter did count at a module its trace reached on some of its calls only (FC231's proof)
+    counted: int = field(default=0, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)

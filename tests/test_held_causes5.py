@@ -205,6 +205,31 @@ def qwen_image() -> dict[str, dict]:
     return _runs("diffusers:QwenImageTransformer2DModel", ("fvcore_jit", "torchprofile_jit"), *options)
 
 
+# cogview4_tiny: CogView4Transformer2DModel, 1 block, 2 heads of 16 (d = 32); 64 x 64 px: an 8 x 8 latent in 2 x 2
+# patches, 16 image tokens, and 8 text tokens. The block's one feed-forward (32 -> 128 -> 32) runs on the image, then
+# on the text, whose result nothing returned uses: the jit trace keeps the image call only. Each of its two Linears:
+# image 2 x 16 x 32 x 128 = 131,072, text 2 x 8 x 32 x 128 = 65,536; 196,608 in the exact count, 131,072 traced; the
+# dropped text calls 2 x 65,536 = 131,072.
+@pytest.mark.integration
+@pytest.mark.parametrize("counter", ["fvcore_jit", "torchprofile_jit"])
+def test_traced_counters_drop_a_shared_feed_forwards_unused_second_call(cogview4, counter):
+    run = cogview4[counter]
+    assert _found(run)["FC231"] == -131_072
+    # proved by the trace's own calls per module scope against the exact count's calls at that path
+    assert _evidence(run, "FC231") == "; ".join(
+        f"transformer_blocks.0.ff.{p}: 1 of the exact count's 2 calls in its trace, 131,072 of 196,608 FLOPs counted"
+        for p in ("net.0.proj", "net.2")
+    )
+    assert run["residual_flops"] == 0 and run["closed"]
+
+
+@pytest.fixture(scope="module")
+def cogview4() -> dict[str, dict]:
+    pytest.importorskip("diffusers")
+    options = ("--config", str(MODELS / "cogview4_tiny.json"), "--resolution", "64", "--text-tokens", "8")
+    return _runs("diffusers:CogView4Transformer2DModel", ("fvcore_jit", "torchprofile_jit"), *options)
+
+
 # Fast: counts written by hand as the adapters hand them back, on the exact count of a model built in this process.
 class _GatedByBatchedWeights(nn.Module):
     """x (2, 4, 8) -> Linear(8, 8) -> a per-head product by stacked weights (2, 8, 8) plus a bias: torch.baddbmm
