@@ -102,8 +102,8 @@ def test_op_counters_have_no_formula_for_baddbmm(recurrent_gemma, counter):
 
 # gemma2_tiny: Gemma2Model, vocabulary 100, d = 32; its embed_tokens is Gemma2TextScaledWordEmbedding, an nn.Embedding
 # subclass. torchinfo counts a table's weights x its output's first dimension: 100 x 32 x 1 = 3,200 MACs = 6,400 FLOPs.
-@pytest.mark.integration
-def test_torchinfo_reads_gemmas_scaled_embedding_as_a_lookup():
+@pytest.fixture(scope="module")
+def gemma2_torchinfo() -> dict:
     (run,) = _runs(
         "transformers:Gemma2Model",
         ("torchinfo_summary",),
@@ -112,10 +112,26 @@ def test_torchinfo_reads_gemmas_scaled_embedding_as_a_lookup():
         "--text-tokens",
         "8",
     ).values()
+    return run
+
+
+@pytest.mark.integration
+def test_torchinfo_reads_gemmas_scaled_embedding_as_a_lookup(gemma2_torchinfo):
+    run = gemma2_torchinfo
     # before: the 6,400 inside FC302 elementwise, "embed_tokens" its first source; every other LM files it FC306
     assert _found(run)["FC306"] == 6_400 and _evidence(run, "FC306") == "embed_tokens"
-    assert "embed_tokens" not in _evidence(run, "FC302")
+    assert "FC302" not in _found(run)  # its norms are norms (below): nothing of it is elementwise
     assert run["residual_flops"] == 0
+
+
+# gemma2_tiny's 9 Gemma2RMSNorms (4 in each of 2 layers, the final one), 32 weights each: torchinfo's weights x the
+# output's first dimension, 9 x 32 x 1 = 288 MACs = 576 FLOPs. A norm by what it ran in the exact count (mean(x^2),
+# rsqrt, no multiply-adds), not by its class name: FC301 as an nn.LayerNorm's, not FC302 elementwise.
+@pytest.mark.integration
+def test_torchinfo_reads_gemmas_rmsnorm_as_a_norm(gemma2_torchinfo):
+    run = gemma2_torchinfo
+    assert _found(run)["FC301"] == 576
+    assert _evidence(run, "FC301").startswith("layers.0.input_layernorm, layers.0.post_attention_layernorm")
 
 
 # jamba_tiny: JambaModel, d = 32, layer 0 Mamba (inner 64, state 4, conv 4), layer 1 attention (2 heads of 16, 1
