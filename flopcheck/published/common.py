@@ -150,18 +150,18 @@ def head_dim_as_d_over_h(s: Structure, x: int, how: DOverH) -> list[Found]:
     return _found(K.HEAD_DIM_AS_D_OVER_H, int(delta), said + f", {', '.join(sized)} sized by it" * bool(sized))
 
 
-# the formulas whose source takes the head dim as d/H, each with its line (read at the commit its module cites)
+# the formulas whose source takes the head dim as d/H, each with what its line does (read at the commit its module
+# cites: nanoGPT model.py L, H, Q, T = ..., cfg.n_embd//cfg.n_head; Levanter flop_utils.py head_dim = hidden_dim /
+# num_heads; torchtitan train.py model_config.dim // model_config.n_heads; NeMo flops_formulas.py qwen3/llama3)
 D_OVER_H: dict[str, DOverH] = {
-    "nanogpt": DOverH("nanoGPT model.py estimate_mfu 'Q = cfg.n_embd//cfg.n_head'", floor=True),
-    "torchtitan-2024": DOverH(
-        "torchtitan train.py get_num_flop_per_token 'q = model_config.dim // n_heads'", floor=True
-    ),
-    "levanter": DOverH("Levanter flop_utils.py 'head_dim = hidden_dim / num_heads'", q=True, o=True, kv="G"),
+    "nanogpt": DOverH("nanoGPT estimate_mfu takes Q = n_embd // n_head", floor=True),
+    "torchtitan-2024": DOverH("torchtitan get_num_flop_per_token takes q = dim // n_heads", floor=True),
+    "levanter": DOverH("Levanter lm_flops_per_token takes head_dim = hidden_dim / num_heads", q=True, o=True, kv="G"),
     "megatron-paper": DOverH(
-        "Megatron paper's 96 B s l h^2 (q, k, v, o and QK^T at the hidden size h)", q=True, o=True, kv="H"
+        "the Megatron paper's 96 B s l h^2 sizes q, k, v, o and QK^T by the hidden size h", q=True, o=True, kv="H"
     ),
     "nemo": DOverH(
-        "NeMo flops_formulas.py 'hs * hs * (... query_groups / attention_heads ...)'",
+        "NeMo's formula sizes q and o as hs x hs, K and V as query_groups / attention_heads x hs^2",
         q=True,
         o=True,
         kv="G",
