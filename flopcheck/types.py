@@ -339,6 +339,8 @@ class Skip:
     where: Mechanism = Mechanism.OP  # what skipped it: an op no formula covers, a module no hook covers, ...
     work: Work = Work.OTHER  # what the skipped thing computes
     own_forward: bool = False  # a module whose own forward()'s ops count 0 (its children may still count)
+    # FLOPs the counter did count at a module its trace reached on some of its calls only (FC231's proof)
+    counted: int = field(default=0, metadata=OMIT_DEFAULT)
 
 
 @dataclass(frozen=True)
@@ -413,9 +415,24 @@ class Reconciliation:
     incomplete: str = ""  # the exact count's INCOMPLETE sentence when it lacks a formula: a lower bound, no proof
 
     @property
+    def counted_nothing(self) -> bool:
+        """The counter's number is 0 of a model that does work (FC902 found): no closure, whatever the residual."""
+        return any(f.code == "FC902" for f in self.findings)
+
+    @property
     def closed(self) -> bool:
-        """Every FLOP explained, against a reference that counted every op."""
-        return self.residual == 0 and not self.incomplete
+        """Every FLOP explained, against a reference that counted every op, by a counter that counted something."""
+        return self.residual == 0 and not self.incomplete and not self.counted_nothing
+
+    @property
+    def state(self) -> str:
+        """The verdict word: 'counted nothing', 'closed', 'INCOMPLETE reference' (a lower bound met exactly) or
+        'UNEXPLAINED'."""
+        if self.counted_nothing:
+            return "counted nothing"
+        if self.closed:
+            return "closed"
+        return "INCOMPLETE reference" if self.incomplete and not self.residual else "UNEXPLAINED"
 
     @property
     def evidence(self) -> EvidenceKind:
@@ -428,11 +445,10 @@ class Reconciliation:
         if self.error or self.counter_flops is None:
             return f"Reconciliation({self.counter} on {self.model}: {self.error or 'no number'})"
         codes = " ".join(f.code for f in self.findings) or "none"
-        state = "closed" if self.closed else "INCOMPLETE reference" if self.incomplete else "UNEXPLAINED"
         return (
             f"Reconciliation({self.counter} on {self.model}: {_number(self.reported)} {self.unit.value}s = "
             f"{self.counter_flops:,} FLOPs against the {self.reference} {self.reference_flops:,} FLOPs, causes "
-            f"{codes}, residual {self.residual:,}: {state})"
+            f"{codes}, residual {self.residual:,}: {self.state})"
         )
 
     def __str__(self) -> str:

@@ -5,6 +5,7 @@ the proof of each cause and the hand arithmetic of each literal."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 from functools import cache
@@ -101,8 +102,8 @@ def test_op_counters_have_no_formula_for_baddbmm(recurrent_gemma, counter):
 
 # gemma2_tiny: Gemma2Model, vocabulary 100, d = 32; its embed_tokens is Gemma2TextScaledWordEmbedding, an nn.Embedding
 # subclass. torchinfo counts a table's weights x its output's first dimension: 100 x 32 x 1 = 3,200 MACs = 6,400 FLOPs.
-@pytest.mark.integration
-def test_torchinfo_reads_gemmas_scaled_embedding_as_a_lookup():
+@pytest.fixture(scope="module")
+def gemma2_torchinfo() -> dict:
     (run,) = _runs(
         "transformers:Gemma2Model",
         ("torchinfo_summary",),
@@ -111,10 +112,26 @@ def test_torchinfo_reads_gemmas_scaled_embedding_as_a_lookup():
         "--text-tokens",
         "8",
     ).values()
+    return run
+
+
+@pytest.mark.integration
+def test_torchinfo_reads_gemmas_scaled_embedding_as_a_lookup(gemma2_torchinfo):
+    run = gemma2_torchinfo
     # before: the 6,400 inside FC302 elementwise, "embed_tokens" its first source; every other LM files it FC306
     assert _found(run)["FC306"] == 6_400 and _evidence(run, "FC306") == "embed_tokens"
-    assert "embed_tokens" not in _evidence(run, "FC302")
+    assert "FC302" not in _found(run)  # its norms are norms (below): nothing of it is elementwise
     assert run["residual_flops"] == 0
+
+
+# gemma2_tiny's 9 Gemma2RMSNorms (4 in each of 2 layers, the final one), 32 weights each: torchinfo's weights x the
+# output's first dimension, 9 x 32 x 1 = 288 MACs = 576 FLOPs. A norm by what it ran in the exact count (mean(x^2),
+# rsqrt, no multiply-adds), not by its class name: FC301 as an nn.LayerNorm's, not FC302 elementwise.
+@pytest.mark.integration
+def test_torchinfo_reads_gemmas_rmsnorm_as_a_norm(gemma2_torchinfo):
+    run = gemma2_torchinfo
+    assert _found(run)["FC301"] == 576
+    assert _evidence(run, "FC301").startswith("layers.0.input_layernorm, layers.0.post_attention_layernorm")
 
 
 # jamba_tiny: JambaModel, d = 32, layer 0 Mamba (inner 64, state 4, conv 4), layer 1 attention (2 heads of 16, 1
@@ -149,6 +166,7 @@ def test_a_counter_that_counted_nothing_says_so(monkeypatch):
     first = run["findings"][0]
     assert (first["code"], first["delta_flops"]) == ("FC902", 0)
     assert first["evidence"] == "torch_profiler counted 0 of 7,680 FLOPs; its own skips: aten::conv3d x2"
+    assert (run["closed"], run["counted_nothing"], run["residual_flops"]) == (False, True, 0)
     assert _found(run)["FC211"] == -7_680
 
 
@@ -201,6 +219,31 @@ def qwen_image() -> dict[str, dict]:
     pytest.importorskip("diffusers")
     options = ("--config", str(MODELS / "qwen_image_tiny.json"), "--resolution", "64", "--text-tokens", "8")
     return _runs("diffusers:QwenImageTransformer2DModel", ("fvcore_jit", "torchprofile_jit"), *options)
+
+
+# cogview4_tiny: CogView4Transformer2DModel, 1 block, 2 heads of 16 (d = 32); 64 x 64 px: an 8 x 8 latent in 2 x 2
+# patches, 16 image tokens, and 8 text tokens. The block's one feed-forward (32 -> 128 -> 32) runs on the image, then
+# on the text, whose result nothing returned uses: the jit trace keeps the image call only. Each of its two Linears:
+# image 2 x 16 x 32 x 128 = 131,072, text 2 x 8 x 32 x 128 = 65,536; 196,608 in the exact count, 131,072 traced; the
+# dropped text calls 2 x 65,536 = 131,072.
+@pytest.mark.integration
+@pytest.mark.parametrize("counter", ["fvcore_jit", "torchprofile_jit"])
+def test_traced_counters_drop_a_shared_feed_forwards_unused_second_call(cogview4, counter):
+    run = cogview4[counter]
+    assert _found(run)["FC231"] == -131_072
+    # proved by the trace's own calls per module scope against the exact count's calls at that path
+    assert _evidence(run, "FC231") == "; ".join(
+        f"transformer_blocks.0.ff.{p}: 1 of the exact count's 2 calls in its trace, 131,072 of 196,608 FLOPs counted"
+        for p in ("net.0.proj", "net.2")
+    )
+    assert run["residual_flops"] == 0 and run["closed"]
+
+
+@pytest.fixture(scope="module")
+def cogview4() -> dict[str, dict]:
+    pytest.importorskip("diffusers")
+    options = ("--config", str(MODELS / "cogview4_tiny.json"), "--resolution", "64", "--text-tokens", "8")
+    return _runs("diffusers:CogView4Transformer2DModel", ("fvcore_jit", "torchprofile_jit"), *options)
 
 
 # Fast: counts written by hand as the adapters hand them back, on the exact count of a model built in this process.
@@ -281,3 +324,21 @@ def test_a_zero_count_says_it_counted_nothing_with_its_skips():
     r = explain(_hand_count([], skips, Unit.FLOP, batch=1), ref)
     assert [(f.code, f.delta) for f in r.findings] == [("FC902", 0), ("FC211", -7_680)]
     assert r.findings[0].evidence == "hand counted 0 of 7,680 FLOPs; its own skips: aten::conv3d x1"
+    # the residual is 0, yet it is no closure: it reads "counted nothing" with its own skips, never "closed"
+    from flopcheck.render.counters import to_text
+    from flopcheck.render.reconcile import proof, summary, to_dict
+    from flopcheck.render.view import _closure_cell
+
+    assert (r.residual, r.closed, r.state) == (0, False, "counted nothing")
+    said = proof(r)
+    assert said.splitlines()[-1].split() == [
+        "residual", "0", "counted", "nothing", "(FC902:", "hand", "counted", "0", "of", "7,680", "FLOPs;", "its",
+        "own", "skips:", "aten::conv3d", "x1)",
+    ]  # fmt: skip
+    assert "closed" not in said and "closed" not in repr(r) and "counted nothing" in repr(r)
+    assert summary([r, r]).splitlines()[-1].split() == ["hand", "FLOP", "0", "0.000", "counted", "nothing", "FC902",
+                                                         "FC211"]  # fmt: skip
+    data = to_dict(r)
+    assert (data["closed"], data["counted_nothing"], _closure_cell(data)) == (False, True, "counted nothing")
+    count = dataclasses.replace(_hand_count([], skips, Unit.FLOP, batch=1), time_s=0.1, peak_rss_mb=1.0)
+    assert "counted nothing; skipped aten::conv3d x1" in to_text([count], {(count.model, 0, "sdpa"): 7_680})

@@ -250,6 +250,13 @@ TINY = {
         "num_local_experts": 4, "num_experts_per_tok": 2, "vocab_size": 128, "sliding_window": 8,
         "layer_types": ["sliding_attention", "full_attention"], "max_position_embeddings": 64,
     },
+    # Qwen3-MoE's shape, small: 2 layers, 4 heads of 32 (q 128, d 64), 2 kv heads, 4 experts of 32 top-2
+    "qwen3moe": {
+        "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "hidden_size": 64, "intermediate_size": 64,
+        "moe_intermediate_size": 32, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+        "num_hidden_layers": 2, "num_experts": 4, "num_experts_per_tok": 2, "vocab_size": 128,
+        "max_position_embeddings": 64, "decoder_sparse_step": 1, "mlp_only_layers": [],
+    },
 }  # fmt: skip
 
 
@@ -296,10 +303,116 @@ def test_each_framework_that_defines_the_architecture_closes_with_causes_true_of
         ("FC312", 23_040),
     ]
     assert all(ds[n].error and "multi-head latent attention" in ds[n].error for n in ("levanter", "olmo", "palm"))
-    # GPT-OSS: biases, router biases, the active experts' biases and the sinks named; every one closes but the two
-    # whose head dim is d/H (nanoGPT 64 // 4 = 16, Levanter 16, against the model's 32): left unexplained, not closed
+    # GPT-OSS: biases, router biases, the active experts' biases and the sinks named; every one closes
     assert all(oss[n].residual == 0 for n in ("maxtext", "olmo", "megatron", "torchtitan", "nemo", "verl", "palm"))
-    assert oss["nanogpt"].residual != 0 and oss["levanter"].residual != 0
+
+
+D_OVER_H = ("nanogpt", "levanter", "megatron-paper", "torchtitan-2024", "nemo")
+
+
+@pytest.mark.integration
+def test_a_head_dim_taken_as_d_over_h_closes_with_fc411_where_the_source_takes_it(tiny):
+    # the tiny models' head dim is not d/H: Gemma 2 16 (48 / 4 = 12), GPT-OSS and Qwen3-MoE 32 (64 / 4 = 16); every
+    # formula that applies closes, FC411 only on the five whose source takes d/H (and NeMo's only with its Qwen3)
+    for name in ("gemma2", "gptoss", "qwen3moe"):
+        for formula, r in tiny[name].items():
+            assert r.error or r.residual == 0, (name, formula)
+            assert ("FC411" in _codes(r)) == (formula in D_OVER_H and not r.error and formula != "nemo" or (
+                formula == "nemo" and name == "qwen3moe")), (name, formula)  # fmt: skip
+    fc411 = {(n, f): {x.code: x.delta for x in r.findings}.get("FC411") for n in tiny for f, r in tiny[n].items()}
+    # Gemma 2 tiny (L 4, T 32, d 48, H 4, G 2, dh 16, h = 12): nanoGPT and torchtitan-2024 -12 n L H (16 - 12) T =
+    # -12 x 32 x 4 x 4 x 4 x 32 = -786,432
+    assert fc411["gemma2", "nanogpt"] == fc411["gemma2", "torchtitan-2024"] == -786_432
+    # Levanter: 3 x (2 n L d (H + 2G + H) = 2 x 32 x 4 x 48 x 12 = 147,456 + 2 x 2 L T^2 H = 65,536) x -4 = -2,555,904
+    assert fc411["gemma2", "levanter"] == -2_555_904
+    # Megatron's paper, K and V at H after FC408: 3 x (2 x 32 x 4 x 48 x 16 = 196,608 + 65,536) x -4 = -3,145,728
+    assert fc411["gemma2", "megatron-paper"] == -3_145_728
+    # GPT-OSS and Qwen3-MoE tiny (L 2, T 32, d 64, H 4, G 2, dh 32, h = 16): nanoGPT -12 x 32 x 2 x 4 x 16 x 32 =
+    # -1,572,864; Levanter 3 x (2 x 32 x 2 x 64 x 12 = 98,304 + 4 x 2 x 1024 x 4 = 32,768) x -16 = -6,291,456
+    for name in ("gptoss", "qwen3moe"):
+        assert (fc411[name, "nanogpt"], fc411[name, "levanter"]) == (-1_572_864, -6_291_456)
+    # NeMo's qwen3, attention halved: 3 x (98,304 + 2 x 2 x 1024 x 4 = 16,384) x -16 = -5,505,024
+    assert fc411["qwen3moe", "nemo"] == -5_505_024
+    # GPT-OSS's NeMo formula sizes by head_dim (no FC411)
+    assert fc411["gptoss", "nemo"] is None
+
+
+# FC411 on the public configs, T as PINNED above (Gemma-2-9B 8192, the others 4096), all five training formulas
+D_OVER_H_PINNED = [
+    # nanoGPT: 12 n L H (h - dh) T = 12 x 8192 x 42 x 16 x (224 - 256) x 8192 = -17,317,308,137,472
+    ("nanogpt", GEMMA2_9B, -17_317_308_137_472),
+    # 12 x 4096 x 48 x 32 x (64 - 128) x 4096 = -19,791,209,299,968
+    ("nanogpt", QWEN3_30B, -19_791_209_299_968),
+    # 12 x 4096 x 24 x 64 x (45 - 64) x 4096 = -5,875,515,260,928
+    ("nanogpt", GPT_OSS_20B, -5_875_515_260_928),
+    # torchtitan before PR #280, 12 l h q t with q = dim // n_heads: as nanoGPT's
+    ("torchtitan-2024", GEMMA2_9B, -17_317_308_137_472),
+    # Levanter, q, k, v, o and attention by h: 3 x (2 n L d (H + 2G + H) = 2 x 8192 x 42 x 3584 x 48 =
+    # 118,380,036,096 + 4 B L T^2 H = 4 x 42 x 8192^2 x 16 = 180,388,626,432) x -32 = -28,681,791,602,688
+    ("levanter", GEMMA2_9B, -28_681_791_602_688),
+    # 3 x (2 x 4096 x 48 x 2048 x 72 = 57,982,058,496 + 4 x 48 x 4096^2 x 32 = 103,079,215,104) x -64
+    ("levanter", QWEN3_30B, -30_923_764_531_200),
+    # 3 x (2 x 4096 x 24 x 2880 x 144 = 81,537,269,760 + 4 x 24 x 4096^2 x 64 = 103,079,215,104) x -19
+    ("levanter", GPT_OSS_20B, -10_523_139_637_248),
+    # Megatron's paper, q, k, v, o all d x d (K and V at H after FC408): 3 n L 8 d (d - q) = 3 x 8192 x 42 x 8 x 3584
+    # x -512 = -15,152,644,620,288 + 12 B L T^2 (d - q) = 12 x 42 x 8192^2 x -512 = -17,317,308,137,472
+    ("megatron-paper", GEMMA2_9B, -32_469_952_757_760),
+    # NeMo's qwen3, q and o as d x d, K and V at G d/H, attention halved: 3 x (2 x 4096 x 48 x 2048 x 72 =
+    # 57,982,058,496 + 2 x 48 x 4096^2 x 32 = 51,539,607,552) x -64 = -21,028,159,881,216
+    ("nemo", QWEN3_30B, -21_028_159_881_216),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "s", "expected"), D_OVER_H_PINNED, ids=[f"{n}-{s.family}" for n, s, _ in D_OVER_H_PINNED]
+)
+def test_fc411_is_exact_from_the_structure_on_the_public_configs(name, s, expected):
+    r = explain(FORMULAS[name], s, Exact(0, 0, 0), "m")
+    found = [f for f in r.findings if f.code == "FC411"]
+    assert [f.delta for f in found] == [expected]
+    assert f"= {s.d // s.H} where the model's is {s.dh}" in found[0].evidence
+
+
+PUBLIC = {  # the shipped config, its class, T (as the structures above), what each of the five does there
+    "gemma-2-9b": ("Gemma2ForCausalLM", GEMMA2_9B, ("nanogpt", "levanter", "megatron-paper", "torchtitan-2024")),
+    "qwen3-30b-a3b": ("Qwen3MoeForCausalLM", QWEN3_30B, ("nanogpt", "levanter", "nemo")),
+    "gpt-oss-20b": ("GptOssForCausalLM", GPT_OSS_20B, ("nanogpt", "levanter")),
+}
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("name", list(PUBLIC))
+def test_the_five_close_on_the_public_configs_with_fc411(name):
+    # on meta, the exact training step of the public config (about 20 s each): every one of the five that applies
+    # closes to 0, its FC411 the hand figure of D_OVER_H_PINNED; the rest say in one line why they do not apply
+    import flopcheck
+
+    cls, s, closing = PUBLIC[name]
+    found = flopcheck.reconcile(
+        f"transformers:{cls}", options={"config": str(DATA / f"{name}.json"), "text_tokens": s.T},
+        formulas=list(D_OVER_H), training=True,
+    )  # fmt: skip
+    by = {r.counter.removeprefix("formula "): r for r in found}
+    hand = {n: d for n, a, d in D_OVER_H_PINNED if a is s}
+    for n, r in by.items():
+        if r.error:  # no expert term, no NeMo Gemma 2 formula: one line
+            assert n not in closing and "\n" not in r.error, n
+            continue
+        assert r.residual == 0 and r.closed, n
+        # FC411 on the ones whose source takes d/H here; NeMo's GPT-OSS formula sizes by head_dim: none
+        assert {f.code: f.delta for f in r.findings}.get("FC411") == hand.get(n), n
+    assert all(not by[n].error for n in closing)
+
+
+def test_fc411_where_the_five_do_not_apply_or_size_by_head_dim():
+    # the other six of five formulas x three architectures: no expert term (Megatron's paper, torchtitan before
+    # PR #280) on the two MoEs; NeMo has no Gemma 2 formula and its GPT-OSS one sizes by head_dim (no FC411)
+    for name, s in [("megatron-paper", QWEN3_30B), ("megatron-paper", GPT_OSS_20B), ("torchtitan-2024", QWEN3_30B),
+                    ("torchtitan-2024", GPT_OSS_20B), ("nemo", GEMMA2_9B)]:  # fmt: skip
+        assert FORMULAS[name].does_not_apply(s), name
+    assert "FC411" not in _codes(explain(FORMULAS["nemo"], GPT_OSS_20B, Exact(0, 0, 0), "m"))
+    # a model whose head dim is d/H (Qwen2.5-7B: 3584 / 28 = 128) gets none
+    assert "FC411" not in _codes(explain(FORMULAS["nanogpt"], QWEN25_7B, Exact(0, 0, 0), "m"))
 
 
 LLAMA = Structure(kind=LM, L=32, d=4096, H=32, G=8, dh=128, F=14336, m=3, V=128256, T=4096, family="llama")

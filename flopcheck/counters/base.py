@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -175,16 +175,20 @@ def unreached(model: nn.Module, uncalled: set[str]) -> tuple[Skip, ...]:
 
 
 @contextmanager
-def trace_scopes(model: nn.Module) -> Iterator[None]:
+def trace_scopes(model: nn.Module) -> Iterator[Counter[str]]:
     """While a torch.jit trace runs inside, each module's ops carry its path as their scope (node.scopeName():
-    'blocks.0/blocks.0.mlp'), as fvcore's own trace marks them: which modules the traced graph reached."""
+    'blocks.0/blocks.0.mlp'), as fvcore's own trace marks them: which modules the traced graph reached. A module's
+    later calls carry 'path#2', 'path#3' (call_of reads them back); yields the calls each module ran while tracing."""
     import torch  # lazy: torch (see the note at the top)
+
+    ran: Counter[str] = Counter()
 
     def enter(name: str) -> Callable[..., None]:
         def push(*_: Any) -> None:
             state = torch._C._get_tracing_state()
             if state is not None:
-                state.push_scope(name)
+                ran[name] += 1
+                state.push_scope(name if ran[name] == 1 else f"{name}#{ran[name]}")
 
         return push
 
@@ -198,10 +202,41 @@ def trace_scopes(model: nn.Module) -> Iterator[None]:
         if path:
             handles += [m.register_forward_pre_hook(enter(path)), m.register_forward_hook(leave)]
     try:
-        yield
+        yield ran
     finally:
         for h in handles:
             h.remove()
+
+
+def call_of(scope: str) -> tuple[str, int]:
+    """A scope trace_scopes pushed, as (module path, its call): 'blocks.0.ff#2' -> ('blocks.0.ff', 2)."""
+    path, _, call = scope.partition("#")
+    return path, int(call or 1)
+
+
+def partly_reached(
+    model: nn.Module, ran: Counter[str], scopes: Iterable[str], counted: Mapping[str, float], unit: Unit
+) -> tuple[Skip, ...]:
+    """Skips for the weighted modules (a weight of their own) the trace reached on some of the calls that ran, not
+    all (a shared layer whose later result nothing uses: dropped from the graph): `calls` the dropped ones, `counted`
+    the FLOPs the counter's own detail has at the module (`counted`, in its unit). `scopes`: each graph node's scope
+    (a module's path pushed once by trace_scopes and again, plain, by a library's own trace: its latest call kept)."""
+    from flopcheck.reconciler.causes import PARTLY_REACHED_IN_TRACE
+
+    seen: defaultdict[str, set[int]] = defaultdict(set)
+    for scope in scopes:
+        latest: dict[str, int] = {}
+        for path, call in (call_of(s) for s in scope.split("/") if s):
+            latest[path] = max(latest.get(path, 0), call)
+        for path, call in latest.items():
+            seen[path].add(call)
+    found = []
+    for path, m in model.named_modules():
+        dropped = ran[path] - len(seen[path])
+        if seen[path] and dropped > 0 and any(True for _ in m.parameters(recurse=False)):
+            flops = round(counted.get(path, 0) * unit.flops_per_unit)
+            found.append(Skip(path, dropped, PARTLY_REACHED_IN_TRACE, Mechanism.MODULE, Work.OTHER, counted=flops))
+    return tuple(found)
 
 
 def module_types(model: nn.Module) -> dict[str, str]:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
-from flopcheck.counters.base import Detail, Measurement, skipped_ops, unreached
+from flopcheck.counters.base import Detail, Measurement, partly_reached, skipped_ops, trace_scopes, unreached
 from flopcheck.reconciler.classify import by_op_name
 from flopcheck.reconciler.einsum import einsum_parts, fvcore_rule
 from flopcheck.reconciler.parts import Part
@@ -81,14 +81,32 @@ def _tensors_out(model: nn.Module) -> nn.Module:
 
 
 def _analysed(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
-    """fvcore's total, by_operator() as the detail and unsupported_ops() as the skips."""
-    from fvcore.nn import FlopCountAnalysis  # lazy: fvcore is optional, imported in the worker only
+    """fvcore's total, by_operator() as the detail and unsupported_ops() as the skips; its uncalled_modules() and the
+    calls its trace dropped of the modules it reached (its graph's scopes, read as trace_scopes marks them, against
+    its own by_module()) as skips too."""
+    import fvcore.nn.jit_analysis as jit  # lazy: fvcore is optional, imported in the worker only
+    from fvcore.nn import FlopCountAnalysis
 
-    analysis = FlopCountAnalysis(model, inputs)
-    analysis.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
-    total = analysis.total()
+    graphs: list[Any] = []
+    original = jit._get_scoped_trace_graph
+
+    def capturing(*args: Any, **kwargs: Any) -> Any:
+        graph = original(*args, **kwargs)
+        graphs.append(graph)
+        return graph
+
+    jit._get_scoped_trace_graph = capturing
+    try:
+        with trace_scopes(model) as ran:
+            analysis = FlopCountAnalysis(model, inputs)
+            analysis.unsupported_ops_warnings(False).uncalled_modules_warnings(False)
+            total = analysis.total()
+    finally:
+        jit._get_scoped_trace_graph = original
     detail = Detail(Unit.MAC)
     for op, macs in analysis.by_operator().items():
         detail.add(op, macs)
     skipped = skipped_ops(dict(analysis.unsupported_ops()), "fvcore has no handle for it: counted 0")
-    return Measurement(total, tuple(detail.items), skipped + unreached(model, analysis.uncalled_modules()))
+    scopes = [n.scopeName() for n in graphs[-1].nodes()] if graphs else []
+    partly = partly_reached(model, ran, scopes, analysis.by_module(), Unit.MAC)
+    return Measurement(total, tuple(detail.items), skipped + unreached(model, analysis.uncalled_modules()) + partly)

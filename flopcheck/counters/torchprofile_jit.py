@@ -13,7 +13,7 @@ from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Any, cast
 
 from flopcheck.counters import counter
-from flopcheck.counters.base import Detail, Measurement, skipped_ops, trace_scopes, unreached
+from flopcheck.counters.base import Detail, Measurement, call_of, partly_reached, skipped_ops, trace_scopes, unreached
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import by_op_name, transposed_over_output
 from flopcheck.reconciler.parts import Part, bare, split
@@ -67,7 +67,7 @@ def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
 
     tp.trace = capturing_trace  # type: ignore[attr-defined]
     try:
-        with warnings.catch_warnings(), trace_scopes(model):
+        with warnings.catch_warnings(), trace_scopes(model) as ran:
             warnings.simplefilter("ignore")
             # reduction=None: the MACs per graph node (torchprofile annotates int | dict)
             per_node = cast("dict[Any, int]", tp.profile_macs(model, tuple(inputs), reduction=None))
@@ -87,6 +87,10 @@ def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
     skipped = skipped_ops(dict(unhandled), "no torchprofile handler: skipped") + skipped_ops(
         dict(zeroed), "torchprofile counts it as 0 MACs"
     )
-    reached = {p for n in graphs[-1].nodes for p in n.scope.split("/")}
+    reached = {call_of(p)[0] for n in graphs[-1].nodes for p in n.scope.split("/")}
     uncalled = {p for p, _ in model.named_modules() if p not in reached}
-    return Measurement(sum(per_node.values()), tuple(detail.items), skipped + unreached(model, uncalled))
+    at: Counter[str] = Counter()  # its own MACs by the module whose scope is innermost
+    for node, macs in per_node.items():
+        at[call_of(node.scope.split("/")[-1])[0]] += macs
+    partly = partly_reached(model, ran, (n.scope for n in graphs[-1].nodes), at, Unit.MAC)
+    return Measurement(sum(per_node.values()), tuple(detail.items), skipped + unreached(model, uncalled) + partly)

@@ -4,6 +4,9 @@ forward."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from fractions import Fraction
+
 from flopcheck.published import Exact, Found
 from flopcheck.published.structure import Structure
 from flopcheck.reconciler import causes as K
@@ -114,3 +117,61 @@ def router_out(s: Structure, x: int) -> list[Found]:
         -x * 2 * s.n * s.L_moe * s.d * s.E,
         f"2 * d * E = {2 * s.d * s.E:,} per token on each of {s.L_moe} MoE layers",
     )
+
+
+@dataclass(frozen=True)
+class DOverH:
+    """How a formula's source takes the head dim as d/H: its line, which widths it sizes by it (q: H heads, o: H
+    heads, kv: `kv` heads each for K and V, 0 when the formula reads them from the parameters), how many halves of
+    the dense QK^T + attn@V its attention term is (2 dense, 1 causal halved), integer division or exact, and the
+    model families it applies to (() every one)."""
+
+    line: str
+    q: bool = False
+    o: bool = False
+    kv: str = ""  # "G" or "H": the heads K and V are sized at (after FC408 for a formula that takes G as H)
+    core: int = 2
+    floor: bool = False
+    families: tuple[str, ...] = ()
+
+
+def head_dim_as_d_over_h(s: Structure, x: int, how: DOverH) -> list[Found]:
+    """FC411: the head dim taken as h = d/H, not dh: x * (2 n L d (H [q] + 2 kv + H [o]) + core * 2 B L T^2 H)
+    * (h - dh); none with MLA (its head dims are its own) or where h = dh."""
+    if s.mla or not s.H or how.families and s.family not in how.families:
+        return []
+    head = Fraction(s.d // s.H) if how.floor else Fraction(s.d, s.H)
+    step = head - s.dh
+    kv = {"G": s.G, "H": s.H, "": 0}[how.kv]
+    widths = s.H * how.q + 2 * kv + s.H * how.o
+    delta = x * (2 * s.n * s.L * s.d * widths + how.core * 2 * s.B * s.L * s.T * s.T * s.H) * step
+    sized = [w for w, on in (("q", how.q), ("k, v", bool(kv)), ("o", how.o)) if on]
+    said = f"{how.line}: head dim d/H = {s.d:,}/{s.H} = {head} where the model's is {s.dh}, attention at that width"
+    return _found(K.HEAD_DIM_AS_D_OVER_H, int(delta), said + f", {', '.join(sized)} sized by it" * bool(sized))
+
+
+# the formulas whose source takes the head dim as d/H, each with what its line does (read at the commit its module
+# cites: nanoGPT model.py L, H, Q, T = ..., cfg.n_embd//cfg.n_head; Levanter flop_utils.py head_dim = hidden_dim /
+# num_heads; torchtitan train.py model_config.dim // model_config.n_heads; NeMo flops_formulas.py qwen3/llama3)
+D_OVER_H: dict[str, DOverH] = {
+    "nanogpt": DOverH("nanoGPT estimate_mfu takes Q = n_embd // n_head", floor=True),
+    "torchtitan-2024": DOverH("torchtitan get_num_flop_per_token takes q = dim // n_heads", floor=True),
+    "levanter": DOverH("Levanter lm_flops_per_token takes head_dim = hidden_dim / num_heads", q=True, o=True, kv="G"),
+    "megatron-paper": DOverH(
+        "the Megatron paper's 96 B s l h^2 sizes q, k, v, o and QK^T by the hidden size h", q=True, o=True, kv="H"
+    ),
+    "nemo": DOverH(
+        "NeMo's formula sizes q and o as hs x hs, K and V as query_groups / attention_heads x hs^2",
+        q=True,
+        o=True,
+        kv="G",
+        core=1,
+        families=("llama", "mixtral", "qwen3", "qwen3_moe"),
+    ),
+}
+
+
+def head_dim_taken(name: str, s: Structure, x: int) -> list[Found]:
+    """FC411 where the formula `name`'s source takes the head dim as d/H (D_OVER_H); none elsewhere."""
+    how = D_OVER_H.get(name)
+    return head_dim_as_d_over_h(s, x, how) if how else []

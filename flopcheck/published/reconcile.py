@@ -8,6 +8,7 @@ from typing import Any
 
 from flopcheck.errors import InputError
 from flopcheck.published import FORMULAS, Exact, Formula
+from flopcheck.published.common import head_dim_taken
 from flopcheck.published.structure import Structure
 from flopcheck.reconciler import causes as K
 from flopcheck.types import Finding, Reconciliation
@@ -46,7 +47,8 @@ def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> R
     assert reference is not None
     reported = f.value(s)
     flops = reported * f.unit.flops_per_unit
-    findings: list[Finding] = [cause.finding(delta, evidence) for cause, delta, evidence in f.causes(s, e)]
+    found = [*f.causes(s, e), *head_dim_taken(f.name, s, 3 if f.training else 1)]
+    findings: list[Finding] = [cause.finding(delta, evidence) for cause, delta, evidence in found]
     if f.training and e.rule_gap:
         where = f"the exact backward is not 2 x forward at {e.rule_paths}"
         findings.append(K.BACKWARD_AS_2X.finding(e.rule_gap, where))

@@ -270,11 +270,14 @@ TRACE_DROPPED_UNUSED = cause(
     "a counter that reads a torch.jit trace (fvcore, torchprofile) counts the traced graph, which keeps only the ops "
     "the model's outputs depend on: a layer that ran but whose result nothing returned uses (an MMDiT's last joint "
     "block: its text stream's output projection and feed-forward, QwenImage's) is never reached in the trace and "
-    "counts 0",
+    "counts 0; a shared layer run twice whose second result nothing uses (CogView4's last block's one feed-forward, "
+    "on the text after the image) is reached on one call of its two",
     "count in eager mode (flopcheck's exact count counts what ran), or leave the unused layer out of the model",
 )
 # what an adapter of a traced counter gives a weighted module its trace never reached (FC231's evidence)
 UNREACHED_IN_TRACE = "never reached in its jit trace: its result unused, dropped from the graph, counted 0"
+# ... and a weighted module its trace reached on some calls only (a shared layer run twice, its later result unused)
+PARTLY_REACHED_IN_TRACE = "calls its jit trace dropped: their result unused, dropped from the graph, counted 0"
 # the ops '@' (Tensor.__matmul__, torch.matmul) runs as, by bare name: in a trace, at dispatch; a skipped matmul op
 # outside these is an op the counter has no formula for (FC230), not an operator it did not patch (FC207)
 OPERATOR_OPS = frozenset({"matmul", "__matmul__", "mm", "bmm", "mv", "dot", "vdot"})
@@ -481,6 +484,13 @@ GQA_AS_MHA = cause(
     "gqa-as-mha",
     "grouped-query attention was taken as multi-head: the K and V projections counted at H heads, not G",
     "count K and V at G * head_dim columns",
+)
+HEAD_DIM_AS_D_OVER_H = cause(
+    "FC411",
+    "head-dim-as-d-over-h",
+    "the attention head dim was taken as d/H (q as d wide), where the model's head_dim is its own (Gemma 2, Qwen3, "
+    "GPT-OSS): QK^T and attn@V, and the projections the formula sizes by it, counted at the wrong width",
+    "count attention at H * head_dim and the q, k, v, o projections at their real widths",
 )
 ALL_EXPERTS_COUNTED = cause(
     "FC409",

@@ -137,13 +137,28 @@ def layer_work(item: Item, ref: Reference | None = None) -> Work | K.Cause:
         return Work.LINEAR
     if t.startswith("conv"):
         return Work.CONV
-    if t in _NORMS:
+    if t in _NORMS or ref is not None and _normalizes(ref, item.name):
         return Work.NORM
     if t == "embedding":
         return K.EMBEDDING_LOOKUP_COUNTED
     if _upsamples(t):
         return K.UPSAMPLING_COUNTED
     return Work.ELEMENTWISE
+
+
+# a norm's statistic over its input, and the reciprocal root it scales by (an RMSNorm: x * rsqrt(mean(x^2) + eps))
+_STATISTICS = frozenset({"mean", "var", "var_mean", "std", "std_mean"})
+_ROOTS = frozenset({"rsqrt", "sqrt"})
+
+
+def _normalizes(ref: Reference, path: str) -> bool:
+    """The module at an exact path is a norm by what it ran in the exact count (a name is not evidence): a statistic
+    of its input (mean, var) and a reciprocal root, and no multiply-adds of its own (Gemma's and Llama's RMSNorm)."""
+    norm = ref.norm_path.get(path)
+    if norm is None or any(r.path == norm for r in ref.exact.counted):
+        return False
+    ops = {bare(r.op) for r in ref.exact.uncounted if r.path == norm}
+    return bool(ops & _STATISTICS and ops & _ROOTS)
 
 
 def read_bias(item: Item) -> Part | None:

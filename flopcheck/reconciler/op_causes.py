@@ -69,10 +69,34 @@ def _einsum(ev: Evidence) -> Finding | None:
 @detects(K.TRACE_DROPPED_UNUSED)
 def _unreached(ev: Evidence) -> Finding | None:
     """The weighted layers the counter's trace never reached (its own record of them: fvcore's uncalled_modules()),
-    each at the exact count's FLOPs of that module, named when the counter's layer work is short by at least that."""
+    each at the exact count's FLOPs of that module, and those it reached on fewer calls than the exact count's there
+    (a shared layer's unused later call), each at the exact FLOPs less what its own detail counted there; named when
+    the counter's layer work is short by at least that."""
     paths = [s.name for s in ev.count.skipped if s.reason == K.UNREACHED_IN_TRACE]
     lost = sum(ev.ref.per_instance(p) for p in paths if p in ev.ref.layers)
+    partly = [(s, _calls(ev, s.name)) for s in ev.count.skipped if s.reason == K.PARTLY_REACHED_IN_TRACE]
+    partly = [(s, n) for s, n in partly if n > s.calls and ev.ref.per_instance(s.name) > s.counted]
+    lost += sum(ev.ref.per_instance(s.name) - s.counted for s, _ in partly)
     if not lost or _short(ev) < lost:
         return None
-    said = ", ".join(paths[:3]) + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
-    return K.TRACE_DROPPED_UNUSED.finding(-lost, f"never reached in its trace: {said}")
+    said = [f"never reached in its trace: {_listed(paths)}"] * bool(paths)
+    said += [
+        f"{s.name}: {n - s.calls} of the exact count's {n} calls in its trace, {s.counted:,} of "
+        f"{ev.ref.per_instance(s.name):,} FLOPs counted"
+        for s, n in partly[:3]
+    ] + [f"+{len(partly) - 3} more"] * (len(partly) > 3)
+    return K.TRACE_DROPPED_UNUSED.finding(-lost, "; ".join(said))
+
+
+def _listed(paths: list[str]) -> str:
+    """The first three, and how many more."""
+    return ", ".join(paths[:3]) + (f" (+{len(paths) - 3} more)" if len(paths) > 3 else "")
+
+
+def _calls(ev: Evidence, path: str) -> int:
+    """The calls the exact count records at one module (an exact path): its ops' most calls, per instance."""
+    norm = ev.ref.norm_path.get(path)
+    if norm is None:
+        return 0
+    calls = max((r.calls for r in ev.ref.exact.counted if r.path == norm), default=0)
+    return int(calls) // max(int(ev.ref.instances[norm]), 1)

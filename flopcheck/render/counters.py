@@ -53,7 +53,7 @@ def to_text(
                 f"{c.flops / ref:.3f}" if ref else "-",  # a model with no multiply-adds: no ratio
                 f"{c.time_s:.2f}",
                 f"{c.peak_rss_mb:.0f}",
-                skipped_summary(c),
+                f"counted nothing; skipped {skipped_summary(c)}" if ref and not c.flops else skipped_summary(c),
             ]
         )
     header = ["counter", "unit", "reported", "as FLOPs", f"/ {label}", "time s", "peak RSS MB", "skipped"]

@@ -37,7 +37,7 @@ def proof(r: Reconciliation, width: int | None = None) -> str:
     lines = [head, _line(f"reference ({r.reference}), FLOPs", r.reference_flops)]
     if r.incomplete:
         lines.append(f"  {r.incomplete}")
-    closing = (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL)
+    closing = (K.MAC_CONVENTION, K.COUNTED_NOTHING, K.UNEXPLAINED_RESIDUAL)  # said on the unit and residual lines
     causes = [f for f in r.findings if K.of(f) not in closing]
     lines += [_line(f"{f.code} {f.title}", f.delta, f.evidence) for f in causes]
     who = "formula" if r.mode.startswith("formula") else "counter"
@@ -46,10 +46,18 @@ def proof(r: Reconciliation, width: int | None = None) -> str:
     if unit:
         lines.append(_line(f"{unit[0].code} {unit[0].title}", unit[0].delta, unit[0].evidence))
         lines.append(_line(f"= {who}, as reported ({r.unit.value})", round(r.reported or 0)))
-    state = "closed" if r.closed else "INCOMPLETE reference" if r.incomplete and not r.residual else "UNEXPLAINED"
-    residual = next((f.evidence for f in r.findings if K.of(f) is K.UNEXPLAINED_RESIDUAL), "")
-    lines.append(_line("residual", commas(r.residual), state + (f" ({residual})" if residual else "")))
+    residual = _residual_note(r)
+    lines.append(_line("residual", commas(r.residual), r.state + (f" ({residual})" if residual else "")))
     return "\n".join(lines)
+
+
+def _residual_note(r: Reconciliation) -> str:
+    """What the residual line says beside the verdict: FC902's evidence (the counter's own skips) where it counted
+    nothing, else the unexplained residual in words ('' when closed)."""
+    nothing = next((f for f in r.findings if K.of(f) is K.COUNTED_NOTHING), None)
+    if nothing is not None:
+        return f"{nothing.code}: {nothing.evidence}"
+    return next((f.evidence for f in r.findings if K.of(f) is K.UNEXPLAINED_RESIDUAL), "")
 
 
 def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict[str, Any]:
@@ -69,6 +77,7 @@ def to_dict(r: Reconciliation, sweep: Sweep | None = None) -> dict[str, Any]:
         ],
         "residual_flops": r.residual,
         "closed": r.closed,
+        **({"counted_nothing": True} if r.counted_nothing else {}),  # FC902: never read as a closure
         "mode": r.mode,
         "error": r.error,
         **({"reference_incomplete": r.incomplete} if r.incomplete else {}),
@@ -117,7 +126,7 @@ def summary(results: list[Reconciliation]) -> str:
             rows.append([*row, "-", "-", "error", "see below"])
             continue
         ratio = f"{r.counter_flops / r.reference_flops:.3f}" if r.reference_flops else "-"
-        state = "closed" if r.closed else f"{r.residual:+,}" if r.residual else "INCOMPLETE"
+        state = r.state if r.closed or r.counted_nothing else f"{r.residual:+,}" if r.residual else "INCOMPLETE"
         codes = " ".join(f.code for f in r.findings if K.of(f) not in (K.MAC_CONVENTION, K.UNEXPLAINED_RESIDUAL))
         rows.append([*row, commas(r.counter_flops), ratio, state, codes or "none"])
     head = [kind, *(["attn"] * paths), "unit", "as FLOPs", "/ reference", "residual", "causes"]

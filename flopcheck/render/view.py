@@ -56,8 +56,7 @@ class View:
         if r["error"]:
             return "error"
         codes = " ".join(f["code"] for f in r["findings"] if f["code"] != UNEXPLAINED_RESIDUAL.code)
-        state = "closed" if r["closed"] else f"residual {commas(r['residual_flops'])}"
-        return f"{codes or '-'} · {state}"
+        return f"{codes or '-'} · {_state(r)}"
 
 
 def reported_cell(c: dict[str, Any] | None) -> str:
@@ -119,6 +118,14 @@ def _closure_cell(r: dict[str, Any] | None) -> str:
         if e.startswith("unavailable"):
             return "not installed"
         return "library's limit" if "library's limit" in e else "error"
+    return _state(r)
+
+
+def _state(r: dict[str, Any]) -> str:
+    """A run's verdict as a table cell: 'counted nothing' (FC902: its number 0 of a model with work), 'closed', or its
+    residual in FLOPs."""
+    if r.get("counted_nothing"):
+        return "counted nothing"
     return "closed" if r["closed"] else f"residual {commas(r['residual_flops'])}"
 
 
