@@ -120,8 +120,7 @@ def test_mochi_counts_one_input_on_meta_and_on_real_tensors(tmp_path):
 
     spec = _mochi(tmp_path)
     meta = Measured.from_dict(measure(spec.to_dict()))
-    # its text mask is boolean ones, as its pipeline passes it: the counters' real tensors, whose float inputs are
-    # zeroed, keep it
+    # its text mask is its pipeline's boolean ones: the counters' real tensors, whose float inputs are zeroed, keep it
     model, inputs = build_zeroed({"spec": spec.to_dict()}, "cpu")
     with sdpa_kernel(SDPBackend.MATH), FlopCounterMode(display=False) as mode, torch.no_grad():
         model(*inputs)

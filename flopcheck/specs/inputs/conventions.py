@@ -13,6 +13,7 @@ import torch
 
 from flopcheck.specs.inputs.rules import (
     Grid,
+    bool_mask,
     full,
     h3_rows,
     h3_span,
@@ -156,7 +157,14 @@ CONVENTIONS = (
     ),
     # Mochi 1: 848x480, 19 frames (its pipeline's defaults) through its 8x / 6x VAE, max_sequence_length 256; its
     # pipeline's text mask is boolean (.bool()), and its attention gathers the tokens it marks (nonzero)
-    _video("MochiTransformer3DModel", 256, resolution=(848, 480), frames=19, temporal=6),
+    _video(
+        "MochiTransformer3DModel",
+        256,
+        resolution=(848, 480),
+        frames=19,
+        temporal=6,
+        rules={"encoder_attention_mask": bool_mask},
+    ),
     # HunyuanVideo 1.5: its latents, the conditioning latents and their mask concatenated (65 channels) through a 16x
     # VAE; Qwen 2.5-VL text (tokenizer_max_length 1000), ByT5 glyph text (256), 729 SigLIP tokens (zeros when no image)
     _video(

@@ -70,9 +70,13 @@ def _pooled(c: Any, g: Grid) -> torch.Tensor | None:
 
 
 def mask(c: Any, g: Grid) -> torch.Tensor | None:
-    """A text mask of ones (every text token attends), boolean as Mochi's pipeline passes it (.bool()) and as every
-    class takes it (a bias made of it, a sum of its lengths, SDPA's attn_mask): a count on real tensors zeroes float
-    inputs, and a float one would mask every text token (Mochi then gathers none of them)."""
+    """A text mask of ones (every text token attends), float as the pipelines that add it as a bias pass it."""
+    return torch.ones(g.n, g.s, device=g.device) if g.s else None
+
+
+def bool_mask(c: Any, g: Grid) -> torch.Tensor | None:
+    """A text mask of ones as a pipeline that gathers the valid tokens by it passes it (Mochi's: .bool()): a count
+    on real tensors zeroes float inputs, and a float one would drop every text token."""
     return torch.ones(g.n, g.s, dtype=torch.bool, device=g.device) if g.s else None
 
 
