@@ -113,6 +113,8 @@ class Carried:
 
 def carried(rec: Reconciliation, stand_in: Reference, model: Reference) -> Carried:
     """The counter's FLOPs on `model` (a Reference) by its convention on `stand_in` (the Reference `rec` is of)."""
+    if rec.counted_nothing:  # a count of 0 carries as 0: it counts nothing on the model either, its skips the proof
+        return Carried(0)
     if not rec.closed:
         why = "it did not run" if rec.residual is None else f"{rec.residual:+,} FLOPs unexplained"
         return Carried(None, why=f"its convention is not known on the stand-in ({why})")
