@@ -53,13 +53,16 @@ for _name in ("_grouped_mm",):
 # (op, its arguments' signature) -> each output's (size, stride, dtype), for the functional ops seen on meta
 Signature = tuple[tuple[int, ...], tuple[int, ...], torch.dtype]
 MEMO: dict[tuple[Any, ...], tuple[Signature, ...]] = {}
+# how many exact.values.Values modes are open: while one is, every op runs (its values are read from each result,
+# which a memo's new empty tensors would not carry)
+VALUES_OPEN = [0]
 PLAIN = (int, float, bool, str, type(None), torch.dtype, torch.device, torch.layout, torch.memory_format)
 
 
 def call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """func(*args, **kwargs); on meta inputs its meta kernel refused, the output of its shape rule; a functional op
     seen on the same signature, new empty meta tensors of the outputs it gave then."""
-    key = _signature(func, args, kwargs) if _functional(func) else None
+    key = _signature(func, args, kwargs) if _functional(func) and not VALUES_OPEN[0] else None
     kept = MEMO.get(key) if key is not None else None
     if kept is not None:
         outs = tuple(torch.empty_strided(size, stride, dtype=dtype, device="meta") for size, stride, dtype in kept)

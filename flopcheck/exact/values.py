@@ -21,6 +21,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.weak import WeakTensorKeyDictionary
 
+from flopcheck.exact import meta_safe
+
 aten = torch.ops.aten
 LIMIT = 1 << 22  # elements: a shadow is kept for tensors up to this size (a mask or ids, never an activation)
 # ops whose output's shape or value follows the input's values: run on the shadows
@@ -68,6 +70,7 @@ class Values(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mod
 
     def __enter__(self) -> Values:
         self.literals.__enter__()  # type: ignore[no-untyped-call]
+        meta_safe.VALUES_OPEN[0] += 1  # the meta memo answers no op while values are read from results
         entered: Values = super().__enter__()  # type: ignore[no-untyped-call]
         return entered
 
@@ -75,6 +78,7 @@ class Values(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mod
         try:
             return super().__exit__(*exc)  # type: ignore[no-untyped-call]
         finally:
+            meta_safe.VALUES_OPEN[0] -= 1
             self.literals.__exit__(*exc)  # type: ignore[no-untyped-call]
 
     def _known(self, x: Any) -> bool:
