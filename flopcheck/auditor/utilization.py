@@ -55,10 +55,22 @@ class SampleWork:
     formulas: tuple[tuple[str, str, Fraction], ...] = ()  # (name, title, one sample's FLOPs) of published formulas
     forward_attention: Fraction = Fraction(0)  # the forward's QK^T and attn@V: what selective recompute runs again
     params: int = 0  # the model's parameters, embeddings in (0: not read, a reference model's)
+    # QK^T and attn@V (forward and backward) at the pairs the masks skip, read from the forward's attention calls
+    # (dense - needed, in their share of the step's attention); None: no call's mask was read
+    unneeded: Fraction | None = None
 
     @property
     def needed(self) -> Fraction:
-        """The work the model needs: its FLOPs less the causal mask's half of QK^T and attn@V (model if not causal)."""
+        """The work the model needs, as `flopcheck count` prints it: its FLOPs less the attention at the pairs its
+        masks skip (causal: T(T-1)/2 of T^2 pairs a head); where no mask was read, causal attention halved."""
+        if self.unneeded is not None:
+            return self.model - self.unneeded
+        return self.halved
+
+    @property
+    def halved(self) -> Fraction:
+        """Its FLOPs with causal attention halved, as Megatron's and MaxText's formulas take it (model if not
+        causal): QK^T and attn@V / 2, the diagonal's pairs left out."""
         return self.model - self.attention / 2 if self.causal else self.model
 
     def executed_with(self, policy: str) -> Fraction:
@@ -118,8 +130,11 @@ def numerators(work: SampleWork, hfu: bool = False, recompute: str | None = None
     dense = ", attention dense" if work.causal else ""
     out = [Reading("model", f"the model's FLOPs (the exact training step{dense})", work.model, not hfu)]
     if work.causal:
-        words = "the work causal attention needs (the exact step, QK^T and attn@V halved)"
+        words = "the work the model needs (the exact step, attention at the pairs its mask lets through)"
         out.append(Reading("needed", words, work.needed, convention=not hfu))
+        if work.halved != work.needed:
+            words = "the exact step with causal attention halved (Megatron's and MaxText's convention)"
+            out.append(Reading("halved", words, work.halved, convention=not hfu))
     for policy in RECOMPUTE:
         executed = work.executed_with(policy)
         stated = hfu and policy == recompute
@@ -301,7 +316,20 @@ def work_from_step(step: TrainingCount, batch: int, causal: bool = False, inputs
         True,
         inputs,
         forward_attention=Fraction(forward_attention, batch),
+        unneeded=_unneeded(step, attention, batch),
     )
+
+
+def _unneeded(step: TrainingCount, attention: int, batch: int) -> Fraction | None:
+    """One sample's attention at the pairs its masks skip: the step's QK^T and attn@V x (dense - needed) / dense of
+    the forward's attention calls (the backward skips the same pairs); None when no call's mask was read."""
+    from flopcheck.exact.attention_work import masked, totals  # lazy: door start-up
+
+    calls = step.forward.attention
+    if not calls or not masked(calls):
+        return None
+    t = totals(calls)
+    return Fraction(attention * (t["dense"] - t["needed"]), t["dense"] * batch) if t["dense"] else None
 
 
 def explain_mfu(value: Fraction, work: SampleWork, job: GpuJob, hfu: bool = False) -> tuple[Fraction, Pair]:

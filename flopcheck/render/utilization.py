@@ -142,7 +142,7 @@ def _work_lines(v: UtilizationVerdict) -> list[str]:
         )
         if w.causal:
             lines.append(
-                f"  needed FLOPs       {float(w.needed):>26,.0f}  (what causal attention needs: QK^T, attn@V halved)"
+                f"  needed FLOPs       {float(w.needed):>26,.0f}  (attention at the pairs its mask lets through)"
             )
         policy = c.recompute or c.rate.recompute
         if policy:

@@ -292,6 +292,7 @@ class Measured:
                     "optimizer_name": t.optimizer_name,
                     "custom": [list(x) for x in t.custom],
                     "fused_scores": t.fused_scores,
+                    "forward_attention": to_rows(t.forward.attention),  # its masks: the needed work beside the step
                     **({"optimizer": _rows(t.optimizer)} if t.optimizer is not None else {}),
                 }
             }
@@ -352,7 +353,7 @@ class Measured:
 
             t = d["training"]
             step = TrainingCount(
-                count(t["forward"]),
+                replace(count(t["forward"]), attention=from_rows(t.get("forward_attention", ()))),
                 count(t["backward"]),
                 frozenset(t["frozen"]),
                 frozenset(t.get("recomputed", ())),
