@@ -75,11 +75,11 @@ def test_unknown_devices_and_bad_numbers_are_one_line():
 
 
 @pytest.mark.integration
-def test_flops_per_token_of_a_name_halves_causal_attention():
+def test_flops_per_token_of_a_name_is_the_model_flops():
     # tests/data/llama_tiny.json at 128 tokens (tests/test_utilization.py): the exact step 1,410,859,008 per sequence,
-    # causal attention halved 1,360,527,360; / 128 = 10,629,120 per token (torchtitan's 6N + 12LHQT: 11,030,016)
+    # attention dense (the model's FLOPs); / 128 = 11,022,336 per token (torchtitan's 6N + 12LHQT: 11,030,016)
     got = flops_per_token("transformers:LlamaForCausalLM", 128, config="tests/data/llama_tiny.json")
-    assert got == 10_629_120 and 1_360_527_360 == 128 * 10_629_120
+    assert got == 11_022_336 and 1_410_859_008 == 128 * 11_022_336
 
 
 class TinyLM(torch.nn.Module):

@@ -138,14 +138,15 @@ def step_work(
 
 
 def true_flops(work: SampleWork) -> tuple[Fraction, Fraction]:
-    """One sample's model and executed FLOPs as the utilization auditor takes them for its true MFU and HFU."""
+    """One sample's model FLOPs (the utilization auditor's truth of an MFU) and its executed FLOPs: the step as the
+    meter counted the loop's own model run it (a checkpoint in its forward recomputes there, and is counted; no
+    recompute policy is assumed beside it)."""
     from flopcheck.auditor.utilization import numerators
 
     if not work.training:
         return work.model, work.executed
     model = next(r for r in numerators(work) if r.true).value
-    executed = next(r for r in numerators(work, hfu=True) if r.true).value
-    return model, executed
+    return model, work.executed_with("none")
 
 
 class Meter:

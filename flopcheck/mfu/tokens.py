@@ -17,7 +17,8 @@ def flops_per_token(
     model_or_name: nn.Module | str, seq_len: int, *, config: str | None = None, causal: bool | None = None
 ) -> Fraction:
     """One token's training FLOPs (2 per multiply-add): the exact step of one sequence of `seq_len` tokens / seq_len,
-    causal attention halved where the model masks it causally (a name's causal-LM class says so; a module's: `causal`).
+    attention dense, the model's FLOPs as every flopcheck verb takes them (torchtitan's 12LHQT counts it so too;
+    `causal` marks a module's attention causal, which `flopcheck audit` reads for the needed work beside it).
 
     Args:
         model_or_name: a language model nn.Module taking token ids [batch, seq_len], or a spec flopcheck resolves
