@@ -143,7 +143,7 @@ def test_count_llama_3_8b_by_name_is_its_forward_by_hand(capsys):
 def test_a_claim_names_a_language_model_in_any_spelling():
     claim = parse_claim("Llama 3 8B 70.27 TFLOPs", model="Llama-3-8B")
     assert claim.subject.spec is not None and claim.subject.spec.text == "Llama-3-8B"
-    rate = parse_claim("Meta-Llama-3-8B training 400 TFLOP/s per GPU", throughput="1 it/s", batch=1, gpus=1)
+    rate = parse_claim("Meta-Llama-3-8B training 400 TFLOP/s per GPU", throughput="1 it/s", batch=1, gpus=1, gpu="H100")
     assert rate.subject.spec is not None and rate.subject.spec.text == "Llama-3-8B" and rate.training
 
 

@@ -279,7 +279,7 @@ def _attention(ev: Evidence) -> Finding | None:
         return K.MODULE_TYPE_NOT_HOOKED.finding(-lost, "skipped " + ", ".join(f"{s.name} x{s.calls}" for s in unhooked))
     attention_op = [s for c, s in _attention_skips(ev) if c is K.FUSED_ATTENTION_UNCOUNTED]
     # the SDPA calls the CPU ran fused; a trace of the composite op (fvcore's) misses the math-path calls too
-    fast = _fast_roots_met(ev)
+    fast = fast_roots_met(ev)
     shares = (
         (_sdpa_attention(ref, fast), "run by SDPA"),
         (_sdpa_attention(ref, fast, math=True), "of every SDPA call"),
@@ -424,7 +424,7 @@ def _matmuls_of_activations(ev: Evidence) -> list[Finding]:
     return ([attention] if attention is not None else []) + _free_matmuls(ev)
 
 
-def _fast_roots_met(ev: Evidence) -> set[str]:
+def fast_roots_met(ev: Evidence) -> set[str]:
     """Normalised paths of the modules the counter ran by torch's fused fast path: those whose fused op it skipped or
     counted by name, and, unless the model ran as built in train mode, every module that path takes in eval (a
     counter that sees inside the fused op lists neither: torch.profiler). In train mode no fast path is taken, and the

@@ -5,7 +5,7 @@ no item of it) and takes its delta from the exact count's records of that op, ex
 from __future__ import annotations
 
 from flopcheck.reconciler import causes as K
-from flopcheck.reconciler.detectors import EINSUM_OPS, Evidence, detects, einsum_contractions
+from flopcheck.reconciler.detectors import EINSUM_OPS, Evidence, detects, einsum_contractions, fast_roots_met
 from flopcheck.reconciler.parts import bare
 from flopcheck.types import Finding, Mechanism, Work
 
@@ -72,7 +72,8 @@ def _unreached(ev: Evidence) -> Finding | None:
     each at the exact count's FLOPs of that module, and those it reached on fewer calls than the exact count's there
     (a shared layer's unused later call), each at the exact FLOPs less what its own detail counted there; named when
     the counter's layer work is short by at least that."""
-    paths = [s.name for s in ev.count.skipped if s.reason == K.UNREACHED_IN_TRACE]
+    fused = fast_roots_met(ev)  # a module inside a fused op (MHA's fast path) is that op's work, FC213's: not dropped
+    paths = [s.name for s in ev.count.skipped if s.reason == K.UNREACHED_IN_TRACE and not _within(ev, s.name, fused)]
     lost = sum(ev.ref.per_instance(p) for p in paths if p in ev.ref.layers)
     partly = [(s, _calls(ev, s.name)) for s in ev.count.skipped if s.reason == K.PARTLY_REACHED_IN_TRACE]
     partly = [(s, n) for s, n in partly if n > s.calls and ev.ref.per_instance(s.name) > s.counted]
@@ -86,6 +87,12 @@ def _unreached(ev: Evidence) -> Finding | None:
         for s, n in partly[:3]
     ] + [f"+{len(partly) - 3} more"] * (len(partly) > 3)
     return K.TRACE_DROPPED_UNUSED.finding(-lost, "; ".join(said))
+
+
+def _within(ev: Evidence, path: str, roots: set[str]) -> bool:
+    """The module at an exact path sits at or under one of these normalised paths."""
+    norm = ev.ref.norm_path.get(path, path)
+    return any(norm == r or norm.startswith(r + ".") for r in roots)
 
 
 def _listed(paths: list[str]) -> str:
