@@ -3,8 +3,6 @@ at each logging step. Extra: pip install 'flopcheck[transformers]'."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from flopcheck.errors import InputError
@@ -14,12 +12,10 @@ try:
 except ImportError as err:  # pragma: no cover - the extra is missing
     raise InputError("flopcheck.mfu.hf needs transformers: pip install 'flopcheck[transformers]'") from err
 
-from flopcheck.mfu.meter import Meter, Utilization
-
-LOGGED = ("mfu", "hfu", "tflops_per_gpu")
+from flopcheck.mfu.meter import LOGGED, Meter, Metering
 
 
-class MFUTrainerCallback(TrainerCallback):
+class MFUTrainerCallback(Metering, TrainerCallback):
     """Adds MFU, HFU (fractions of the peak) and model TFLOP/s per GPU of the last optimizer step to the Trainer's
     logs, from flopcheck's exact step (FLOPs, 2 per multiply-add) of `example_inputs` counted once at train start.
 
@@ -27,31 +23,18 @@ class MFUTrainerCallback(TrainerCallback):
         *example_inputs: one micro-batch as the model's forward takes it positionally; `kwargs` for keyword inputs
             (a Trainer calls model(**batch)).
         gpu: the GPU table's name; None reads torch.cuda's device.
+        gpus: data-parallel GPUs (default: the Trainer's world size).
         dtype, causal, clock: as flopcheck.mfu.Meter.
 
     The figures land in trainer.state.log_history and in the `logs` every later callback's on_log sees; a reporting
     integration registered before this callback (report_to) runs its on_log first.
     """
 
-    def __init__(
-        self,
-        *example_inputs: Any,
-        gpu: str | None = None,
-        dtype: str = "bf16",
-        causal: bool = False,
-        kwargs: dict[str, Any] | None = None,
-        clock: Callable[[], float] = time.perf_counter,
-    ) -> None:
-        self.inputs, self.kwargs = example_inputs, kwargs
-        self.options: dict[str, Any] = {"gpu": gpu, "dtype": dtype, "causal": causal, "clock": clock}
-        self.meter: Meter | None = None
-        self.last: Utilization | None = None
-
     def on_train_begin(
         self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs: Any
     ) -> None:
         """Count the step once: the model's forward on the example inputs, on a meta copy."""
-        gpus, accum = int(args.world_size), int(args.gradient_accumulation_steps)
+        gpus, accum = self.gpus or int(args.world_size), int(args.gradient_accumulation_steps)
         self.meter = Meter(
             kwargs["model"], *self.inputs, gpus=gpus, grad_accum=accum, kwargs=self.kwargs, **self.options
         )

@@ -3,8 +3,6 @@ optimizer step, so Lightning's logger writes them at its log steps. Extra: pip i
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from flopcheck.errors import InputError
@@ -14,12 +12,10 @@ try:
 except ImportError as err:  # pragma: no cover - the extra is missing
     raise InputError("flopcheck.mfu.lightning needs Lightning: pip install 'flopcheck[lightning]'") from err
 
-from flopcheck.mfu.meter import Meter, Utilization
-
-LOGGED = ("mfu", "hfu", "tflops_per_gpu")
+from flopcheck.mfu.meter import LOGGED, Meter, Metering
 
 
-class MFUCallback(Callback):
+class MFUCallback(Metering, Callback):
     """Logs MFU, HFU (fractions of the peak) and model TFLOP/s per GPU of each optimizer step, from flopcheck's
     exact step (FLOPs, 2 per multiply-add) of `example_inputs` counted once when fitting starts.
 
@@ -29,22 +25,6 @@ class MFUCallback(Callback):
         dtype, causal, kwargs, clock: as flopcheck.mfu.Meter.
         gpus: data-parallel GPUs (default: the trainer's world size).
     """
-
-    def __init__(
-        self,
-        *example_inputs: Any,
-        gpu: str | None = None,
-        gpus: int | None = None,
-        dtype: str = "bf16",
-        causal: bool = False,
-        kwargs: dict[str, Any] | None = None,
-        clock: Callable[[], float] = time.perf_counter,
-    ) -> None:
-        self.inputs, self.kwargs = example_inputs, kwargs
-        self.options: dict[str, Any] = {"gpu": gpu, "dtype": dtype, "causal": causal, "clock": clock}
-        self.gpus = gpus
-        self.meter: Meter | None = None
-        self.last: Utilization | None = None
 
     def on_fit_start(self, trainer: Trainer, pl_module: LightningModule) -> None:
         """Count the step once: the module's forward on the example inputs, on a meta copy."""

@@ -252,3 +252,27 @@ def _tokens(args: tuple[Any, ...], kwargs: dict[str, Any]) -> int | None:
         if isinstance(a, torch.Tensor) and a.dim() == 2 and not a.is_floating_point():
             return int(a.shape[1])
     return None
+
+
+LOGGED = ("mfu", "hfu", "tflops_per_gpu")  # the figures the integrations log
+
+
+class Metering:
+    """What a training framework's callback keeps: the example inputs and the Meter's options given to it, the meter
+    made when training starts, and the last step's utilization."""
+
+    def __init__(
+        self,
+        *example_inputs: Any,
+        gpu: str | None = None,
+        gpus: int | None = None,
+        dtype: str = "bf16",
+        causal: bool = False,
+        kwargs: dict[str, Any] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        self.inputs, self.kwargs = example_inputs, kwargs
+        self.options: dict[str, Any] = {"gpu": gpu, "dtype": dtype, "causal": causal, "clock": clock}
+        self.gpus = gpus  # data-parallel GPUs (None: the framework's world size)
+        self.meter: Meter | None = None
+        self.last: Utilization | None = None
