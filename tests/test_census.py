@@ -16,8 +16,9 @@ from pathlib import Path
 
 import torch
 
-from flopcheck.exact.categories import MULTIPLY_ADD_OPS, categorize
+from flopcheck.exact.categories import categorize
 from flopcheck.exact.ops import FORMULAS
+from flopcheck.op_names import MULTIPLY_ADD_OPS
 from flopcheck.types import Work
 
 aten = torch.ops.aten

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.custom_ops import CUSTOM
+from flopcheck.op_names import Family, Spelling, aten_name, category, family, row
 from flopcheck.reconciler.classify import op_work
 from flopcheck.reconciler.parts import Part, bare, part, split
 from flopcheck.types import Count, Item, Mechanism, Skip, Unit, Work
@@ -69,42 +70,37 @@ class Detail:
         self.items.append(Item(name, float(reported), flops, calls, where, type, in_total))
 
 
-CONVOLUTIONS = frozenset(
-    {
-        "conv1d",
-        "conv2d",
-        "conv3d",
-        "conv_transpose1d",
-        "conv_transpose2d",
-        "conv_transpose3d",
-        "_convolution",
-        "convolution",
-    }
-)  # the names a convolution reaches a profiler by
-
-
 def op_category(name: str) -> Work:
     """What an op named 'aten::_softmax' (or 'aten._softmax') does: attention, matmul or conv for the ops
     flopcheck counts, else its category; OTHER if torch does not know it."""
     import torch  # lazy: the parent process never imports torch (see the note at the top)
 
-    from flopcheck.exact.categories import categorize, named_category
-    from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS
+    from flopcheck.exact.categories import categorize
+    from flopcheck.exact.ops import FORMULAS
 
     custom = _custom_kind(name)
     if custom is not None:
         return custom
-    op = name.replace("aten::", "").replace("aten.", "").split(".")[0]
-    named = named_category(op)
+    op = aten_name(name)
+    named = category(op)
     if named:
         return named
-    if op in CONVOLUTIONS:  # composite: it runs as aten.convolution, which has the formula
-        return Work.CONV
+    conv = row(op)
+    if conv is not None and conv.family is Family.CONV and conv.spelling is Spelling.COMPOSITE:
+        return Work.CONV  # conv2d and its kin run as aten.convolution, which has the formula
     packet = getattr(torch.ops.aten, op, None)
     if packet in FORMULAS:
-        return Work.ATTENTION if packet in ATTENTION_OPS else (Work.CONV if "conv" in op else Work.MATMUL)
+        return _formula_work(op)
     found = [categorize(getattr(packet, o)) for o in (packet.overloads() if packet is not None else [])]
     return next((c for c in found if c is not Work.OTHER), Work.OTHER)
+
+
+def _formula_work(op: str) -> Work:
+    """The work of an op with a formula, by its family: attention, conv, else a matmul (RNN, distance, linalg)."""
+    found = family(op)
+    if found is not None and found.attention:
+        return Work.ATTENTION
+    return Work.CONV if found is Family.CONV else Work.MATMUL
 
 
 def has_formula(name: str) -> bool:
@@ -114,8 +110,7 @@ def has_formula(name: str) -> bool:
 
     from flopcheck.exact.ops import FORMULAS
 
-    op = name.replace("aten::", "").replace("aten.", "").split(".")[0]
-    return getattr(torch.ops.aten, op, None) in FORMULAS
+    return getattr(torch.ops.aten, aten_name(name), None) in FORMULAS
 
 
 def _custom_kind(name: str) -> Work | None:
@@ -125,7 +120,7 @@ def _custom_kind(name: str) -> Work | None:
     qualified = f"{namespace}::{rest.split('.')[0]}"
     if namespace == "aten" or qualified not in CUSTOM:
         return None
-    return Work.CONV if "conv" in rest else Work.MATMUL
+    return Work.CONV if family(rest.split(".")[0]) is Family.CONV else Work.MATMUL
 
 
 def costs_nothing(name: str) -> bool:
@@ -419,9 +414,9 @@ def read_deepspeed_style(count: Count, ref: Reference) -> list[Part]:
     """The reading of DeepSpeed's profiler and calflops (its fork): conv2d = 2*MACs + one FLOP per output for the
     bias; every other functional whole, as the work its name says."""
     parts: list[Part] = []
-    convs = {bare(i.name) for i in count.detail if bare(i.name).startswith("conv") and "transpose" not in i.name}
+    convs = {bare(i.name) for i in count.detail if family(i.name) is Family.CONV and "transpose" not in i.name}
     for i in count.detail:
-        if bare(i.name).startswith("conv"):
+        if family(i.name) is Family.CONV:
             # with conv2d and conv3d both (a video UNet), each item's bias is its own layers' (Conv2d, Conv3d)
             layer = f"Conv{bare(i.name)[-2:]}" if len(convs) > 1 else None
             bias = _conv_bias(ref, transposed=bare(i.name).startswith("conv_transpose"), layer=layer)

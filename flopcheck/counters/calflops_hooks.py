@@ -24,6 +24,7 @@ from flopcheck.counters.base import (
     read_deepspeed_style,
     run_logged,
 )
+from flopcheck.op_names import Family, family
 from flopcheck.reconciler.classify import read_bias
 from flopcheck.reconciler.einsum import calflops_rule, einsum_parts
 from flopcheck.reconciler.parts import Part
@@ -51,7 +52,7 @@ def read(count: Count, ref: Reference) -> list[Part]:
             parts += rnn
         elif i.where is Mechanism.MODULE:
             parts.append(Part(i.flops, i.name))  # a hooked module no rule here reads: left over
-        elif i.name == "einsum" and (einsum := einsum_parts(i, count, ref, calflops_rule)) is not None:
+        elif family(i.name) is Family.EINSUM and (einsum := einsum_parts(i, count, ref, calflops_rule)) is not None:
             parts += einsum
         elif (bias := read_bias(i)) is not None:
             parts.append(bias)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, partly_reached, skipped_ops, trace_scopes, unreached
+from flopcheck.op_names import Family, family
 from flopcheck.reconciler.classify import by_op_name
 from flopcheck.reconciler.einsum import einsum_parts, fvcore_rule
 from flopcheck.reconciler.parts import Part
@@ -28,7 +29,7 @@ def read(count: Count, ref: Reference) -> list[Part]:
     parts: list[Part] = []
     rest = []
     for i in count.detail:
-        einsum = einsum_parts(i, count, ref, fvcore_rule) if i.name == "einsum" else None
+        einsum = einsum_parts(i, count, ref, fvcore_rule) if family(i.name) is Family.EINSUM else None
         if einsum is None:
             rest.append(i)
         else:

@@ -13,18 +13,18 @@ from typing import TYPE_CHECKING, Any
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, costs_nothing, has_formula, skipped_ops
+from flopcheck.op_names import Family, family
 from flopcheck.reconciler.classify import by_op_name
 from flopcheck.types import Unit
 
 if TYPE_CHECKING:
     from torch import nn
 
-_ELEMENTWISE = {"aten::add", "aten::mul"}  # the profiler's formulas that are not multiply-adds
-
 
 def _has_flops(event: Any, multiply_adds: bool = False) -> bool:  # event: a profiler FunctionEvent
-    """The event or one below it carries FLOPs (multiply_adds: FLOPs of a matmul or conv, not of an add)."""
-    own = bool(event.flops) and not (multiply_adds and event.name in _ELEMENTWISE)
+    """The event or one below it carries FLOPs (multiply_adds: FLOPs of a matmul or conv, not of its formulas for
+    aten::add and aten::mul)."""
+    own = bool(event.flops) and not (multiply_adds and family(event.name) is Family.ELEMENTWISE)
     return own or any(_has_flops(c, multiply_adds) for c in event.cpu_children)
 
 

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from flopcheck.counters import counter
 from flopcheck.counters.base import Detail, Measurement, call_of, partly_reached, skipped_ops, trace_scopes, unreached
+from flopcheck.op_names import Family, family
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.classify import by_op_name, transposed_over_output
-from flopcheck.reconciler.parts import Part, bare, split
+from flopcheck.reconciler.parts import Part, split
 from flopcheck.types import Count, Kind, Unit, Work
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def read(count: Count, ref: Reference) -> list[Part]:
     """torchprofile: every op as its name says, but its _convolution takes a transposed convolution over its output:
     numel(out) x weight.shape[0] (every input channel) x kernel (reconciler.classify.transposed_over_output)."""
     over = [o for p in ref.layers if (o := transposed_over_output(ref, p, every_channel=True)) is not None]
-    convs = [i for i in count.detail if bare(i.name) in ("_convolution", "convolution")]
+    convs = [i for i in count.detail if family(i.name) is Family.CONV]
     if not over or len(convs) != 1:
         return by_op_name(count, ref)
     (conv,) = convs

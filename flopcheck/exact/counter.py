@@ -38,6 +38,7 @@ from flopcheck.exact.masks import MaskLog
 from flopcheck.exact.ops import ATTENTION_OPS, FORMULAS, MATMUL_OPS, adopt
 from flopcheck.exact.routing import observing
 from flopcheck.exact.sdpa_choice import runs_fused
+from flopcheck.op_names import SOFTMAX_OPS
 from flopcheck.types import Kind, Work
 
 
@@ -398,7 +399,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
         tags = [tag for _, tag in found]
         scored = [t for t in _tensors(args) if self._tag(t, frame) is not None]
         width = 0
-        if func.overloadpacket.__name__ in categories.SOFTMAX_OPS:
+        if func.overloadpacket.__name__ in SOFTMAX_OPS:
             for tag in tags:
                 if isinstance(tag, _Event):  # scores: the matmul whose output a softmax normalises
                     tag.kind, tag.suffix = Kind.ATTN_SCORE, "qk"

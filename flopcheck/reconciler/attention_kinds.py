@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from flopcheck.reconciler.parts import bare
+from flopcheck.op_names import bare, ran_as
 from flopcheck.types import ATTENTION_KINDS, Count, Kind, Work
-
-_ALIASES = {"matmul": "bmm", "__matmul__": "bmm", "__rmatmul__": "bmm"}  # what these ran as in the exact count
 
 
 def op_kinds(name: str, ref: Any) -> dict[Kind, int]:
-    """The attention halves an op of this name did in the exact count, kind -> FLOPs ('baddbmm' -> {QK^T: ...})."""
-    n = bare(name)
-    for op in (n, _ALIASES.get(n, "")):
+    """The attention halves an op of this name did in the exact count, kind -> FLOPs ('baddbmm' -> {QK^T: ...}); or
+    what the ops it ran as did ('matmul' ran as bmm)."""
+    for op in (bare(name), *ran_as(name)):
         kinds: dict[Kind, int] = {}
         for r in ref.exact.counted:
             if r.kind in ATTENTION_KINDS and bare(r.op) == op:

@@ -278,12 +278,6 @@ TRACE_DROPPED_UNUSED = cause(
 UNREACHED_IN_TRACE = "never reached in its jit trace: its result unused, dropped from the graph, counted 0"
 # ... and a weighted module its trace reached on some calls only (a shared layer run twice, its later result unused)
 PARTLY_REACHED_IN_TRACE = "calls its jit trace dropped: their result unused, dropped from the graph, counted 0"
-# the ops '@' (Tensor.__matmul__, torch.matmul) runs as, by bare name: in a trace, at dispatch; a skipped matmul op
-# outside these is an op the counter has no formula for (FC230), not an operator it did not patch (FC207)
-OPERATOR_OPS = frozenset({"matmul", "__matmul__", "mm", "bmm", "mv", "dot", "vdot"})
-# the ops these two causes name, by bare name
-GROUPED_MM_OPS = frozenset({"_grouped_mm", "_scaled_grouped_mm", "_scaled_grouped_mm_v2"})
-DISTANCE_OPS = frozenset({"cdist", "_cdist_forward", "_euclidean_dist"})
 NORM_COUNTED = cause(
     "FC301",
     "norm-counted",

@@ -11,70 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flopcheck.op_names import Family, Operator, bare, family, operator, ran_as
 from flopcheck.reconciler import causes as K
-from flopcheck.reconciler.parts import Part, bare, part
+from flopcheck.reconciler.parts import Part, part
 from flopcheck.types import Count, Item, Kind, Work
 
 if TYPE_CHECKING:
     from flopcheck.reconciler.reference import Reference
-
-_NORMS = {
-    "layer_norm",
-    "native_layer_norm",
-    "group_norm",
-    "native_group_norm",
-    "batch_norm",
-    "native_batch_norm",
-    "instance_norm",
-    "rms_norm",
-    "layernorm",
-    "groupnorm",
-    "batchnorm1d",
-    "batchnorm2d",
-    "instancenorm2d",
-}
-_ELEMENTWISE = {
-    "add",
-    "add_",
-    "mul",
-    "mul_",
-    "sub",
-    "div",
-    "gelu",
-    "silu",
-    "relu",
-    "softmax",
-    "_softmax",
-    "sigmoid",
-    "tanh",
-    "exp",
-    "cos",
-    "sin",
-    "leaky_relu",
-    "elu",
-    "relu6",
-    "prelu",
-    "avg_pool2d",
-    "adaptive_avg_pool2d",
-    "mean",
-    "pool",
-    "__add__",
-    "__mul__",
-    "max_pool1d",
-    "max_pool2d",
-    "max_pool3d",
-    "avg_pool1d",
-    "avg_pool3d",
-    "adaptive_max_pool2d",
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool3d",  # r3d_18's head: a mean over time and space
-    "adaptive_max_pool3d",
-    "hardswish",
-    "hardsigmoid",
-    "mish",
-}
-_ALIASES = {"matmul": "bmm", "__matmul__": "bmm", "__rmatmul__": "bmm", "linear": "addmm", "mm": "addmm"}
-_THEN = {"linear": "mm"}  # where the first alias did nothing: a Linear with no bias runs as mm (a router)
 
 
 def _served(ref: Reference, outside: frozenset[str] | set[str] = frozenset()) -> dict[str, dict[Work, int]]:
@@ -96,35 +39,26 @@ def _served(ref: Reference, outside: frozenset[str] | set[str] = frozenset()) ->
 def ops_served(name: str, ref: Reference, outside: frozenset[str] | set[str] = frozenset()) -> dict[Work, int]:
     """What the op of that name did in the exact count, work -> FLOPs (through its alias: 'linear' ran as addmm),
     outside the modules at these normalised paths (those whose fused op a counter skipped)."""
-    ops, n = _served(ref, outside), bare(name)
-    return ops.get(n) or ops.get(_ALIASES.get(n, ""), {}) or ops.get(_THEN.get(n, ""), {})
+    ops = _served(ref, outside)
+    return next((ops[op] for op in (bare(name), *ran_as(name)) if ops.get(op)), {})
 
 
 def op_work(name: str, ref: Reference, outside: frozenset[str] | set[str] = frozenset()) -> Work | K.Cause | None:
     """What an op-level item did, by its name and by what that op did in the exact count; a cause where the
     op is extra work by its nature; None where nothing says."""
-    n = bare(name)
-    if any(k in n for k in ("scaled_dot_product", "flash_attention", "efficient_attention")):
-        return Work.ATTENTION
-    if "conv" in n:
-        return Work.CONV
-    if n in _NORMS:
-        return Work.NORM
-    if n == "einsum" and not ref.einsum_contracts():
+    fam = family(name)
+    if fam is Family.EINSUM and not ref.einsum_contracts():
         return K.PERMUTATION_EINSUM_COUNTED  # every einsum of the model only permutes: no multiply-adds
-    if n == "embedding":
-        return K.EMBEDDING_LOOKUP_COUNTED
-    if _upsamples(n):
-        return K.UPSAMPLING_COUNTED
-    if n in _ELEMENTWISE:
-        return Work.ELEMENTWISE
+    if fam in _CAUSES:
+        return _CAUSES[fam]
+    if fam is not None and fam.reads_as is not None:
+        return fam.reads_as
     served = ops_served(name, ref, outside)
     return next(iter(served)) if len(served) == 1 else None
 
 
-def _upsamples(name: str) -> bool:
-    """An op, functional or module that resamples (upsample_bilinear2d, F.interpolate, nn.Upsample, grid_sample)."""
-    return name.startswith(("upsample", "interpolate", "_upsample", "grid_sampler", "grid_sample"))
+# families counted by a convention of their own, whatever they did: a table lookup, a resampling
+_CAUSES = {Family.EMBEDDING: K.EMBEDDING_LOOKUP_COUNTED, Family.RESAMPLE: K.UPSAMPLING_COUNTED}
 
 
 def layer_work(item: Item, ref: Reference | None = None) -> Work | K.Cause:
@@ -137,18 +71,10 @@ def layer_work(item: Item, ref: Reference | None = None) -> Work | K.Cause:
         return Work.LINEAR
     if t.startswith("conv"):
         return Work.CONV
-    if t in _NORMS or ref is not None and _normalizes(ref, item.name):
+    fam = family(t)
+    if fam is Family.NORM or ref is not None and _normalizes(ref, item.name):
         return Work.NORM
-    if t == "embedding":
-        return K.EMBEDDING_LOOKUP_COUNTED
-    if _upsamples(t):
-        return K.UPSAMPLING_COUNTED
-    return Work.ELEMENTWISE
-
-
-# a norm's statistic over its input, and the reciprocal root it scales by (an RMSNorm: x * rsqrt(mean(x^2) + eps))
-_STATISTICS = frozenset({"mean", "var", "var_mean", "std", "std_mean"})
-_ROOTS = frozenset({"rsqrt", "sqrt"})
+    return _CAUSES.get(fam, Work.ELEMENTWISE) if fam is not None else Work.ELEMENTWISE
 
 
 def _normalizes(ref: Reference, path: str) -> bool:
@@ -157,8 +83,8 @@ def _normalizes(ref: Reference, path: str) -> bool:
     norm = ref.norm_path.get(path)
     if norm is None or any(r.path == norm for r in ref.exact.counted):
         return False
-    ops = {bare(r.op) for r in ref.exact.uncounted if r.path == norm}
-    return bool(ops & _STATISTICS and ops & _ROOTS)
+    ran = {family(r.op) for r in ref.exact.uncounted if r.path == norm}
+    return Family.STATISTIC in ran and Family.ROOT in ran  # an RMSNorm: x * rsqrt(mean(x^2) + eps)
 
 
 def read_bias(item: Item) -> Part | None:
@@ -189,7 +115,7 @@ def by_op_name(count: Count, ref: Reference) -> list[Part]:
     parts = []
     for i in (i for i in count.detail if i.in_total):
         work, served = op_work(i.name, ref), ops_served(i.name, ref)
-        if i.flops != sum(served.values()) and bare(i.name) in _MATMUL_CALLS:
+        if i.flops != sum(served.values()) and operator(i.name) is Operator.IS:
             calls = _matmul_calls(ref)
             if i.flops == sum(calls.values()):
                 served, work = calls, next(iter(calls)) if len(calls) == 1 else None
@@ -198,9 +124,6 @@ def by_op_name(count: Count, ref: Reference) -> list[Part]:
         else:
             parts.append(part(i.flops, i.name, work))
     return parts
-
-
-_MATMUL_CALLS = {"matmul", "__matmul__", "__rmatmul__"}  # a trace's or a patch's torch.matmul and '@'
 
 
 def _matmul_calls(ref: Reference) -> dict[Work, int]:

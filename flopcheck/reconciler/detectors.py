@@ -10,10 +10,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from flopcheck.op_names import FAST_PATH_CLASSES, Family, Operator, bare, fast_path_of, forward_op, operator, ran_as
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import masked
 from flopcheck.reconciler.attention_kinds import missing_half
-from flopcheck.reconciler.parts import Part, bare
+from flopcheck.reconciler.parts import Part
 from flopcheck.types import Count, Finding, Kind, Mechanism, Skip, Work
 
 
@@ -138,7 +139,7 @@ def _own_forward_layers(ev: Evidence) -> list[Finding]:
     counted = ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL) + sum(
         p.flops for p in ev.explained_by(K.HOOKED_CONTAINER_DROPS_CHILDREN)
     )
-    einsum = einsum_contractions(ref) if any(bare(s.name) in EINSUM_OPS for s in ev.count.skipped) else 0
+    einsum = einsum_contractions(ref) if any(forward_op(s.name, Family.EINSUM) for s in ev.count.skipped) else 0
     short = ref.linear + ref.kinds(Kind.CONV) - counted - einsum  # a skipped einsum's share: FC229's (op_causes.py)
     found = []
     for subclass, c, why in (
@@ -169,41 +170,25 @@ def einsum_contractions(ref: Any) -> int:
     return sum(f for _, shapes, ran in ref.exact.einsums if len(shapes) > 1 for k, f in ran if k not in attention)
 
 
-EINSUM_OPS = frozenset({"einsum"})  # the op FC229 names (op_causes.py): a counter with no patch for torch.einsum
-
-
-# the ops an RNN layer runs as, by bare name: oneDNN per layer, cuDNN and MIOpen whole, the traced aten.lstm
-RNN_OPS = {"mkldnn_rnn_layer", "_cudnn_rnn", "miopen_rnn", "_lstm_mps", "lstm", "gru", "rnn_tanh", "rnn_relu"}
-
-
-# matmul ops that never carry attention: an RNN layer's, the experts' grouped matmul, torch.cdist (each its own cause)
-NOT_ATTENTION_OPS = RNN_OPS | K.GROUPED_MM_OPS | K.DISTANCE_OPS
-
-
-# torch's fast paths in eval with no gradient: the op a module runs whole, by bare name -> the module's class
-FUSED_MHA_OPS = {
-    "_native_multi_head_attention": "MultiheadAttention",
-    "_transformer_encoder_layer_fwd": "TransformerEncoderLayer",
-}
+# matmul families that never carry attention: an RNN layer's, the experts' grouped matmul, torch.cdist (each its own
+# cause: FC211, FC221, FC222)
+NOT_ATTENTION = (Family.RECURRENT, Family.GROUPED_MATMUL, Family.DISTANCE)
 
 
 def fused_skips(count: Count) -> list[Skip]:
     """The counter's skips of a module's fused fast-path op (MultiheadAttention's, TransformerEncoderLayer's)."""
-    return [s for s in count.skipped if not s.own_forward and bare(s.name) in FUSED_MHA_OPS]
+    return [s for s in count.skipped if not s.own_forward and fast_path_of(s.name)]
 
 
 def fused_roots(count: Count, ref: Any) -> set[str]:
     """Normalised paths of the modules whose fused op the counter skipped: what ran inside them it never saw."""
-    classes = {FUSED_MHA_OPS[bare(s.name)] for s in fused_skips(count)}
+    classes = {fast_path_of(s.name) for s in fused_skips(count)}
     if not classes:
         return set()
     return fast_path_roots(ref, classes)
 
 
-FUSED_CLASSES = frozenset(FUSED_MHA_OPS.values())
-
-
-def fast_path_roots(ref: Any, classes: frozenset[str] | set[str] = FUSED_CLASSES) -> set[str]:
+def fast_path_roots(ref: Any, classes: frozenset[str] | set[str] = FAST_PATH_CLASSES) -> set[str]:
     """Normalised paths of the modules of these classes that torch's eval fast path runs as one op: every
     TransformerEncoderLayer, and each MultiheadAttention called as self-attention (a cross-attention takes none)."""
     fast = {p for p, (_, _, one) in ref.exact.mha.items() if one}
@@ -217,7 +202,7 @@ def fast_path_roots(ref: Any, classes: frozenset[str] | set[str] = FUSED_CLASSES
 def _matmul_cause(skip: Skip) -> K.Cause:
     """A skipped matmul op's cause: an op '@' runs as, the operator unpatched (FC207); any other, an op with no
     formula (FC230: aten::baddbmm)."""
-    return K.MATMUL_OPERATOR_UNPATCHED if bare(skip.name) in K.OPERATOR_OPS else K.MATMUL_OP_UNCOUNTED
+    return K.MATMUL_OPERATOR_UNPATCHED if operator(skip.name) is not None else K.MATMUL_OP_UNCOUNTED
 
 
 def _attention_skips(ev: Evidence) -> list[tuple[K.Cause, Any]]:
@@ -225,13 +210,13 @@ def _attention_skips(ev: Evidence) -> list[tuple[K.Cause, Any]]:
     kernel, a module type whose own forward holds the attention and has no rule, matmuls no patch covered."""
     found = []
     for s in ev.count.skipped:
-        if bare(s.name) in FUSED_MHA_OPS:
+        if fast_path_of(s.name):
             continue  # named by FC213, projections and all
         if not s.own_forward and s.work is Work.ATTENTION:
             found.append((0, K.FUSED_ATTENTION_UNCOUNTED, s))
         elif s.own_forward and ev.ref.type_computes_attention(s.name):
             found.append((1, K.MODULE_TYPE_NOT_HOOKED, s))
-        elif not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in NOT_ATTENTION_OPS:
+        elif not s.own_forward and s.work is Work.MATMUL and not forward_op(s.name, *NOT_ATTENTION):
             found.append((2, _matmul_cause(s), s))
     return [(c, s) for _, c, s in sorted(found, key=lambda f: f[0])]
 
@@ -347,10 +332,12 @@ def _free_matmuls(ev: Evidence) -> list[Finding]:
     subclass's x @ W^T: transformers' FalconLinear; RecurrentGemma's torch.baddbmm of its gates), the exact count's
     calls of those ops there, when they are exactly the skipped calls. Each named by its op: one '@' runs as, FC207;
     any other (aten::baddbmm), FC230."""
-    named = RNN_OPS | K.DISTANCE_OPS | K.GROUPED_MM_OPS | EINSUM_OPS  # ops a cause of their own names (op_causes.py)
-    skips = [s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and bare(s.name) not in named]
+    named = (*NOT_ATTENTION, Family.EINSUM)  # ops a cause of their own names (op_causes.py)
+    skips = [
+        s for s in ev.count.skipped if not s.own_forward and s.work is Work.MATMUL and not forward_op(s.name, *named)
+    ]
     work = ev.ref.kinds(Kind.MATMUL) - sum(
-        r.flops for r in ev.ref.exact.counted if r.kind is Kind.MATMUL and bare(r.op) in named
+        r.flops for r in ev.ref.exact.counted if r.kind is Kind.MATMUL and forward_op(r.op, *named)
     )
     if not skips or ev.flops(Kind.MATMUL):
         return []
@@ -376,18 +363,21 @@ def _named(skips: list[Skip], ops: set[str] | None) -> str:
     return ", ".join(f"{s.name} x{s.calls}" for s in hit)
 
 
-_OPERATOR = {"matmul": "bmm", "__matmul__": "bmm"}  # what torch.matmul on batches ran as in the exact count
-
-
 def _free_counted(ev: Evidence) -> int:
     """What the counter's op items counted of an op that did free matmuls alone in the exact count (calflops'
     patched torch.matmul on Mamba's scan: bmm, every record of it a free matmul)."""
     out = 0
     for i in ev.count.detail:
-        op = _OPERATOR.get(bare(i.name), bare(i.name))
+        op = _ran_as_operator(i.name)
         kinds = {r.kind for r in ev.ref.exact.counted if bare(r.op) == op}
         out += i.flops if i.where is not Mechanism.MODULE and kinds == {Kind.MATMUL} else 0
     return out
+
+
+def _ran_as_operator(name: str) -> str:
+    """The op an item's name ran as in the exact count where it is '@' (torch.matmul on batches ran as bmm), else
+    the name's own op."""
+    return (ran_as(name) or (bare(name),))[0] if operator(name) is Operator.IS else bare(name)
 
 
 def _own_forward_products(ev: Evidence, skips: list[Skip]) -> tuple[list[int], list[Skip]]:
@@ -429,8 +419,8 @@ def fast_roots_met(ev: Evidence) -> set[str]:
     counted by name, and, unless the model ran as built in train mode, every module that path takes in eval (a
     counter that sees inside the fused op lists neither: torch.profiler). In train mode no fast path is taken, and the
     SDPA call inside each MultiheadAttention is the counter's to count."""
-    met = {bare(i.name) for i in ev.count.detail} | {bare(s.name) for s in ev.count.skipped if not s.own_forward}
-    classes = {c for op, c in FUSED_MHA_OPS.items() if op in met}
+    met = [i.name for i in ev.count.detail] + [s.name for s in ev.count.skipped if not s.own_forward]
+    classes = {c for name in met if (c := fast_path_of(name))}
     return (fast_path_roots(ev.ref, classes) if classes else set()) | (
         set() if ev.ref.train_mode else fast_path_roots(ev.ref)
     )
@@ -462,7 +452,7 @@ def _conv_ops(ev: Evidence) -> Finding | None:
 def _rnn_ops(ev: Evidence) -> Finding | None:
     """An RNN op the counter skipped, named with the exact count of every recurrent layer when the counter's layer
     work is short by at least that much (a module rule that counted the layer is not short)."""
-    skips = [s for s in ev.count.skipped if not s.own_forward and bare(s.name) in RNN_OPS]
+    skips = [s for s in ev.count.skipped if not s.own_forward and forward_op(s.name, Family.RECURRENT)]
     ref = ev.ref
     lost = sum(ref.per_instance(p) for p, layer in ref.layers.items() if layer.rnn is not None)
     short = ref.linear + ref.kinds(Kind.CONV) - ev.flops(Work.LINEAR, Work.CONV, Work.MATMUL)

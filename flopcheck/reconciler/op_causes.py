@@ -4,15 +4,15 @@ no item of it) and takes its delta from the exact count's records of that op, ex
 
 from __future__ import annotations
 
+from flopcheck.op_names import Family, forward_op
 from flopcheck.reconciler import causes as K
-from flopcheck.reconciler.detectors import EINSUM_OPS, Evidence, detects, einsum_contractions, fast_roots_met
-from flopcheck.reconciler.parts import bare
+from flopcheck.reconciler.detectors import Evidence, detects, einsum_contractions, fast_roots_met
 from flopcheck.types import Finding, Mechanism, Work
 
 
-def _exact(ev: Evidence, ops: frozenset[str]) -> int:
-    """The exact count's FLOPs in ops of these bare names."""
-    return int(sum(r.flops for r in ev.ref.exact.counted if bare(r.op) in ops))
+def _exact(ev: Evidence, family: Family) -> int:
+    """The exact count's FLOPs in the forward ops of this family."""
+    return int(sum(r.flops for r in ev.ref.exact.counted if forward_op(r.op, family)))
 
 
 def _short(ev: Evidence) -> int:
@@ -20,9 +20,9 @@ def _short(ev: Evidence) -> int:
     return int(ev.ref.linear) - ev.flops(Work.LINEAR, Work.MATMUL)
 
 
-def _skipped(ev: Evidence, ops: frozenset[str]) -> list[str]:
-    """'name xN' of the ops (not modules) of these bare names the counter skipped."""
-    return [f"{s.name} x{s.calls}" for s in ev.count.skipped if not s.own_forward and bare(s.name) in ops]
+def _skipped(ev: Evidence, family: Family) -> list[str]:
+    """'name xN' of the forward ops (not modules) of this family the counter skipped."""
+    return [f"{s.name} x{s.calls}" for s in ev.count.skipped if not s.own_forward and forward_op(s.name, family)]
 
 
 def _lists_every_op(ev: Evidence) -> bool:
@@ -36,13 +36,13 @@ def _lists_every_op(ev: Evidence) -> bool:
 def _grouped_mm(ev: Evidence) -> Finding | None:
     """The experts' grouped matmul missing: skipped by name, or absent from a per-op listing that names every op it
     counted; named when the counter's matmul work is short by at least the exact count's."""
-    lost = _exact(ev, K.GROUPED_MM_OPS)
+    lost = _exact(ev, Family.GROUPED_MATMUL)
     if not lost or _short(ev) < lost:
         return None
-    skipped = _skipped(ev, K.GROUPED_MM_OPS)
+    skipped = _skipped(ev, Family.GROUPED_MATMUL)
     if skipped:
         return K.GROUPED_MM_UNCOUNTED.finding(-lost, "skipped " + ", ".join(skipped))
-    if _lists_every_op(ev) and not any(bare(i.name) in K.GROUPED_MM_OPS for i in ev.count.detail):
+    if _lists_every_op(ev) and not any(forward_op(i.name, Family.GROUPED_MATMUL) for i in ev.count.detail):
         return K.GROUPED_MM_UNCOUNTED.finding(-lost, "no aten._grouped_mm among the ops it counted")
     return None
 
@@ -50,7 +50,7 @@ def _grouped_mm(ev: Evidence) -> Finding | None:
 @detects(K.DISTANCE_UNCOUNTED)
 def _cdist(ev: Evidence) -> Finding | None:
     """torch.cdist skipped by name (aten::cdist in a trace, aten._euclidean_dist at dispatch): its exact matmul."""
-    lost, skipped = _exact(ev, K.DISTANCE_OPS), _skipped(ev, K.DISTANCE_OPS)
+    lost, skipped = _exact(ev, Family.DISTANCE), _skipped(ev, Family.DISTANCE)
     if not lost or not skipped or _short(ev) < lost:
         return None
     return K.DISTANCE_UNCOUNTED.finding(-lost, f"skipped {', '.join(skipped)}: torch.cdist's matmul")
@@ -60,7 +60,7 @@ def _cdist(ev: Evidence) -> Finding | None:
 def _einsum(ev: Evidence) -> Finding | None:
     """torch.einsum skipped by name (a counter of patched functionals with no patch for it: ptflops' pytorch backend):
     the exact FLOPs of its contractions, named when the counter's matmul work is short by at least that much."""
-    lost, skipped = einsum_contractions(ev.ref), _skipped(ev, EINSUM_OPS)
+    lost, skipped = einsum_contractions(ev.ref), _skipped(ev, Family.EINSUM)
     if not lost or not skipped or _short(ev) < lost:
         return None
     return K.EINSUM_UNPATCHED.finding(-lost, f"skipped {', '.join(skipped)}: no patch for torch.einsum")

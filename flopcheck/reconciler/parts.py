@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from flopcheck.op_names import bare  # an op's name as the op-name table's key, for the readers beside their parts
 from flopcheck.types import Kind, Work
 
 if TYPE_CHECKING:
@@ -26,11 +27,6 @@ class Part:
     counted: bool = True
 
 
-def bare(name: str) -> str:
-    """'aten::addmm' / 'aten.addmm' / 'TensorBase.mul' -> 'addmm' / 'mul'."""
-    return name.replace("aten::", "").replace("aten.", "").split(".")[-1].lower()
-
-
 def split(
     source: str, total: int, components: list[tuple[Work | Kind | Cause, int]], counted: bool = True
 ) -> list[Part]:
@@ -45,3 +41,6 @@ def part(flops: int, source: str, what: Work | Kind | Cause | None, counted: boo
     if isinstance(what, (Work, Kind)) or what is None:
         return Part(flops, source, work=what, counted=counted)
     return Part(flops, source, cause=what, counted=counted)
+
+
+__all__ = ["Part", "bare", "part", "split"]

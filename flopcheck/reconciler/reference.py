@@ -17,6 +17,7 @@ from flopcheck.counted import OpRecord
 from flopcheck.exact import ExactCount, exact_count
 from flopcheck.exact.counter import FIRST_OF, join
 from flopcheck.formula import exact_matches, formula_breakdown
+from flopcheck.op_names import Family, family
 from flopcheck.specs.build import TRAIN_MODE_NOTE
 from flopcheck.specs.layers import Layer, layers_of
 from flopcheck.specs.measure import Measured
@@ -139,7 +140,7 @@ class Reference:
     def einsum_contracts(self) -> bool:
         """Some einsum of the forward multiplies two operands (else every einsum only permutes axes)."""
         return any(len(shapes) >= 2 for _, shapes, _ in self.exact.einsums) or any(
-            r.op.split(".")[-1] == "einsum" and r.flops for r in self.exact.counted
+            family(r.op) is Family.EINSUM and r.flops for r in self.exact.counted
         )
 
 

@@ -31,7 +31,6 @@ def _attention(b: int, h: int, tq: int, tk: int, e: int, ev: int) -> OpCost:
     "_scaled_dot_product_efficient_attention",
     "_scaled_dot_product_cudnn_attention",
     "_scaled_dot_product_fused_attention_overrideable",
-    attention=True,
 )
 def sdpa_flop(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any, out: Any = None, **kwargs: Any) -> OpCost:
     """q (..., h, tq, e), k (..., h_kv, tk, e), v (..., h_kv, tk, ev); grouped k/v heads serve all h."""
@@ -41,7 +40,7 @@ def sdpa_flop(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any, out
     return _attention(1, heads, tq, tk, e, ev)
 
 
-@op_formula("_scaled_dot_product_attention_math_for_mps", "_triton_scaled_dot_attention", attention=True)
+@op_formula("_scaled_dot_product_attention_math_for_mps", "_triton_scaled_dot_attention")
 def backend_sdpa_flop(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *args: Any, out: Any = None, **kwargs: Any
 ) -> OpCost:
@@ -68,7 +67,7 @@ def varlen_or_dense(
     return _attention(b, h, tq, tk, e, ev)
 
 
-@op_formula("_flash_attention_forward", attention=True)
+@op_formula("_flash_attention_forward")
 def flash_forward_flop(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -83,7 +82,7 @@ def flash_forward_flop(
     return varlen_or_dense(q, k, v, cum_seq_q, cum_seq_k)
 
 
-@op_formula("_flash_attention_forward_no_dropout_inplace", attention=True)
+@op_formula("_flash_attention_forward_no_dropout_inplace")
 def flash_forward_inplace_flop(
     out_arg: torch.Tensor,
     q: torch.Tensor,
@@ -99,7 +98,7 @@ def flash_forward_inplace_flop(
     return varlen_or_dense(q, k, v, cum_seq_q, cum_seq_k)
 
 
-@op_formula("_efficient_attention_forward", attention=True)
+@op_formula("_efficient_attention_forward")
 def efficient_forward_flop(
     q: torch.Tensor,
     k: torch.Tensor,
@@ -139,7 +138,7 @@ def mha_parts(query: torch.Tensor, key: torch.Tensor, embed_dim: int) -> list[Pi
     ]
 
 
-@op_formula("_native_multi_head_attention", attention=True)
+@op_formula("_native_multi_head_attention")
 def native_mha_flop(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -153,7 +152,7 @@ def native_mha_flop(
     return OpCost(tuple(mha_parts(query, key, embed_dim)))
 
 
-@op_formula("_transformer_encoder_layer_fwd", attention=True)
+@op_formula("_transformer_encoder_layer_fwd")
 def encoder_layer_flop(
     src: torch.Tensor,
     embed_dim: int,
@@ -182,7 +181,7 @@ def encoder_layer_flop(
     return OpCost((*mha_parts(src, src, embed_dim), Piece(ffn, Kind.LINEAR, "ffn")))
 
 
-@op_formula("_triton_multi_head_attention", attention=True)
+@op_formula("_triton_multi_head_attention")
 def triton_mha_flop(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -213,7 +212,6 @@ def _attention_backward(forward: OpCost) -> OpCost:
     "_scaled_dot_product_flash_attention_backward",
     "_scaled_dot_product_cudnn_attention_backward",
     "_scaled_dot_product_fused_attention_overrideable_backward",
-    attention=True,
 )
 def sdpa_backward_flop(
     grad_out: torch.Tensor,
@@ -228,7 +226,7 @@ def sdpa_backward_flop(
     return _attention_backward(sdpa_flop(q, k, v))
 
 
-@op_formula("_flash_attention_backward", "_efficient_attention_backward", attention=True)
+@op_formula("_flash_attention_backward", "_efficient_attention_backward")
 def flash_backward_flop(
     grad_out: torch.Tensor,
     q: torch.Tensor,

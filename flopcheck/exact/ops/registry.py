@@ -16,6 +16,7 @@ import torch
 
 from flopcheck.custom_ops import CUSTOM
 from flopcheck.exact.cost import OpCost, Piece
+from flopcheck.op_names import family
 
 aten = torch.ops.aten
 
@@ -26,8 +27,9 @@ MATMUL_OPS: set[object] = set()  # ops that multiply two operands: candidates fo
 ATTENTION_OPS: set[object] = set()  # fused attention kernels: counted as QK^T + attn@V
 
 
-def op_formula(*ops: str, matmul: bool = False, attention: bool = False) -> Callable[[Formula], Formula]:
-    """Decorator: `fn` is the formula of every aten op named in `ops`; an op registers once."""
+def op_formula(*ops: str, matmul: bool = False) -> Callable[[Formula], Formula]:
+    """Decorator: `fn` is the formula of every aten op named in `ops`; an op registers once. An op whose family in
+    the op-name table is attention (flopcheck.op_names) joins ATTENTION_OPS: its formula splits QK^T and attn@V."""
 
     def wrap(fn: Formula) -> Formula:
         for name in ops:
@@ -39,7 +41,7 @@ def op_formula(*ops: str, matmul: bool = False, attention: bool = False) -> Call
             FORMULAS[packet] = fn
             if matmul:
                 MATMUL_OPS.add(packet)
-            if attention:
+            if (found := family(name)) is not None and found.attention:
                 ATTENTION_OPS.add(packet)
         return fn
 
