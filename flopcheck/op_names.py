@@ -23,19 +23,19 @@ class Family(Word):
     under."""
 
     MATMUL = "matmul"  # a matrix product: mm, addmm, bmm, matmul, linear, the quantized, scaled and sparse ones
-    GROUPED_MATMUL = "grouped-matmul"  # the experts' grouped matmul (FC221)
-    EINSUM = "einsum"  # torch.einsum: a contraction, or only a permutation (FC229, FC303)
+    GROUPED_MATMUL = "grouped-matmul"  # the experts' grouped matmul (causes.GROUPED_MM_UNCOUNTED)
+    EINSUM = "einsum"  # torch.einsum: a contraction, or only a permutation
     CONV = "conv"  # a convolution, plain, transposed, grouped, by any backend
     ATTENTION = "attention"  # a fused attention kernel: QK^T and attn@V in one op (SDPA's, flash, efficient)
     FAST_PATH = "fast-path"  # a module run whole as one op by torch's eval fast path (MultiheadAttention's)
     RECURRENT = "recurrent"  # an RNN layer's kernel
-    DISTANCE = "distance"  # torch.cdist, torch.pdist (FC222)
+    DISTANCE = "distance"  # torch.cdist, torch.pdist (causes.DISTANCE_UNCOUNTED)
     LINALG = "linalg"  # factorizations, solves, inverses and products of torch.linalg
     SPECTRAL = "spectral"  # FFTs
     NORM = "norm"  # layer, group, batch, instance and RMS norms
     SOFTMAX = "softmax"
-    EMBEDDING = "embedding"  # a table lookup (FC305)
-    RESAMPLE = "resample"  # upsampling, interpolation, grid sampling (FC306)
+    EMBEDDING = "embedding"  # a table lookup (causes.EMBEDDING_LOOKUP_COUNTED)
+    RESAMPLE = "resample"  # upsampling, interpolation, grid sampling (causes.UPSAMPLING_COUNTED)
     POOL = "pool"  # average and max pools
     STATISTIC = "statistic"  # a mean or a variance over the input (a norm's statistic)
     ROOT = "root"  # a square root or its reciprocal (a norm's scale)
@@ -159,6 +159,7 @@ _rows(
     fbgemm_linear_int8_weight fbgemm_linear_int8_weight_fp32_activation _wrapped_quantized_linear_prepacked
     _foreach_mm _trilinear _compute_linear_combination""",
 )
+_rows(Family.MATMUL, "addmm_ baddbmm_ addbmm_ addmv_ addr_")  # in place
 _rows(Family.MATMUL, "bmm mv dot vdot", operator=Operator.RUNS_AS)
 _rows(Family.MATMUL, "mm", operator=Operator.RUNS_AS, ran_as=("addmm",))
 _rows(Family.MATMUL, "matmul", operator=Operator.IS, ran_as=("bmm",))

@@ -171,7 +171,7 @@ def einsum_contractions(ref: Any) -> int:
 
 
 # matmul families that never carry attention: an RNN layer's, the experts' grouped matmul, torch.cdist (each its own
-# cause: FC211, FC221, FC222)
+# cause: RNN_OP_UNCOUNTED, GROUPED_MM_UNCOUNTED, DISTANCE_UNCOUNTED)
 NOT_ATTENTION = (Family.RECURRENT, Family.GROUPED_MATMUL, Family.DISTANCE)
 
 
