@@ -12,7 +12,7 @@ from flopcheck.children import one_line
 from flopcheck.published import FORMULAS
 from flopcheck.published.applied import formula_results
 from flopcheck.reconciler import causes as K
-from flopcheck.types import Count, Reconciliation
+from flopcheck.types import Count, ModelPart, Reconciliation, Space
 
 KIND_REFUSAL = " is a formula for "  # Formula.does_not_apply's words where the model is not of a kind it models
 # the residual and the unit: not conventions of the formula's content
@@ -22,7 +22,7 @@ CLOSING = (K.UNEXPLAINED_RESIDUAL.code, K.MAC_CONVENTION.code)
 def readings(claim: Claim, subject: Any = None) -> tuple[list[ToolReading], list[str]]:
     """Each applicable formula's reading of the claim on its subject (default: the claim's; training formulas only
     for a training claim), and one line when they could not be read."""
-    if claim.part != "model" or claim.space == "pixel":
+    if claim.part is not ModelPart.MODEL or claim.space is Space.PIXEL:
         return [], []
     try:
         subject = subject or claim.subject

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.auditor.claims import Claim
 from flopcheck.cache import COUNTS, count_key
 from flopcheck.executors import keep as keep  # a count kept as the auditor keeps it (re-exported: tests, conftest)
-from flopcheck.types import Count, Finding, Unit
+from flopcheck.types import Count, Finding, ModelPart, Space, Unit
 
 if TYPE_CHECKING:
     from flopcheck.counters.pool import Job
@@ -121,9 +121,9 @@ def _forward_flops(claim: Claim) -> int:
 
 
 def _jobs_of(claim: Claim) -> tuple[list[Any], str]:
-    if claim.part != "model":
+    if claim.part is not ModelPart.MODEL:
         return [], "counters count whole models"
-    if claim.space == "pixel":
+    if claim.space is Space.PIXEL:
         return [], "counters run the model on its latent"
     why = claim.subject.meta_only()
     if why:
