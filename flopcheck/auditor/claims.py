@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from flopcheck.auditor import rates
-from flopcheck.auditor.rates import Rate
+from flopcheck.auditor.rates import Rate, RateKind
 from flopcheck.errors import InputError
 from flopcheck.sent import check_shape, read_sent
 from flopcheck.specs import lms, parse
@@ -312,7 +312,7 @@ def _check_rate_fields(c: Claim) -> None:
     if c.rate.gpus and c.gpus and c.rate.gpus != c.gpus:
         raise ClaimError(f"the claim says {c.rate.gpus} GPUs and gpus is {c.gpus}: state the count once")
     dropped = [k for k in ("gpu", "gpus", "dtype", "throughput") if getattr(c, k) is not None]
-    if c.rate.kind == "compute" and dropped:
+    if c.rate.kind is RateKind.COMPUTE and dropped:
         raise ClaimError(
             f"{dropped[0]} applies to a rate or a time; a run's compute in PF-days is FLOPs, read on no GPU"
         )
@@ -320,7 +320,7 @@ def _check_rate_fields(c: Claim) -> None:
         raise ClaimError(f"recompute must be one of {', '.join(rates.RECOMPUTE)}, got {c.recompute!r}")
     if c.recompute and c.rate.recompute and c.recompute != c.rate.recompute:
         raise ClaimError(f"the claim says {c.rate.recompute} recompute and recompute is {c.recompute}: state it once")
-    if c.training and c.rate.kind not in ("cost", "compute") and "steps" in c.stated:
+    if c.training and c.rate.kind not in (RateKind.COST, RateKind.COMPUTE) and "steps" in c.stated:
         raise ClaimError(
             "steps is a run's length: a training rate is per iteration; drop steps, or claim the run's time "
             "('3 days on 8 H100s') with steps and batch"

@@ -22,7 +22,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.auditor.rates import RECOMPUTE, Rate, parse_rate
+from flopcheck.auditor.rates import RECOMPUTE, Rate, RateKind, parse_rate
 from flopcheck.errors import InputError
 from flopcheck.gpus import GPU, get_gpu, neighbours, the_gpu
 from flopcheck.types import ATTENTION_KINDS, Tier
@@ -213,10 +213,10 @@ class Pair:
     def convention(self) -> bool:
         return self.rank == 1
 
-    def words(self, what: str) -> str:
+    def words(self, what: RateKind) -> str:
         return (
             f"{self.top.words} over {self.bottom.words}"
-            if what not in ("flops", "compute")
+            if what not in (RateKind.FLOPS, RateKind.COMPUTE)
             else f"{self.top.words}, {self.bottom.words}"
         )
 
@@ -334,7 +334,7 @@ def _unneeded(step: TrainingCount, attention: int, batch: int) -> Fraction | Non
 
 def explain_mfu(value: Fraction, work: SampleWork, job: GpuJob, hfu: bool = False) -> tuple[Fraction, Pair]:
     """The true MFU (or HFU) of a run and the pair of readings nearest to a logged `value`."""
-    rate = Rate("hfu" if hfu else "mfu", Decimal(0), Decimal(0), "MFU")
+    rate = Rate(RateKind.HFU if hfu else RateKind.MFU, Decimal(0), Decimal(0), "MFU")
     pairs = _pairs(rate, work, job)
     true = next(p for p in pairs if p.departures == 0)
     return true.value, min(pairs, key=lambda p: (abs(p.value - value) / p.value, p.departures))
@@ -348,9 +348,9 @@ def job_of(claim: Claim, rate: Rate, work: SampleWork) -> GpuJob:
         raise InputError(f"{rate.written or rate.label} is read against a GPU's peak: name the GPU with --gpu")
     gpus = rate.gpus or claim.gpus or 1
     dtype = claim.dtype or "bf16"
-    if rate.kind == "cost" or rate.kind == "flops" and claim.throughput is None:
+    if rate.kind is RateKind.COST or rate.kind is RateKind.FLOPS and claim.throughput is None:
         return GpuJob(gpu, gpus, dtype, Fraction(0), rate.label)
-    if rate.kind == "throughput":
+    if rate.kind is RateKind.THROUGHPUT:
         throughput = rate
     else:
         assert claim.throughput is not None  # rates.needs refused an MFU, HFU or FLOP/s claim without one
@@ -400,19 +400,19 @@ def judge(claim: Claim) -> UtilizationVerdict:
     assert rate is not None  # judged here only as a claim of utilization or time (verbs.audit.judge_claim)
     if claim.tokens and modality(claim.subject) != "text":
         raise InputError(f"--tokens counts a language model's training tokens; {claim.model} takes no text tokens")
-    if rate.kind == "flops" and claim.throughput is None:  # '163 TFLOP/s per A100, 52% of peak': no model's work
+    if rate.kind is RateKind.FLOPS and claim.throughput is None:  # '163 TFLOP/s per A100, 52% of peak': no model's work
         return _share_only(claim, rate)
     work = work_of(claim)
-    if rate.kind == "compute":
+    if rate.kind is RateKind.COMPUTE:
         return _compute(claim, rate, work)
     job = job_of(claim, rate, work)
     peak = denominators(job.gpu, job.gpus, job.dtype)[0].value
-    if rate.kind == "cost":
+    if rate.kind is RateKind.COST:
         return _cost(claim, rate, work, job, peak)
     per_second = job.samples_per_second / peak
     mfu, needed = work.model * per_second, work.needed * per_second
     hfu = work.executed_with(claim.recompute or rate.recompute) * per_second if _policy(claim) else None
-    if rate.kind == "throughput":
+    if rate.kind is RateKind.THROUGHPUT:
         tier = Tier.CONSISTENT if mfu <= 1 and (hfu or 0) <= 1 else Tier.WRONG
         return UtilizationVerdict(claim, tier, job, work, mfu, hfu, true_value=mfu, needed_mfu=needed)
     pairs = _pairs(rate, work, job, _policy(claim))
@@ -483,8 +483,8 @@ def _fits(value: Fraction, claimed: Fraction, precision: Fraction) -> bool:
 
 def _pairs(rate: Rate, work: SampleWork, job: GpuJob, recompute: str = "") -> list[Pair]:
     """Every numerator x denominator reading of an MFU, HFU or FLOP/s claim, and its value."""
-    tops = numerators(work, hfu=rate.kind == "hfu", recompute=recompute or None)
-    if rate.kind == "flops":  # FLOP/s per GPU (the job's / GPUs) or the whole job's
+    tops = numerators(work, hfu=rate.kind is RateKind.HFU, recompute=recompute or None)
+    if rate.kind is RateKind.FLOPS:  # FLOP/s per GPU (the job's / GPUs) or the whole job's
         per = Reading("per_gpu", f"per GPU ({job.gpus} GPUs)", Fraction(job.gpus), rate.per_gpu)
         whole = Reading("whole", "for the whole job", Fraction(1), not rate.per_gpu)
         bottoms = [per, whole] if job.gpus > 1 else [Reading("per_gpu", "on one GPU", Fraction(1), True)]
