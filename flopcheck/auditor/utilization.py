@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.auditor.rates import RECOMPUTE, Rate, RateKind, parse_rate
 from flopcheck.errors import InputError
 from flopcheck.gpus import GPU, get_gpu, neighbours, the_gpu
+from flopcheck.specs import SpecSource
 from flopcheck.types import ATTENTION_KINDS, Tier
 
 if TYPE_CHECKING:  # read here, never taken: the exact step imports torch
@@ -263,14 +264,14 @@ MODALITY_OF_THING = {"image": "image", "video": "video", "token": "text"}
 def modality(subject: Subject) -> str:
     """What one sample of the model is: 'image', 'video' or 'text' ('' where flopcheck cannot tell: a factory)."""
     spec = subject.spec
-    source = spec.source if spec is not None else "module"
-    if source == "reference":
+    source = spec.source if spec is not None else SpecSource.MODULE
+    if source is SpecSource.REFERENCE:
         return "video" if getattr(subject.config(), "video", False) else "image"
-    if source == "transformers":
+    if source is SpecSource.TRANSFORMERS:
         return "text"
-    if source in ("timm", "torchvision"):
+    if source in (SpecSource.TIMM, SpecSource.TORCHVISION):
         return "image"
-    if source == "diffusers":
+    if source is SpecSource.DIFFUSERS:
         assert spec is not None  # only a spec has a library as its source
         return "video" if spec.options.frames else "image"
     return ""
@@ -279,7 +280,11 @@ def modality(subject: Subject) -> str:
 def is_causal(subject: Subject) -> bool:
     """A decoder-only language model masks attention causally: a transformers class of the causal-LM heads."""
     spec = subject.spec
-    return spec is not None and spec.source == "transformers" and spec.name.endswith(("ForCausalLM", "LMHeadModel"))
+    return (
+        spec is not None
+        and spec.source is SpecSource.TRANSFORMERS
+        and spec.name.endswith(("ForCausalLM", "LMHeadModel"))
+    )
 
 
 def work_of(claim: Claim) -> SampleWork:

@@ -19,7 +19,7 @@ from flopcheck.render import COLUMNS
 from flopcheck.render import audit as render
 from flopcheck.render import utilization as render_utilization
 from flopcheck.render.audit import MARKDOWN_HEAD
-from flopcheck.specs import ModelSpec
+from flopcheck.specs import ModelSpec, SpecSource
 from flopcheck.verbs.compare import counter_names
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ def _rendered(verdict: Verdict | PipelineVerdict | UtilizationVerdict, how: str)
 
 def names_code(claim: Claim) -> str:
     """The code a claim would run (its model a package.module:factory, its inputs a module:fn), or ''."""
-    model = claim.model if ModelSpec(claim.model).source == "module" and not is_pipeline(claim.model) else ""
+    model = claim.model if ModelSpec(claim.model).source is SpecSource.MODULE and not is_pipeline(claim.model) else ""
     return " and ".join(x for x in (model, claim.inputs or "") if x)
 
 
