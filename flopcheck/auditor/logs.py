@@ -459,7 +459,7 @@ def judge_figure(what: RateKind, logged: Number, work: SampleWork, job: GpuJob, 
 
     def key(p: Pair) -> tuple[bool, bool, int, Fraction]:
         """Giving the digits first; among those the truth, then the framework's own formula and peak; then nearest."""
-        own = (p.top.name == f"formula {formula}") + (p.bottom.name == "framework")
+        own = (formula != "" and p.top.formula == formula) + (p.bottom.name == "framework")
         return not _fits(p.value, logged), p.departures > 0, -own, abs(p.value - logged.value) / p.value
 
     best = min(pairs, key=key)

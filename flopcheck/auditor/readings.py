@@ -54,6 +54,7 @@ class ToolReading:
     uncertain: int = 0  # FLOPs of the carried value at a mixed rate (the stand-in's mix)
     convention: Convention | None = None  # what it did on the model, by the reconciler (carried: from the stand-in)
     reference: Any = field(default=None, compare=False, repr=False)  # what its count is reconciled against, if known
+    formula: str | None = None  # a published formula's reading: its name in flopcheck.published.FORMULAS
 
     @property
     def words(self) -> str:
@@ -77,7 +78,7 @@ class ToolReading:
     @property
     def tool(self) -> str:
         """'fvcore_jit (fvcore 0.1.5)'; a published formula by its title."""
-        if self.count.counter.startswith("formula ") or self.count.counter == FUSED:
+        if self.formula is not None or self.count.counter == FUSED:
             return f"{self.count.counter} ({self.count.library})"
         return f"{self.count.counter} ({self.count.library} {self.count.version})"
 
@@ -85,9 +86,8 @@ class ToolReading:
         """'what fvcore_jit (fvcore 0.1.5) reports on explicit attention'."""
         where = f" on {self.path}" if self.path else ""
         scope = f" x {self.factor}" if self.factor > 1 else ""
-        if self.count.counter.startswith("formula "):
-            name = self.count.counter.removeprefix("formula ")
-            return f"what the published formula {name} ({self.count.library}) gives{scope}"
+        if self.formula is not None:
+            return f"what the published formula {self.formula} ({self.count.library}) gives{scope}"
         if self.count.counter == FUSED:
             return f"the exact count after reparameterization (timm's benchmark convention){scope}"
         if self.stand_in:

@@ -91,13 +91,14 @@ class Reading:
     value: Fraction
     true: bool = False
     convention: bool = False  # a named, documented convention of the work (the needed work, a published formula)
+    formula: str | None = None  # a published formula's reading: its name in flopcheck.published.FORMULAS
 
 
 def _formula_readings(work: SampleWork, convention: bool = True) -> list[Reading]:
     """The published formulas' readings of one sample's training step (Kaplan 6ND, PaLM, Megatron, torchtitan,
     MaxText ...: flopcheck.published), each by its name."""
     return [
-        Reading(f"formula {n}", f"the published formula {n} ({title})", v, convention=convention)
+        Reading(f"formula {n}", f"the published formula {n} ({title})", v, convention=convention, formula=n)
         for n, title, v in work.formulas
     ]
 
@@ -105,15 +106,13 @@ def _formula_readings(work: SampleWork, convention: bool = True) -> list[Reading
 def formulas_of(m: Measured, subject: Subject) -> tuple[tuple[str, str, Fraction], ...]:
     """Each published training formula that applies to a named model, per sample of its step, read from the one
     measurement `m` that holds the step (its batch, forward, step and structure)."""
-    from flopcheck.published import FORMULAS
-    from flopcheck.published.applied import formula_results
+    from flopcheck.auditor.formulas import applied
 
     batch = m.batch or subject.spec_batch
-    found = formula_results(subject, ["all"], training=True, measured=m)
     return tuple(
-        (r.counter.removeprefix("formula "), FORMULAS[r.counter.removeprefix("formula ")].title, Fraction(f, batch))
-        for r in found
-        if r.error is None and (f := r.counter_flops) and FORMULAS[r.counter.removeprefix("formula ")].training
+        (f.name, f.title, Fraction(flops, batch))
+        for f, r in applied(subject, training=True, measured=m)
+        if r.error is None and (flops := r.counter_flops) and f.training
     )
 
 
