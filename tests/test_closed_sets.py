@@ -9,12 +9,12 @@ from flopcheck.auditor import formulas, parse_claim
 from flopcheck.auditor.claims import ClaimError
 from flopcheck.auditor.rates import RateKind, parse_rate
 from flopcheck.specs import SpecSource, parse
-from flopcheck.types import ModelPart, Space
+from flopcheck.types import ModelPart, Space, Tier
 
 
-def test_a_claims_part_and_space_are_read_once_into_their_enums():
-    claim = parse_claim("DiT-XL/2 5.3 GFLOPs", part="block", space="pixel")
-    assert claim.part is ModelPart.BLOCK and claim.space is Space.PIXEL
+def test_a_claims_part_space_and_pinned_verdict_are_read_once_into_their_enums():
+    claim = parse_claim("DiT-XL/2 5.3 GFLOPs", part="block", space="pixel", expect="close")
+    assert claim.part is ModelPart.BLOCK and claim.space is Space.PIXEL and claim.expect is Tier.CLOSE
     plain = parse_claim("DiT-XL/2 118.64 GFLOPs")
     assert plain.part is ModelPart.MODEL and plain.space is Space.LATENT
     # written as the text it was read from: a str enum, so json and f-strings give the word
@@ -26,9 +26,10 @@ def test_a_claims_part_and_space_are_read_once_into_their_enums():
     [
         ({"part": "moon"}, "part must be one of model, linear, attention, embeddings, block, got 'moon'"),
         ({"space": "moon"}, "space must be latent or pixel, got 'moon'"),
+        ({"expect": "fine"}, "expect must be one of consistent, close, wrong, unexplained, incomplete, got 'fine'"),
     ],
 )
-def test_a_bad_part_or_space_is_one_line_naming_the_choices(scope, message):
+def test_a_bad_part_space_or_pinned_verdict_is_one_line_naming_the_choices(scope, message):
     with pytest.raises(ClaimError) as err:
         parse_claim("DiT-XL/2 118.64 GFLOPs", **scope)
     assert str(err.value) == message

@@ -38,7 +38,6 @@ _NUMBER = re.compile(
 )
 
 
-VERDICTS = tuple(t.value for t in Tier)
 MAX_VALUE = Decimal(10) ** 30  # FLOPs: beyond any model's training run; a bigger number is a typo
 MAX_WHOLE = 2**31 - 1  # a batch or a step count past this is a typo (the command line's bound too)
 
@@ -77,7 +76,7 @@ class Claim:
     omission_limit: Decimal = Decimal("0.10")
     config: str | None = None  # diffusers:CLASS: its config.json
     inputs: str | None = None  # a spec's inputs: 'package.module:fn'
-    expect: str | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
+    expect: Tier | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
     why: str = ""
     rate: Rate | None = None  # a claim of utilization or time (auditor.rates): MFU, FLOP/s, throughput, cost
     gpu: str | None = None  # the GPU a rate was measured on
@@ -114,8 +113,8 @@ class Claim:
         for name, word in (("part", ModelPart), ("space", Space)):
             if not isinstance(getattr(self, name), word):  # parse_claim reads the text once; inside, the member
                 raise ClaimError(f"{name} must be a {word.__name__}, read by parse_claim, got {getattr(self, name)!r}")
-        if self.expect is not None and self.expect not in VERDICTS:
-            raise ClaimError(f"expect must be one of {', '.join(VERDICTS)}, got {self.expect!r}")
+        if self.expect is not None and not isinstance(self.expect, Tier):
+            raise ClaimError(f"expect must be a Tier, read by parse_claim, got {self.expect!r}")
         if not (isinstance(self.omission_limit, Decimal) and 0 <= self.omission_limit < 1):
             raise ClaimError(f"omission_limit must be a fraction in [0, 1), like 0.10, got {self.omission_limit!r}")
 
@@ -287,12 +286,15 @@ def _rate_claim(text: str, model: str | None, scope: dict[str, Any]) -> Claim:
 
 
 def _words(scope: dict[str, Any]) -> None:
-    """The scope's part and space as their enums, read once here: a bad value is one line naming the choices."""
+    """The scope's part, space and pinned verdict as their enums, read once here: a bad value is one line naming
+    the choices."""
     try:
         if scope.get("part") is not None:
             scope["part"] = ModelPart.parse(scope["part"], "part")
         if scope.get("space") is not None:
             scope["space"] = Space.parse(scope["space"], "space", "latent or pixel")
+        if scope.get("expect") is not None:
+            scope["expect"] = Tier.parse(scope["expect"], "expect")
     except InputError as err:
         raise ClaimError(str(err)) from None
 
