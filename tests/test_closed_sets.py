@@ -7,7 +7,7 @@ import pytest
 
 from flopcheck.auditor import formulas, parse_claim
 from flopcheck.auditor.claims import ClaimError
-from flopcheck.auditor.rates import RateKind, parse_rate
+from flopcheck.auditor.rates import RateKind, Thing, parse_rate
 from flopcheck.specs import SpecSource, parse
 from flopcheck.types import ModelPart, Space, Tier
 
@@ -58,6 +58,22 @@ def test_a_claim_built_by_hand_with_text_for_an_enum_is_refused():
 )
 def test_a_rates_kind_is_its_enum(text, kind):
     assert parse_rate(text).kind is kind
+
+
+@pytest.mark.parametrize(
+    "text, thing, label",
+    [
+        ("1,350 img/s", Thing.IMAGE, "images/s"),
+        ("5.7 it/s", Thing.ITERATION, "iterations/s"),
+        ("2.1 s/it", Thing.ITERATION, "s/it"),
+        ("3,000 tokens/s/GPU", Thing.TOKEN, "tokens/s"),
+        ("12 clips/s", Thing.VIDEO, "videos/s"),
+        ("45.5% MFU", None, "% MFU"),  # not a throughput: it counts no thing
+    ],
+)
+def test_a_throughputs_thing_is_its_enum_and_its_label_the_same_words(text, thing, label):
+    rate = parse_rate(text)
+    assert rate.thing is thing and rate.label == label
 
 
 @pytest.mark.parametrize(

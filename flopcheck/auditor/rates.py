@@ -24,13 +24,27 @@ MULTIPLIERS = {"": 0, "K": 3, "thousand": 3, "M": 6, "million": 6, "B": 9, "bill
 PF_DAY = Decimal(10**15 * 86400)  # FLOPs: a petaFLOP/s for a day
 RECOMPUTE = ("none", "selective", "full")  # activation recompute policies an HFU depends on
 LIMIT = Decimal("1e30")  # no rate, time or share is past 10^30 or below 10^-30 of its unit: a typo
-# what a throughput counts -> the thing one unit of it is
-THINGS = {"it": "iteration", "its": "iteration", "iter": "iteration", "iters": "iteration", "iteration": "iteration"}
-THINGS |= {"iterations": "iteration", "step": "iteration", "steps": "iteration", "batch": "iteration"}
-THINGS |= {"sample": "sample", "samples": "sample", "seq": "sample", "seqs": "sample", "sequence": "sample"}
-THINGS |= {"sequences": "sample", "img": "image", "imgs": "image", "image": "image", "images": "image"}
-THINGS |= {"tok": "token", "toks": "token", "token": "token", "tokens": "token"}
-THINGS |= {"video": "video", "videos": "video", "vid": "video", "vids": "video", "clip": "video", "clips": "video"}
+
+
+class Thing(Word):
+    """What one unit of a throughput counts."""
+
+    ITERATION = "iteration"  # an optimizer step (or a sampling step) of the whole batch
+    SAMPLE = "sample"
+    IMAGE = "image"
+    TOKEN = "token"
+    VIDEO = "video"
+
+
+# what a throughput counts, as written -> the thing one unit of it is
+WRITTEN = {
+    Thing.ITERATION: ("it", "its", "iter", "iters", "iteration", "iterations", "step", "steps", "batch"),
+    Thing.SAMPLE: ("sample", "samples", "seq", "seqs", "sequence", "sequences"),
+    Thing.IMAGE: ("img", "imgs", "image", "images"),
+    Thing.TOKEN: ("tok", "toks", "token", "tokens"),
+    Thing.VIDEO: ("video", "videos", "vid", "vids", "clip", "clips"),
+}
+THINGS = {word: thing for thing, words in WRITTEN.items() for word in words}
 _NUM = r"(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)"
 _PER_GPU = r"(?P<pergpu>\s*(?:/|per\s+)(?:gpu|chip|device|accelerator|tpu|core))?"
 _MULT = r"(?P<mult>\s*(?:[kKMB]|thousand|million|billion)\b)?"
@@ -78,7 +92,7 @@ class Rate:
     value: Decimal
     precision: Decimal
     label: str  # the unit as written
-    thing: str = ""  # a throughput's: 'iteration', 'sample', 'image', 'token', 'video'
+    thing: Thing | None = None  # what a throughput counts (None: not a throughput)
     per_gpu: bool = False  # a throughput or FLOP/s of one GPU (else of the whole job)
     gpu: str = ""  # named in the text: '675 A100 GPU-days', '7 days on 8 A100s'
     gpus: int | None = None  # '7 days on 8 GPUs'
@@ -180,7 +194,7 @@ def _seconds_per(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     scale = Decimal("0.001") if m.group("unit").lower() == "ms" else Decimal(1)
     seconds = value * scale
     # x s/it is 1/x it/s; its precision carried through the inverse: d(1/x) = dx / x^2
-    return Rate(RateKind.THROUGHPUT, 1 / seconds, precision * scale / (seconds * seconds), "s/it", "iteration")
+    return Rate(RateKind.THROUGHPUT, 1 / seconds, precision * scale / (seconds * seconds), "s/it", Thing.ITERATION)
 
 
 def _gpu_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
@@ -271,9 +285,9 @@ def _length_needs(given: Mapping[str, Any]) -> str:
 def _throughput_needs(rate: Rate, given: Mapping[str, Any], gpus: int | None, per_gpu: bool) -> str:
     """A throughput needs the batch when it counts iterations, and the GPU count when it is the whole job's and is
     read per GPU."""
-    if rate.thing == "iteration" and not given.get("batch"):
+    if rate.thing is Thing.ITERATION and not given.get("batch"):
         return f"{rate.label} counts iterations: give the batch one iteration trains on, like --batch 256"
-    if rate.thing == "token" and not given.get("text_tokens"):
+    if rate.thing is Thing.TOKEN and not given.get("text_tokens"):
         return "tokens/s: give the sequence length the tokens come in, like --text-tokens 2048"
     if per_gpu and not rate.per_gpu and not gpus:
         return (

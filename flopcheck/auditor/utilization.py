@@ -22,7 +22,7 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.auditor.rates import RECOMPUTE, Rate, RateKind, parse_rate
+from flopcheck.auditor.rates import RECOMPUTE, Rate, RateKind, Thing, parse_rate
 from flopcheck.errors import InputError
 from flopcheck.gpus import GPU, get_gpu, neighbours, the_gpu
 from flopcheck.specs import SpecSource
@@ -257,7 +257,7 @@ class UtilizationVerdict:
         return self.verdict.passes
 
 
-MODALITY_OF_THING = {"image": "image", "video": "video", "token": "text"}
+MODALITY_OF_THING = {Thing.IMAGE: "image", Thing.VIDEO: "video", Thing.TOKEN: "text"}
 
 
 def modality(subject: Subject) -> str:
@@ -364,10 +364,10 @@ def job_of(claim: Claim, rate: Rate, work: SampleWork) -> GpuJob:
     shown = f"{_num(per_second)} {throughput.label}" + (" per GPU" if throughput.per_gpu else "")
     if throughput.label == "s/it":  # as written, then inverted: '2.1 s/it = 0.47619 iterations/s'
         shown = f"{throughput.written} = {_num(per_second)} iterations/s"
-    if throughput.thing == "iteration":  # a generation's iteration is one of its sampling steps
+    if throughput.thing is Thing.ITERATION:  # a generation's iteration is one of its sampling steps
         per_second *= Fraction(claim.batch, 1 if work.training else claim.steps)
         shown += f" x batch {claim.batch}" + ("" if work.training else f" / {claim.steps} sampling steps")
-    elif throughput.thing == "token":
+    elif throughput.thing is Thing.TOKEN:
         assert claim.text_tokens is not None  # rates.needs refused tokens/s without the sequence length
         per_second /= claim.text_tokens
         shown += f" / {claim.text_tokens:,} tokens per sample"
@@ -385,7 +385,7 @@ def fits(claim: Claim, rate: Rate) -> None:
 def fits_subject(subject: Subject, rate: Rate, name: str = "") -> None:
     """A throughput's unit fits the model: images/s an image model, videos/s a video model, tokens/s a language
     model; it/s and samples/s any model."""
-    wanted = MODALITY_OF_THING.get(rate.thing)
+    wanted = MODALITY_OF_THING.get(rate.thing) if rate.thing else None
     if wanted is None:
         return
     has = modality(subject)
@@ -552,9 +552,11 @@ def implied(
     """`flopcheck estimate --throughput`: the MFU and HFU a measured throughput means on `gpus` of `gpu` (its dense
     BF16 peak), from the exact step at `batch` (per sample), and the rate in words."""
     rate = parse_rate(throughput)
-    if rate.thing == "token":
+    if rate.thing is Thing.TOKEN:
         raise InputError("--throughput in tokens/s: audit it as a claim (flopcheck audit ... --text-tokens N)")
-    per_second = Fraction(str(rate.value)) * (batch if rate.thing == "iteration" else 1) * (gpus if rate.per_gpu else 1)
+    per_second = (
+        Fraction(str(rate.value)) * (batch if rate.thing is Thing.ITERATION else 1) * (gpus if rate.per_gpu else 1)
+    )
     peak = gpus * _f(gpu.tflops) * 10**12
     mfu = Fraction(step.model_flops, batch) * per_second / peak
     hfu = Fraction(step.executed_flops, batch) * per_second / peak
