@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from flopcheck import checks
 from flopcheck.formula import in_blocks, per_layer
 from flopcheck.gpus import GPU
-from flopcheck.render.estimate import to_dict, to_text
+from flopcheck.render.estimate import EXACT, FORMULA, RENDERERS, TRAINING, to_dict, to_text
 from flopcheck.types import ATTENTION_KINDS, Breakdown, Kind, Scope
 from reference_models import family_of
 
@@ -302,3 +302,7 @@ class TrainingEstimate(Shown):
     def rule_flops(self) -> int:
         """The same run by the rule, 3 x forward."""
         return self.step.rule_3x * self.steps
+
+
+# each kind of estimate -> how it renders (flopcheck.render.estimate), by its type
+RENDERERS.update({Estimate: FORMULA, ExactEstimate: EXACT, TrainingEstimate: TRAINING})

@@ -38,6 +38,20 @@ def encode(obj: Any) -> Any:
     return obj
 
 
+def encode_row(obj: Any) -> list[Any]:
+    """A dataclass as a JSON row: its fields' encoded values, in field order (a compact form for many of one kind)."""
+    return [encode(getattr(obj, f.name)) for f in dataclasses.fields(obj)]
+
+
+def decode_row(cls: type[T], row: Any) -> T:
+    """An instance of the dataclass `cls` from encode_row's row: each field rebuilt by its declared type; a row
+    written before a field was added is shorter, and the field takes its default."""
+    names = list(_hints(typing.cast(type, cls)))
+    if len(row) > len(names):
+        raise TypeError(f"{cls.__name__} has {len(names)} fields, the row {len(row)}")
+    return decode(cls, dict(zip(names, row)))
+
+
 def decode(cls: type[T], data: Any) -> T:
     """An instance of the dataclass `cls` from encode's data: each field rebuilt by its declared type."""
     return typing.cast(T, _decode(cls, data))
@@ -82,4 +96,4 @@ def _decode(tp: Any, data: Any) -> Any:
     return data  # int, float, str, bool, Any: as JSON gave it (an exact integer stays one)
 
 
-__all__ = ["OMIT_DEFAULT", "decode", "encode"]
+__all__ = ["OMIT_DEFAULT", "decode", "decode_row", "encode", "encode_row"]

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.children import one_line
 from flopcheck.errors import InputError
 from flopcheck.formula import formula_breakdown
-from flopcheck.specs import ModelSpec, is_reference, parse
+from flopcheck.specs import ModelSpec, SpecSource, is_reference, parse
 from flopcheck.types import ATTENTION_KINDS
 from reference_models import ATTN_PATHS, ConfigError, get_config
 
@@ -278,7 +278,7 @@ class Subject:
 
     def switches_attention(self) -> bool:
         """A timm model that computes attention: timm's fused-attention switch changes its path."""
-        if self.source is not Source.SPEC or self.named.source != "timm" or self.named.options.attn:
+        if self.source is not Source.SPEC or self.named.source is not SpecSource.TIMM or self.named.options.attn:
             return False
         return any(t.kind in ATTENTION_KINDS for t in self.measured().breakdown().terms)
 
@@ -390,7 +390,7 @@ def measure_all(subjects: list[Subject]) -> None:
 
 def subject_of(spec: ModelSpec, timeout_s: float | None = None) -> Subject:
     """The Subject of a parsed spec (specs.ModelSpec): a reference model's, or a spec's built in its child."""
-    source = Source.REFERENCE if spec.source == "reference" else Source.SPEC
+    source = Source.REFERENCE if spec.source is SpecSource.REFERENCE else Source.SPEC
     return Subject(spec.text, source, spec=spec, timeout_s=timeout_s)
 
 

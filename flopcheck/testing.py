@@ -169,6 +169,7 @@ def assert_mfu_close(
     give the logged value."""
     from fractions import Fraction
 
+    from flopcheck.auditor.rates import RateKind
     from flopcheck.auditor.utilization import GpuJob, explain_mfu, work_from_step
     from flopcheck.gpus import get_gpu
     from flopcheck.subject import live
@@ -189,7 +190,7 @@ def assert_mfu_close(
     raise FlopAssertionError(
         f"logged MFU {mfu:.4g} but the exact step gives {float(true):.4g} ({float(work.model):,.0f} model FLOPs "
         f"per sample x {samples_per_second:g} samples/s / ({gpus} x {job.gpu.name}'s {dtype.upper()} dense peak)); "
-        f"{mfu:.4g} is nearest {float(nearest.value):.4g}: {nearest.words('mfu')}"
+        f"{mfu:.4g} is nearest {float(nearest.value):.4g}: {nearest.words(RateKind.MFU)}"
     )
 
 
@@ -210,10 +211,11 @@ def assert_log_mfu(
     true MFU. The failure message names the reading that gives the logged value (the framework's formula over which
     peak)."""
     from flopcheck.auditor.logs import audit_log
+    from flopcheck.auditor.rates import RateKind
 
     _checked("rtol", rtol, low_open=False)
     v = audit_log(path, model, gpu=gpu, gpus=gpus, batch=batch, text_tokens=text_tokens, config=config, dtype=dtype)
-    logged = next((f for f in v.figures if f.what == "mfu"), None)
+    logged = next((f for f in v.figures if f.what is RateKind.MFU), None)
     if logged is None:
         raise InputError(f"{path} ({v.fmt.title} log) prints no MFU: its figures are checked by flopcheck audit --log")
     if abs(logged.logged.value - v.mfu) <= rtol * v.mfu:
@@ -222,5 +224,5 @@ def assert_log_mfu(
     raise FlopAssertionError(
         f"{path} logs MFU {float(logged.logged.value):.4g} (line {v.median_line}) but the exact step gives "
         f"{float(v.mfu):.4g} at {v.rate_words}; {float(logged.logged.value):.4g} {how} "
-        f"{logged.reading.words('mfu')} ({float(logged.reading.value):.4g})"
+        f"{logged.reading.words(RateKind.MFU)} ({float(logged.reading.value):.4g})"
     )

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from flopcheck.codec import OMIT_DEFAULT
 from flopcheck.errors import InputError
@@ -46,6 +46,9 @@ class Kind(str, Enum):
 ATTENTION_KINDS = (Kind.ATTN_SCORE, Kind.ATTN_VALUE)  # QK^T and attn@V
 
 
+W = TypeVar("W", bound="Word")
+
+
 class Word(str, Enum):
     """An enum whose members print as their value ('norm', not 'Work.NORM'), as Python 3.11's StrEnum."""
 
@@ -55,6 +58,16 @@ class Word(str, Enum):
     def __repr__(self) -> str:
         """'close', not <Tier.CLOSE: 'close'>: a result's field reads in a REPL as it prints."""
         return repr(self.value)
+
+    @classmethod
+    def parse(cls: type[W], value: object, name: str, choices: str = "") -> W:
+        """The member whose value is `value` (a member is itself), read once at the edge; else a one-line InputError
+        naming the field and its choices ('one of a, b, c' unless `choices` words them)."""
+        try:
+            return cls(value)
+        except ValueError:
+            words = choices or f"one of {', '.join(m.value for m in cls)}"
+            raise InputError(f"{name} must be {words}, got {value!r}") from None
 
 
 class Work(Word):
@@ -150,6 +163,16 @@ class Space(Word):
 
     LATENT = "latent"
     PIXEL = "pixel"
+
+
+class ModelPart(Word):
+    """What part of a model a published number covers: the whole model, or one share of it."""
+
+    MODEL = "model"  # the whole model
+    LINEAR = "linear"  # the blocks' linear layers only
+    ATTENTION = "attention"  # attention only (QK^T and attn@V)
+    EMBEDDINGS = "embeddings"  # a DiT's embedding layers only
+    BLOCK = "block"  # a DiT's one block
 
 
 @dataclass(frozen=True)

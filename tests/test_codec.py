@@ -49,3 +49,26 @@ def test_the_committed_reports_counts_are_what_the_codec_writes():
     for c in json.loads(REPORT.read_text())["counts"]:
         again = encode(decode(Count, c))
         assert json.dumps({k: v for k, v in again.items() if k in c}) == json.dumps(c)
+
+
+def test_an_attention_call_goes_to_a_row_and_back_its_mask_an_enum():
+    from flopcheck.codec import decode_row, encode_row
+    from flopcheck.exact.attention_work import AttentionCall, MaskKind
+
+    # 2 heads of a 4 x 4 causal matrix: 32 pairs dense, 2 x 4 x 5 / 2 = 20 needed; one flash tile holds them all
+    call = AttentionCall("blocks.*.attn", MaskKind.CAUSAL, 2, 4, 4, 8, 8, 32, 20, 32, pattern="causal")
+    row = json.loads(json.dumps(encode_row(call)))
+    assert row == ["blocks.*.attn", "causal", 2, 4, 4, 8, 8, 32, 20, 32, 1, "causal", 0, False]
+    back = decode_row(AttentionCall, row)
+    assert back == call and back.mask is MaskKind.CAUSAL
+
+
+def test_a_row_written_before_a_field_was_added_takes_its_default():
+    from flopcheck.codec import decode_row
+    from flopcheck.exact.attention_work import AttentionCall, MaskKind
+
+    # the ten fields rows had before calls, pattern, padded and eager
+    back = decode_row(AttentionCall, ["", "none", 1, 3, 3, 4, 4, 9, 9, 9])
+    assert (back.mask, back.calls, back.pattern, back.padded, back.eager) == (MaskKind.NONE, 1, "", 0, False)
+    with pytest.raises(TypeError, match="AttentionCall has 14 fields, the row 15"):
+        decode_row(AttentionCall, [*([0] * 15)])

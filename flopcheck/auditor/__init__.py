@@ -41,6 +41,7 @@ from flopcheck.types import (
     Effect,
     Finding,
     Kind,
+    ModelPart,
     Space,
     Tier,
     Unit,
@@ -222,7 +223,7 @@ MAX_CAUSES = 2  # a reading with more causes than this explains anything, and so
 def _backward(claim: Claim, has_pixel: bool) -> BySpace | None:
     """The exact backward of one sample (latent, and pixels where the model runs there), for a claim that says it
     is a training step of the whole model; None otherwise (the 3x rule is then the only reading)."""
-    if not claim.training or claim.part != "model":
+    if not claim.training or claim.part is not ModelPart.MODEL:
         return None
     latent = claim.subject.backward()
     return BySpace(latent, claim.subject.backward(Space.PIXEL.value)) if has_pixel else BySpace(latent)
@@ -420,7 +421,7 @@ def judge(
     has_attention = kinds.get(Kind.ATTN_SCORE, 0) + kinds.get(Kind.ATTN_VALUE, 0) > 0
     backward = _backward(claim, pixel is not None)
     # the calls' deltas cover the whole model's attention: a claim of it, or of the whole model
-    whole = claim.part in ("model", "attention")
+    whole = claim.part in (ModelPart.MODEL, ModelPart.ATTENTION)
     masks = frozenset(c for c in MASKED_COVERAGES if whole and B.applies(B.TotalReading(coverage=c), latent))
     explanations = [
         B.explain(r, latent, pixel, tokens, norms, backward)
@@ -434,7 +435,7 @@ def judge(
         cfg=claim.cfg,
         steps=claim.steps,
         training=claim.training,
-        pixel=claim.space == Space.PIXEL,
+        pixel=claim.space is Space.PIXEL,
         exact_step=backward is not None,
     )
     values = [Decimal(e.value.numerator) / Decimal(e.value.denominator) for e in explanations]

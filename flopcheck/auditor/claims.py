@@ -14,12 +14,12 @@ from typing import Any
 import yaml
 
 from flopcheck.auditor import rates
-from flopcheck.auditor.rates import Rate
+from flopcheck.auditor.rates import Rate, RateKind
 from flopcheck.errors import InputError
 from flopcheck.sent import check_shape, read_sent
 from flopcheck.specs import lms, parse
 from flopcheck.subject import Subject, subject_of
-from flopcheck.types import Space, Tier, Unit
+from flopcheck.types import ModelPart, Space, Tier, Unit
 
 PREFIXES = {"": 0, "K": 3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 # unit labels as people write them -> the unit the label names
@@ -38,8 +38,6 @@ _NUMBER = re.compile(
 )
 
 
-VERDICTS = tuple(t.value for t in Tier)
-PARTS = ("model", "linear", "attention", "embeddings", "block")
 MAX_VALUE = Decimal(10) ** 30  # FLOPs: beyond any model's training run; a bigger number is a typo
 MAX_WHOLE = 2**31 - 1  # a batch or a step count past this is a typo (the command line's bound too)
 
@@ -67,8 +65,8 @@ class Claim:
     cfg: bool = False
     training: bool = False
     batch: int = 1
-    part: str = "model"  # 'model'; 'linear' (block linears) or 'attention'; DiT: 'embeddings' or 'block'
-    space: str = "latent"  # 'latent', or 'pixel' when the claim says it was counted on pixels
+    part: ModelPart = ModelPart.MODEL  # the whole model; linear (block linears) or attention; DiT: embeddings or block
+    space: Space = Space.LATENT  # latent, or pixel when the claim says it was counted on pixels
     source: str = ""
     id: str = ""
     input_shape: tuple[int, ...] | None = field(default=None)
@@ -78,7 +76,7 @@ class Claim:
     omission_limit: Decimal = Decimal("0.10")
     config: str | None = None  # diffusers:CLASS: its config.json
     inputs: str | None = None  # a spec's inputs: 'package.module:fn'
-    expect: str | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
+    expect: Tier | None = None  # a claims file's pinned verdict (checked by its tests), with its one-line reason
     why: str = ""
     rate: Rate | None = None  # a claim of utilization or time (auditor.rates): MFU, FLOP/s, throughput, cost
     gpu: str | None = None  # the GPU a rate was measured on
@@ -112,12 +110,11 @@ class Claim:
             raise ClaimError(
                 "a training step has no sampling steps or CFG: a claim covers either training or generation"
             )
-        if self.part not in PARTS:
-            raise ClaimError(f"part must be one of {', '.join(PARTS)}, got {self.part!r}")
-        if self.expect is not None and self.expect not in VERDICTS:
-            raise ClaimError(f"expect must be one of {', '.join(VERDICTS)}, got {self.expect!r}")
-        if self.space not in tuple(Space):
-            raise ClaimError(f"space must be latent or pixel, got {self.space!r}")
+        for name, word in (("part", ModelPart), ("space", Space)):
+            if not isinstance(getattr(self, name), word):  # parse_claim reads the text once; inside, the member
+                raise ClaimError(f"{name} must be a {word.__name__}, read by parse_claim, got {getattr(self, name)!r}")
+        if self.expect is not None and not isinstance(self.expect, Tier):
+            raise ClaimError(f"expect must be a Tier, read by parse_claim, got {self.expect!r}")
         if not (isinstance(self.omission_limit, Decimal) and 0 <= self.omission_limit < 1):
             raise ClaimError(f"omission_limit must be a fraction in [0, 1), like 0.10, got {self.omission_limit!r}")
 
@@ -249,6 +246,7 @@ def parse_claim(text: str, model: str | None = None, **scope: Any) -> Claim:
     claim = Claim(text=text.strip(), model=chosen, value=value, label=label, label_unit=unit, precision=precision)
     if scope.get("omission_limit") is not None:
         scope["omission_limit"] = _fraction(scope["omission_limit"], "omission_limit")
+    _words(scope)
     given = {k: v for k, v in scope.items() if v is not None}
     return replace(claim, **given, stated=frozenset(given))
 
@@ -281,9 +279,24 @@ def _rate_claim(text: str, model: str | None, scope: dict[str, Any]) -> Claim:
         raise ClaimError(missing)
     if scope.get("training") is None and training is not None:
         scope["training"] = training
+    _words(scope)
     claim = Claim(text.strip(), chosen, rate.value, rate.label, Unit.FLOP, rate.precision, rate=rate)
     given = {k: v for k, v in scope.items() if v is not None}
     return replace(claim, **given, stated=frozenset(given))
+
+
+def _words(scope: dict[str, Any]) -> None:
+    """The scope's part, space and pinned verdict as their enums, read once here: a bad value is one line naming
+    the choices."""
+    try:
+        if scope.get("part") is not None:
+            scope["part"] = ModelPart.parse(scope["part"], "part")
+        if scope.get("space") is not None:
+            scope["space"] = Space.parse(scope["space"], "space", "latent or pixel")
+        if scope.get("expect") is not None:
+            scope["expect"] = Tier.parse(scope["expect"], "expect")
+    except InputError as err:
+        raise ClaimError(str(err)) from None
 
 
 def _check_rate_fields(c: Claim) -> None:
@@ -295,13 +308,13 @@ def _check_rate_fields(c: Claim) -> None:
         if given:
             raise ClaimError(f"{given[0]} applies to a claim of utilization or time (MFU, FLOP/s, it/s, GPU-days)")
         return
-    if c.part != "model" or c.space != "latent" or c.tolerance is not None:
-        what = "part" if c.part != "model" else "space" if c.space != "latent" else "tolerance"
+    if c.part is not ModelPart.MODEL or c.space is not Space.LATENT or c.tolerance is not None:
+        what = "part" if c.part is not ModelPart.MODEL else "space" if c.space is not Space.LATENT else "tolerance"
         raise ClaimError(f"{what} applies to a FLOP claim: a rate is read on the whole model, to its printed digits")
     if c.rate.gpus and c.gpus and c.rate.gpus != c.gpus:
         raise ClaimError(f"the claim says {c.rate.gpus} GPUs and gpus is {c.gpus}: state the count once")
     dropped = [k for k in ("gpu", "gpus", "dtype", "throughput") if getattr(c, k) is not None]
-    if c.rate.kind == "compute" and dropped:
+    if c.rate.kind is RateKind.COMPUTE and dropped:
         raise ClaimError(
             f"{dropped[0]} applies to a rate or a time; a run's compute in PF-days is FLOPs, read on no GPU"
         )
@@ -309,7 +322,7 @@ def _check_rate_fields(c: Claim) -> None:
         raise ClaimError(f"recompute must be one of {', '.join(rates.RECOMPUTE)}, got {c.recompute!r}")
     if c.recompute and c.rate.recompute and c.recompute != c.rate.recompute:
         raise ClaimError(f"the claim says {c.rate.recompute} recompute and recompute is {c.recompute}: state it once")
-    if c.training and c.rate.kind not in ("cost", "compute") and "steps" in c.stated:
+    if c.training and c.rate.kind not in (RateKind.COST, RateKind.COMPUTE) and "steps" in c.stated:
         raise ClaimError(
             "steps is a run's length: a training rate is per iteration; drop steps, or claim the run's time "
             "('3 days on 8 H100s') with steps and batch"

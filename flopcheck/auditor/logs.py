@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from flopcheck import types
+from flopcheck.auditor.rates import RateKind
 from flopcheck.auditor.utilization import GpuJob, Pair, Reading, SampleWork, denominators, numerators
 from flopcheck.errors import InputError
 from flopcheck.types import Tier
@@ -375,7 +376,7 @@ class Figure:
     """A logged figure of the median steady line judged: MFU (a fraction) or FLOP/s per GPU; the pair of readings
     nearest it and whether it gives the printed digits; the truth; the verdict."""
 
-    what: str  # 'mfu' or 'flops'
+    what: RateKind  # an MFU or a FLOP/s per GPU
     logged: Number
     true: Fraction
     reading: Pair
@@ -436,17 +437,17 @@ def framework_peak(fmt: LogFormat, job: GpuJob) -> list[Reading]:
     return [Reading("framework", f"{each}{fmt.title}'s own peak for {job.gpu.name}, {tflops:g} TFLOPS", value)]
 
 
-def _pairs(what: str, work: SampleWork, job: GpuJob, fmt: LogFormat | None = None) -> list[Pair]:
+def _pairs(what: RateKind, work: SampleWork, job: GpuJob, fmt: LogFormat | None = None) -> list[Pair]:
     """Every numerator x denominator reading of an MFU (the peaks, and the framework's own) or of FLOP/s per GPU
     (the job's / its GPUs)."""
-    if what == "mfu":
+    if what is RateKind.MFU:
         bottoms = denominators(job.gpu, job.gpus, job.dtype) + (framework_peak(fmt, job) if fmt else [])
     else:
         bottoms = [Reading("per_gpu", f"per GPU ({job.gpus} GPUs)", Fraction(job.gpus), True)]
     return [Pair(t, b, t.value * job.samples_per_second / b.value) for t in numerators(work) for b in bottoms]
 
 
-def judge_figure(what: str, logged: Number, work: SampleWork, job: GpuJob, fmt: LogFormat | None = None) -> Figure:
+def judge_figure(what: RateKind, logged: Number, work: SampleWork, job: GpuJob, fmt: LogFormat | None = None) -> Figure:
     """A logged MFU or FLOP/s judged like a claim: the pair that gives its digits (the truth first, then the
     framework's own formula and peak) or else the nearest, the truth, and the verdict (consistent: the true pair
     gives the digits; close: within 1%; wrong: further; unexplained: no pair gives the digits and the truth is over
@@ -458,7 +459,7 @@ def judge_figure(what: str, logged: Number, work: SampleWork, job: GpuJob, fmt: 
 
     def key(p: Pair) -> tuple[bool, bool, int, Fraction]:
         """Giving the digits first; among those the truth, then the framework's own formula and peak; then nearest."""
-        own = (p.top.name == f"formula {formula}") + (p.bottom.name == "framework")
+        own = (formula != "" and p.top.formula == formula) + (p.bottom.name == "framework")
         return not _fits(p.value, logged), p.departures > 0, -own, abs(p.value - logged.value) / p.value
 
     best = min(pairs, key=key)
@@ -527,7 +528,7 @@ def audit_log(
     spread = (max(truths) - min(truths)) / mean
     figures = [
         judge_figure(what, value, work, job, fmt)
-        for what, value in (("mfu", line.mfu), ("flops", line.flops))
+        for what, value in ((RateKind.MFU, line.mfu), (RateKind.FLOPS, line.flops))
         if value is not None
     ]
     return LogVerdict(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from flopcheck.auditor.claims import Claim, ClaimError
 from flopcheck.counted import ExactCount
 from flopcheck.formula import formula_breakdown, in_blocks
-from flopcheck.types import ATTENTION_KINDS, Breakdown, BySpace, Kind, Term, Work
+from flopcheck.types import ATTENTION_KINDS, Breakdown, BySpace, Kind, ModelPart, Space, Term, Work
 from reference_models import family_of, get_config
 from reference_models.configs import DiTConfig, LatentTransformerConfig
 
@@ -44,7 +44,7 @@ def _pixel_and_latent_breakdowns(claim: Claim) -> ClaimReference:
         raise ClaimError(f"frames apply to video models; {claim.model} is an image model")
     resolution = claim.resolution or cfg.resolution
     latent_cfg = get_config(claim.model, resolution=resolution)  # square and a multiple of 8 x patch, or ConfigError
-    pixel_cfg = get_config(claim.model, resolution=resolution, space="pixel")
+    pixel_cfg = get_config(claim.model, resolution=resolution, space=Space.PIXEL)
     latent = _part(formula_breakdown(claim.model, latent_cfg, batch=1), claim.part, cfg)
     pixel = _part(formula_breakdown(claim.model, pixel_cfg, batch=1), claim.part, cfg)
     tokens = BySpace(latent_cfg.tokens, pixel_cfg.tokens)
@@ -61,22 +61,22 @@ def _latent_breakdowns(claim: Claim) -> ClaimReference:
     return ClaimReference(b, None, BySpace(cfg.image_tokens), BySpace(0), "formula")
 
 
-def _part(b: Breakdown, part: str, cfg: DiTConfig | LatentTransformerConfig) -> Breakdown:
+def _part(b: Breakdown, part: ModelPart, cfg: DiTConfig | LatentTransformerConfig) -> Breakdown:
     """The breakdown of one part: the whole model, the block linears, attention, the two embedding ends, or one
     block (of a family with one list of blocks)."""
     family = family_of(cfg)
-    if part == "model":
+    if part is ModelPart.MODEL:
         return b
     if part not in family.parts:
         raise ClaimError(f"part {part!r} does not apply to {b.model}: use {', '.join(family.parts)}")
     b = replace(b, symbols=())  # a part is not a whole model: no whole-model per-layer formula for it
-    if part == "linear":  # the inference arithmetic's "linear": the blocks' q/k/v, output and MLP projections
+    if part is ModelPart.LINEAR:  # the inference arithmetic's "linear": the blocks' q/k/v, output and MLP projections
         return replace(b, terms=tuple(t for t in b.terms if t.kind is Kind.LINEAR and in_blocks(t.path)))
-    if part == "attention":
+    if part is ModelPart.ATTENTION:
         return replace(b, terms=tuple(t for t in b.terms if t.kind in ATTENTION_KINDS))
-    if part == "embeddings":
+    if part is ModelPart.EMBEDDINGS:
         return replace(b, terms=tuple(t for t in b.terms if t.path in family.embeddings))
-    if part == "block":
+    if part is ModelPart.BLOCK:
         return replace(
             b,
             terms=tuple(
@@ -94,7 +94,7 @@ def _spec_breakdowns(claim: Claim, given: Measured | None = None) -> ClaimRefere
     m = given or claim.subject.measured()
     b = spec_part(m, claim.part)
     reference = f"exact count at {m.inputs}" + (f" ({m.exact.incompleteness()})" if not m.exact.complete else "")
-    norms = m.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1] if claim.part == "model" else 0
+    norms = m.exact.uncounted_by_category().get(Work.NORM, (0, 0))[1] if claim.part is ModelPart.MODEL else 0
     # T=1: per sample
     return ClaimReference(b, None, BySpace(1), BySpace(norms), reference, m.exact.incomplete, norm_names(m.exact))
 
@@ -115,26 +115,26 @@ def norm_names(exact: ExactCount) -> str:
     return "/".join(sorted(written, key=lambda n: -written[n])) or "LayerNorm"
 
 
-def spec_part(m: Measured, part: str) -> Breakdown:
+def spec_part(m: Measured, part: ModelPart) -> Breakdown:
     """A part of a spec's exact count, found from its module tree: the block lists' linears, attention, or one
     block; a part the model does not have is refused, one line."""
     b = m.breakdown()
     blocks = ", ".join(f"{x.path} ({x.count} x {x.type_name})" for x in m.blocks)
-    if part == "model":
+    if part is ModelPart.MODEL:
         return b
-    if part == "embeddings":
+    if part is ModelPart.EMBEDDINGS:
         raise ClaimError(
             f"part 'embeddings' applies to the reference models; {m.text} has no hand formula to "
             f"name its embedding terms: claim the model, linear, attention or block"
         )
-    if part in ("linear", "block") and not m.blocks:
+    if part in (ModelPart.LINEAR, ModelPart.BLOCK) and not m.blocks:
         raise ClaimError(
             f"part {part!r}: {m.text} has no repeated blocks (no list of two or more modules of one "
             f"class): claim the whole model"
         )
-    if part == "linear":
+    if part is ModelPart.LINEAR:
         return replace(b, terms=tuple(t for t in b.terms if t.kind is Kind.LINEAR and m.in_blocks(t.path)))
-    if part == "attention":
+    if part is ModelPart.ATTENTION:
         terms = tuple(t for t in b.terms if t.kind in ATTENTION_KINDS)
         if not terms:
             raise ClaimError(

@@ -18,7 +18,7 @@ from flopcheck.auditor.claims import Claim
 from flopcheck.fmt import commas, si
 from flopcheck.pipelines import PREFIX, PipelineCount, count_pipeline
 from flopcheck.specs import SpecError
-from flopcheck.types import WRONG_LIMIT, Category, Tier, Unit
+from flopcheck.types import WRONG_LIMIT, Category, ModelPart, Space, Tier, Unit
 from reference_models import pipeline_of
 
 
@@ -185,8 +185,8 @@ def _count(claim: Claim, name: str) -> PipelineCount:
 # what a pipeline claim cannot state: its scope is one generation, its inputs the pipeline's (the field, its default)
 NOT_STATED = {
     "training": False,
-    "part": "model",
-    "space": "latent",
+    "part": ModelPart.MODEL,
+    "space": Space.LATENT,
     "config": None,
     "inputs": None,
     "input_shape": None,
@@ -217,7 +217,12 @@ def hint(claim: Claim, true_flops: int) -> str:
     or ''. Only a claim over 110% of the model's true value at its stated scope (read as MACs, its larger reading,
     2 x its number in FLOPs) can be more of the pipeline; any other is not counted again."""
     name = pipeline_of(claim.model)
-    if name is None or claim.training or claim.part != "model" or 2 * claim.value <= Decimal("1.1") * true_flops:
+    if (
+        name is None
+        or claim.training
+        or claim.part is not ModelPart.MODEL
+        or 2 * claim.value <= Decimal("1.1") * true_flops
+    ):
         return ""
 
     r = readings(claim, _count(claim, name))[0]

@@ -14,6 +14,7 @@ from typing import Any
 
 from flopcheck import checks
 from flopcheck.errors import InputError
+from flopcheck.types import Word
 
 PREFIXES = {"": 0, "k": 3, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 SECONDS = {"s": 1, "sec": 1, "second": 1, "seconds": 1, "min": 60, "minute": 60, "minutes": 60, "h": 3600}
@@ -23,13 +24,27 @@ MULTIPLIERS = {"": 0, "K": 3, "thousand": 3, "M": 6, "million": 6, "B": 9, "bill
 PF_DAY = Decimal(10**15 * 86400)  # FLOPs: a petaFLOP/s for a day
 RECOMPUTE = ("none", "selective", "full")  # activation recompute policies an HFU depends on
 LIMIT = Decimal("1e30")  # no rate, time or share is past 10^30 or below 10^-30 of its unit: a typo
-# what a throughput counts -> the thing one unit of it is
-THINGS = {"it": "iteration", "its": "iteration", "iter": "iteration", "iters": "iteration", "iteration": "iteration"}
-THINGS |= {"iterations": "iteration", "step": "iteration", "steps": "iteration", "batch": "iteration"}
-THINGS |= {"sample": "sample", "samples": "sample", "seq": "sample", "seqs": "sample", "sequence": "sample"}
-THINGS |= {"sequences": "sample", "img": "image", "imgs": "image", "image": "image", "images": "image"}
-THINGS |= {"tok": "token", "toks": "token", "token": "token", "tokens": "token"}
-THINGS |= {"video": "video", "videos": "video", "vid": "video", "vids": "video", "clip": "video", "clips": "video"}
+
+
+class Thing(Word):
+    """What one unit of a throughput counts."""
+
+    ITERATION = "iteration"  # an optimizer step (or a sampling step) of the whole batch
+    SAMPLE = "sample"
+    IMAGE = "image"
+    TOKEN = "token"
+    VIDEO = "video"
+
+
+# what a throughput counts, as written -> the thing one unit of it is
+WRITTEN = {
+    Thing.ITERATION: ("it", "its", "iter", "iters", "iteration", "iterations", "step", "steps", "batch"),
+    Thing.SAMPLE: ("sample", "samples", "seq", "seqs", "sequence", "sequences"),
+    Thing.IMAGE: ("img", "imgs", "image", "images"),
+    Thing.TOKEN: ("tok", "toks", "token", "tokens"),
+    Thing.VIDEO: ("video", "videos", "vid", "vids", "clip", "clips"),
+}
+THINGS = {word: thing for thing, words in WRITTEN.items() for word in words}
 _NUM = r"(?P<num>-?\d[\d,]*(?:\.\d+)?(?:[eE][+-]?\d+)?)"
 _PER_GPU = r"(?P<pergpu>\s*(?:/|per\s+)(?:gpu|chip|device|accelerator|tpu|core))?"
 _MULT = r"(?P<mult>\s*(?:[kKMB]|thousand|million|billion)\b)?"
@@ -57,16 +72,27 @@ _PATTERNS = (  # (kind, the value's text after the model) in the order tried
 _GROUPED = re.compile(r"\d{1,3}(,\d{3})+(\.\d+)?([eE][+-]?\d+)?")
 
 
+class RateKind(Word):
+    """What a claim of utilization or time states: a share of the peak, a speed, or a run's time or compute."""
+
+    MFU = "mfu"  # the model's FLOPs per second over the peak, a fraction
+    HFU = "hfu"  # the hardware's FLOPs (recompute included) per second over the peak, a fraction
+    FLOPS = "flops"  # FLOP/s
+    THROUGHPUT = "throughput"  # things per second
+    COST = "cost"  # GPU-seconds
+    COMPUTE = "compute"  # a run's FLOPs (PF-days)
+
+
 @dataclass(frozen=True)
 class Rate:
     """A claim of utilization or time as written: its kind, the value in absolute units (a fraction for MFU/HFU,
     FLOP/s, things per second, GPU-seconds), half its last printed digit in the same units, and what it counts."""
 
-    kind: str  # 'mfu', 'hfu', 'flops' (FLOP/s), 'throughput', 'cost' (GPU-seconds), 'compute' (FLOPs)
+    kind: RateKind
     value: Decimal
     precision: Decimal
     label: str  # the unit as written
-    thing: str = ""  # a throughput's: 'iteration', 'sample', 'image', 'token', 'video'
+    thing: Thing | None = None  # what a throughput counts (None: not a throughput)
     per_gpu: bool = False  # a throughput or FLOP/s of one GPU (else of the whole job)
     gpu: str = ""  # named in the text: '675 A100 GPU-days', '7 days on 8 A100s'
     gpus: int | None = None  # '7 days on 8 GPUs'
@@ -129,7 +155,7 @@ def parse_rate(text: str) -> Rate:
 def _percent(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     if value > 100:
         raise InputError(f"{m.group(0).strip()!r}: a utilization is at most 100% of the peak")
-    what = m.group("what").lower()
+    what = RateKind(m.group("what").lower())  # the pattern matched mfu or hfu
     return Rate(what, value / 100, precision / 100, f"% {what.upper()}")
 
 
@@ -144,7 +170,14 @@ def _flops(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
             raise InputError(f"{m.group(0).strip()!r}: a share of the peak is at most 100%")
         share, half = share / 100, half / 100
     return Rate(
-        "flops", value * scale, precision * scale, "FLOP/s", per_gpu=per_gpu, gpu=gpu, share=share, share_precision=half
+        RateKind.FLOPS,
+        value * scale,
+        precision * scale,
+        "FLOP/s",
+        per_gpu=per_gpu,
+        gpu=gpu,
+        share=share,
+        share_precision=half,
     )
 
 
@@ -154,14 +187,14 @@ def _per_second(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
         raise InputError(
             f"unknown throughput unit {m.group('thing')!r}: count it/s, samples/s, img/s, tokens/s or videos/s"
         )
-    return Rate("throughput", value, precision, f"{thing}s/s", thing, per_gpu=bool(m.group("pergpu")))
+    return Rate(RateKind.THROUGHPUT, value, precision, f"{thing}s/s", thing, per_gpu=bool(m.group("pergpu")))
 
 
 def _seconds_per(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     scale = Decimal("0.001") if m.group("unit").lower() == "ms" else Decimal(1)
     seconds = value * scale
     # x s/it is 1/x it/s; its precision carried through the inverse: d(1/x) = dx / x^2
-    return Rate("throughput", 1 / seconds, precision * scale / (seconds * seconds), "s/it", "iteration")
+    return Rate(RateKind.THROUGHPUT, 1 / seconds, precision * scale / (seconds * seconds), "s/it", Thing.ITERATION)
 
 
 def _gpu_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
@@ -172,7 +205,7 @@ def _gpu_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
         * Decimal(10) ** MULTIPLIERS[mult.upper() if len(mult) == 1 else mult.lower()]
     )
     gpu = (m.group("gpu") or "").strip()
-    return Rate("cost", value * scale, precision * scale, f"GPU-{_unit(m)}", gpu=gpu)
+    return Rate(RateKind.COST, value * scale, precision * scale, f"GPU-{_unit(m)}", gpu=gpu)
 
 
 def _unit(m: re.Match[str]) -> str:
@@ -182,7 +215,7 @@ def _unit(m: re.Match[str]) -> str:
 
 def _compute(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     """A run's compute in PF-days, in FLOPs (1 PF-day = 10^15 FLOP/s x 86,400 s)."""
-    return Rate("compute", value * PF_DAY, precision * PF_DAY, "PF-days")
+    return Rate(RateKind.COMPUTE, value * PF_DAY, precision * PF_DAY, "PF-days")
 
 
 def _wall_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
@@ -193,7 +226,7 @@ def _wall_time(m: re.Match[str], value: Decimal, precision: Decimal) -> Rate:
     gpu = m.group("gpu")
     named = "" if gpu.lower().rstrip("s") in ("gpu", "chip", "tpu", "device", "accelerator") else gpu
     label = f"{_unit(m)} on {gpus} GPUs"
-    return Rate("cost", value * scale * gpus, precision * scale * gpus, label, gpu=named, gpus=gpus)
+    return Rate(RateKind.COST, value * scale * gpus, precision * scale * gpus, label, gpu=named, gpus=gpus)
 
 
 _READERS = {
@@ -219,25 +252,25 @@ def needs(rate: Rate, given: Mapping[str, Any]) -> str:
     tokens of a run."""
     gpus = given.get("gpus") or rate.gpus
     named = given.get("gpu") or rate.gpu
-    if rate.kind == "compute":
+    if rate.kind is RateKind.COMPUTE:
         return _length_needs(given)
     if not named:
         return f"{rate.written or rate.label} is read against a GPU's peak: name the GPU with --gpu, like --gpu H100"
-    if rate.kind == "hfu" and not (given.get("recompute") or rate.recompute):
+    if rate.kind is RateKind.HFU and not (given.get("recompute") or rate.recompute):
         return "an HFU counts the recompute the run did: give --recompute none, selective or full"
-    if rate.kind in ("mfu", "hfu", "flops"):
-        if rate.kind == "flops" and rate.share is not None and not given.get("throughput"):
+    if rate.kind in (RateKind.MFU, RateKind.HFU, RateKind.FLOPS):
+        if rate.kind is RateKind.FLOPS and rate.share is not None and not given.get("throughput"):
             return ""  # checked against itself and the datasheet: FLOP/s per GPU / the peak = the share
         if not given.get("throughput"):
             what = rate.label.strip("% ")
             return f"a {what} needs the throughput it was measured at: give --throughput, like '3.1 it/s'"
         inner = parse_rate(given["throughput"])
-        if inner.kind != "throughput":
+        if inner.kind is not RateKind.THROUGHPUT:
             return (
                 f"--throughput {given['throughput']!r} is not a throughput: write it like '3.1 it/s' or '1,350 img/s'"
             )
-        return _throughput_needs(inner, given, gpus, per_gpu=rate.per_gpu or rate.kind != "flops")
-    if rate.kind == "throughput":
+        return _throughput_needs(inner, given, gpus, per_gpu=rate.per_gpu or rate.kind is not RateKind.FLOPS)
+    if rate.kind is RateKind.THROUGHPUT:
         return _throughput_needs(rate, given, gpus, per_gpu=True)
     return _length_needs(given)
 
@@ -252,9 +285,9 @@ def _length_needs(given: Mapping[str, Any]) -> str:
 def _throughput_needs(rate: Rate, given: Mapping[str, Any], gpus: int | None, per_gpu: bool) -> str:
     """A throughput needs the batch when it counts iterations, and the GPU count when it is the whole job's and is
     read per GPU."""
-    if rate.thing == "iteration" and not given.get("batch"):
+    if rate.thing is Thing.ITERATION and not given.get("batch"):
         return f"{rate.label} counts iterations: give the batch one iteration trains on, like --batch 256"
-    if rate.thing == "token" and not given.get("text_tokens"):
+    if rate.thing is Thing.TOKEN and not given.get("text_tokens"):
         return "tokens/s: give the sequence length the tokens come in, like --text-tokens 2048"
     if per_gpu and not rate.per_gpu and not gpus:
         return (

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.auditor.claims import Claim
 from flopcheck.cache import COUNTS, count_key
 from flopcheck.executors import keep as keep  # a count kept as the auditor keeps it (re-exported: tests, conftest)
-from flopcheck.types import Count, Finding, Unit
+from flopcheck.types import Count, Finding, ModelPart, Space, Unit
 
 if TYPE_CHECKING:
     from flopcheck.counters.pool import Job
@@ -54,6 +54,7 @@ class ToolReading:
     uncertain: int = 0  # FLOPs of the carried value at a mixed rate (the stand-in's mix)
     convention: Convention | None = None  # what it did on the model, by the reconciler (carried: from the stand-in)
     reference: Any = field(default=None, compare=False, repr=False)  # what its count is reconciled against, if known
+    formula: str | None = None  # a published formula's reading: its name in flopcheck.published.FORMULAS
 
     @property
     def words(self) -> str:
@@ -77,7 +78,7 @@ class ToolReading:
     @property
     def tool(self) -> str:
         """'fvcore_jit (fvcore 0.1.5)'; a published formula by its title."""
-        if self.count.counter.startswith("formula ") or self.count.counter == FUSED:
+        if self.formula is not None or self.count.counter == FUSED:
             return f"{self.count.counter} ({self.count.library})"
         return f"{self.count.counter} ({self.count.library} {self.count.version})"
 
@@ -85,9 +86,8 @@ class ToolReading:
         """'what fvcore_jit (fvcore 0.1.5) reports on explicit attention'."""
         where = f" on {self.path}" if self.path else ""
         scope = f" x {self.factor}" if self.factor > 1 else ""
-        if self.count.counter.startswith("formula "):
-            name = self.count.counter.removeprefix("formula ")
-            return f"what the published formula {name} ({self.count.library}) gives{scope}"
+        if self.formula is not None:
+            return f"what the published formula {self.formula} ({self.count.library}) gives{scope}"
         if self.count.counter == FUSED:
             return f"the exact count after reparameterization (timm's benchmark convention){scope}"
         if self.stand_in:
@@ -121,9 +121,9 @@ def _forward_flops(claim: Claim) -> int:
 
 
 def _jobs_of(claim: Claim) -> tuple[list[Any], str]:
-    if claim.part != "model":
+    if claim.part is not ModelPart.MODEL:
         return [], "counters count whole models"
-    if claim.space == "pixel":
+    if claim.space is Space.PIXEL:
         return [], "counters run the model on its latent"
     why = claim.subject.meta_only()
     if why:

@@ -11,8 +11,8 @@ from flopcheck.auditor.claims import Claim
 from flopcheck.auditor.readings import FUSED, Convention, ToolReading
 from flopcheck.errors import InputError
 from flopcheck.reconciler import causes as K
-from flopcheck.specs import REPARAMETERIZABLE
-from flopcheck.types import Count, Unit
+from flopcheck.specs import REPARAMETERIZABLE, SpecSource
+from flopcheck.types import Count, ModelPart, Space, Unit
 
 WHO = "timm reparameterize_model"  # the tool that fused it, as a counter's library
 
@@ -20,7 +20,12 @@ WHO = "timm reparameterize_model"  # the tool that fused it, as a counter's libr
 def fused_subject(claim: Claim) -> Any:
     """The claim's timm model fused by reparameterize_model, where its build noted branches to fuse; else None."""
     s = claim.subject
-    if claim.part != "model" or claim.space == "pixel" or s.spec is None or s.named.source != "timm":
+    if (
+        claim.part is not ModelPart.MODEL
+        or claim.space is Space.PIXEL
+        or s.spec is None
+        or s.named.source is not SpecSource.TIMM
+    ):
         return None
     if s.named.options.reparam or not any(REPARAMETERIZABLE in n for n in s.measured().notes):
         return None

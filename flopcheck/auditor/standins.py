@@ -24,7 +24,7 @@ from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job
 from flopcheck.reconciler import explain
 from flopcheck.reconciler.carry import Carried, carried, fitted, per_block
-from flopcheck.types import Count, Finding
+from flopcheck.types import Count, Finding, ModelPart, Space
 
 if TYPE_CHECKING:
     from flopcheck.specs import ModelSpec
@@ -44,7 +44,7 @@ class Group:
 
 def stand_ins(claim: Claim) -> list[Job]:
     """The stand-in jobs of a whole-model latent claim on a reference model; none for a part, pixels or a spec."""
-    if claim.part != "model" or claim.space == "pixel":
+    if claim.part is not ModelPart.MODEL or claim.space is Space.PIXEL:
         return []
     return claim.subject.stand_ins()
 
@@ -142,7 +142,7 @@ def _carrier(claim: Claim, job: Job, several: bool) -> Callable[[str], ToolReadi
 def _depth_stand_ins(claim: Claim) -> list[tuple[ModelSpec, ModelSpec, int, str]]:
     """A spec whose forward counters would not execute, but whose work is one list of L >= 3 identical blocks: its
     stand-ins of 1 and 2 blocks on each attention path, as (1-block spec, 2-block spec, L, path words)."""
-    if claim.part != "model" or claim.space == "pixel":
+    if claim.part is not ModelPart.MODEL or claim.space is Space.PIXEL:
         return []
     lists = claim.subject.blocks()
     if len(lists) != 1 or lists[0].count < 3:

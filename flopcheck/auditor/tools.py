@@ -12,6 +12,7 @@ from flopcheck.cache import COUNTS, count_key
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job
 from flopcheck.subject import measure_all
+from flopcheck.types import ModelPart, Space
 
 
 def prefetch(claims: list[Claim], names: list[str] | None = None, workers: int | None = None) -> None:
@@ -32,7 +33,7 @@ def _measure_specs(claims: list[Claim]) -> None:
     """The exact counts of the claims' specs (and of their explicit-attention twins), in as few children as can be."""
     subjects = []
     for claim in claims:
-        if claim.part == "model" and claim.space != "pixel":
+        if claim.part is ModelPart.MODEL and claim.space is not Space.PIXEL:
             try:
                 subjects.append(claim.subject)
             except Exception:  # noqa: BLE001  (refused by the claim's own audit, one line)

@@ -22,9 +22,10 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from flopcheck.auditor.rates import RECOMPUTE, Rate, parse_rate
+from flopcheck.auditor.rates import RECOMPUTE, Rate, RateKind, Thing, parse_rate
 from flopcheck.errors import InputError
 from flopcheck.gpus import GPU, get_gpu, neighbours, the_gpu
+from flopcheck.specs import SpecSource
 from flopcheck.types import ATTENTION_KINDS, Tier
 
 if TYPE_CHECKING:  # read here, never taken: the exact step imports torch
@@ -90,13 +91,14 @@ class Reading:
     value: Fraction
     true: bool = False
     convention: bool = False  # a named, documented convention of the work (the needed work, a published formula)
+    formula: str | None = None  # a published formula's reading: its name in flopcheck.published.FORMULAS
 
 
 def _formula_readings(work: SampleWork, convention: bool = True) -> list[Reading]:
     """The published formulas' readings of one sample's training step (Kaplan 6ND, PaLM, Megatron, torchtitan,
     MaxText ...: flopcheck.published), each by its name."""
     return [
-        Reading(f"formula {n}", f"the published formula {n} ({title})", v, convention=convention)
+        Reading(f"formula {n}", f"the published formula {n} ({title})", v, convention=convention, formula=n)
         for n, title, v in work.formulas
     ]
 
@@ -104,15 +106,13 @@ def _formula_readings(work: SampleWork, convention: bool = True) -> list[Reading
 def formulas_of(m: Measured, subject: Subject) -> tuple[tuple[str, str, Fraction], ...]:
     """Each published training formula that applies to a named model, per sample of its step, read from the one
     measurement `m` that holds the step (its batch, forward, step and structure)."""
-    from flopcheck.published import FORMULAS
-    from flopcheck.published.applied import formula_results
+    from flopcheck.auditor.formulas import applied
 
     batch = m.batch or subject.spec_batch
-    found = formula_results(subject, ["all"], training=True, measured=m)
     return tuple(
-        (r.counter.removeprefix("formula "), FORMULAS[r.counter.removeprefix("formula ")].title, Fraction(f, batch))
-        for r in found
-        if r.error is None and (f := r.counter_flops) and FORMULAS[r.counter.removeprefix("formula ")].training
+        (f.name, f.title, Fraction(flops, batch))
+        for f, r in applied(subject, training=True, measured=m)
+        if r.error is None and (flops := r.counter_flops) and f.training
     )
 
 
@@ -213,10 +213,10 @@ class Pair:
     def convention(self) -> bool:
         return self.rank == 1
 
-    def words(self, what: str) -> str:
+    def words(self, what: RateKind) -> str:
         return (
             f"{self.top.words} over {self.bottom.words}"
-            if what not in ("flops", "compute")
+            if what not in (RateKind.FLOPS, RateKind.COMPUTE)
             else f"{self.top.words}, {self.bottom.words}"
         )
 
@@ -257,20 +257,20 @@ class UtilizationVerdict:
         return self.verdict.passes
 
 
-MODALITY_OF_THING = {"image": "image", "video": "video", "token": "text"}
+MODALITY_OF_THING = {Thing.IMAGE: "image", Thing.VIDEO: "video", Thing.TOKEN: "text"}
 
 
 def modality(subject: Subject) -> str:
     """What one sample of the model is: 'image', 'video' or 'text' ('' where flopcheck cannot tell: a factory)."""
     spec = subject.spec
-    source = spec.source if spec is not None else "module"
-    if source == "reference":
+    source = spec.source if spec is not None else SpecSource.MODULE
+    if source is SpecSource.REFERENCE:
         return "video" if getattr(subject.config(), "video", False) else "image"
-    if source == "transformers":
+    if source is SpecSource.TRANSFORMERS:
         return "text"
-    if source in ("timm", "torchvision"):
+    if source in (SpecSource.TIMM, SpecSource.TORCHVISION):
         return "image"
-    if source == "diffusers":
+    if source is SpecSource.DIFFUSERS:
         assert spec is not None  # only a spec has a library as its source
         return "video" if spec.options.frames else "image"
     return ""
@@ -279,7 +279,11 @@ def modality(subject: Subject) -> str:
 def is_causal(subject: Subject) -> bool:
     """A decoder-only language model masks attention causally: a transformers class of the causal-LM heads."""
     spec = subject.spec
-    return spec is not None and spec.source == "transformers" and spec.name.endswith(("ForCausalLM", "LMHeadModel"))
+    return (
+        spec is not None
+        and spec.source is SpecSource.TRANSFORMERS
+        and spec.name.endswith(("ForCausalLM", "LMHeadModel"))
+    )
 
 
 def work_of(claim: Claim) -> SampleWork:
@@ -334,7 +338,7 @@ def _unneeded(step: TrainingCount, attention: int, batch: int) -> Fraction | Non
 
 def explain_mfu(value: Fraction, work: SampleWork, job: GpuJob, hfu: bool = False) -> tuple[Fraction, Pair]:
     """The true MFU (or HFU) of a run and the pair of readings nearest to a logged `value`."""
-    rate = Rate("hfu" if hfu else "mfu", Decimal(0), Decimal(0), "MFU")
+    rate = Rate(RateKind.HFU if hfu else RateKind.MFU, Decimal(0), Decimal(0), "MFU")
     pairs = _pairs(rate, work, job)
     true = next(p for p in pairs if p.departures == 0)
     return true.value, min(pairs, key=lambda p: (abs(p.value - value) / p.value, p.departures))
@@ -348,9 +352,9 @@ def job_of(claim: Claim, rate: Rate, work: SampleWork) -> GpuJob:
         raise InputError(f"{rate.written or rate.label} is read against a GPU's peak: name the GPU with --gpu")
     gpus = rate.gpus or claim.gpus or 1
     dtype = claim.dtype or "bf16"
-    if rate.kind == "cost" or rate.kind == "flops" and claim.throughput is None:
+    if rate.kind is RateKind.COST or rate.kind is RateKind.FLOPS and claim.throughput is None:
         return GpuJob(gpu, gpus, dtype, Fraction(0), rate.label)
-    if rate.kind == "throughput":
+    if rate.kind is RateKind.THROUGHPUT:
         throughput = rate
     else:
         assert claim.throughput is not None  # rates.needs refused an MFU, HFU or FLOP/s claim without one
@@ -360,10 +364,10 @@ def job_of(claim: Claim, rate: Rate, work: SampleWork) -> GpuJob:
     shown = f"{_num(per_second)} {throughput.label}" + (" per GPU" if throughput.per_gpu else "")
     if throughput.label == "s/it":  # as written, then inverted: '2.1 s/it = 0.47619 iterations/s'
         shown = f"{throughput.written} = {_num(per_second)} iterations/s"
-    if throughput.thing == "iteration":  # a generation's iteration is one of its sampling steps
+    if throughput.thing is Thing.ITERATION:  # a generation's iteration is one of its sampling steps
         per_second *= Fraction(claim.batch, 1 if work.training else claim.steps)
         shown += f" x batch {claim.batch}" + ("" if work.training else f" / {claim.steps} sampling steps")
-    elif throughput.thing == "token":
+    elif throughput.thing is Thing.TOKEN:
         assert claim.text_tokens is not None  # rates.needs refused tokens/s without the sequence length
         per_second /= claim.text_tokens
         shown += f" / {claim.text_tokens:,} tokens per sample"
@@ -381,7 +385,7 @@ def fits(claim: Claim, rate: Rate) -> None:
 def fits_subject(subject: Subject, rate: Rate, name: str = "") -> None:
     """A throughput's unit fits the model: images/s an image model, videos/s a video model, tokens/s a language
     model; it/s and samples/s any model."""
-    wanted = MODALITY_OF_THING.get(rate.thing)
+    wanted = MODALITY_OF_THING.get(rate.thing) if rate.thing else None
     if wanted is None:
         return
     has = modality(subject)
@@ -400,19 +404,19 @@ def judge(claim: Claim) -> UtilizationVerdict:
     assert rate is not None  # judged here only as a claim of utilization or time (verbs.audit.judge_claim)
     if claim.tokens and modality(claim.subject) != "text":
         raise InputError(f"--tokens counts a language model's training tokens; {claim.model} takes no text tokens")
-    if rate.kind == "flops" and claim.throughput is None:  # '163 TFLOP/s per A100, 52% of peak': no model's work
+    if rate.kind is RateKind.FLOPS and claim.throughput is None:  # '163 TFLOP/s per A100, 52% of peak': no model's work
         return _share_only(claim, rate)
     work = work_of(claim)
-    if rate.kind == "compute":
+    if rate.kind is RateKind.COMPUTE:
         return _compute(claim, rate, work)
     job = job_of(claim, rate, work)
     peak = denominators(job.gpu, job.gpus, job.dtype)[0].value
-    if rate.kind == "cost":
+    if rate.kind is RateKind.COST:
         return _cost(claim, rate, work, job, peak)
     per_second = job.samples_per_second / peak
     mfu, needed = work.model * per_second, work.needed * per_second
     hfu = work.executed_with(claim.recompute or rate.recompute) * per_second if _policy(claim) else None
-    if rate.kind == "throughput":
+    if rate.kind is RateKind.THROUGHPUT:
         tier = Tier.CONSISTENT if mfu <= 1 and (hfu or 0) <= 1 else Tier.WRONG
         return UtilizationVerdict(claim, tier, job, work, mfu, hfu, true_value=mfu, needed_mfu=needed)
     pairs = _pairs(rate, work, job, _policy(claim))
@@ -483,8 +487,8 @@ def _fits(value: Fraction, claimed: Fraction, precision: Fraction) -> bool:
 
 def _pairs(rate: Rate, work: SampleWork, job: GpuJob, recompute: str = "") -> list[Pair]:
     """Every numerator x denominator reading of an MFU, HFU or FLOP/s claim, and its value."""
-    tops = numerators(work, hfu=rate.kind == "hfu", recompute=recompute or None)
-    if rate.kind == "flops":  # FLOP/s per GPU (the job's / GPUs) or the whole job's
+    tops = numerators(work, hfu=rate.kind is RateKind.HFU, recompute=recompute or None)
+    if rate.kind is RateKind.FLOPS:  # FLOP/s per GPU (the job's / GPUs) or the whole job's
         per = Reading("per_gpu", f"per GPU ({job.gpus} GPUs)", Fraction(job.gpus), rate.per_gpu)
         whole = Reading("whole", "for the whole job", Fraction(1), not rate.per_gpu)
         bottoms = [per, whole] if job.gpus > 1 else [Reading("per_gpu", "on one GPU", Fraction(1), True)]
@@ -548,9 +552,11 @@ def implied(
     """`flopcheck estimate --throughput`: the MFU and HFU a measured throughput means on `gpus` of `gpu` (its dense
     BF16 peak), from the exact step at `batch` (per sample), and the rate in words."""
     rate = parse_rate(throughput)
-    if rate.thing == "token":
+    if rate.thing is Thing.TOKEN:
         raise InputError("--throughput in tokens/s: audit it as a claim (flopcheck audit ... --text-tokens N)")
-    per_second = Fraction(str(rate.value)) * (batch if rate.thing == "iteration" else 1) * (gpus if rate.per_gpu else 1)
+    per_second = (
+        Fraction(str(rate.value)) * (batch if rate.thing is Thing.ITERATION else 1) * (gpus if rate.per_gpu else 1)
+    )
     peak = gpus * _f(gpu.tflops) * 10**12
     mfu = Fraction(step.model_flops, batch) * per_second / peak
     hfu = Fraction(step.executed_flops, batch) * per_second / peak

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import textwrap
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
+from flopcheck import codec
 from flopcheck.fmt import commas
+from flopcheck.types import Word
 
 MASKED_BELOW = -1e4  # a float mask's entry at or below it masks its pair (exp(-1e4) is 0 in fp32, bf16, fp16)
 # (query rows, key columns) of one tile: FlashAttention-2's forward kernel, head dim 128 on A100/H100 without dropout
@@ -30,14 +32,26 @@ KERNELS = ("flash", "math")  # the kernels whose executed work is given
 HEADLINE = "dense"  # the convention of the exact count's headline total
 
 
+class MaskKind(Word):
+    """What an attention call's mask is, as read: none, causal, a mask tensor, or a flex_attention BlockMask
+    (exact/block_mask.py); a mask whose values could not be read counts dense in every convention."""
+
+    NONE = "none"
+    CAUSAL = "causal"  # SDPA's is_causal
+    TENSOR = "tensor"  # a mask tensor, its values read
+    UNKNOWN = "unknown"  # a mask tensor on meta: no values, dense
+    UNREAD = "unread"  # a mask too large (or of a layout not read): dense
+    BLOCK = "block"  # a BlockMask, its blocks read: flash = the listed blocks' pairs
+    BLOCK_APPROX = "block-approx"  # its mask_mod's pairs not read: needed = the listed blocks'
+    BLOCK_UNKNOWN = "block-unknown"  # a BlockMask on meta: dense
+
+
 @dataclass(frozen=True)
 class AttentionCall:
     """One attention call's shapes and its query-key pairs in each convention (all heads together)."""
 
     path: str  # normalised module path of the call
-    mask: str  # 'none', 'causal', 'tensor' (values read), 'unknown' (on meta: no values), 'unread' (too large): dense
-    # a flex_attention BlockMask (exact/block_mask.py): 'block' (blocks read; flash = the listed blocks' pairs),
-    # 'block-approx' (its mask_mod's pairs not read: needed = the listed blocks'), 'block-unknown' (on meta): dense
+    mask: MaskKind
     heads: int  # batch x query heads: score matrices
     tq: int
     tk: int
@@ -119,7 +133,11 @@ def totals(calls: Iterable[AttentionCall]) -> dict[str, int]:
     return out
 
 
-TENSOR_MASKS = ("tensor", "unknown", "unread")  # an SDPA call given attn_mask as a tensor (read or not)
+TENSOR_MASKS = (
+    MaskKind.TENSOR,
+    MaskKind.UNKNOWN,
+    MaskKind.UNREAD,
+)  # an SDPA call given attn_mask as a tensor (read or not)
 
 
 def executed(calls: Iterable[AttentionCall], kernel: str) -> int:
@@ -156,24 +174,24 @@ def needed_line(total: int, calls: Iterable[AttentionCall], indent: str = "") ->
 
 def masked(calls: Iterable[AttentionCall]) -> bool:
     """A call whose mask matters: one that restricts pairs, or one whose mask could not be read."""
-    return any(c.mask != "none" for c in calls)
+    return any(c.mask is not MaskKind.NONE for c in calls)
 
 
 MASK_WORDS = {
-    "none": "no mask",
-    "causal": "causal",
-    "tensor": "mask tensor (values read)",
-    "unknown": "mask on meta: values unknown, counted dense",
-    "unread": "mask not read (too large): counted dense",
-    "block": "block mask (blocks read)",
-    "block-approx": "block mask (blocks read; mask_mod's pairs not read)",
-    "block-unknown": "block mask on meta: blocks unknown, counted dense",
+    MaskKind.NONE: "no mask",
+    MaskKind.CAUSAL: "causal",
+    MaskKind.TENSOR: "mask tensor (values read)",
+    MaskKind.UNKNOWN: "mask on meta: values unknown, counted dense",
+    MaskKind.UNREAD: "mask not read (too large): counted dense",
+    MaskKind.BLOCK: "block mask (blocks read)",
+    MaskKind.BLOCK_APPROX: "block mask (blocks read; mask_mod's pairs not read)",
+    MaskKind.BLOCK_UNKNOWN: "block mask on meta: blocks unknown, counted dense",
 }
 
 
 def _mask_words(c: AttentionCall) -> str:
     """The call's mask in words, with the pattern its values were read as ('mask tensor (values read): packed')."""
-    read = f": {c.pattern.replace(':', ' of ')}" if c.mask == "tensor" and c.pattern else ""
+    read = f": {c.pattern.replace(':', ' of ')}" if c.mask is MaskKind.TENSOR and c.pattern else ""
     return MASK_WORDS[c.mask] + read + (", eager" if c.eager else "")
 
 
@@ -213,14 +231,14 @@ def to_lines(calls: tuple[AttentionCall, ...], kernel: str = "") -> list[str]:
             "  eager attention (matmul, softmax, matmul; 'eager' above): no kernel skips a pair of it, so it executes "
             "dense whatever --attn-kernel says; its mask read from the tensor added to (or filled into) its scores"
         )
-    if any(c.mask == "tensor" for c in calls):
+    if any(c.mask is MaskKind.TENSOR for c in calls):
         lines.append(
             f"  a float mask tensor masks a pair at or below {MASKED_BELOW:g} (-inf, the dtype's minimum, BERT's "
             f"-10000); a bias above it lets the pair through"
         )
-    if any(c.mask == "unread" for c in calls):
+    if any(c.mask is MaskKind.UNREAD for c in calls):
         lines.append("  a mask too large to read (past 2^28 elements a score matrix) counts dense in every convention")
-    if any(c.mask == "unknown" for c in calls):
+    if any(c.mask is MaskKind.UNKNOWN for c in calls):
         lines.append(
             "  a mask given as a tensor on meta has no values: those calls count dense in every convention; count "
             "on real tensors (--device cpu) to read it"
@@ -245,14 +263,14 @@ def _block_notes(calls: tuple[AttentionCall, ...]) -> list[str]:
     """What a flex_attention BlockMask's calls count, in words (none without one)."""
     kinds = {c.mask for c in calls}
     lines = []
-    if kinds & {"block", "block-approx"}:
+    if kinds & {MaskKind.BLOCK, MaskKind.BLOCK_APPROX}:
         lines.append(
             "  a flex_attention block mask: needed counts its listed blocks' pairs (a partial block's under its "
             "mask_mod), executed (flash column) every listed block whole, as flex runs it"
         )
-    if "block-approx" in kinds:
+    if MaskKind.BLOCK_APPROX in kinds:
         lines.append("  a block mask whose mask_mod was not read: its partial blocks count whole in needed too")
-    if "block-unknown" in kinds:
+    if MaskKind.BLOCK_UNKNOWN in kinds:
         lines.append(
             "  a flex_attention block mask on meta has no values: those calls count dense in every convention; "
             "count on real tensors (--device cpu) to read its blocks"
@@ -272,16 +290,16 @@ def to_dict(calls: tuple[AttentionCall, ...], kernel: str = "") -> dict[str, Any
         "executed_math_flops": t["executed_math"],
         **({"attn_kernel": kernel, "executed_flops": executed(calls, kernel)} if kernel else {}),
         "masked_below": MASKED_BELOW,
-        "masks_unknown": any(c.mask in ("unknown", "unread", "block-unknown") for c in calls),
-        "calls": [{**asdict(c), **{f"{k}_flops": v for k, v in c.conventions().items()}} for c in calls],
+        "masks_unknown": any(c.mask in (MaskKind.UNKNOWN, MaskKind.UNREAD, MaskKind.BLOCK_UNKNOWN) for c in calls),
+        "calls": [{**codec.encode(c), **{f"{k}_flops": v for k, v in c.conventions().items()}} for c in calls],
     }
 
 
 def from_rows(rows: Iterable[Iterable[Any]]) -> tuple[AttentionCall, ...]:
     """AttentionCalls from their JSON rows (a child's measurement read back)."""
-    return tuple(AttentionCall(*r) for r in rows)
+    return tuple(codec.decode_row(AttentionCall, r) for r in rows)
 
 
 def to_rows(calls: Iterable[AttentionCall]) -> list[list[Any]]:
     """AttentionCalls as JSON rows (field order)."""
-    return [list(asdict(c).values()) for c in calls]
+    return [codec.encode_row(c) for c in calls]

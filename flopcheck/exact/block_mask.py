@@ -19,7 +19,7 @@ from typing import Any
 
 import torch
 
-from flopcheck.exact.attention_work import AttentionCall
+from flopcheck.exact.attention_work import AttentionCall, MaskKind
 
 CPU_LIMIT = 1 << 26  # mask_mod elements evaluated on the CPU (B x H x tq x tk of the block mask); past it: not read
 PATTERN = "block mask"
@@ -106,13 +106,13 @@ def note(op: Any, args: tuple[Any, ...], path: str) -> AttentionCall | None:
     heads = prod(lead)
     dense = heads * tq * tk
     if block_mask[2].device.type == "meta":
-        return AttentionCall(path, "block-unknown", heads, tq, tk, e, ev, dense, dense, dense)
+        return AttentionCall(path, MaskKind.BLOCK_UNKNOWN, heads, tq, tk, e, ev, dense, dense, dense)
     try:
         needed, executed, exact, matrices = read(block_mask, tq, tk)
         if heads % matrices:
             raise ValueError(f"a block mask of {matrices} matrices for {heads} heads")
     except Exception:  # noqa: BLE001 - a block mask of a layout not read: dense, and said
-        return AttentionCall(path, "unread", heads, tq, tk, e, ev, dense, dense, dense)
+        return AttentionCall(path, MaskKind.UNREAD, heads, tq, tk, e, ev, dense, dense, dense)
     factor = heads // matrices  # a block mask broadcast over batch or heads (B or H of 1) stands for each
-    kind = "block" if exact else "block-approx"
+    kind = MaskKind.BLOCK if exact else MaskKind.BLOCK_APPROX
     return AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed * factor, executed * factor, 1, PATTERN)

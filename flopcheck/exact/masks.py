@@ -19,7 +19,14 @@ from typing import Any
 import torch
 from torch.utils.weak import WeakTensorKeyDictionary
 
-from flopcheck.exact.attention_work import FLASH_TILE, MASKED_BELOW, AttentionCall, causal_flash_pairs, causal_pairs
+from flopcheck.exact.attention_work import (
+    FLASH_TILE,
+    MASKED_BELOW,
+    AttentionCall,
+    MaskKind,
+    causal_flash_pairs,
+    causal_pairs,
+)
 
 CPU_LIMIT = 1 << 28  # mask elements computed on the CPU beside a meta mask (256 Mi booleans); past it: unknown
 MASK_MAKERS = ("sdpa", "eager")  # transformers' mask interface entries whose masks get CPU values
@@ -237,20 +244,20 @@ class MaskLog:
         mask whose True marks the pairs masked, as masked_fill takes it)."""
         heads = prod(lead)
         dense = heads * tq * tk
-        kind, needed, flash, pattern, padded = "none", dense, dense, "", 0
+        kind, needed, flash, pattern, padded = MaskKind.NONE, dense, dense, "", 0
         if causal:
-            kind, needed, flash = "causal", heads * causal_pairs(tq, tk), heads * causal_flash_pairs(tq, tk)
+            kind, needed, flash = MaskKind.CAUSAL, heads * causal_pairs(tq, tk), heads * causal_flash_pairs(tq, tk)
             pattern = "causal"
         elif mask is not None:
             values = self._values_of(mask)
             if values is None:
-                kind = "unknown"
+                kind = MaskKind.UNKNOWN
             else:
                 try:
                     read = self._pairs(self._inverted(values) if fills else values, lead, tq, tk)
-                    kind, (needed, flash, pattern, padded) = "tensor", read
+                    kind, (needed, flash, pattern, padded) = MaskKind.TENSOR, read
                 except Exception:  # noqa: BLE001 - a mask too large or of a layout not read: dense, and said
-                    kind, needed, flash = "unread", dense, dense
+                    kind, needed, flash = MaskKind.UNREAD, dense, dense
         call = AttentionCall(path, kind, heads, tq, tk, e, ev, dense, needed, flash, 1, pattern, padded, eager)
         self.calls.append(call)
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.fmt import commas, si
 from flopcheck.reconciler import masked
 from flopcheck.render import hang
-from flopcheck.types import CLOSE_LIMIT, Space, Tier, Unit, scope_words
+from flopcheck.types import CLOSE_LIMIT, ModelPart, Space, Tier, Unit, scope_words
 
 if TYPE_CHECKING:  # readings run counters, and the auditor's Verdict prints through this module: no import of them
     from flopcheck.auditor import Candidate, Verdict
@@ -29,14 +29,15 @@ def _where(v: Verdict) -> str:
     )
     scope = scope_words(c.batch, c.cfg, c.steps, c.training)
     part = {
-        "model": "",
-        "embeddings": ", embedding layers only",
-        "block": ", one block",
-        "linear": ", block linears only",
-        "attention": ", attention only",
+        ModelPart.MODEL: "",
+        ModelPart.EMBEDDINGS: ", embedding layers only",
+        ModelPart.BLOCK: ", one block",
+        ModelPart.LINEAR: ", block linears only",
+        ModelPart.ATTENTION: ", attention only",
     }[c.part]
     frames = f" x {c.frames} frames" if c.frames else ""
-    return f"{res}{frames}{', on pixels' if c.space == 'pixel' else ''}{part}, " + (" x ".join(scope) or "one forward")
+    pixels = ", on pixels" if c.space is Space.PIXEL else ""
+    return f"{res}{frames}{pixels}{part}, " + (" x ".join(scope) or "one forward")
 
 
 def _space(v: Verdict) -> str:

@@ -289,20 +289,22 @@ def _measured_keys(e: TrainingEstimate) -> dict[str, Any]:
     return {"throughput": words, "throughput_mfu": float(mfu), "throughput_hfu": float(hfu)}
 
 
-RENDERERS: dict[str, tuple[Callable[[Any], str], Callable[[Any], dict[str, Any]]]] = {
-    "Estimate": (_formula_text, _formula_dict),
-    "ExactEstimate": (_exact_text, _exact_dict),
-    "TrainingEstimate": (_training_text, _training_dict),
-}  # each kind of estimate: (text, JSON-ready dict)
+Rendering = tuple[Callable[[Any], str], Callable[[Any], dict[str, Any]]]  # (text, JSON-ready dict)
+FORMULA: Rendering = (_formula_text, _formula_dict)  # the inference arithmetic on the hand formula (Estimate)
+EXACT: Rendering = (_exact_text, _exact_dict)  # ... on a spec's exact count (ExactEstimate)
+TRAINING: Rendering = (_training_text, _training_dict)  # a training run (TrainingEstimate)
+# an estimate's type -> its rendering; filled by flopcheck.arithmetic, where the types are (they import this module,
+# so it imports none of them)
+RENDERERS: dict[type, Rendering] = {}
 
 
 def to_text(e: Shown) -> str:
     """An estimate (of one generation or of training) as text, within COLUMNS: a longer line wrapped, its next lines
     4 columns in from its own."""
-    lines = RENDERERS[type(e).__name__][0](e).splitlines()
+    lines = RENDERERS[type(e)][0](e).splitlines()
     return "\n".join(out for line in lines for out in hang(line, len(line) - len(line.lstrip()) + 4))
 
 
 def to_dict(e: Shown) -> dict[str, Any]:
     """An estimate as a JSON-ready dict, full integers."""
-    return RENDERERS[type(e).__name__][1](e)
+    return RENDERERS[type(e)][1](e)

@@ -7,8 +7,9 @@ from fractions import Fraction
 from typing import Any
 
 from flopcheck.auditor.logs import Figure, LogVerdict
+from flopcheck.auditor.rates import RateKind
 
-WHAT = {"mfu": "MFU", "flops": "TFLOP/s per GPU"}
+WHAT = {RateKind.MFU: "MFU", RateKind.FLOPS: "TFLOP/s per GPU"}
 
 
 def _pct(x: Fraction) -> str:
@@ -23,7 +24,7 @@ def _hfu(v: LogVerdict) -> str:
 
 def _value(f: Figure, x: Fraction) -> str:
     """An MFU as a percentage, FLOP/s as TFLOP/s, four significant digits."""
-    return _pct(x) if f.what == "mfu" else f"{float(x) / 1e12:,.4g}"
+    return _pct(x) if f.what is RateKind.MFU else f"{float(x) / 1e12:,.4g}"
 
 
 def headline(v: LogVerdict, f: Figure) -> str:

@@ -7,13 +7,14 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from flopcheck.auditor.rates import RateKind
 from flopcheck.auditor.utilization import GpuJob, Pair, UtilizationVerdict
 
 if TYPE_CHECKING:
     from flopcheck.auditor.claims import Claim
 
-WHAT = {"mfu": "MFU", "hfu": "HFU", "flops": "FLOP/s", "throughput": "throughput", "cost": "cost"}
-WHAT |= {"compute": "compute"}
+WHAT = {RateKind.MFU: "MFU", RateKind.HFU: "HFU", RateKind.FLOPS: "FLOP/s", RateKind.THROUGHPUT: "throughput"}
+WHAT |= {RateKind.COST: "cost", RateKind.COMPUTE: "compute"}
 HFU_UNKNOWN = "HFU unknown: give --recompute none, selective or full"
 
 
@@ -25,9 +26,9 @@ def percent(x: Fraction) -> str:
 def _value(v: UtilizationVerdict, x: Fraction) -> str:
     """The claim's quantity in its own unit: a percentage, TFLOP/s, or FLOPs of the whole run."""
     kind = v.claim.rate.kind
-    if kind == "compute":
+    if kind is RateKind.COMPUTE:
         return f"{float(x):.4g} FLOPs ({float(x) / 8.64e19:,.4g} PF-days)"
-    if kind == "flops" and v.mfu is not None:  # a FLOP/s checked on its run; with its share alone, the share
+    if kind is RateKind.FLOPS and v.mfu is not None:  # a FLOP/s checked on its run; with its share alone, the share
         return f"{float(x) / 1e12:,.4g} TFLOP/s"
     return percent(x)
 
@@ -36,7 +37,7 @@ def _peak_words(v: UtilizationVerdict, job: GpuJob) -> str:
     """The peak a run's MFU is of: the job's GPUs where their count is known, one GPU's where the claim is GPU-time
     (GPU-hours say nothing of how many GPUs)."""
     dtype = job.dtype.upper()
-    if v.claim.rate.kind == "cost" and not v.claim.rate.gpus and not v.claim.gpus:
+    if v.claim.rate.kind is RateKind.COST and not v.claim.rate.gpus and not v.claim.gpus:
         return f"{job.gpu.name}'s {dtype} dense peak, per GPU-second"
     return f"{job.gpus} x {job.gpu.name}'s {dtype} dense peak"
 
@@ -48,7 +49,7 @@ def _hfu(v: UtilizationVerdict) -> str:
 def _distance(p: Pair, v: UtilizationVerdict) -> str:
     """A convention's distance from the model's FLOPs: '3.6% below the model's FLOPs'."""
     policy = v.claim.recompute or v.claim.rate.recompute
-    hfu = v.claim.rate.kind == "hfu" and policy
+    hfu = v.claim.rate.kind is RateKind.HFU and policy
     model = v.work.executed_with(policy) if hfu else v.work.model
     if not model or p.top.value == model:
         return "the model's FLOPs"
@@ -60,7 +61,7 @@ def headline(v: UtilizationVerdict) -> str:
     """The verdict in one sentence: the pair that gives the digits (a convention named with its distance from the
     model's FLOPs) and the true value, the nearest pair where none does, or what the rate means."""
     c, r, j = v.claim, v.claim.rate, v.job
-    if r.kind in ("throughput", "cost"):
+    if r.kind in (RateKind.THROUGHPUT, RateKind.COST):
         assert j is not None and v.mfu is not None  # a time is read on its GPU
         needed = f"; the needed work's MFU {percent(v.needed_mfu)}" if v.needed_mfu is not None and _causal(v) else ""
         means = f"{c.text} means MFU {percent(v.mfu)} ({_hfu(v)}) of {_peak_words(v, j)}{needed}"
@@ -106,14 +107,14 @@ def to_text(v: UtilizationVerdict) -> str:
     """The verdict as a proof: the run, one sample's work by reading, the arithmetic, the verdict."""
     c, j, w = v.claim, v.job, v.work
     scope = "training" if w.training else "inference"
-    count = "" if j is None or c.rate.kind == "cost" and not (c.rate.gpus or c.gpus) else f"{j.gpus} x "
+    count = "" if j is None or c.rate.kind is RateKind.COST and not (c.rate.gpus or c.gpus) else f"{j.gpus} x "
     run = f" · {count}{j.gpu.name} ({j.gpu.tflops_of(j.dtype):g} TFLOPS {j.dtype} dense each)" if j else ""
     lines = [f"{c.model}{f' · {w.inputs}' if w.inputs else ''} · {scope}{run} · claim: {c.text}", ""]
     if w.model:
         lines += _work_lines(v)
-    if c.rate.kind == "compute":
+    if c.rate.kind is RateKind.COMPUTE:
         lines.append(f"run: {_run_words(c)} x {float(w.model):,.0f} model FLOPs = {v.total_flops:,} FLOPs")
-    elif c.rate.kind == "cost":
+    elif c.rate.kind is RateKind.COST:
         lines.append(f"run: {_run_words(c)} = {v.total_flops:,} model FLOPs in {_written(c)}")
     elif j is not None and j.samples_per_second:
         lines.append(f"rate: {j.rate_words}")
@@ -165,7 +166,7 @@ def _arithmetic(v: UtilizationVerdict, j: GpuJob) -> list[str]:
     assert v.mfu is not None  # a run with a time
     peak = j.gpu.tflops_of(j.dtype)
     needed = f" (the needed work: {percent(v.needed_mfu)})" if _causal(v) and v.needed_mfu is not None else ""
-    if v.claim.rate.kind == "cost":
+    if v.claim.rate.kind is RateKind.COST:
         return [_mfu_line(v, needed, f"{_peak_words(v, j)} ({peak:g} TFLOPS)")]
     flops = v.work.model * j.samples_per_second
     per_gpu = f", {float(flops) / j.gpus / 1e12:,.4g} per GPU" if j.gpus > 1 else ""
@@ -222,7 +223,9 @@ def to_dict(v: UtilizationVerdict) -> dict[str, Any]:
         "recompute": policy,
         "executed_flops_per_sample": exact(w.executed_with(policy)) if policy and w.training else None,
         "forward_flops_per_sample": exact(w.forward),
-        "samples_per_second": float(j.samples_per_second) if j and c.rate.kind not in ("cost", "compute") else None,
+        "samples_per_second": float(j.samples_per_second)
+        if j and c.rate.kind not in (RateKind.COST, RateKind.COMPUTE)
+        else None,
         "mfu": _float(v.mfu),
         "needed_mfu": _float(v.needed_mfu),
         "hfu": _float(v.hfu),
@@ -242,11 +245,11 @@ def markdown_row(v: UtilizationVerdict) -> str:
     c, j = v.claim, v.job
     written = _written(c)
     pair = v.best or v.nearest
-    if c.rate.kind in ("throughput", "cost"):
+    if c.rate.kind in (RateKind.THROUGHPUT, RateKind.COST):
         assert j is not None and v.mfu is not None  # a time is read on its GPU
         judged = f"MFU {percent(v.mfu)} of {_peak_words(v, j)}"
         return f"| {c.id} | {written} | {v.verdict} | {judged} | | | MFU {percent(v.mfu)} |"
-    judged = pair.words(c.rate.kind) if pair else (v.share.words("mfu") if v.share else "")
+    judged = pair.words(c.rate.kind) if pair else (v.share.words(RateKind.MFU) if v.share else "")
     claimed = Fraction(str(c.rate.share if v.mfu is None and c.rate.share is not None else c.rate.value))
     off = abs(claimed - v.true_value) / v.true_value if v.true_value else 0
     return f"| {c.id} | {written} | {v.verdict} | {judged} | | {float(off):.3%} | {_value(v, v.true_value)} |"

@@ -24,9 +24,22 @@ from typing import Any
 from flopcheck import checks
 from flopcheck.errors import InputError
 from flopcheck.specs import lms
+from flopcheck.types import Word
 from flopcheck.zoo import BY_NAME, Entry
 from reference_models import list_models
 from reference_models.registry import UnknownModelError
+
+
+class SpecSource(Word):
+    """Where a spec's model comes from: flopcheck's own reference models, or a library's (by the spec's prefix)."""
+
+    REFERENCE = "reference"  # a reference name: flopcheck's own models, with their hand formulas
+    TIMM = "timm"
+    TORCHVISION = "torchvision"
+    DIFFUSERS = "diffusers"
+    TRANSFORMERS = "transformers"  # transformers:CLASS, or a published language model's name
+    ZOO = "zoo"
+    MODULE = "module"  # package.module:factory, the user's own code
 
 
 @dataclass(frozen=True)
@@ -35,7 +48,7 @@ class ModelSource:
     built.Built, imported in the child that builds it), the input options it reads (--batch: every one; another
     one given would be ignored, so it is refused) and, in words, where its input comes from."""
 
-    prefix: str
+    prefix: SpecSource
     build: str
     reads: tuple[str, ...]
     inputs_from: str
@@ -47,41 +60,44 @@ SOURCES = {
     s.prefix: s
     for s in (
         ModelSource(
-            "timm",
+            SpecSource.TIMM,
             "flopcheck.specs.builders.timm:from_timm",
             ("resolution", "input_shape", "inputs"),
             "its pretrained_cfg, --resolution, --input-shape or --inputs",
         ),
         ModelSource(
-            "torchvision",
+            SpecSource.TORCHVISION,
             "flopcheck.specs.builders.torchvision:from_torchvision",
             ("resolution", "frames", "input_shape", "inputs"),
             "its weights' crop, --resolution, --frames (video), --input-shape or --inputs",
         ),
         ModelSource(
-            "diffusers",
+            SpecSource.DIFFUSERS,
             "flopcheck.specs.builders.diffusers:from_diffusers",
             ("config", "resolution", "frames", "text_tokens", "inputs"),
             "its config and --resolution, --frames, --text-tokens, or --inputs",
         ),
         ModelSource(
-            "transformers",
+            SpecSource.TRANSFORMERS,
             "flopcheck.specs.builders.transformers:from_transformers",
             ("config", "text_tokens", "inputs"),
             "its config and --text-tokens, or --inputs",
         ),
         ModelSource(
-            "zoo", "flopcheck.specs.builders.zoo:from_zoo", (), "its entry in the zoo (flopcheck list-models 'zoo:*')"
+            SpecSource.ZOO,
+            "flopcheck.specs.builders.zoo:from_zoo",
+            (),
+            "its entry in the zoo (flopcheck list-models 'zoo:*')",
         ),
         ModelSource(
-            "module",
+            SpecSource.MODULE,
             "flopcheck.specs.builders.factory:from_factory",
             ("input_shape", "inputs"),
             "the factory, --input-shape or --inputs",
         ),
     )
 }
-PREFIXES = tuple(p for p in SOURCES if p != "module")
+PREFIXES = tuple(p for p in SOURCES if p is not SpecSource.MODULE)
 
 
 class SpecError(InputError):
@@ -118,12 +134,13 @@ class ModelSpec:
     options: Options = field(default_factory=Options)
 
     @property
-    def source(self) -> str:
-        """'reference', a prefix of SOURCES ('timm', 'torchvision', 'diffusers') or 'module'."""
+    def source(self) -> SpecSource:
+        """Read from the text, the one place: a reference (or a published LM's) name, a prefix of SOURCES, or a
+        module (any other 'text:text')."""
         prefix, colon, _ = self.text.partition(":")
         if not colon:
-            return "transformers" if self.lm is not None else "reference"
-        return prefix if prefix in PREFIXES else "module"
+            return SpecSource.TRANSFORMERS if self.lm is not None else SpecSource.REFERENCE
+        return SpecSource(prefix) if prefix in PREFIXES else SpecSource.MODULE
 
     @property
     def name(self) -> str:
@@ -161,7 +178,7 @@ def is_reference(text: str) -> bool:
 
 def is_spec(text: str) -> bool:
     """A spec's text (timm:NAME, torchvision:NAME, package.module:factory), not a reference name or pattern."""
-    return ModelSpec(text).source != "reference"
+    return ModelSpec(text).source is not SpecSource.REFERENCE
 
 
 def parse(text: str, **options: Any) -> ModelSpec:
@@ -204,9 +221,9 @@ def parse(text: str, **options: Any) -> ModelSpec:
                 f"transformers:{lm.cls} --config FILE"
             )
     spec = ModelSpec(text, Options(**given))
-    if spec.source == "reference" and blocks is not None:
+    if spec.source is SpecSource.REFERENCE and blocks is not None:
         raise SpecError(f"blocks cuts a spec's list of blocks; {text} is a reference model: it has its own configs")
-    if spec.source == "reference":
+    if spec.source is SpecSource.REFERENCE:
         if not is_reference(text):
             near = lms.close(text)
             unknown = f"unknown model {text!r}; did you mean {', '.join(near)}?" if near else UnknownModelError(text)
@@ -230,22 +247,22 @@ def parse(text: str, **options: Any) -> ModelSpec:
                 f"--{name.replace('_', '-')} applies to the reference DiT models; for {text} give "
                 f"--resolution or --input-shape"
             )
-    if spec.options.attn and spec.options.attn != "sdpa" and spec.source != "timm":
+    if spec.options.attn and spec.options.attn != "sdpa" and spec.source is not SpecSource.TIMM:
         raise SpecError(
             f"--attn {spec.options.attn}: flopcheck can switch attention paths for reference models "
             f"and timm models; {text} runs its own"
         )
-    if spec.options.reparam and spec.source != "timm":
+    if spec.options.reparam and spec.source is not SpecSource.TIMM:
         raise SpecError(
             f"reparam fuses a timm model's train-time branches (timm's reparameterize_model); {text} is not one"
         )
     module, _, fn = text.partition(":")
     if lm is None and (not fn.strip() or not module.strip()):
         raise SpecError(f"model {text!r}: write PREFIX:NAME (timm:resnet50) or package.module:factory")
-    if spec.options.config and spec.source not in ("diffusers", "transformers"):
+    if spec.options.config and spec.source not in (SpecSource.DIFFUSERS, SpecSource.TRANSFORMERS):
         raise SpecError(f"--config applies to diffusers:CLASS and transformers:CLASS specs, not to {text!r}")
     _read_by_source(spec)
-    if spec.source == "zoo":
+    if spec.source is SpecSource.ZOO:
         zoo_entry(spec.name)  # an unknown name: refused now, with the close ones
     return spec
 
@@ -280,4 +297,4 @@ def _read_by_source(spec: ModelSpec) -> None:
             raise SpecError(f"{flag(a)} and {flag(b)} each give {spec.text}'s whole input: give one")
 
 
-__all__ = ["REPARAMETERIZABLE", "ModelSpec", "Options", "SpecError", "is_reference", "is_spec", "parse"]
+__all__ = ["REPARAMETERIZABLE", "ModelSpec", "Options", "SpecError", "SpecSource", "is_reference", "is_spec", "parse"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 
 from flopcheck.children import one_line
-from flopcheck.specs import SOURCES, ModelSpec, SpecError
+from flopcheck.specs import SOURCES, ModelSpec, SpecError, SpecSource
 from flopcheck.specs.blocks import keep_blocks
 from flopcheck.specs.built import Built
 from flopcheck.specs.meta import zeroed
@@ -30,7 +30,10 @@ def build(spec: ModelSpec, device: str = "meta") -> Built:
         raise
     except Exception as err:  # noqa: BLE001 - whatever the user's or the library's code raised: one line
         raise SpecError(f"cannot build model {spec.text!r}: {one_line(err)}") from None
-    if spec.source not in ("module", "zoo"):  # a zoo entry was built as its own spec: its mode is that spec's
+    if spec.source not in (
+        SpecSource.MODULE,
+        SpecSource.ZOO,
+    ):  # a zoo entry was built as its own spec: its mode is that spec's
         built.model.eval()
     elif built.model.training:
         built.notes.append(TRAIN_MODE_NOTE)

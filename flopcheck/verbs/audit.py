@@ -5,12 +5,15 @@ several claims' counts run in one pool, a claim that names code runs it only wit
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from flopcheck.auditor import Verdict, judge, parse_claim, pipeline
+from flopcheck.auditor.pipeline import PipelineVerdict
 from flopcheck.auditor.readings import readings_of_counts
 from flopcheck.auditor.tools import prefetch
+from flopcheck.auditor.utilization import UtilizationVerdict
 from flopcheck.children import deadline
 from flopcheck.errors import InputError, bad_input
 from flopcheck.executors import executor_of, using
@@ -19,14 +22,12 @@ from flopcheck.render import COLUMNS
 from flopcheck.render import audit as render
 from flopcheck.render import utilization as render_utilization
 from flopcheck.render.audit import MARKDOWN_HEAD
-from flopcheck.specs import ModelSpec
+from flopcheck.specs import ModelSpec, SpecSource
 from flopcheck.verbs.compare import counter_names
 
 if TYPE_CHECKING:
     from flopcheck.auditor import Claim
     from flopcheck.auditor.logs import LogVerdict
-    from flopcheck.auditor.pipeline import PipelineVerdict
-    from flopcheck.auditor.utilization import UtilizationVerdict
     from flopcheck.subject import Subject
 
 Names = list[str] | Literal[False] | None  # the counters whose output is a reading (None: all installed; False: none)
@@ -47,29 +48,39 @@ class Auditing:
     def to_text(self) -> str:
         """Each verdict's text; a model's within COLUMNS on a terminal (a pipe or a file takes each line whole)."""
         width = COLUMNS if sys.stdout.isatty() else None
-        return "\n\n".join(
-            render.to_text(v, width) if isinstance(v, Verdict) else _rendered(v, "to_text") for v in self.verdicts
-        )
+        return "\n\n".join(RENDERINGS[type(v)].text(v, width) for v in self.verdicts)
 
     def to_data(self) -> list[Any]:
-        return [_rendered(v, "to_dict") for v in self.verdicts]
+        return [RENDERINGS[type(v)].data(v) for v in self.verdicts]
 
     def to_markdown(self) -> str:
-        return "\n".join([MARKDOWN_HEAD, *(_rendered(v, "markdown_row") for v in self.verdicts)])
+        return "\n".join([MARKDOWN_HEAD, *(RENDERINGS[type(v)].row(v) for v in self.verdicts)])
 
 
-def _rendered(verdict: Verdict | PipelineVerdict | UtilizationVerdict, how: str) -> Any:
-    """A verdict rendered: a pipeline's by its own methods, a utilization claim's by render.utilization's functions of
-    that name, a model's by render.audit's."""
-    own = getattr(verdict, how, None)
-    if own:
-        return own()
-    return getattr(render_utilization if type(verdict).__name__ == "UtilizationVerdict" else render, how)(verdict)
+@dataclass(frozen=True)
+class Rendering:
+    """How one type of verdict renders: as text (within a width; None: each line whole), as JSON-ready data, and as
+    a row of the audit's Markdown table."""
+
+    text: Callable[[Any, int | None], str]
+    data: Callable[[Any], Any]
+    row: Callable[[Any], str]
+
+
+# a verdict's type -> its rendering: a model's by render.audit (which takes Verdict for its types only: the auditor
+# prints through it), a pipeline's by its own methods, a utilization claim's by render.utilization
+RENDERINGS: dict[type, Rendering] = {
+    Verdict: Rendering(render.to_text, render.to_dict, render.markdown_row),
+    PipelineVerdict: Rendering(lambda v, _: v.to_text(), PipelineVerdict.to_dict, PipelineVerdict.markdown_row),
+    UtilizationVerdict: Rendering(
+        lambda v, _: render_utilization.to_text(v), render_utilization.to_dict, render_utilization.markdown_row
+    ),
+}
 
 
 def names_code(claim: Claim) -> str:
     """The code a claim would run (its model a package.module:factory, its inputs a module:fn), or ''."""
-    model = claim.model if ModelSpec(claim.model).source == "module" and not is_pipeline(claim.model) else ""
+    model = claim.model if ModelSpec(claim.model).source is SpecSource.MODULE and not is_pipeline(claim.model) else ""
     return " and ".join(x for x in (model, claim.inputs or "") if x)
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.arithmetic import Estimate, ExactEstimate, TrainingEstimate, check_mfu
-from flopcheck.auditor.rates import needs, parse_rate
+from flopcheck.auditor.rates import RateKind, needs, parse_rate
 from flopcheck.auditor.utilization import fits_subject, implied
 from flopcheck.errors import InputError
 from flopcheck.exact import count_prepared
@@ -98,7 +98,7 @@ def _measured(
 ) -> tuple[Any, Any, str]:
     """The MFU and HFU a measured throughput means: what the run needs stated is one line naming it."""
     rate = parse_rate(throughput)
-    if rate.kind != "throughput":
+    if rate.kind is not RateKind.THROUGHPUT:
         raise InputError(f"--throughput {throughput!r}: write a throughput, like '3.1 it/s' or '1,350 img/s'")
     fits_subject(subject, rate)
     missing = needs(rate, {"gpu": e.gpu.name, "gpus": gpus or 1, "batch": stated_batch, "text_tokens": None})
