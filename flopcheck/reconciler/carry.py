@@ -185,10 +185,10 @@ def by_length(values: list[Fraction], full: int, whole: bool) -> Fraction | None
 def fitted(counts: list[Outcome | None], full: int, widths: list[int]) -> Count | str:
     """The count at n = full from counts at POINTS then CHECK (at `widths` pixels): its total and each line of its
     detail fitted (the same lines at every length, their calls alike); or why not, in words."""
-    got = [c for c in counts if isinstance(c, Count)]
     for c, w in zip(counts, widths):
         if not isinstance(c, Count):
             return f"its count at {w} px wide gave none ({c.error if c is not None else 'no result'})"
+    got = [c for c in counts if isinstance(c, Count)]  # every one, by the loop above
     if len({_convention(c) for c in got}) > 1:
         return "its detail or its skips differ between the cut lengths, so its convention changes with the length"
     flops = by_length([exact(c.flops) for c in got], full, True)
