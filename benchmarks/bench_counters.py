@@ -15,6 +15,7 @@ import sys
 
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job, run_counters
+from flopcheck.types import Failed
 
 JOBS = [Job("DiT-XL/2", 32), Job("DiT-S/2", 64)]
 
@@ -58,7 +59,7 @@ def main() -> int:
         )
     for c in counts:
         ref = reference[(c.model, c.input_size)]
-        if not c.ok:
+        if isinstance(c, Failed):
             print(f"{c.counter:20s} {c.model:9s} {c.input_size:5d}  error: {c.error}")
             continue
         print(

@@ -25,15 +25,17 @@ imports no torch: the verbs import it when they are called.
 from typing import Any
 
 from flopcheck.counted import ExactCount
-from flopcheck.types import Breakdown, Count, Kind, Reconciliation, Scope, Term, Unit
+from flopcheck.types import Breakdown, Count, Failed, Kind, Outcome, Reconciliation, Scope, Term, Unit
 
 __version__ = "0.1.0"
 __all__ = [
     "Breakdown",
     "Count",
     "ExactCount",
+    "Failed",
     "FlopCounter",
     "Kind",
+    "Outcome",
     "Reconciliation",
     "Scope",
     "Term",

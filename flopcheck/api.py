@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # the result types (flopcheck exports them); importing them h
     from flopcheck.auditor.pipeline import PipelineVerdict
     from flopcheck.auditor.utilization import UtilizationVerdict
     from flopcheck.counted import ExactCount
-    from flopcheck.types import Count, Reconciliation
+    from flopcheck.types import Outcome, Reconciliation
 
 DEFAULT_TIMEOUT_S = 600.0
 Options = dict[str, Any] | None  # a named model's input options
@@ -118,7 +118,7 @@ def compare(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     options: Options = None,
     **kwargs: Any,
-) -> list[Count]:
+) -> list[Outcome]:
     """What each FLOP counter (fvcore, thop, the torch profiler, torch.utils.flop_counter, ...) says about the same
     model and inputs, each in its library's unit.
 
@@ -128,8 +128,8 @@ def compare(
         timeout_s: seconds per counter; each runs in a forked child, so a library's patches and crashes stay there.
 
     Returns:
-        list[Count]: one per counter: `.reported` in `.unit` (FLOP or MAC), `.flops`, its detail and skips, or its
-        one-line `.error` (not installed, crashed, timed out).
+        list[Outcome]: one per counter: a Count (`.reported` in `.unit`, FLOP or MAC, `.flops`, its detail and
+        skips), or a Failed with its one-line `.error` (not installed, crashed, timed out).
 
     Example:
         >>> import torch, flopcheck

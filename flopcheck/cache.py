@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from flopcheck import codec
-from flopcheck.types import Count
+from flopcheck.types import outcome_of
 
 CACHE_ENV = "FLOPCHECK_CACHE"
 CACHE_FOLDER = "flopcheck-counts"  # the one folder flopcheck writes its counts in; nothing else is touched
@@ -144,12 +144,7 @@ def count_key(counter: str, job: dict[str, Any]) -> str:
     return hashlib.sha256(ident.encode()).hexdigest()[:32]
 
 
-def _count(d: dict[str, Any]) -> Count:
-    count: Count = codec.decode(Count, d)
-    return count
-
-
-COUNTS = Cache(cache_dir, encode=codec.encode, decode=_count)
+COUNTS = Cache(cache_dir, encode=codec.encode, decode=outcome_of)
 MEASURED = Cache()  # spec JSON -> its child's answer: each spec and input is measured once a process
 FINGERPRINTS = Cache()  # a count on a claim's model -> its convention in words
 

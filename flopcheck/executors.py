@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from flopcheck.cache import COUNTS, count_key
 from flopcheck.children import one_line
 from flopcheck.errors import InputError
-from flopcheck.types import Count
+from flopcheck.types import Count, Outcome, outcome_of
 
 if TYPE_CHECKING:
     from flopcheck.counters import CounterSpec
@@ -39,12 +39,12 @@ class Finished:
     """One model's work done: its job and its counts, in counter order."""
 
     job: Job
-    counts: tuple[Count, ...]
+    counts: tuple[Outcome, ...]
 
     @property
     def failed(self) -> str:
         """The first error where no counter gave a number (the model failed as a whole), else ''."""
-        return "" if any(c.ok for c in self.counts) else next((c.error or "" for c in self.counts), "")
+        return "" if any(isinstance(c, Count) for c in self.counts) else next((c.error or "" for c in self.counts), "")
 
 
 OnDone = Callable[[Finished], None]
@@ -70,7 +70,7 @@ def _identity(job: dict[str, Any]) -> tuple[Any, ...]:
     return job["model"], job["input_size"], job["attn"], job["batch"]
 
 
-def _count_identity(c: Count) -> tuple[Any, ...]:
+def _count_identity(c: Outcome) -> tuple[Any, ...]:
     return c.model, c.input_size, c.attn, c.batch
 
 
@@ -90,10 +90,10 @@ class LocalExecutor:
         by_identity: dict[tuple[Any, ...], list[Job]] = {}
         for job in jobs:
             by_identity.setdefault(_identity(job.resolved()), []).append(job)
-        got: dict[Job, dict[str, Count]] = {}
+        got: dict[Job, dict[str, Outcome]] = {}
         reported: set[Job] = set()
 
-        def arrived(done: int, total: int, c: Count) -> None:
+        def arrived(done: int, total: int, c: Outcome) -> None:
             owners = by_identity.get(_count_identity(c), [])
             if len(owners) != 1:  # two jobs that a count cannot tell apart: reported when the run ends
                 return
@@ -154,7 +154,6 @@ class RayExecutor:
     def run(
         self, specs: list[CounterSpec], jobs: list[Job], timeout_s: float | None, on_done: OnDone
     ) -> dict[str, float]:
-        from flopcheck.codec import decode
         from flopcheck.counters.pool import error_count
 
         ray = _ray()
@@ -183,7 +182,7 @@ class RayExecutor:
                 ready, _ = ray.wait(list(pending), num_returns=1)
                 job = pending.pop(ready[0])
                 try:
-                    counts = tuple(decode(Count, d) for d in ray.get(ready[0]))
+                    counts = tuple(outcome_of(d) for d in ray.get(ready[0]))
                 except Exception as err:  # noqa: BLE001  (a task that died: its job's error, the rest go on)
                     why = f"its Ray task failed: {one_line(err)}"
                     counts = tuple(error_count(s, job.resolved(), why) for s in specs)
@@ -238,21 +237,21 @@ def current(workers: int | None = None) -> Executor:
 # ---------------------------------------------------------------------------------------------
 
 
-def _lasting(count: Count) -> bool:
+def _lasting(count: Outcome) -> bool:
     """A count that stands between runs: a number, or its library not installed (the key holds its version)."""
-    return count.ok or (count.error or "").startswith("unavailable")
+    return isinstance(count, Count) or count.error.startswith("unavailable")
 
 
-def keep(count: Count, job: dict[str, Any]) -> None:
+def keep(count: Outcome, job: dict[str, Any]) -> None:
     """A count kept under its key: on disk where it lasts (_lasting), in this process only where it is an error, so
     a failed or timed-out model is counted again next run."""
     COUNTS.put(count_key(count.counter, job), count, keep=_lasting(count))
 
 
-def cached(specs: list[CounterSpec], job: dict[str, Any]) -> tuple[Count, ...] | None:
+def cached(specs: list[CounterSpec], job: dict[str, Any]) -> tuple[Outcome, ...] | None:
     """Every counter's count of the job from the cache, in counter order; None where any is missing or an error
     that does not last (a failed model is counted again)."""
-    found: list[Count] = []
+    found: list[Outcome] = []
     for s in specs:
         count = COUNTS.get(count_key(s.name, job))
         if count is None or not _lasting(count):
@@ -274,7 +273,7 @@ class Progress:
 
     def __call__(self, finished: Finished) -> None:
         self.done += 1
-        self.closed += sum(c.ok for c in finished.counts)
+        self.closed += sum(isinstance(c, Count) for c in finished.counts)
         tty = sys.stderr.isatty()
         if finished.failed:  # on a terminal, below the progress line
             print(f"{chr(10) if tty else ''}flopcheck: {finished.job.label}: {finished.failed}", file=sys.stderr)
@@ -301,7 +300,7 @@ def count_jobs(
     start = time.perf_counter()
     jobs = list(dict.fromkeys(jobs))
     resolved = {j: j.resolved() for j in jobs}
-    got: dict[Job, tuple[Count, ...]] = {}
+    got: dict[Job, tuple[Outcome, ...]] = {}
     for job in jobs:
         if (found := cached(specs, resolved[job])) is not None:
             got[job] = found

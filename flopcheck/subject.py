@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from flopcheck.reconciler.reference import Reference
     from flopcheck.specs.blocks import BlockList
     from flopcheck.specs.measure import Measured
-    from flopcheck.types import Count
+    from flopcheck.types import Outcome
 
 
 class Source(str, Enum):
@@ -239,7 +239,7 @@ class Subject:
             return total
         return self.measured().exact.total
 
-    def counts(self, names: str | list[str] | None = None, timeout_s: float = 600.0) -> list[Count]:
+    def counts(self, names: str | list[str] | None = None, timeout_s: float = 600.0) -> list[Outcome]:
         """What each named counter (default: every registered one) says about this subject: a Count each, a number
         or its one-line error. A named model's counters run in the pool's workers; a live module's in forked
         children of this process, the module left as it was."""
@@ -250,7 +250,7 @@ class Subject:
             return counts_of([self], [s.name for s in chosen], timeout_s)
         return self._live_counts(chosen, timeout_s)
 
-    def _live_counts(self, chosen: list[CounterSpec], timeout_s: float) -> list[Count]:
+    def _live_counts(self, chosen: list[CounterSpec], timeout_s: float) -> list[Outcome]:
         # lazy: torch-free door (the worker and a bound module import torch)
         from flopcheck.counters.worker import count_one, load_adapter
         from flopcheck.specs.binding import bound
@@ -315,10 +315,7 @@ class Subject:
         """The exact backward of one training step, FLOPs: a reference model's on meta (on pixels with space), a
         spec's measured in its child."""
         if self.source is not Source.REFERENCE:
-            step: Any = self.measured(training=True).training  # an exact.training.TrainingCount
-            assert step is not None, self.text  # measured with training: its step
-            total: int = step.backward.total
-            return total
+            return self.measured(training=True).step.backward.total
         from flopcheck.exact.training import training_step  # lazy: torch-free door (the step imports torch)
 
         on = self.with_options(space=space) if space else self
@@ -360,7 +357,9 @@ def _takes(subject: Subject, refused: type[Exception]) -> bool:
     return True
 
 
-def counts_of(subjects: list[Subject], names: list[str], timeout_s: float = 600.0, progress: Any = None) -> list[Count]:
+def counts_of(
+    subjects: list[Subject], names: list[str], timeout_s: float = 600.0, progress: Any = None
+) -> list[Outcome]:
     """Each named counter on each subject: the named ones in one pool of workers (torch and each library imported
     once), counter after counter, subject after subject; a live module's in forked children of this process."""
     # lazy: door start-up: the counters' registry imports every adapter, numpy and the plugins' entry points

@@ -181,8 +181,7 @@ def assert_mfu_close(
     checks.text("gpu", gpu, "'H100'")
     checks.text("dtype", dtype, "'bf16'")
     measured = live(model, _as_tuple(inputs), dict(kwargs or {})).measured(training=True)
-    assert measured.training is not None  # measured with training: its step
-    work = work_from_step(measured.training, measured.batch or 1)
+    work = work_from_step(measured.step, measured.batch or 1)
     job = GpuJob(get_gpu(gpu), gpus, dtype, Fraction(repr(samples_per_second)), f"{samples_per_second:g} samples/s")
     true, nearest = explain_mfu(Fraction(repr(mfu)), work, job)
     if abs(Fraction(repr(mfu)) - true) <= rtol * true:

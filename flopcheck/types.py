@@ -14,7 +14,7 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any, TypeVar
 
-from flopcheck.codec import OMIT_DEFAULT
+from flopcheck.codec import OMIT_DEFAULT, decode
 from flopcheck.errors import InputError
 from reference_models.families import BLOCK_LISTS
 
@@ -367,42 +367,70 @@ class Skip:
 
 
 @dataclass(frozen=True)
-class Count:
-    """One counter on one model and input: its number as reported, in FLOPs, its detail and its skips."""
+class Counting:
+    """What was counted: one counter (its library's unit) on one model, input and attention path."""
 
     counter: str  # registry name: 'fvcore_jit'
     library: str  # distribution: 'fvcore'
     version: str
     unit: Unit  # the library's own unit, as its docs define it
     model: str
-    input_size: int
+    input_size: int | None  # a reference model's resolution; None: a spec or a module of yours, sized by its inputs
     attn: str
     batch: int = 1
     device: str = "cpu"
-    reported: float | None = None  # exactly as the library returned it
-    flops: int | None = None  # reported in FLOPs
+
+
+@dataclass(frozen=True)
+class Count(Counting):
+    """One counter on one model and input that came back: its number as reported, in FLOPs, its detail and skips."""
+
+    reported: float = field(kw_only=True)  # exactly as the library returned it
+    flops: int = field(kw_only=True)  # reported in FLOPs
     detail: tuple[Item, ...] = ()
     skipped: tuple[Skip, ...] = ()
     time_s: float | None = None  # the counting call alone
     peak_rss_mb: float | None = None  # the whole counting process
-    error: str | None = None  # one line: crash, timeout, or 'unavailable: pip install ...'
+    error: None = None  # none: a count that came back (kept so its JSON reads as a Failed one does, "error": null)
     samples_divided: int = field(default=1, metadata=OMIT_DEFAULT)  # ptflops divides by its samples; 1: not in JSON
-
-    @property
-    def ok(self) -> bool:
-        """A number came back."""
-        return self.error is None and self.flops is not None
 
     def __repr__(self) -> str:
         """One line, as compare's row: 'Count(fvcore_jit on Linear: 96 MACs = 192 FLOPs; skipped: nothing)'."""
-        if not self.ok:
-            return f"Count({self.counter} on {self.model}: {self.error or 'no number'})"
         skipped = ", ".join(f"{s.name} x{s.calls}" if s.calls > 1 else s.name for s in self.skipped[:3])
         more = f" (+{len(self.skipped) - 3} more)" if len(self.skipped) > 3 else ""
         return (
             f"Count({self.counter} on {self.model}: {_number(self.reported)} {self.unit.value}s = {self.flops:,} "
             f"FLOPs; skipped: {skipped + more or 'nothing'})"
         )
+
+
+@dataclass(frozen=True)
+class Failed(Counting):
+    """One counter on one model and input that gave no number: its one-line error (a crash, a timeout,
+    'unavailable: pip install ...')."""
+
+    # a failed count's JSON holds the fields a Count's does, empty: the cache and --json read as before
+    reported: None = None
+    flops: None = None
+    detail: tuple[()] = ()
+    skipped: tuple[()] = ()
+    time_s: float | None = None
+    peak_rss_mb: float | None = None  # the whole counting process
+    error: str = field(kw_only=True)
+
+    def __repr__(self) -> str:
+        """One line: 'Failed(thop_hooks on Linear: boom)'."""
+        return f"Failed({self.counter} on {self.model}: {self.error})"
+
+
+Outcome = Count | Failed  # what one counter on one model and input gives: its Count, or why it Failed
+
+
+def outcome_of(data: dict[str, Any]) -> Outcome:
+    """A Count, or a Failed where the JSON (codec.encode's) holds an error."""
+    if data.get("error") is not None:
+        return decode(Failed, data)
+    return decode(Count, data)
 
 
 # ----- What the reconciler says -----

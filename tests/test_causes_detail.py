@@ -30,8 +30,8 @@ def _count(counter: str, items: list[tuple[str, int]], skips: list[tuple[str, Wo
     detail = tuple(Item(n, f / unit.flops_per_unit, f) for n, f in items)
     total = sum(f for _, f in items)
     skipped = tuple(Skip(n, 1, "no formula", work=w) for n, w in skips)
-    return Count(counter, "lib", "0", unit, "BmmAttention", 0, "sdpa", 2, "cpu", total / unit.flops_per_unit, total,
-                 detail, skipped)  # fmt: skip
+    return Count(counter, "lib", "0", unit, "BmmAttention", 0, "sdpa", 2, "cpu", reported=total / unit.flops_per_unit,
+                 flops=total, detail=detail, skipped=skipped)  # fmt: skip
 
 
 def _bmm():
@@ -156,7 +156,7 @@ def test_a_counter_that_read_0_is_unexplained_not_a_shortcut():
     # linears" (12Td^2 of no blocks = 0) closed it on a model with no blocks
     ref = _ref(lambda: (_Encoder(), (torch.zeros(2, 3, 8, 8),)))
     assert ref.total == 27_648
-    zero = Count("torchprofile_jit", "lib", "0", Unit.MAC, "Encoder", 0, "sdpa", 2, "cpu", 0.0, 0)
+    zero = Count("torchprofile_jit", "lib", "0", Unit.MAC, "Encoder", 0, "sdpa", 2, "cpu", reported=0.0, flops=0)
     r = explain(zero, ref)
     assert "FC203" not in _codes(r) and "FC208" not in _codes(r)
     assert r.residual == -27_648 and not r.closed and "counted nothing" in r.findings[0].evidence

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from flopcheck.codec import decode, encode
-from flopcheck.types import Count, Item, Mechanism, Skip, Unit, Work
+from flopcheck.types import Count, Failed, Item, Mechanism, Skip, Unit, Work, outcome_of
 
 REPORT = Path(__file__).resolve().parents[1] / "reports" / "results.json"
 
@@ -46,9 +46,40 @@ def test_a_key_that_is_no_field_is_refused():
 
 
 def test_the_committed_reports_counts_are_what_the_codec_writes():
-    for c in json.loads(REPORT.read_text())["counts"]:
-        again = encode(decode(Count, c))
+    counts = json.loads(REPORT.read_text())["counts"]
+    for c in counts:
+        got = outcome_of(c)
+        assert isinstance(got, Failed if c["error"] else Count), c
+        again = encode(got)
         assert json.dumps({k: v for k, v in again.items() if k in c}) == json.dumps(c)
+    # the committed report holds both kinds: of its 374 counts, 34 with an error (deepspeed not installed)
+    assert (len(counts), sum(isinstance(outcome_of(c), Failed) for c in counts)) == (374, 34)
+
+
+def test_a_failed_count_writes_the_json_a_count_does_its_number_null():
+    failed = Failed("thop_hooks", "thop", "2.0", Unit.MAC, "DiT-S/2", 32, "math", peak_rss_mb=80.0, error="boom")
+    assert encode(failed) == {
+        "counter": "thop_hooks",
+        "library": "thop",
+        "version": "2.0",
+        "unit": "MAC",
+        "model": "DiT-S/2",
+        "input_size": 32,
+        "attn": "math",
+        "batch": 1,
+        "device": "cpu",
+        "reported": None,
+        "flops": None,
+        "detail": [],
+        "skipped": [],
+        "time_s": None,
+        "peak_rss_mb": 80.0,
+        "error": "boom",
+    }
+    # the keys of a Count's JSON, in its order, but the one left out at its default
+    assert list(encode(failed)) == [f for f in Count.__dataclass_fields__ if f != "samples_divided"]
+    assert outcome_of(json.loads(json.dumps(encode(failed)))) == failed
+    assert outcome_of(encode(COUNT)) == COUNT and repr(failed) == "Failed(thop_hooks on DiT-S/2: boom)"
 
 
 def test_an_attention_call_goes_to_a_row_and_back_its_mask_an_enum():

@@ -15,7 +15,7 @@ from flopcheck.cli import main
 from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job
 from flopcheck.executors import Finished, LocalExecutor, count_jobs, executor_of
-from flopcheck.types import Count, Unit
+from flopcheck.types import Count, Failed, Unit
 
 RAY = importlib.util.find_spec("ray") is not None
 
@@ -126,7 +126,7 @@ def test_a_failed_model_is_counted_again_on_the_next_run(tmp_path, monkeypatch, 
 
         def run(self, specs, jobs, timeout_s, on_done):
             r = jobs[0].resolved()
-            c = Count(specs[0].name, "torch", "1", Unit.FLOP, r["model"], r["input_size"], r["attn"], error="boom")
+            c = Failed(specs[0].name, "torch", "1", Unit.FLOP, r["model"], r["input_size"], r["attn"], error="boom")
             on_done(Finished(jobs[0], (c,)))
             return {}
 
@@ -188,7 +188,7 @@ def test_the_progress_line_counts_models_and_closed_counts_on_a_terminal(monkeyp
     r = job.resolved()
     where = {k: r[k] for k in ("model", "input_size", "attn", "batch")}
     ok = Count("torch_dispatch", "torch", "1", Unit.FLOP, **where, reported=1, flops=1)
-    failed = Count("thop_hooks", "thop", "1", Unit.MAC, **where, error="boom")
+    failed = Failed("thop_hooks", "thop", "1", Unit.MAC, **where, error="boom")
     shown = Progress(models=2, counters=2)
     shown(Finished(job, (ok, failed)))  # one of its two counts closed: the model did not fail as a whole
     assert screen.getvalue().startswith("\r1/2 models, 1 counts closed, about ")

@@ -277,8 +277,8 @@ def _hand_count(items: list[tuple[str, int]], skips: list[tuple[str, Work]], uni
     detail = tuple(Item(n, f / unit.flops_per_unit, f) for n, f in items)
     total = sum(f for _, f in items)
     skipped = tuple(Skip(n, 1, "no formula", work=w) for n, w in skips)
-    return Count("hand", "lib", "0", unit, "Gated", 0, "sdpa", batch, "cpu", total / unit.flops_per_unit, total,
-                 detail, skipped)  # fmt: skip
+    return Count("hand", "lib", "0", unit, "Gated", 0, "sdpa", batch, "cpu", reported=total / unit.flops_per_unit,
+                 flops=total, detail=detail, skipped=skipped)  # fmt: skip
 
 
 # proj: 2 x (2 x 4) x 8 x 8 = 1,024; the product by the stacked weights: 2 x 2 x 4 x 8 x 8 = 1,024: 2,048

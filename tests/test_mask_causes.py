@@ -118,12 +118,14 @@ def test_a_counter_that_counts_causal_attention_as_needed_closes():
     assert ref.total == 16_384
     # a counter with the projections (mm: 6,144 + 2,048) and SDPA at its causal pairs, 4,352 (above)
     items = (Item("aten.mm", 8_192, 8_192), Item("aten._scaled_dot_product_flash_attention_for_cpu", 4_352, 4_352))
-    count = Count("hand", "lib", "0", Unit.FLOP, "Attend", 0, "sdpa", 1, "cpu", 12_544, 12_544, items)
+    count = Count(
+        "hand", "lib", "0", Unit.FLOP, "Attend", 0, "sdpa", 1, "cpu", reported=12_544, flops=12_544, detail=items
+    )
     r = explain(count, ref)
     assert _found(r.findings) == {"FC223": -3_840} and r.closed
     # a counter at the dense pairs has no cause
-    dense = Count("hand", "lib", "0", Unit.FLOP, "Attend", 0, "sdpa", 1, "cpu", 16_384, 16_384,
-                  (items[0], Item(items[1].name, 8_192, 8_192)))  # fmt: skip
+    dense = Count("hand", "lib", "0", Unit.FLOP, "Attend", 0, "sdpa", 1, "cpu", reported=16_384, flops=16_384,
+                  detail=(items[0], Item(items[1].name, 8_192, 8_192)))  # fmt: skip
     assert _found(explain(dense, ref).findings) == {}
 
 

@@ -453,7 +453,18 @@ def test_the_attention_a_counters_verdict_names_is_what_its_causes_say():
     from flopcheck.types import Attention, Count, Finding, Tier, Unit
 
     claim = parse_claim("DiT-XL/2 114.46 GMACs")
-    count = Count("fvcore_jit", "fvcore", "0.1.5", Unit.MAC, "DiT-XL/2", 32, "sdpa", reported=114_460_807_168.0)
+    # 114,460,807,168 MACs x 2 FLOPs per MAC = 228,921,614,336 FLOPs
+    count = Count(
+        "fvcore_jit",
+        "fvcore",
+        "0.1.5",
+        Unit.MAC,
+        "DiT-XL/2",
+        32,
+        "sdpa",
+        reported=114_460_807_168.0,
+        flops=228_921_614_336,
+    )
 
     def verdict(*findings, known=True):
         conv = Convention("MACs", findings, 237_242_843_136, known=known)
@@ -476,7 +487,18 @@ def test_an_unexplained_verdict_names_no_counters_fingerprint_that_its_digits_do
     from flopcheck.types import Count, Tier, Unit
 
     claim = parse_claim("DiT-XL/2 300 GMACs")
-    count = Count("fvcore_jit", "fvcore", "0.1.5", Unit.MAC, "DiT-XL/2", 32, "sdpa", reported=114_460_807_168.0)
+    # 114,460,807,168 MACs x 2 FLOPs per MAC = 228,921,614,336 FLOPs
+    count = Count(
+        "fvcore_jit",
+        "fvcore",
+        "0.1.5",
+        Unit.MAC,
+        "DiT-XL/2",
+        32,
+        "sdpa",
+        reported=114_460_807_168.0,
+        flops=228_921_614_336,
+    )
     tool = ToolReading(count, 1, "", convention=Convention("MACs; fused attention uncounted", (), 237_242_843_136))
     best = Candidate(Decimal(114_460_807_168), Decimal(300e9) - 114_460_807_168, tool=tool)
     v = Verdict(claim, Tier.UNEXPLAINED, best, (), 237_242_843_136, "formula", inputs="256 px")

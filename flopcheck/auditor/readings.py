@@ -169,7 +169,7 @@ def readings_of_counts(
     factor = claim.stated_factor
     out, notes = [], []
     for c in counts:
-        if c is None or not c.ok:
+        if not isinstance(c, Count):
             notes.append(f"{c.counter}: {c.error}" if c is not None else "a counter: no result")
         elif c.reported:
             out.append(ToolReading(c, factor, path, reference=reference))

@@ -24,7 +24,7 @@ from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job
 from flopcheck.reconciler import explain
 from flopcheck.reconciler.carry import Carried, carried, fitted, per_block
-from flopcheck.types import Count, Finding, ModelPart, Space
+from flopcheck.types import Count, Finding, ModelPart, Outcome, Space
 
 if TYPE_CHECKING:
     from flopcheck.specs import ModelSpec
@@ -71,7 +71,7 @@ def _from_stand_ins(
     return out, sorted(set(notes))
 
 
-def _missing(name: str, count: Count | None) -> str:
+def _missing(name: str, count: Outcome | None) -> str:
     """The line for a counter that gave no count on a stand-in."""
     return f"{name}: {count.error if count is not None else 'no result'}"
 
@@ -115,7 +115,7 @@ def _carrier(claim: Claim, job: Job, several: bool) -> Callable[[str], ToolReadi
 
     def carry(name: str) -> ToolReading | str:
         c = COUNTS.get(count_key(name, resolved))
-        if c is None or not c.ok:
+        if not isinstance(c, Count):
             return _missing(name, c)
         rec = explain(c, small)
         got = carried(rec, small, model)
@@ -219,8 +219,8 @@ def _counter_on(name: str, spec: ModelSpec, cut: seqfit.Lengths | str | None) ->
     """A counter's count of a stand-in: as counted, or fitted over its cut lengths; or why there is none (a stand-in
     that was to be cut: its reading could not be made, unless the library is not installed)."""
     if not isinstance(cut, seqfit.Lengths):
-        c: Count | None = COUNTS.get(count_key(name, _job(spec).resolved()))
-        if c is not None and c.ok:
+        c: Outcome | None = COUNTS.get(count_key(name, _job(spec).resolved()))
+        if isinstance(c, Count):
             return c
         if cut is None or c is None or (c.error or "").startswith("unavailable"):
             return _missing(name, c)
@@ -274,7 +274,7 @@ def _scaler(
 
 def _came_back(c: Count | None) -> Count:
     """A count that came back (checked ok by the caller)."""
-    assert c is not None and c.ok, c
+    assert isinstance(c, Count), c
     return c
 
 

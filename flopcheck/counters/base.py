@@ -370,16 +370,16 @@ class _Unpatched:
 @contextmanager
 def watching_ops(seen: Callable[[object], None]) -> Iterator[None]:
     """Call `seen(op packet)` for every aten op that runs inside, below any Python-level patching."""
-    from torch.utils._python_dispatch import TorchDispatchMode  # lazy: torch (see the note at the top)
+    from flopcheck.untyped import DispatchMode  # lazy: torch (see the note at the top)
 
-    class Watch(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
+    class Watch(DispatchMode):
         def __torch_dispatch__(
             self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None
         ) -> Any:
             seen(func.overloadpacket)
             return func(*args, **(kwargs or {}))
 
-    with Watch():  # type: ignore[no-untyped-call]
+    with Watch():
         yield
 
 

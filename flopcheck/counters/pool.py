@@ -16,11 +16,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from flopcheck.children import Child, deadline_s, ready
-from flopcheck.codec import decode
 from flopcheck.counters import COUNTERS, CounterSpec, get_spec
 from flopcheck.errors import InputError
 from flopcheck.formula import formula_breakdown
-from flopcheck.types import Count
+from flopcheck.types import Failed, Outcome, outcome_of
 from reference_models import create_model, family_of, get_config
 
 if TYPE_CHECKING:
@@ -122,9 +121,9 @@ class Job:
         return flops * (1.25 if self.attn == "math" else 1.0)
 
 
-def error_count(spec: CounterSpec, job: dict[str, Any], message: str) -> Count:
+def error_count(spec: CounterSpec, job: dict[str, Any], message: str) -> Failed:
     """A count that came back as an error: the one-line message in place of a number."""
-    return Count(
+    return Failed(
         counter=spec.name,
         library=spec.library,
         version="unknown",
@@ -141,7 +140,7 @@ def error_count(spec: CounterSpec, job: dict[str, Any], message: str) -> Count:
 class Run:
     """The counts of a set of jobs, in job order then counter order, and how long it all took."""
 
-    counts: list[Count]
+    counts: list[Outcome]
     stats: dict[str, float] = field(default_factory=dict)
 
 
@@ -167,7 +166,7 @@ def run_jobs(
     workers: int = 1,
     timeout_s: float | None = None,
     paths: tuple[str, ...] = (),
-    progress: Callable[[int, int, Count], None] | None = None,
+    progress: Callable[[int, int, Outcome], None] | None = None,
 ) -> Run:
     """Every counter on every job: `workers` model-major workers in parallel, the largest job first; each count has
     timeout_s (default: children.deadline_s())."""
@@ -177,7 +176,7 @@ def run_jobs(
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
     header = {"specs": [s.payload() for s in specs], "timeout_s": timeout_s, "threads": threads, "paths": list(paths)}
     job_deadline = IMPORT_SLACK_S + timeout_s * len(specs)
-    got: dict[tuple[str, str], Count] = {}  # (the job, whole, as JSON; the counter) -> its count
+    got: dict[tuple[str, str], Outcome] = {}  # (the job, whole, as JSON; the counter) -> its count
     total = len(resolved) * len(specs)
     start = time.perf_counter()
     build_s = 0.0
@@ -186,7 +185,7 @@ def run_jobs(
         """A count's key by its whole job: two jobs of one model that differ in their options never meet."""
         return json.dumps(job, sort_keys=True), counter
 
-    def keep(c: Count, job: dict[str, Any]) -> None:
+    def keep(c: Outcome, job: dict[str, Any]) -> None:
         got[key(job, c.counter)] = c
         if progress:
             progress(len(got), total, c)
@@ -240,7 +239,7 @@ def run_jobs(
                         continue
                     build_s += d.pop("build_s", 0.0)
                     assert w.job is not None, "a worker sends counts only while it is on a job"
-                    keep(decode(Count, d), w.job)
+                    keep(outcome_of(d), w.job)
             elif w.job is not None and time.monotonic() > w.deadline:  # hung outside a count's own deadline: killed
                 w.kill()
                 lose(w.job, "its worker ran past its deadline and was killed")
@@ -266,8 +265,8 @@ def run_counters(
     paths: tuple[str, ...] = (),
     specs: dict[str, CounterSpec] | None = None,
     workers: int = 1,
-    progress: Callable[[int, int, Count], None] | None = None,
-) -> list[Count]:
+    progress: Callable[[int, int, Outcome], None] | None = None,
+) -> list[Outcome]:
     """Each named counter on every job, counter after counter; unknown names are refused before anything runs."""
     table = specs or COUNTERS
     chosen = [table[n] if n in table else get_spec(n) for n in names]

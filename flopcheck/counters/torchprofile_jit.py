@@ -55,25 +55,24 @@ def read(count: Count, ref: Reference) -> list[Part]:
     reader=read,
 )
 def run(model: nn.Module, inputs: tuple[Any, ...]) -> Measurement:
-    import torchprofile.profile as tp  # lazy: torchprofile is optional, imported in the worker only
+    # lazy: torchprofile is optional, imported in the worker only
+    import torchprofile.profile as tp
     from torchprofile.handlers import HANDLER_MAP
+    from torchprofile.trace import trace  # what profile_macs calls (torchprofile.profile.trace)
+
+    from flopcheck.untyped import patched
 
     graphs: list[Any] = []
-    original = tp.trace  # type: ignore[attr-defined]  # torchprofile does not export it
 
     def capturing_trace(*args: Any, **kwargs: Any) -> Any:
-        graph = original(*args, **kwargs)
+        graph = trace(*args, **kwargs)
         graphs.append(graph)
         return graph
 
-    tp.trace = capturing_trace  # type: ignore[attr-defined]
-    try:
-        with warnings.catch_warnings(), trace_scopes(model) as ran:
-            warnings.simplefilter("ignore")
-            # reduction=None: the MACs per graph node (torchprofile annotates int | dict)
-            per_node = cast("dict[Any, int]", tp.profile_macs(model, tuple(inputs), reduction=None))
-    finally:
-        tp.trace = original  # type: ignore[attr-defined]
+    with patched(tp, "trace", capturing_trace), warnings.catch_warnings(), trace_scopes(model) as ran:
+        warnings.simplefilter("ignore")
+        # reduction=None: the MACs per graph node (torchprofile annotates int | dict)
+        per_node = cast("dict[Any, int]", tp.profile_macs(model, tuple(inputs), reduction=None))
     by_op: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for node, macs in per_node.items():
         by_op[node.operator][0] += macs

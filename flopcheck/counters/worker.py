@@ -30,7 +30,7 @@ from flopcheck.codec import decode, encode
 from flopcheck.counters import Adapter
 from flopcheck.specs import ModelSpec
 from flopcheck.specs.fallbacks import _data_dependent, _reads_a_value
-from flopcheck.types import Count, Unit
+from flopcheck.types import Count, Failed, Outcome, Unit
 from reference_models import get_config, prepare
 
 if TYPE_CHECKING:
@@ -94,29 +94,29 @@ def timed_run(run: Adapter, model: nn.Module, inputs: tuple[Any, ...]) -> dict[s
     }
 
 
-def load_adapter(spec: dict[str, Any]) -> tuple[Adapter | None, str | None]:
-    """(the adapter function, None) or (None, a one-line error): its library imported once, before any fork,
-    with torch and timm."""
+def load_adapter(spec: dict[str, Any]) -> Adapter | str:
+    """The adapter function, or why not in one line: its library imported once, before any fork, with torch and
+    timm."""
     if importlib.util.find_spec(spec["import_name"]) is None:
-        return None, f"unavailable: {spec['install']}"
+        return f"unavailable: {spec['install']}"
     try:
         run: Adapter = getattr(importlib.import_module(spec["module"]), spec["function"])
         importlib.import_module(spec["import_name"])
         import reference_models.dit  # noqa: F401  (lazy on purpose: torch and timm, once per worker, before it forks)
 
-        return run, None
+        return run
     except Exception as err:
-        return None, f"import failed: {one_line(err)}"
+        return f"import failed: {one_line(err)}"
 
 
-def to_count(base: dict[str, Any], out: dict[str, Any]) -> Count:
-    """A Count from the common fields and a child's answer (a number, or an error: a total that is not a finite
-    number, NaN or None, is that counter's error, never its worker's death)."""
+def to_count(base: dict[str, Any], out: dict[str, Any]) -> Outcome:
+    """A Count (or a Failed one) from the common fields and a child's answer (a number, or an error: a total that is
+    not a finite number, NaN or None, is that counter's error, never its worker's death)."""
     reported = out.get("reported")
     if "error" not in out and not (isinstance(reported, (int, float)) and math.isfinite(reported)):
         out = {**out, "error": f"it returned {reported!r}, not a number of {base['unit'].value}s"}
     if "error" in out:
-        return Count(**base, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
+        return Failed(**base, error=out["error"], peak_rss_mb=out.get("peak_rss_mb"))
     return decode(
         Count,
         {
@@ -150,19 +150,18 @@ def _base(spec: dict[str, Any], job: dict[str, Any]) -> dict[str, Any]:
 
 def count_one(
     spec: dict[str, Any],
-    loaded: tuple[Adapter | None, str | None],
+    loaded: Adapter | str,
     job: dict[str, Any],
     built: tuple[Any, ...],
     timeout_s: float,
     threads: int = 1,
-) -> Count:
+) -> Outcome:
     """One counter on one built model, in a forked child on `threads` threads; a counter on meta builds its own
     from shapes."""
-    run, error = loaded
     base = _base(spec, job)
-    if error:
-        return to_count(base, {"error": error})
-    assert run is not None, "load_adapter gives an adapter or an error"
+    if isinstance(loaded, str):
+        return to_count(base, {"error": loaded})
+    run = loaded
 
     def work() -> dict[str, Any]:
         import torch  # lazy: the parent imports this module without torch (see the note at the top)
@@ -240,7 +239,7 @@ def main() -> int:
         job = json.loads(line)
         start = time.perf_counter()
         try:
-            runs_real = any(not s.get("on_meta") and error is None for s, (_, error) in zip(specs, loaded))
+            runs_real = any(not s.get("on_meta") and not isinstance(a, str) for s, a in zip(specs, loaded))
             built = build_zeroed(job) if runs_real else ()  # no model built for counters that cannot run
             failed = None
         except Exception as err:  # a spec's code that cannot build: every count of the job says so, one line

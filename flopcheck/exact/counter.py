@@ -15,7 +15,7 @@ import fnmatch
 import sys
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, replace
 from math import prod
 from typing import Any
@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch._ops import HigherOrderOperator, OpOverload
 from torch.nn.attention import flex_attention as flex
-from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
+from torch.utils._python_dispatch import _disable_current_modes
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakTensorKeyDictionary
 
@@ -40,6 +40,7 @@ from flopcheck.exact.routing import observing
 from flopcheck.exact.sdpa_choice import runs_fused
 from flopcheck.op_names import SOFTMAX_OPS
 from flopcheck.types import Kind, Work
+from flopcheck.untyped import DispatchMode, patched
 
 
 def join(*parts: str) -> str:
@@ -142,7 +143,7 @@ class _Einsums:
     def __init__(self, events: list[_Event]):
         self.events = events
         self.calls: list[tuple[str, tuple[tuple[int, ...], ...], list[_Event]]] = []
-        self._saved: Callable[..., Any] | None = None
+        self._saved: Callable[..., Any] = torch.einsum
 
     def __enter__(self) -> _Einsums:
         self._saved = original = torch.einsum
@@ -161,7 +162,7 @@ class _Einsums:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        torch.einsum = torch.functional.einsum = self._saved  # type: ignore[assignment]
+        torch.einsum = torch.functional.einsum = self._saved
 
 
 class _Sdpa:
@@ -174,7 +175,7 @@ class _Sdpa:
         self.calls: list[list[_Event]] = []
         self.math: list[list[_Event]] = []  # the calls the CPU runs on its math path
         self.masks = MaskLog()  # each call's mask read: the pairs it needs and flash executes (exact/masks.py)
-        self._saved: Callable[..., Any] | None = None
+        self._saved: Callable[..., Any] = F.scaled_dot_product_attention
 
     def __enter__(self) -> _Sdpa:
         self._saved = original = F.scaled_dot_product_attention
@@ -196,7 +197,7 @@ class _Sdpa:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        F.scaled_dot_product_attention = self._saved  # type: ignore[assignment]
+        F.scaled_dot_product_attention = self._saved
         self.masks.__exit__(*exc)
 
 
@@ -209,7 +210,7 @@ def _load_plugins() -> None:
         _PLUGINS.append(plugins.load())
 
 
-class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
+class ExactCounter(DispatchMode):
     """Count every op of the forwards run inside `with ExactCounter(model):`; `.result()` gives the ExactCount."""
 
     supports_higher_order_operators = True  # flex_attention reaches the mode as one higher-order op
@@ -217,7 +218,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
     def __init__(
         self, model: nn.Module | None = None, kind_map: Iterable[tuple[str, str]] = (), batch: int | None = None
     ):
-        super().__init__()  # type: ignore[no-untyped-call]
+        super().__init__()
         self.model = model
         self.kind_map = tuple((pattern, Kind(kind)) for pattern, kind in kind_map)
         self.batch = batch  # given (a model with no kind map): a layer with one output row per sample is per-sample
@@ -225,7 +226,8 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
         self._hooks: list[Any] = []
         self._events: list[_Event] = []
         self._uncounted: dict[tuple[str, str, Work], list[int]] = defaultdict(lambda: [0, 0])
-        self._tags = WeakTensorKeyDictionary()  # tensor -> (origin norm path, 'mm' event | 'softmax')
+        # tensor -> (origin norm path, 'mm' event | 'softmax')
+        self._tags: MutableMapping[torch.Tensor, tuple[str, object]] = WeakTensorKeyDictionary()
         self._leading: dict[str, int] = {}  # exact path -> its module's output's first dimension (first call)
         self._outputs: dict[str, tuple[int, ...]] = {}  # exact path -> its module's output's shape (first call)
         self._einsums = _Einsums(self._events)
@@ -246,8 +248,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
                     self._hooks.append(module.register_forward_pre_hook(hook, with_kwargs=True))
         self._einsums.__enter__()
         self._sdpa.__enter__()
-        entered: ExactCounter = super().__enter__()  # type: ignore[no-untyped-call]
-        return entered
+        return super().__enter__()
 
     def __exit__(self, *exc: object) -> None:
         self._einsums.__exit__(*exc)
@@ -257,7 +258,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
             hook.remove()
         self._hooks.clear()
         self._stack.clear()
-        super().__exit__(*exc)  # type: ignore[no-untyped-call]
+        super().__exit__(*exc)
 
     def _push(self, frame: Frame, args: Any = ()) -> None:
         self._stack.append(frame)
@@ -317,8 +318,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
         if func in FORMULAS:
             self._count(func, args, kwargs, out)
         else:
-            name: str = func.name()  # type: ignore[no-untyped-call]  # torch's, untyped
-            self._record_uncounted(self.frame, name, Work.NO_FORMULA, out)
+            self._record_uncounted(self.frame, str(func), Work.NO_FORMULA, out)  # str(): its name(), typed
         return out
 
     def _count(self, packet: object, args: tuple[Any, ...], kwargs: dict[str, Any], out: Any) -> None:
@@ -380,7 +380,7 @@ class ExactCounter(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch
     def _tag(self, t: torch.Tensor, frame: Frame) -> tuple[str, object] | None:
         """(the module path it was tagged in, the tag) of a tensor, if this frame is that module or inside it (a
         softmax module within the attention module that made the scores sees them)."""
-        tag: tuple[str, object] | None = self._tags.get(t)  # type: ignore[no-untyped-call]  # torch's, untyped
+        tag = self._tags.get(t)
         if tag is None or not (frame.norm_path == tag[0] or frame.norm_path.startswith(tag[0] + ".") or not tag[0]):
             return None
         return tag
@@ -492,10 +492,9 @@ def _flex_on_meta(validate: Callable[..., None]) -> Callable[..., None]:
 def meta_autocast() -> Iterator[None]:
     """For the block, what refuses meta tensors without needing their values takes them: torch.autocast and
     torch.amp.autocast accept device_type='meta' (no meta op is autocast), and flex_attention its meta inputs."""
-    saved = torch.autocast, torch.amp.autocast, flex._validate_device
-    torch.autocast = torch.amp.autocast = _Autocast  # type: ignore[misc]  # a patch of torch's class, for the block
-    flex._validate_device = _flex_on_meta(flex._validate_device)
-    try:
+    with (
+        patched(torch, "autocast", _Autocast),
+        patched(torch.amp, "autocast", _Autocast),
+        patched(flex, "_validate_device", _flex_on_meta(flex._validate_device)),
+    ):
         yield
-    finally:
-        torch.autocast, torch.amp.autocast, flex._validate_device = saved  # type: ignore[misc]

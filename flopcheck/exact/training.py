@@ -133,7 +133,7 @@ class _FusedScores:
 
     def __init__(self) -> None:
         self.flops = 0
-        self._original: Callable[..., Any] | None = None
+        self._original: Callable[..., Any] = torch.nn.functional.scaled_dot_product_attention
 
     def __enter__(self) -> _FusedScores:
         functional = torch.nn.functional
@@ -147,7 +147,7 @@ class _FusedScores:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        torch.nn.functional.scaled_dot_product_attention = self._original  # type: ignore[assignment]
+        torch.nn.functional.scaled_dot_product_attention = self._original
 
 
 class _BackwardFrames:
@@ -197,16 +197,17 @@ class _BackwardFrames:
         return ROOT if node is None else self.of(node)
 
 
-class _ForwardCounter(ExactCounter):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
+class _ForwardCounter(ExactCounter):
     """The exact counter of the forward, whose module hooks also mark which module makes each autograd node."""
 
     def __init__(self, model: nn.Module, kind_map: Iterable[tuple[str, str]], frames: _BackwardFrames):
         super().__init__(model, kind_map)
         self._frames = frames
 
-    def __enter__(self) -> ExactCounter:
+    def __enter__(self) -> _ForwardCounter:
         self._frames.mark(ROOT)
-        return super().__enter__()
+        super().__enter__()
+        return self
 
     def _push(self, frame: Frame, args: Any = ()) -> None:
         super()._push(frame, args)
@@ -230,7 +231,7 @@ def _in_backward() -> bool:
     return torch._C._current_autograd_node() is not None
 
 
-class _BackwardCounter(ExactCounter):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
+class _BackwardCounter(ExactCounter):
     """The exact counter in the backward: the frame is the module whose forward made the node running. A matmul of
     two activations there is the gradient of the forward's matmul that made the node: QK^T's (dQ, dK) are attention
     scores' work, attn@V's (dA, dV) attention values', each a matmul the size of its forward where that gradient is
@@ -393,7 +394,7 @@ def _step(
     forward_count = fwd.result(**labels)
     bwd = _BackwardCounter(frames, kind_map)
     with bwd:
-        scalar.backward()  # type: ignore[no-untyped-call]  # torch's Tensor.backward is untyped
+        torch.autograd.backward(scalar)  # scalar.backward(), typed
     opt, trainable = _optimizer_step(module, optimizer)
     return TrainingCount(
         forward_count,

@@ -11,17 +11,16 @@ read of one still fails, as it should.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import torch
 from torch._ops import OpOverload
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten, tree_map
 from torch.utils.weak import WeakTensorKeyDictionary
 
 from flopcheck.exact import meta_safe
+from flopcheck.untyped import DispatchMode, FunctionMode
 
 aten = torch.ops.aten
 LIMIT = 1 << 22  # elements: a shadow is kept for tensors up to this size (a mask or ids, never an activation)
@@ -47,7 +46,7 @@ def _small(x: Any) -> bool:
     return not isinstance(x, torch.Tensor) or x.numel() <= LIMIT
 
 
-class _Literals(TorchFunctionMode):
+class _Literals(FunctionMode):
     """torch.tensor(data, device='meta') makes its tensor below every dispatch mode: made on the CPU and moved to
     meta instead, the move is an op Values sees, and the literal keeps its values as its shadow."""
 
@@ -60,26 +59,25 @@ class _Literals(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-class Values(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mode classes are untyped
+class Values(DispatchMode):
     """The shadow of every small tensor of known values, and the reads and value-shaped ops answered from them."""
 
     def __init__(self) -> None:
-        super().__init__()  # type: ignore[no-untyped-call]
-        self.shadow: WeakTensorKeyDictionary = WeakTensorKeyDictionary()
+        super().__init__()
+        self.shadow: MutableMapping[torch.Tensor, torch.Tensor] = WeakTensorKeyDictionary()
         self.literals = _Literals()
 
     def __enter__(self) -> Values:
-        self.literals.__enter__()  # type: ignore[no-untyped-call]
+        self.literals.__enter__()
         meta_safe.VALUES_OPEN[0] += 1  # the meta memo answers no op while values are read from results
-        entered: Values = super().__enter__()  # type: ignore[no-untyped-call]
-        return entered
+        return super().__enter__()
 
-    def __exit__(self, *exc: object) -> Any:
+    def __exit__(self, *exc: object) -> None:
         try:
-            return super().__exit__(*exc)  # type: ignore[no-untyped-call]
+            super().__exit__(*exc)
         finally:
             meta_safe.VALUES_OPEN[0] -= 1
-            self.literals.__exit__(*exc)  # type: ignore[no-untyped-call]
+            self.literals.__exit__(*exc)
 
     def _known(self, x: Any) -> bool:
         return not isinstance(x, torch.Tensor) or x.device.type != "meta" or x in self.shadow
@@ -138,7 +136,7 @@ class Values(TorchDispatchMode):  # type: ignore[no-untyped-call]  # torch's mod
         if not (known and outs and func not in UNKNOWN and all(_small(o) for o in outs)):
             if func._schema.is_mutable:  # a tensor with values written by an op of unknown values: values unknown
                 for x in metas:
-                    self.shadow.pop(x, None)  # type: ignore[no-untyped-call]
+                    self.shadow.pop(x, None)
             return out
         try:
             real = self._on_shadows(func, args, kwargs)

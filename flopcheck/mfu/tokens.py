@@ -50,7 +50,6 @@ def _of_name(name: str, seq_len: int, config: str | None, causal: bool | None) -
 
     subject = subject_of(parse(name, text_tokens=seq_len, config=config))
     m = subject.measured(training=True)
-    assert m.training is not None  # measured with training: its step
     masked = is_causal(subject) if causal is None else causal
-    work = work_from_step(m.training, m.batch or 1, masked)
+    work = work_from_step(m.step, m.batch or 1, masked)
     return true_flops(work)[0] / seq_len

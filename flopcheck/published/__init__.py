@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict
 
 from flopcheck.published.structure import DIT as DIT  # re-exported: each formula module reads them here
 from flopcheck.published.structure import LM as LM
@@ -58,6 +59,14 @@ class Formula:
             wanted = " or ".join(what[k] for k in self.kinds)
             return f"{self.name} is a formula for {wanted}; {s.why or 'this model is not one'}"
         return self.refuses(s)
+
+
+class Applies(TypedDict):
+    """What a source's formulas share, given once as Formula(..., **shared): the structures they apply to and
+    whether each counts a training step."""
+
+    kinds: tuple[str, ...]
+    training: bool
 
 
 FORMULAS: dict[str, Formula] = {}

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from fractions import Fraction
 
-from flopcheck.published import LM, Exact, Formula, Found, no_experts, no_mla, refusing, register
+from flopcheck.published import LM, Applies, Exact, Formula, Found, no_experts, no_mla, refusing, register
 from flopcheck.published import common as c
 from flopcheck.published.structure import Structure
 from flopcheck.reconciler import causes as K
@@ -94,7 +94,8 @@ def no_mixed_mlp(name: str) -> Callable[[Structure], str]:
     )
 
 
-COMMON = dict(kinds=(LM,), training=True, per="per step (B sequences)")
+COMMON = Applies(kinds=(LM,), training=True)
+PER = "per step (B sequences)"
 register(
     Formula(
         "megatron-paper",
@@ -105,7 +106,8 @@ register(
         value=paper,
         causes=paper_causes,
         refuses=refusing(no_experts("megatron-paper"), no_mla("megatron-paper")),
-        **COMMON,  # type: ignore[arg-type]
+        per=PER,
+        **COMMON,
     )
 )
 register(
@@ -118,7 +120,8 @@ register(
         value=code_v0_9,
         causes=code_v0_9_causes,
         refuses=refusing(no_mla("megatron-v0.9"), no_mixed_mlp("megatron-v0.9")),
-        **COMMON,  # type: ignore[arg-type]
+        per=PER,
+        **COMMON,
     )
 )
 register(
@@ -131,6 +134,7 @@ register(
         "(the model runs none)",
         value=code,
         causes=code_causes,
-        **COMMON,  # type: ignore[arg-type]
+        per=PER,
+        **COMMON,
     )
 )

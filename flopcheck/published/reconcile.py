@@ -39,12 +39,11 @@ def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> R
     why = f.does_not_apply(s)
     if not why and reference is None:
         why = f"{f.name} counts a training step: add --training (it is reconciled against the exact step)"
-    if why:
+    if why or reference is None:
         return Reconciliation(
             **base, reported=None, counter_flops=None, reference_flops=reference or e.forward, findings=(),
             residual=None, error=why, reference=what,
         )  # fmt: skip
-    assert reference is not None
     reported = f.value(s)
     flops = reported * f.unit.flops_per_unit
     found = [*f.causes(s, e), *head_dim_taken(f.name, s, 3 if f.training else 1)]

@@ -4,7 +4,7 @@ ViT shortcut 12Td^2 per layer in MACs (the blocks' linear layers only). Forward,
 
 from __future__ import annotations
 
-from flopcheck.published import DIT, Exact, Formula, Found, register
+from flopcheck.published import DIT, Applies, Exact, Formula, Found, register
 from flopcheck.published.structure import Structure
 from flopcheck.reconciler import causes as K
 from flopcheck.types import Unit
@@ -47,7 +47,7 @@ def shortcut_causes(s: Structure, e: Exact) -> list[Found]:
     return [(K.VIT_SHORTCUT, -out, f"the exact count outside the blocks' linear layers: {words}")] if out else []
 
 
-FORWARD = dict(kinds=(DIT,), training=False)
+FORWARD = Applies(kinds=(DIT,), training=False)
 register(
     Formula(
         "dit",
@@ -58,7 +58,7 @@ register(
         "layer",
         value=hand,
         causes=lambda s, e: [],
-        **FORWARD,  # type: ignore[arg-type]
+        **FORWARD,
     )
 )
 register(
@@ -70,7 +70,7 @@ register(
         conventions="the blocks' QKV, output projection, MLP (4d) and QK^T + attn@V; nothing outside the blocks",
         value=blocks,
         causes=blocks_causes,
-        **FORWARD,  # type: ignore[arg-type]
+        **FORWARD,
     )
 )
 register(
@@ -83,6 +83,6 @@ register(
         value=shortcut,
         causes=shortcut_causes,
         unit=Unit.MAC,
-        **FORWARD,  # type: ignore[arg-type]
+        **FORWARD,
     )
 )

@@ -18,7 +18,7 @@ from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import detectors as D
 from flopcheck.reconciler import op_causes as _op_causes  # noqa: F401  (registers its causes' detectors)
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
-from flopcheck.types import BySpace, Count, EvidenceKind, Finding, Mechanism, Reconciliation, Unit
+from flopcheck.types import BySpace, Count, EvidenceKind, Failed, Finding, Mechanism, Outcome, Reconciliation, Unit
 
 if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconciliation needs it
     from flopcheck.reconciler.reference import Reference
@@ -45,7 +45,6 @@ def reading_of(count: Count) -> Callable[[Count, Reference], list[Any]]:
 
 def _residual(count: Count, reference_flops: int, findings: list[Finding]) -> int:
     """What no finding explains: counter (as FLOPs) - reference - sum of the FLOP findings' deltas."""
-    assert count.flops is not None, "only a count that came back is reconciled"
     return count.flops - reference_flops - sum(f.delta for f in findings)
 
 
@@ -55,12 +54,11 @@ def _closed(
     """The reconciliation from a count and its FLOP findings: the residual (FC901) and the unit (FC101) close it."""
     findings = list(findings) + ([K.UNEXPLAINED_RESIDUAL.finding(0, why)] if residual else [])
     if count.unit is Unit.MAC:  # last: from the counter in FLOPs to the number it printed
-        assert count.flops is not None and count.reported is not None
         findings.append(K.in_macs(count.flops, round(count.reported), count.counter))
     return _reconciliation(count, ref, findings=tuple(findings), residual=residual, mode=mode)
 
 
-def _reconciliation(count: Count, ref: Reference, **fields: Any) -> Reconciliation:
+def _reconciliation(count: Outcome, ref: Reference, **fields: Any) -> Reconciliation:
     """A Reconciliation of this count against a reference total; `fields` give (or replace) the rest."""
     base = dict(
         counter=count.counter,
@@ -122,7 +120,6 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
     """Reconcile a count that has per-op or per-module detail (a per-sample count's module items read x its samples:
     ptflops divides its modules' sum by the batch and adds its patched functionals' whole)."""
     n = count.samples_divided
-    assert count.flops is not None
     count, shared = _shared_modules(count, ref)
     divided = [i for i in count.detail if i.where is Mechanism.MODULE]
     ids = set(map(id, divided))
@@ -148,7 +145,6 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
         for r in B.readings(units=(count.unit,), batches=batches)
         if B.applies(r, ref.formula)
     ]
-    assert count.reported is not None
     if not candidates or (count.reported == 0 and ref.total):  # a 0 is no convention: the counter saw nothing
         residual = _residual(count, ref.total, [])
         why = f"residual {residual:+,} FLOPs: {count.counter} counted nothing of a model with multiply-adds"
@@ -166,13 +162,13 @@ def black_box(count: Count, ref: Reference) -> Reconciliation:
     )
 
 
-def explain(count: Count, ref: Reference | None = None) -> Reconciliation:
+def explain(count: Outcome, ref: Reference | None = None) -> Reconciliation:
     """Explain a count against the reference for its model, input and attention path: white box
     when the count has detail at the reference's batch, black box from its total otherwise."""
     from flopcheck.reconciler.reference import reference_for  # lazy: torch-free door (builds models)
 
     ref = ref or reference_for(count.model, count.input_size, count.attn, count.batch)
-    if not count.ok:
+    if isinstance(count, Failed):
         return _reconciliation(
             count, ref, reported=None, counter_flops=None, findings=(), residual=None, error=count.error
         )

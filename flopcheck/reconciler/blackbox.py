@@ -220,7 +220,8 @@ def explain(
             findings.append(c.finding(flops * (factor - 1), why))
             flops *= factor
     if reading.training and reading.exact_step:  # the whole model's exact backward, once per sample
-        assert backward is not None, "an exact-step reading needs the exact backward"
+        if backward is None:
+            raise ValueError("an exact-step reading needs the exact backward (backward=)")
         step = backward.at(reading.pixel) * reading.batch
         findings.append(K.TRAINING_STEP.finding(step, "the exact backward, counted on meta"))
         flops += step

@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from flopcheck.reconciler import causes as K
-from flopcheck.types import Count, Finding, Item, Kind, Reconciliation, Work
+from flopcheck.types import Count, Finding, Item, Kind, Outcome, Reconciliation, Work
 
 if TYPE_CHECKING:
     from flopcheck.reconciler.reference import Reference
@@ -182,19 +182,19 @@ def by_length(values: list[Fraction], full: int, whole: bool) -> Fraction | None
     return at(q, full)
 
 
-def fitted(counts: list[Count | None], full: int, widths: list[int]) -> Count | str:
+def fitted(counts: list[Outcome | None], full: int, widths: list[int]) -> Count | str:
     """The count at n = full from counts at POINTS then CHECK (at `widths` pixels): its total and each line of its
     detail fitted (the same lines at every length, their calls alike); or why not, in words."""
     for c, w in zip(counts, widths):
-        if c is None or not c.ok:
+        if not isinstance(c, Count):
             return f"its count at {w} px wide gave none ({c.error if c is not None else 'no result'})"
-    got = [c for c in counts if c is not None]
+    got = [c for c in counts if isinstance(c, Count)]  # every one, by the loop above
     if len({_convention(c) for c in got}) > 1:
         return "its detail or its skips differ between the cut lengths, so its convention changes with the length"
-    flops = by_length([exact(_flops(c)) for c in got], full, True)
-    reported = by_length([exact(_reported(c)) for c in got], full, False)
+    flops = by_length([exact(c.flops) for c in got], full, True)
+    reported = by_length([exact(c.reported) for c in got], full, False)
     if flops is None or reported is None:
-        listed = ", ".join(f"{_flops(c):,}" for c in got)
+        listed = ", ".join(f"{c.flops:,}" for c in got)
         return f"its counts at the cut lengths are not a + bT + cT^2 in whole FLOPs ({listed})"
     detail = []
     for lines in zip(*(c.detail for c in got)):
@@ -219,13 +219,3 @@ def _fitted_item(lines: list[Item], full: int) -> Item | None:
     if flops is None or reported is None:
         return None
     return replace(lines[-1], flops=int(flops), reported=float(reported))
-
-
-def _flops(c: Count) -> int:
-    assert c.flops is not None, c  # ok: checked by the caller
-    return c.flops
-
-
-def _reported(c: Count) -> float:
-    assert c.reported is not None, c  # ok: a count with FLOPs has its reported number
-    return c.reported

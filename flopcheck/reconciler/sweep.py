@@ -3,12 +3,13 @@ against the white-box reconciliation of the same counter."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from flopcheck.formula import formula_breakdown
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.blackbox import Fit, SweepVerdict, fit_quadratic, judge
-from flopcheck.types import Attention, Count, Reconciliation, Unit
+from flopcheck.types import Attention, Count, Outcome, Reconciliation, Unit
 from reference_models import get_config
 
 
@@ -36,13 +37,12 @@ def white_box_says(r: Reconciliation) -> tuple[Unit, Attention]:
     return r.unit, next((a for a in (Attention.MISSING, Attention.QK_ONLY) if a in said), Attention.COUNTED)
 
 
-def sweep(counts: list[Count], model: str, attn: str, white: Reconciliation | None = None) -> Sweep:
+def sweep(counts: Sequence[Outcome], model: str, attn: str, white: Reconciliation | None = None) -> Sweep:
     """Fit the counter's reported totals and the formula's FLOPs over T; judge unit and coverage."""
     points: list[tuple[int, float]] = []
     formula_points: list[tuple[int, float]] = []
-    for c in sorted((c for c in counts if c.ok), key=lambda c: c.input_size):
+    for c in sorted((c for c in counts if isinstance(c, Count)), key=lambda c: c.input_size or 0):  # a sweep: sized
         cfg = get_config(model, input_size=c.input_size, attn=attn)
-        assert c.reported is not None
         points.append((cfg.tokens, c.reported))
         formula_points.append((cfg.tokens, formula_breakdown(model, cfg).total))
     fit, formula = fit_quadratic(points), fit_quadratic(formula_points)
@@ -53,12 +53,12 @@ def sweep(counts: list[Count], model: str, attn: str, white: Reconciliation | No
     return Sweep(counts[0].counter, attn, tuple(points), fit, formula, verdict, agrees)
 
 
-def sweeps_for(results: list[Reconciliation], counts: list[Count], sizes: list[int]) -> list[Sweep]:
+def sweeps_for(results: list[Reconciliation], counts: list[Outcome], sizes: list[int]) -> list[Sweep]:
     """A sweep for every reconciliation whose counter counted three or more of `sizes` on its attention path."""
     out = []
     for r in results:
         mine = [c for c in counts if (c.counter, c.attn) == (r.counter, r.attn) and c.input_size in sizes]
-        if sum(c.ok for c in mine) >= 3:
+        if sum(isinstance(c, Count) for c in mine) >= 3:
             out.append(sweep(mine, r.model, r.attn, r))
     return out
 

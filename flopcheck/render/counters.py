@@ -7,12 +7,11 @@ from typing import Any
 from flopcheck.codec import encode
 from flopcheck.fmt import commas, table
 from flopcheck.render import COLUMNS, fit
-from flopcheck.types import Count, Reconciliation, Skip, Work
+from flopcheck.types import Count, Failed, Outcome, Reconciliation, Skip, Work
 
 
 def _reported(c: Count) -> str:
     value = c.reported
-    assert value is not None, c  # a count that came back reports a number
     return commas(int(value)) if float(value).is_integer() else f"{value:,.3f}"
 
 
@@ -33,17 +32,19 @@ def skipped_summary(c: Count, limit: int = 3) -> str:
 
 
 def to_text(
-    counts: list[Count], formula_flops: dict[tuple[str, int | None, str], int], label: str = "formula", inputs: str = ""
+    counts: list[Outcome],
+    formula_flops: dict[tuple[str, int | None, str], int],
+    label: str = "formula",
+    inputs: str = "",
 ) -> str:
     """One row per count; `formula_flops` maps (model, input_size, attn) to the reference's FLOPs: the formula,
     or (`label`) the exact count of a model with none, whose `inputs` the header states."""
     rows = []
     for c in counts:
         ref = formula_flops[(c.model, c.input_size, c.attn)]
-        if not c.ok:
+        if isinstance(c, Failed):
             rows.append([c.counter, c.unit.value, "-", "-", "-", "-", "-", f"error: {c.error}"])
             continue
-        assert c.flops is not None, c  # ok: it came back with a number
         rows.append(
             [
                 c.counter,
@@ -77,7 +78,7 @@ def _fitted(rows: list[list[str]], header: list[str], right: set[int]) -> str:
     return "\n".join(out)
 
 
-def to_list(counts: list[Count], formula_flops: dict[tuple[str, int | None, str], int]) -> list[dict[str, Any]]:
+def to_list(counts: list[Outcome], formula_flops: dict[tuple[str, int | None, str], int]) -> list[dict[str, Any]]:
     """JSON-ready: every Count in full, with the formula's FLOPs beside it."""
     return [{**encode(c), "formula_flops": formula_flops[(c.model, c.input_size, c.attn)]} for c in counts]
 

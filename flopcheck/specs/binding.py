@@ -59,7 +59,8 @@ def bound(built: Built) -> tuple[nn.Module, tuple[Any, ...]]:
     def forward(*a: Any, **k: Any) -> Any:
         return own(*a, **{**kwargs, **k})
 
-    forward.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # what inspect.signature reads
-    forward.bound_kwargs = kwargs  # type: ignore[attr-defined]  # for a library that needs some input to call with
+    # function attributes: its signature (what inspect.signature reads), and its keyword inputs (for a library that
+    # needs some input to call with)
+    forward.__dict__.update(__signature__=inspect.Signature(params), bound_kwargs=kwargs)
     model.forward = forward
     return model, args

@@ -273,6 +273,13 @@ class Measured:
     generation: Generation | None = None  # when measured with --generate
     resolution: tuple[int, int] | None = None  # the (W, H) pixels its source built its input at (None: not so built)
 
+    @property
+    def step(self) -> TrainingCount:
+        """Its exact training step: measured with training (Subject.measured(training=True)), else refused."""
+        if self.training is None:
+            raise ValueError(f"{self.text} was measured without its training step: measure it with training=True")
+        return self.training
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready, for the parent (from_dict reads it back)."""
         from flopcheck.exact.attention_work import to_rows  # lazy: torch (flopcheck.exact's package imports it)

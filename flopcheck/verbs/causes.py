@@ -10,6 +10,7 @@ from flopcheck.counters import COUNTERS
 from flopcheck.counters.pool import Job, run_counters
 from flopcheck.reconciler import explain
 from flopcheck.render.causes import causes_table, who_does_what
+from flopcheck.types import Count
 from flopcheck.verbs.reconcile import DEFAULT_RECONCILE
 from reference_models import ATTN_PATHS
 
@@ -33,4 +34,4 @@ def run(measure: bool = False) -> CausesTable:
         return CausesTable()
 
     jobs = [Job(DEFAULT_RECONCILE[0], DEFAULT_RECONCILE[1], a) for a in ATTN_PATHS]
-    return CausesTable(who_does_what([explain(c) for c in run_counters(list(COUNTERS), jobs) if c.ok]))
+    return CausesTable(who_does_what([explain(c) for c in run_counters(list(COUNTERS), jobs) if isinstance(c, Count)]))

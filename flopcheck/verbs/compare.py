@@ -13,7 +13,7 @@ from flopcheck.published.reconcile import names as formula_names
 from flopcheck.render.counters import formula_rows, to_list, to_text
 from flopcheck.render.reconcile import to_dict as reconcile_dict
 from flopcheck.subject import Subject, counts_of
-from flopcheck.types import Count, Reconciliation
+from flopcheck.types import Outcome, Reconciliation
 from flopcheck.verbs.formulas import formula_results
 
 
@@ -26,7 +26,7 @@ def counter_names(names: str | list[str] | None) -> list[str]:
 class Comparison:
     """Every counter's count of each subject beside the truth it is compared with."""
 
-    counts: list[Count]
+    counts: list[Outcome]
     truth: dict[tuple[str, int | None, str], int]  # (model, input size, attention path) -> FLOPs
     label: str  # 'formula' or 'exact count'
     inputs: str  # a model without a formula: its input in words

@@ -33,7 +33,7 @@ from flopcheck.render.report import read_results, render
 from flopcheck.specs import SpecError, is_spec, parse
 from flopcheck.specs.child import measure_all
 from flopcheck.subject import Subject, subject_of
-from flopcheck.types import Count, Kind, Reconciliation
+from flopcheck.types import Count, Kind, Outcome, Reconciliation
 from flopcheck.zoo import names
 from reference_models import ATTN_PATHS, family_of, get_config, list_models
 
@@ -156,7 +156,7 @@ def run(
 # ---------------------------------------------------------------------------------------------
 
 
-def versions(counts: list[Count]) -> dict[str, str]:
+def versions(counts: list[Outcome]) -> dict[str, str]:
     """python, torch, timm and every counter library as the counts saw them."""
 
     def v(name: str) -> str:
@@ -198,7 +198,7 @@ def _formula(model: str, size: int | None) -> dict[str, Any]:
     }
 
 
-def _count_dict(c: Count) -> dict[str, Any]:
+def _count_dict(c: Outcome) -> dict[str, Any]:
     d: dict[str, Any] = encode(c)
     for key in VOLATILE:
         d.pop(key, None)
@@ -206,7 +206,7 @@ def _count_dict(c: Count) -> dict[str, Any]:
 
 
 def _sweeps(
-    plan: Plan, counts: list[Count], whites: dict[tuple[str, int, str, str], Reconciliation]
+    plan: Plan, counts: list[Outcome], whites: dict[tuple[str, int | None, str, str], Reconciliation]
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for model, sizes in plan.sweeps:
@@ -217,13 +217,15 @@ def _sweeps(
                     for c in counts
                     if (c.model, c.attn, c.counter) == (model, attn, counter) and c.input_size in sizes
                 ]
-                ok = [c for c in mine if c.ok]
+                ok = [c for c in mine if isinstance(c, Count)]
                 entry: dict[str, Any] = {
                     "model": model,
                     "attn": attn,
                     "counter": counter,
                     "unit": COUNTERS[counter].unit.value,
-                    "points": [[c.input_size, c.flops] for c in sorted(ok, key=lambda c: c.input_size)],
+                    "points": [
+                        [c.input_size, c.flops] for c in sorted(ok, key=lambda c: c.input_size or 0)
+                    ],  # sized: in sizes
                 }
                 if len(ok) >= 3:
                     s = sweep(ok, model, attn, whites.get((model, min(sizes), attn, counter)))
@@ -246,13 +248,13 @@ def _path(model: str, attn: str) -> Subject:
     return next((p for p in subject.paths() if p.attn == attn), subject)
 
 
-def results(plan: Plan, counts: list[Count]) -> dict[str, Any]:
+def results(plan: Plan, counts: list[Outcome]) -> dict[str, Any]:
     """The report's data: formulas, counts, reconciliations (with proofs), sweeps, versions."""
     from flopcheck.reconciler.reference import reference_of  # lazy: torch-free door (the reference builds models)
 
     sizes = list(dict.fromkeys((c.model, c.input_size) for c in counts))
     recs: list[dict[str, Any]] = []
-    whites: dict[tuple[str, int, str, str], Reconciliation] = {}
+    whites: dict[tuple[str, int | None, str, str], Reconciliation] = {}
     for c in counts:
         r = explain(c, reference_of(_path(c.model, c.attn).measured(), c.batch) if is_spec(c.model) else None)
         whites[(c.model, c.input_size, c.attn, c.counter)] = r
@@ -279,7 +281,7 @@ def results(plan: Plan, counts: list[Count]) -> dict[str, Any]:
     }
 
 
-def progress_bar(done: int, total: int, count: Count) -> None:
+def progress_bar(done: int, total: int, count: Outcome) -> None:
     """Progress on stderr: a 30-character bar, done/total and the count just finished; nothing off a terminal."""
     if not sys.stderr.isatty():
         return

@@ -11,7 +11,8 @@ block of a uniform map (and their wT = 11 spans both frames). Counted in this pr
 (`flopcheck.count`), it selects by those. On meta the blocks are unknown: counted dense, and said.
 """
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Protocol, cast
 
 import torch
 from torch import nn
@@ -44,10 +45,16 @@ def model() -> nn.Module:
     """Kandinsky5Transformer3DModel(**CONFIG), through diffusers' flex backend, where NABLA's BlockMask runs."""
     from diffusers import Kandinsky5Transformer3DModel  # lazy: diffusers is optional
 
-    # diffusers is untyped: mypy sees neither its __init__ nor its nn.Module base
-    net: nn.Module = Kandinsky5Transformer3DModel(**CONFIG)  # type: ignore[no-untyped-call, assignment]
-    net.set_attention_backend("flex")  # type: ignore[operator]
+    # diffusers' __init__ is untyped and mypy does not see its nn.Module base: its class as what it makes
+    net = cast("Callable[..., nn.Module]", Kandinsky5Transformer3DModel)(**CONFIG)
+    cast(_Backends, net).set_attention_backend("flex")
     return net
+
+
+class _Backends(Protocol):
+    """A diffusers model's attention backends (ModelMixin.set_attention_backend, untyped in diffusers)."""
+
+    def set_attention_backend(self, backend: str) -> None: ...
 
 
 def sparse_params(net: nn.Module, device: torch.device | str) -> dict[str, Any]:

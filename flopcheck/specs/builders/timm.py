@@ -6,8 +6,8 @@ import difflib
 from typing import Any
 
 import timm
-import timm.layers
 import torch
+from timm.layers.config import set_fused_attn, use_fused_attn  # timm.layers imports them, exports neither
 
 from flopcheck.specs import REPARAMETERIZABLE, ModelSpec, SpecError
 from flopcheck.specs.binding import given
@@ -21,14 +21,14 @@ def from_timm(spec: ModelSpec, device: str, notes: list[str]) -> Built:
     timm's fused attention off (timm.layers.set_fused_attn) for the build."""
     name, o = spec.name, spec.options
     _timm_known(name)
-    fused = timm.layers.use_fused_attn()  # type: ignore[attr-defined]  # timm does not export it
+    fused = use_fused_attn()
     if o.attn == "math":
-        timm.layers.set_fused_attn(False)  # type: ignore[attr-defined]
+        set_fused_attn(False)
         notes.append("timm's fused attention turned off (timm.layers.set_fused_attn(False)): explicit matmuls")
     try:
         model = construct(lambda: timm.create_model(name, pretrained=False), device, notes, spec.text)
     finally:
-        timm.layers.set_fused_attn(fused)  # type: ignore[attr-defined]
+        set_fused_attn(fused)
     model = _reparameterized(model, name, o.reparam, notes)
     if o.inputs:
         return given(model, o, device, notes)
