@@ -6,8 +6,9 @@ import torch
 from torch.nn.attention.flex_attention import BlockMask, create_block_mask, flex_attention
 
 from flopcheck.exact import count_forward
-from flopcheck.exact.attention_work import to_dict, to_lines, totals
+from flopcheck.exact.attention_work import to_dict, totals
 from flopcheck.exact.block_mask import listed
+from flopcheck.render.attention import to_lines
 
 # q, k, v (1, 2, 256, 16), BLOCK_SIZE 64: 4 x 4 blocks of 64 x 64 = 4,096 pairs; 2 heads; a pair costs
 # 2 * (e + ev) = 2 * 32 = 64 FLOPs (QK^T + attn@V)

@@ -8,8 +8,9 @@ import torch.nn.functional as F
 from conftest import TINY_LM
 
 from flopcheck.exact import count_forward
-from flopcheck.exact.attention_work import causal_flash_pairs, causal_pairs, to_dict, to_lines, totals, window_pairs
+from flopcheck.exact.attention_work import causal_flash_pairs, causal_pairs, to_dict, totals, window_pairs
 from flopcheck.exact.masks import read_pairs, tile_pairs
+from flopcheck.render.attention import to_lines
 
 
 def test_pair_arithmetic_by_hand():

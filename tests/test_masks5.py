@@ -15,7 +15,8 @@ from conftest import TINY_LM
 
 from flopcheck.cli import main
 from flopcheck.exact import count_forward
-from flopcheck.exact.attention_work import to_dict, to_lines, totals
+from flopcheck.exact.attention_work import to_dict, totals
+from flopcheck.render.attention import to_lines
 
 MODELS = Path(__file__).resolve().parent / "models"
 

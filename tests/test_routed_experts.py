@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from flopcheck.exact import count_forward
-from flopcheck.exact.routing import routing_notes
+from flopcheck.render.routing import routing_notes
 
 
 class Grouped(torch.nn.Module):

@@ -62,7 +62,8 @@ def _formula_text(r: CountResult, form: Breakdown) -> str:
 
 def _attention_lines(r: CountResult) -> list[str]:
     """Attention under its masks in every convention (none when no call has a mask), scaled to the scope."""
-    from flopcheck.exact.attention_work import needed_line, scaled, to_lines  # lazy: torch-free door
+    from flopcheck.exact.attention_work import scaled  # lazy: torch-free door (flopcheck.exact's torch)
+    from flopcheck.render.attention import needed_line, to_lines  # lazy: it imports flopcheck.exact
 
     calls = scaled(r.exact.attention, r.exact_factor)
     lines = to_lines(calls, r.attn_kernel)
@@ -79,7 +80,7 @@ def _attention_dict(r: CountResult) -> dict[str, Any]:
 
 def _generation_lines(m: Any) -> list[str]:
     """A causal LM's generation (--generate): prefill, decode steps, per output token, bytes a step reads."""
-    from flopcheck.exact.generation import to_lines  # lazy: torch-free door (flopcheck.exact's torch)
+    from flopcheck.render.generation import to_lines  # lazy: torch-free door (flopcheck.exact's torch)
 
     g = getattr(m, "generation", None)
     return ["", *to_lines(g)] if g is not None else []

@@ -135,7 +135,7 @@ def _formula_dict(e: Estimate) -> dict[str, Any]:
 
 def _needed(e: ExactEstimate) -> list[str]:
     """A forward's second figure (attention at its mask's pairs), as count prints it; none when unmasked."""
-    from flopcheck.exact.attention_work import needed_line  # lazy: torch-free door (flopcheck.exact's torch)
+    from flopcheck.render.attention import needed_line  # lazy: torch-free door (flopcheck.exact's torch)
 
     return needed_line(e.flops_per_forward, e.measured.exact.attention, indent="  per forward, ")
 
@@ -168,7 +168,7 @@ def _exact_text(e: ExactEstimate) -> str:
 
 def _decode_lines(e: ExactEstimate) -> list[str]:
     """A causal LM's generation (--generate) on the roofline: the decode steps' FLOPs per byte read."""
-    from flopcheck.exact.generation import roofline_lines  # lazy: torch-free door (flopcheck.exact's torch)
+    from flopcheck.render.generation import roofline_lines  # lazy: torch-free door (flopcheck.exact's torch)
 
     g = getattr(e.measured, "generation", None)
     return ["", *roofline_lines(g, e.gpu)] if g is not None else []

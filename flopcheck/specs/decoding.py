@@ -36,14 +36,14 @@ def measure_generation(spec_dict: dict[str, Any], prompt: int, steps: int) -> di
 def routed(built: Any, count: Any) -> None:
     """The notes on what a count of routed experts assumed about its router, and on real tensors what each router
     was seen to do (the ExactCount's routing: exact.routing)."""
-    from flopcheck.exact.routing import routing_notes
+    from flopcheck.render.routing import routing_notes
 
     built.notes.extend(n for n in routing_notes(built.model, count.routing, count.device) if n not in built.notes)
 
 
 def capacity_hint(model: Any) -> str:
     """'' unless the model routes experts with a capacity limit; else the refusal's pointer to --device cpu."""
-    from flopcheck.exact.routing import capacity_hint
+    from flopcheck.render.routing import capacity_hint
 
     return capacity_hint(model)
 

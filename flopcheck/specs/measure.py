@@ -209,7 +209,7 @@ def measure_local(
     import torch  # lazy: torch (see the note at the top)
 
     from flopcheck.exact import count_forward, flop_kinds
-    from flopcheck.exact.routing import routing_notes
+    from flopcheck.render.routing import routing_notes
     from flopcheck.specs.built import Built
 
     text, kwargs = name or type(model).__name__, kwargs or {}
