@@ -464,6 +464,7 @@ class Reconciliation:
     error: str | None = None
     reference: str = "formula = exact count"  # what the reference is: a hand formula, or the exact count alone
     incomplete: str = ""  # the exact count's INCOMPLETE sentence when it lacks a formula: a lower bound, no proof
+    formula: str | None = None  # a published formula's reconciliation: its name in flopcheck.published.FORMULAS
 
     @property
     def counted_nothing(self) -> bool:

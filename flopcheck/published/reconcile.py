@@ -34,7 +34,7 @@ def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> R
     reference = e.step if f.training else e.forward
     what = "the exact training step" if f.training else "the exact count"
     base: dict[str, Any] = dict(
-        counter=f"formula {f.name}", unit=f.unit, model=model, input_size=None, attn=attn, mode=MODE
+        counter=f"formula {f.name}", unit=f.unit, model=model, input_size=None, attn=attn, mode=MODE, formula=f.name
     )
     why = f.does_not_apply(s)
     if not why and reference is None:

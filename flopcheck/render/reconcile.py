@@ -27,7 +27,7 @@ def proof(r: Reconciliation, width: int | None = None) -> str:
     at = f" @{r.input_size}" if r.input_size is not None else ""
     head = f"{r.model}{at} · attn {r.attn} · {r.counter} ({r.unit.value}) · {r.mode}"
     if r.error:
-        said = f"  {'does not apply' if r.mode.startswith('formula') else 'error'}: {r.error}"
+        said = f"  {'does not apply' if r.formula is not None else 'error'}: {r.error}"
         return "\n".join([head, *(fit(said, width) if width else [said])])
     assert r.counter_flops is not None and r.residual is not None, r  # no error: a number came, and its residual
 
@@ -40,7 +40,7 @@ def proof(r: Reconciliation, width: int | None = None) -> str:
     closing = (K.MAC_CONVENTION, K.COUNTED_NOTHING, K.UNEXPLAINED_RESIDUAL)  # said on the unit and residual lines
     causes = [f for f in r.findings if K.of(f) not in closing]
     lines += [_line(f"{f.code} {f.title}", f.delta, f.evidence) for f in causes]
-    who = "formula" if r.mode.startswith("formula") else "counter"
+    who = "formula" if r.formula is not None else "counter"
     lines.append(_line(f"= {who}, as FLOPs", r.counter_flops))
     unit = [f for f in r.findings if K.of(f) is K.MAC_CONVENTION]
     if unit:
@@ -110,16 +110,16 @@ def describe_sweep(s: Sweep) -> str:
 def summary(results: list[Reconciliation]) -> str:
     """One row per count: its value as FLOPs against its reference, the residual, the causes by code; then the
     formulas that do not apply, by name."""
-    formulas = [r.mode.startswith("formula") for r in results]
+    formulas = [r.formula is not None for r in results]
     kind = "formula" if all(formulas) else "counter" if not any(formulas) else "counter or formula"
     paths = len({r.attn for r in results}) > 1
     rows: list[list[str]] = []
     refused: dict[str, list[str]] = {}
     for r in results:
-        name = r.counter.removeprefix("formula ") if kind == "formula" else r.counter
-        if _refused(r):  # grouped by their reason, the formula's own name taken out of it
-            why = (r.error or "").removeprefix(r.counter.removeprefix("formula ") + " ")
-            refused.setdefault(why, []).append(r.counter.removeprefix("formula "))
+        name = r.formula if kind == "formula" and r.formula is not None else r.counter
+        if r.formula is not None and r.error:  # refused: grouped by their reason, the formula's own name taken out
+            why = r.error.removeprefix(r.formula + " ")
+            refused.setdefault(why, []).append(r.formula)
             continue
         row = [name, *([r.attn] * paths), r.unit.value]
         if r.error or r.counter_flops is None or r.residual is None:
@@ -140,7 +140,7 @@ def summary(results: list[Reconciliation]) -> str:
 
 def _refused(r: Reconciliation) -> bool:
     """A formula that does not apply to the model (said once in the summary, not as a proof of its own)."""
-    return bool(r.error) and r.mode.startswith("formula")
+    return bool(r.error) and r.formula is not None
 
 
 def to_text(results: list[Reconciliation], sweeps: list[Sweep], tokens: dict[str, str]) -> str:
