@@ -25,7 +25,19 @@ imports no torch: the verbs import it when they are called.
 from typing import Any
 
 from flopcheck.counted import ExactCount
-from flopcheck.types import Breakdown, Count, Failed, Kind, Outcome, Reconciliation, Scope, Term, Unit
+from flopcheck.types import (
+    Breakdown,
+    Count,
+    Failed,
+    Kind,
+    Outcome,
+    Reconciled,
+    Reconciliation,
+    Scope,
+    Term,
+    Unit,
+    Unreconciled,
+)
 
 __version__ = "0.1.0"
 __all__ = [
@@ -36,10 +48,12 @@ __all__ = [
     "FlopCounter",
     "Kind",
     "Outcome",
+    "Reconciled",
     "Reconciliation",
     "Scope",
     "Term",
     "Unit",
+    "Unreconciled",
     "Verdict",
     "__version__",
     "audit",

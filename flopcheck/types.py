@@ -448,7 +448,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class Reconciliation:
-    """A counter's number explained against the reference, cause by cause, down to a residual."""
+    """A counter's number explained against the reference, cause by cause, down to a residual: a Reconciled one (its
+    number and residual came), or an Unreconciled one (its one-line error: no number, or none read)."""
 
     counter: str
     unit: Unit
@@ -506,8 +507,26 @@ class Reconciliation:
     def __str__(self) -> str:
         """The proof, as `flopcheck reconcile` prints it (the renderer flopcheck.render.reconcile registered in
         PRESENTERS; one line until it is imported: these types import no rendering)."""
-        show = PRESENTERS.get(type(self))
+        show = next((PRESENTERS[t] for t in type(self).__mro__ if t in PRESENTERS), None)
         return show(self) if show else repr(self)
+
+
+@dataclass(frozen=True, repr=False)  # repr=False: Reconciliation's one line, not the fields
+class Reconciled(Reconciliation):
+    """A reconciliation whose counter gave a number: it in FLOPs and the residual no cause explains."""
+
+    reported: float
+    counter_flops: int
+    residual: int
+    error: None = None
+
+
+@dataclass(frozen=True, repr=False)
+class Unreconciled(Reconciliation):
+    """A reconciliation that gave no residual: the counter failed, its count could not be read, or a formula does
+    not apply; its one-line error says which."""
+
+    error: str = field(kw_only=True)
 
 
 # type -> how a result prints in full, registered by its renderer when that module is imported (the verbs import

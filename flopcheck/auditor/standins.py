@@ -250,8 +250,8 @@ def _scaler(
         if len(came) < 2:
             return next(c for c in counts if isinstance(c, str))
         recs = [explain(c, r) for c, r in zip(came, refs)]
-        reported = per_block(_reported(came[0]), _reported(came[1]), blocks)
-        flops = per_block(_flops(came[0]), _flops(came[1]), blocks)
+        reported = per_block(came[0].reported, came[1].reported, blocks)
+        flops = per_block(came[0].flops, came[1].flops, blocks)
         residuals = [r.residual for r in recs]
         if flops.denominator != 1 or residuals[0] is None or residuals[1] is None:
             return f"{name}: its counts on the stand-ins are not whole per block: not scaled"
@@ -270,22 +270,6 @@ def _scaler(
         return ToolReading(count, claim.stated_factor, "", convention=convention)
 
     return scale
-
-
-def _came_back(c: Count | None) -> Count:
-    """A count that came back (checked ok by the caller)."""
-    assert isinstance(c, Count), c
-    return c
-
-
-def _reported(c: Count) -> float:
-    assert c.reported is not None, c  # ok: it came back with a number
-    return c.reported
-
-
-def _flops(c: Count) -> int:
-    assert c.flops is not None, c  # ok: it came back with a number
-    return c.flops
 
 
 def _short(why: str) -> str:

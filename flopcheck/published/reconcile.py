@@ -11,7 +11,7 @@ from flopcheck.published import FORMULAS, Exact, Formula
 from flopcheck.published.common import head_dim_taken
 from flopcheck.published.structure import Structure
 from flopcheck.reconciler import causes as K
-from flopcheck.types import Finding, Reconciliation
+from flopcheck.types import Finding, Reconciled, Reconciliation, Unreconciled
 
 MODE = "formula: its terms"
 
@@ -40,7 +40,7 @@ def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> R
     if not why and reference is None:
         why = f"{f.name} counts a training step: add --training (it is reconciled against the exact step)"
     if why or reference is None:
-        return Reconciliation(
+        return Unreconciled(
             **base, reported=None, counter_flops=None, reference_flops=reference or e.forward, findings=(),
             residual=None, error=why, reference=what,
         )  # fmt: skip
@@ -56,7 +56,7 @@ def explain(f: Formula, s: Structure, e: Exact, model: str, attn: str = "") -> R
         findings.append(K.UNEXPLAINED_RESIDUAL.finding(0, f"residual {residual:+,} FLOPs"))
     if f.unit.flops_per_unit != 1:
         findings.append(K.in_macs(flops, reported, f.name))
-    return Reconciliation(
+    return Reconciled(
         **base, reported=float(reported), counter_flops=flops, reference_flops=reference, findings=tuple(findings),
         residual=residual, reference=what,
     )  # fmt: skip

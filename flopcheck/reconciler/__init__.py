@@ -18,7 +18,19 @@ from flopcheck.reconciler import causes as K
 from flopcheck.reconciler import detectors as D
 from flopcheck.reconciler import op_causes as _op_causes  # noqa: F401  (registers its causes' detectors)
 from flopcheck.reconciler.classify import by_kind, by_op_name, states_kinds
-from flopcheck.types import BySpace, Count, EvidenceKind, Failed, Finding, Mechanism, Outcome, Reconciliation, Unit
+from flopcheck.types import (
+    BySpace,
+    Count,
+    EvidenceKind,
+    Failed,
+    Finding,
+    Mechanism,
+    Outcome,
+    Reconciled,
+    Reconciliation,
+    Unit,
+    Unreconciled,
+)
 
 if TYPE_CHECKING:  # the reference builds models: torch, imported when a reconciliation needs it
     from flopcheck.reconciler.reference import Reference
@@ -48,31 +60,38 @@ def _residual(count: Count, reference_flops: int, findings: list[Finding]) -> in
     return count.flops - reference_flops - sum(f.delta for f in findings)
 
 
-def _closed(
-    count: Count, ref: Reference, findings: list[Finding], residual: int, why: str, mode: str
-) -> Reconciliation:
+def _closed(count: Count, ref: Reference, findings: list[Finding], residual: int, why: str, mode: str) -> Reconciled:
     """The reconciliation from a count and its FLOP findings: the residual (FC901) and the unit (FC101) close it."""
     findings = list(findings) + ([K.UNEXPLAINED_RESIDUAL.finding(0, why)] if residual else [])
     if count.unit is Unit.MAC:  # last: from the counter in FLOPs to the number it printed
         findings.append(K.in_macs(count.flops, round(count.reported), count.counter))
-    return _reconciliation(count, ref, findings=tuple(findings), residual=residual, mode=mode)
+    return Reconciled(
+        **_against(count, ref), reported=count.reported, counter_flops=count.flops, findings=tuple(findings),
+        residual=residual, mode=mode,
+    )  # fmt: skip
 
 
-def _reconciliation(count: Outcome, ref: Reference, **fields: Any) -> Reconciliation:
-    """A Reconciliation of this count against a reference total; `fields` give (or replace) the rest."""
-    base = dict(
+def _unreconciled(count: Outcome, ref: Reference, error: str) -> Unreconciled:
+    """No residual for this count: its error (a Failed's own, or why its count could not be read) in one line."""
+    return Unreconciled(
+        **_against(count, ref), reported=count.reported, counter_flops=count.flops, findings=(), residual=None,
+        error=error,
+    )  # fmt: skip
+
+
+def _against(count: Outcome, ref: Reference) -> dict[str, Any]:
+    """The fields every reconciliation of this count against this reference holds: who counted what, and the
+    reference's total and label."""
+    return dict(
         counter=count.counter,
         unit=count.unit,
         model=count.model,
         input_size=count.input_size,
         attn=count.attn,
-        reported=count.reported,
-        counter_flops=count.flops,
         reference_flops=ref.total,
         reference=ref.label,
         incomplete=ref.exact.incompleteness(),  # against a lower bound nothing closes
     )
-    return Reconciliation(**{**base, **fields})
 
 
 def _shared_modules(count: Count, ref: Reference) -> tuple[Count, Finding | None]:
@@ -116,7 +135,7 @@ def _nothing(count: Count, ref: Reference) -> list[Finding]:
     return [K.COUNTED_NOTHING.finding(0, f"{count.counter} counted 0 of {ref.total:,} FLOPs; {why}")]
 
 
-def white_box(count: Count, ref: Reference) -> Reconciliation:
+def white_box(count: Count, ref: Reference) -> Reconciled:
     """Reconcile a count that has per-op or per-module detail (a per-sample count's module items read x its samples:
     ptflops divides its modules' sum by the batch and adds its patched functionals' whole)."""
     n = count.samples_divided
@@ -137,7 +156,7 @@ def white_box(count: Count, ref: Reference) -> Reconciliation:
     return _closed(count, ref, findings, residual, D.residual_evidence(ev, residual), EvidenceKind.WHITE_BOX)
 
 
-def black_box(count: Count, ref: Reference) -> Reconciliation:
+def black_box(count: Count, ref: Reference) -> Reconciled:
     """Reconcile a total with no detail: the reading (in the count's own unit) that reproduces it."""
     batches = sorted({1, max(1, count.batch // ref.batch)})
     candidates = [
@@ -169,17 +188,13 @@ def explain(count: Outcome, ref: Reference | None = None) -> Reconciliation:
 
     ref = ref or reference_for(count.model, count.input_size, count.attn, count.batch)
     if isinstance(count, Failed):
-        return _reconciliation(
-            count, ref, reported=None, counter_flops=None, findings=(), residual=None, error=count.error
-        )
+        return _unreconciled(count, ref, count.error)
     detail = (count.detail or count.skipped) and count.batch == ref.batch  # a 0 with its skips is detail too
     try:
         return (white_box if detail else black_box)(count, ref)
     except Exception as e:  # a reading that fails on a model loses this counter's reading only, in one line
         why = f"flopcheck could not read {count.counter}'s count of this model ({type(e).__name__}: {e})"
-        return _reconciliation(
-            count, ref, findings=(), residual=None, error=f"{why}: a flopcheck bug, please report it"
-        )
+        return _unreconciled(count, ref, f"{why}: a flopcheck bug, please report it")
 
 
 __all__ = ["Reference", "black_box", "explain", "reference_for", "white_box"]

@@ -7,7 +7,7 @@ from typing import Any
 from flopcheck.codec import encode
 from flopcheck.fmt import commas, table
 from flopcheck.render import COLUMNS, fit
-from flopcheck.types import Count, Failed, Outcome, Reconciliation, Skip, Work
+from flopcheck.types import Count, Failed, Outcome, Reconciled, Reconciliation, Skip, Work
 
 
 def _reported(c: Count) -> str:
@@ -90,10 +90,9 @@ def formula_rows(found: list[Reconciliation], label: str) -> str:
         return ""
     rows = []
     for r in found:
-        if r.error:
+        if not isinstance(r, Reconciled):  # a formula that does not apply: its error; one that applies, its value
             rows.append([r.counter, r.unit.value, "-", "-", "-", f"does not apply: {r.error}"])
             continue
-        assert r.reported is not None and r.counter_flops is not None  # a formula that applies has its value
         causes = ", ".join(f"{f.code} {f.title}" for f in r.findings) or "none: every multiply-add"
         ratio = f"{r.counter_flops / r.reference_flops:.3f}" if r.reference_flops else "-"
         rows.append([r.counter, r.unit.value, commas(round(r.reported)), commas(r.counter_flops), ratio, causes])

@@ -8,7 +8,7 @@ from flopcheck.fmt import commas, table
 from flopcheck.reconciler import causes as K
 from flopcheck.reconciler.sweep import Sweep, sweep_of
 from flopcheck.render import COLUMNS, fit
-from flopcheck.types import PRESENTERS, Reconciliation
+from flopcheck.types import PRESENTERS, Reconciled, Reconciliation
 
 WIDTH = 44
 FORMULA = "formula = exact count"  # a reference model's reference; a spec's is its exact count alone
@@ -26,10 +26,9 @@ def proof(r: Reconciliation, width: int | None = None) -> str:
     the columns it fits (a long note wrapped under its line), None as the report keeps it."""
     at = f" @{r.input_size}" if r.input_size is not None else ""
     head = f"{r.model}{at} · attn {r.attn} · {r.counter} ({r.unit.value}) · {r.mode}"
-    if r.error:
+    if not isinstance(r, Reconciled):  # an error: no number, or none read, so no residual
         said = f"  {'does not apply' if r.formula is not None else 'error'}: {r.error}"
         return "\n".join([head, *(fit(said, width) if width else [said])])
-    assert r.counter_flops is not None and r.residual is not None, r  # no error: a number came, and its residual
 
     def _line(label: str, value: int | str, note: str = "") -> str:
         return _at(label, value, note, width)

@@ -7,6 +7,7 @@ from typing import Any
 
 from flopcheck.fmt import commas
 from flopcheck.reconciler.causes import UNEXPLAINED_RESIDUAL
+from flopcheck.types import Reconciled
 
 
 def slug(model: str) -> str:
@@ -176,10 +177,12 @@ def published_rows(v: View) -> list[list[str]]:
         s = of_dit(get_config(model, input_size=size), 1, f["total_flops"])
         for name in (n for n, p in FORMULAS.items() if DIT in p.kinds and n != "dit"):
             r = explain(FORMULAS[name], s, exact, model)
-            assert r.counter_flops is not None and r.residual is not None  # a DiT formula applies to a DiT
+            if not isinstance(r, Reconciled):  # a DiT formula applies to a DiT: where one would not, it says why
+                rows.append([model, name, r.unit.value, "-", "-", "-", f"does not apply: {r.error}"])
+                continue
             causes = " ".join(x.code for x in r.findings if x.code != UNEXPLAINED_RESIDUAL.code)
             state = "closed" if r.closed else f"residual {commas(r.residual)}"
-            ratio = f"{(r.counter_flops or 0) / f['total_flops']:.4f}"
-            rows.append([model, name, r.unit.value, commas(round(r.reported or 0)), commas(r.counter_flops), ratio])
+            ratio = f"{r.counter_flops / f['total_flops']:.4f}"
+            rows.append([model, name, r.unit.value, commas(round(r.reported)), commas(r.counter_flops), ratio])
             rows[-1].append(f"{causes} · {state}")
     return rows
