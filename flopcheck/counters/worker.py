@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from flopcheck.children import answer_channel, forked, one_line, watch_parent
 from flopcheck.codec import decode, encode
 from flopcheck.counters import Adapter
-from flopcheck.specs import ModelSpec
+from flopcheck.specs import ModelSpec, SpecError
 from flopcheck.specs.fallbacks import _data_dependent, _reads_a_value
 from flopcheck.types import Count, Failed, Outcome, Unit
 from reference_models import get_config, prepare
@@ -243,7 +243,7 @@ def main() -> int:
             built = build_zeroed(job) if runs_real else ()  # no model built for counters that cannot run
             failed = None
         except Exception as err:  # a spec's code that cannot build: every count of the job says so, one line
-            built, failed = (), str(err) if type(err).__name__ == "SpecError" else one_line(err)
+            built, failed = (), str(err) if isinstance(err, SpecError) else one_line(err)
         build_s = time.perf_counter() - start
         for spec, adapter in zip(specs, loaded):
             if spec["name"] in job.get("skip", ()):  # counted (or blamed) in a worker that died on this job

@@ -47,9 +47,11 @@ def _real_values(built: Any) -> str:
 
 def _data_dependent(err: BaseException) -> bool:
     """An op whose output shape depends on values (nonzero, masked_select, unique: NMS, a mask) has no meta
-    kernel: torch says so in its message."""
+    kernel: torch says so in its message, or raises one of its fake tensors' exceptions for it."""
+    # lazy: torch (the error came from torch, so it is loaded); torch/_subclasses/fake_tensor.py defines both
+    from torch._subclasses.fake_tensor import DataDependentOutputException, DynamicOutputShapeException
+
     text = str(err)
-    return "data-independent implementation does not exist" in text or type(err).__name__ in (
-        "DynamicOutputShapeException",
-        "DataDependentOutputException",
+    return "data-independent implementation does not exist" in text or isinstance(
+        err, (DynamicOutputShapeException, DataDependentOutputException)
     )
