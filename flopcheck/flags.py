@@ -9,6 +9,7 @@ from typing import Any
 
 from flopcheck import checks
 from flopcheck.gpus import DTYPES
+from flopcheck.types import ModelPart, Recompute, Space
 from reference_models.configs import ATTN_PATHS
 
 SPEC_HELP = (
@@ -67,7 +68,7 @@ FLAGS: dict[str, dict[str, Any]] = {
     ),
     "frames": dict(type=whole, help="video models: pixel frames, 4k+1 (Wan 81, CogVideoX 49, Hunyuan 129)"),
     "attn": dict(choices=[a.value for a in ATTN_PATHS], help="attention path (default: the model's, sdpa)"),
-    "space": dict(choices=("latent", "pixel"), help="pixel: 3 channels, no VAE"),
+    "space": dict(choices=[s.value for s in Space], help="pixel: 3 channels, no VAE"),
     "batch": dict(type=whole, help="samples per forward (a pipeline: images per prompt; default 1)"),
     "config": dict(
         help="diffusers:CLASS, transformers:CLASS: a published config.json or a shipped one by name (llama-3-8b; no "
@@ -108,12 +109,12 @@ FLAGS: dict[str, dict[str, Any]] = {
     "throughput": dict(help="a measured throughput: '3.1 it/s' (with --batch), '1,350 img/s', '2,900 tokens/s/GPU'"),
     "tokens": dict(type=count, help="a language model's run: the tokens it trained on, like 2e12"),
     "recompute": dict(
-        choices=("none", "selective", "full"), help="the run's activation recompute, what its HFU counts (no default)"
+        choices=[r.value for r in Recompute], help="the run's activation recompute, what its HFU counts (no default)"
     ),
     "mfu": dict(type=fraction, default=0.45, help="model FLOPs utilisation at batch 1 (default 0.45)"),
     "file": dict(help="a YAML list of claims (see claims/)"),
     "model": dict(help=SPEC_HELP),
-    "part": dict(choices=("model", "linear", "attention", "embeddings", "block"), help="what the number covers"),
+    "part": dict(choices=[p.value for p in ModelPart], help="what the number covers"),
     "omission-limit": dict(type=share, help="the share of the multiply-adds a reading may leave out and pass (0.10)"),
     "no-counters": dict(action="store_true", help="judge against the formula and exact-count readings only"),
     "allow-code": dict(action="store_true", help="--file: run the code its entries name (refused without it)"),

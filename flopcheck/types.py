@@ -53,7 +53,10 @@ class Word(str, Enum):
     """An enum whose members print as their value ('norm', not 'Work.NORM'), as Python 3.11's StrEnum."""
 
     __str__ = str.__str__
-    __format__ = str.__format__  # type: ignore[assignment]
+
+    def __format__(self, spec: str) -> str:
+        """As its value: f'{Work.NORM:>6}' is '  norm' (str's own format of the text it is)."""
+        return str.__format__(self, spec)
 
     def __repr__(self) -> str:
         """'close', not <Tier.CLOSE: 'close'>: a result's field reads in a REPL as it prints."""
@@ -163,6 +166,15 @@ class Space(Word):
 
     LATENT = "latent"
     PIXEL = "pixel"
+
+
+class Recompute(Word):
+    """A training run's activation recompute, what its HFU counts: none, selective (attention's forward again in
+    the backward), full (the whole forward again)."""
+
+    NONE = "none"
+    SELECTIVE = "selective"
+    FULL = "full"
 
 
 class ModelPart(Word):

@@ -14,7 +14,7 @@ from typing import Any
 
 from flopcheck import checks
 from flopcheck.errors import InputError
-from flopcheck.types import Word
+from flopcheck.types import Recompute, Word
 
 PREFIXES = {"": 0, "k": 3, "K": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 SECONDS = {"s": 1, "sec": 1, "second": 1, "seconds": 1, "min": 60, "minute": 60, "minutes": 60, "h": 3600}
@@ -22,7 +22,7 @@ SECONDS |= {"hour": 3600, "hours": 3600, "hr": 3600, "hrs": 3600, "day": 86400, 
 SECONDS |= {"mins": 60}
 MULTIPLIERS = {"": 0, "K": 3, "thousand": 3, "M": 6, "million": 6, "B": 9, "billion": 9}
 PF_DAY = Decimal(10**15 * 86400)  # FLOPs: a petaFLOP/s for a day
-RECOMPUTE = ("none", "selective", "full")  # activation recompute policies an HFU depends on
+RECOMPUTE = tuple(r.value for r in Recompute)  # activation recompute policies an HFU depends on
 LIMIT = Decimal("1e30")  # no rate, time or share is past 10^30 or below 10^-30 of its unit: a typo
 
 
