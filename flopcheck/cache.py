@@ -94,8 +94,8 @@ class Cache:
         """The value kept under key, or None."""
         if key in self._memory:
             return self._memory[key]
-        file = self._file(key) if self._decode is not None else None
-        if file is None or not file.is_file():
+        file = self._file(key)
+        if file is None or self._decode is None or not file.is_file():
             return None
         try:
             self._memory[key] = self._decode(json.loads(file.read_text()))
