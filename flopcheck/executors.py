@@ -1,5 +1,6 @@
 """Where a report's or a claims file's counting runs: an executor, `local` (flopcheck's own pool on this machine, the
-default) or `ray` (one Ray task a model, on a local Ray started for the run or on a cluster).
+default) or `ray` (one Ray actor a CPU, on a local Ray started for the run or on a cluster, each actor keeping one of
+the pool's worker processes across the models it is handed, as a local worker does: torch imported once an actor).
 
 One model's work (one Job: its build and every counter on it) is one task. Finished models come back in the order
 they finish, each one kept in the on-disk count cache (flopcheck.cache.COUNTS) as it arrives, so a run that is
@@ -301,7 +302,7 @@ class RayExecutor:
         try:
             # a Ray of our own: its processes inherit our PYTHONPATH and import flopcheck from where we do, in the
             # workers Ray starts with it (a runtime_env would start others); a cluster's nodes have it installed
-            with warnings.catch_warnings(), _environment(PYTHONPATH=_python_path()):
+            with warnings.catch_warnings(), _environment(**({} if address else {"PYTHONPATH": _python_path()})):
                 warnings.simplefilter("ignore")  # an unreachable client address: Ray warns, then raises; one line
                 ray.init(address=address or None, **options)
         except (ConnectionError, ValueError, RuntimeError) as err:
