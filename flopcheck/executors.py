@@ -274,7 +274,8 @@ class RayExecutor:
                     counts = tuple(
                         error_count(s, job.resolved(), f"its Ray actor failed: {one_line(err)}") for s in specs
                     )
-                    ray.kill(a, no_restart=True)
+                    with contextlib.suppress(Exception):  # gone already
+                        ray.kill(a, no_restart=True)
                     a = actor()
                 on_done(Finished(job, counts))
                 give(a)
