@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import importlib.util
 import json
 import os
@@ -181,6 +180,8 @@ _OWN: list[str] = []
 
 def _version(library: str) -> str:
     """Its installed version, or '' (not installed): without importing it, or flopcheck's counters."""
+    import importlib.metadata  # lazy: door start-up (75 ms), paid where a spec is measured
+
     try:
         return importlib.metadata.version(library)
     except importlib.metadata.PackageNotFoundError:
