@@ -117,7 +117,7 @@ class LocalExecutor:
 # ---------------------------------------------------------------------------------------------
 
 
-class Counting:
+class KeptWorker:
     """A Ray actor (1 CPU): one of the local pool's worker processes (counters.pool._Worker: torch and the libraries
     imported once, every model built in it and counted in its forked children) kept across the models it is given,
     one at a time, as a local worker is. The worker watches this actor and dies with it (a Ctrl-C's ray.kill)."""
@@ -224,7 +224,7 @@ def _environment(**values: str) -> Iterator[None]:
 
 @dataclass
 class RayExecutor:
-    """One Ray actor a CPU (Counting: a pool worker each, torch imported once an actor), the jobs handed out the
+    """One Ray actor a CPU (KeptWorker: a pool worker each, torch imported once an actor), the jobs handed out the
     largest first, the next to whichever actor is free, as the local pool does; on `address` (ray://HOST:PORT, or
     'auto'), else $RAY_ADDRESS, else a local Ray started for the run with `num_cpus` (default: every core) and shut
     down after it. Ctrl-C kills every actor (and with it the workers under it, which watch their parent) before it
@@ -244,7 +244,7 @@ class RayExecutor:
         start = time.perf_counter()
         started = self._init(ray)
         timeout_s = timeout_s or deadline_s()
-        remote = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(Counting)
+        remote = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(KeptWorker)
         queue = sorted(jobs, key=Job.cost, reverse=True) if len(jobs) > 1 else list(jobs)  # the largest first
         cpus = self.num_cpus if started and self.num_cpus else int(ray.cluster_resources().get("CPU", 1))
         actors: list[Any] = []

@@ -289,14 +289,14 @@ def test_a_second_report_from_the_cache_builds_no_model(tmp_path, monkeypatch, c
 @pytest.mark.integration
 def test_a_ray_actor_keeps_one_worker_across_models_and_a_fresh_one_after_a_counter_kills_it(request, monkeypatch):
     from flopcheck.counters import CounterSpec
-    from flopcheck.executors import Counting
+    from flopcheck.executors import KeptWorker
     from flopcheck.types import outcome_of
 
     monkeypatch.setenv("PYTHONPATH", str(request.path.parent))  # tests/fake_counters: a counter that kills its worker
     killer = CounterSpec("killer", "fake_counters.killer", "pytest", Unit.FLOP, install="-", convention="-")
     job = Job("DiT-S/8", 32, "math").resolved()
-    kept = Counting([COUNTERS["torch_dispatch"]], timeout_s=120)
-    killed = Counting([killer, COUNTERS["torch_dispatch"]], timeout_s=120)
+    kept = KeptWorker([COUNTERS["torch_dispatch"]], timeout_s=120)
+    killed = KeptWorker([killer, COUNTERS["torch_dispatch"]], timeout_s=120)
     try:
         pid = kept.worker.proc.pid
         twice = [outcome_of(d) for _ in range(2) for d in kept.count(job)["counts"]]
