@@ -1,5 +1,6 @@
 """Where a report's or a claims file's counting runs: an executor, `local` (flopcheck's own pool on this machine, the
-default) or `ray` (one Ray task a model, on a local Ray started for the run or on a cluster).
+default) or `ray` (one Ray actor a CPU, on a local Ray started for the run or on a cluster, each actor keeping one of
+the pool's worker processes across the models it is handed, as a local worker does: torch imported once an actor).
 
 One model's work (one Job: its build and every counter on it) is one task. Finished models come back in the order
 they finish, each one kept in the on-disk count cache (flopcheck.cache.COUNTS) as it arrives, so a run that is
@@ -112,18 +113,84 @@ class LocalExecutor:
 
 
 # ---------------------------------------------------------------------------------------------
-# ray: one task a model
+# ray: one actor a CPU, each keeping one of the pool's workers across its models
 # ---------------------------------------------------------------------------------------------
 
 
-def _count_one_job(specs: list[CounterSpec], job: Job, timeout_s: float | None) -> list[dict[str, Any]]:
-    """A Ray task: one job's counts, in counter order, as JSON dicts (the pool's own worker process, its deadlines and
-    errors, run where Ray placed the task, on one thread: workers=cpu_count makes the pool's threads 1)."""
-    from flopcheck.codec import encode
-    from flopcheck.counters.pool import run_jobs
+class KeptWorker:
+    """A Ray actor (1 CPU): one of the local pool's worker processes (counters.pool._Worker: torch and the libraries
+    imported once, every model built in it and counted in its forked children) kept across the models it is given,
+    one at a time, as a local worker is. The worker watches this actor and dies with it (a Ctrl-C's ray.kill)."""
 
-    run = run_jobs(specs, [job], workers=os.cpu_count() or 1, timeout_s=timeout_s)
-    return [encode(c) for c in run.counts]
+    def __init__(self, specs: list[CounterSpec], timeout_s: float):
+        from flopcheck.counters.pool import IMPORT_SLACK_S, _Worker
+
+        self.specs = specs
+        self.header = {"specs": [s.payload() for s in specs], "timeout_s": timeout_s, "threads": 1, "paths": []}
+        self.job_deadline_s = IMPORT_SLACK_S + timeout_s * len(specs)  # the pool's: its imports, then each count
+        self.worker: _Worker | None = _Worker(self.header)  # started now: its imports overlap the jobs' dispatch
+        self.build_s = 0.0
+
+    def count(self, job: dict[str, Any]) -> dict[str, Any]:
+        """One job's counts in counter order as JSON dicts, and its build's seconds: {'counts', 'build_s'}. A worker
+        that dies on a counter makes that counter's error, and the job's later counters count in a fresh worker;
+        one that dies building, or runs past the job's deadline, makes the job's remaining counts its errors."""
+        from flopcheck.codec import encode
+        from flopcheck.counters.pool import error_count
+
+        got: dict[str, Outcome] = {}
+        self.build_s = 0.0
+        while len(got) < len(self.specs):
+            why, blamed = self._attempt(job, got)
+            if not why:
+                break
+            self._drop()
+            if blamed is None or blamed.name in got:  # none to blame: the job's remaining counts are lost
+                got.update({s.name: error_count(s, job, why) for s in self.specs if s.name not in got})
+            else:  # each round adds a count, so the loop ends
+                got[blamed.name] = error_count(
+                    blamed, job, f"{why}; the job's later counters counted in a fresh worker"
+                )
+        counts = [got.get(s.name) or error_count(s, job, "no result") for s in self.specs]
+        return {"counts": [encode(c) for c in counts], "build_s": self.build_s}
+
+    def _attempt(self, job: dict[str, Any], got: dict[str, Outcome]) -> tuple[str, CounterSpec | None]:
+        """The job, less the counts in got, on this actor's worker (a fresh one where the last died), each count
+        kept in got as it arrives: ('', None) when the worker says done, else (why it stopped, the counter it was
+        on: None while it built the model, or past the job's deadline)."""
+        from flopcheck.children import ready
+        from flopcheck.counters.pool import _Worker
+
+        w = self.worker = self.worker or _Worker(self.header)
+        w.assign(job, time.monotonic() + self.job_deadline_s, tuple(got))
+        while True:
+            if not ready([w], w.deadline - time.monotonic()):
+                return "its worker ran past its deadline and was killed", None
+            lines = w.read()
+            if lines is None:  # the worker is gone: the counter it was on is its error
+                why = w.why_gone("its worker" if not w.counting else "the worker it ran in")
+                return why, next((s for s in self.specs if s.name == w.counting), None)
+            for d in lines:
+                if "counting" in d:
+                    w.counting = d["counting"]
+                elif d.get("done"):
+                    return "", None
+                else:
+                    self.build_s += d.pop("build_s", 0.0)
+                    c = outcome_of(d)
+                    got[c.counter] = c
+
+    def _drop(self) -> None:
+        """This actor's worker stopped, and everything under it; the next job starts a fresh one."""
+        if self.worker is not None:
+            self.worker.close()
+            self.worker = None
+
+    def close(self) -> None:
+        """The worker told there are no more jobs, then stopped."""
+        if self.worker is not None:
+            self.worker.send(None)
+        self._drop()
 
 
 def _ray() -> Any:
@@ -135,17 +202,33 @@ def _ray() -> Any:
     return ray
 
 
-def _env() -> dict[str, str]:
+def _python_path() -> str:
     """What a Ray worker needs to import flopcheck as this process does: its PYTHONPATH."""
-    path = os.pathsep.join(p for p in [*sys.path, os.environ.get("PYTHONPATH", "")] if p and os.path.isdir(p))
-    return {"PYTHONPATH": path}
+    return os.pathsep.join(p for p in [*sys.path, os.environ.get("PYTHONPATH", "")] if p and os.path.isdir(p))
+
+
+@contextlib.contextmanager
+def _environment(**values: str) -> Iterator[None]:
+    """Within the block os.environ has values (a Ray started here: its processes inherit them); after it, as it was."""
+    before = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in before.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 @dataclass
 class RayExecutor:
-    """One Ray task a job (1 CPU each): on `address` (ray://HOST:PORT, or 'auto'), else $RAY_ADDRESS, else a local Ray
-    started for the run with `num_cpus` (default: every core) and shut down after it. Ctrl-C cancels every task (its
-    worker killed, and with it the pool's processes under it, which watch their parent) before it stops."""
+    """One Ray actor a CPU (KeptWorker: a pool worker each, torch imported once an actor), the jobs handed out the
+    largest first, the next to whichever actor is free, as the local pool does; on `address` (ray://HOST:PORT, or
+    'auto'), else $RAY_ADDRESS, else a local Ray started for the run with `num_cpus` (default: every core) and shut
+    down after it. Ctrl-C kills every actor (and with it the workers under it, which watch their parent) before it
+    stops."""
 
     address: str = ""
     num_cpus: int | None = None
@@ -154,46 +237,79 @@ class RayExecutor:
     def run(
         self, specs: list[CounterSpec], jobs: list[Job], timeout_s: float | None, on_done: OnDone
     ) -> dict[str, float]:
-        from flopcheck.counters.pool import error_count
+        from flopcheck.children import deadline_s
+        from flopcheck.counters.pool import Job, error_count
 
         ray = _ray()
         start = time.perf_counter()
-        address = self.address or os.environ.get(RAY_ENV, "")
-        started = not ray.is_initialized()
-        if started:
-            options: dict[str, Any] = {
-                "log_to_driver": False,  # the workers' prints are the models' own: not the user's terminal
-                "logging_level": logging.ERROR,  # Ray's start-up lines too
-            }
-            if not address:  # a Ray of our own: its workers import flopcheck from where we do (a cluster: installed)
-                cpus = self.num_cpus or os.cpu_count() or 1
-                options.update(num_cpus=cpus, include_dashboard=False, runtime_env={"env_vars": _env()})
-            try:
-                with warnings.catch_warnings():  # an unreachable client address: Ray warns, then raises; one line
-                    warnings.simplefilter("ignore")
-                    ray.init(address=address or None, **options)
-            except (ConnectionError, ValueError, RuntimeError) as err:
-                why = f"cannot reach a Ray cluster at {address!r}: {one_line(err)}; start one with `ray start --head`"
-                raise InputError(why) from None
-        task = ray.remote(num_cpus=1, max_retries=0)(_count_one_job)
-        pending = {task.remote(specs, job, timeout_s): job for job in jobs}
+        started = self._init(ray)
+        timeout_s = timeout_s or deadline_s()
+        remote = ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(KeptWorker)
+        queue = sorted(jobs, key=Job.cost, reverse=True) if len(jobs) > 1 else list(jobs)  # the largest first
+        cpus = self.num_cpus if started and self.num_cpus else int(ray.cluster_resources().get("CPU", 1))
+        actors: list[Any] = []
+        pending: dict[Any, tuple[Any, Job]] = {}  # a job's result to come -> (its actor, the job)
+        build_s = 0.0
+
+        def actor() -> Any:
+            actors.append(remote.remote(specs, timeout_s))
+            return actors[-1]
+
+        def give(a: Any) -> None:
+            if queue:
+                job = queue.pop(0)
+                pending[a.count.remote(job.resolved())] = (a, job)
+
         try:
+            for _ in range(max(1, min(cpus, len(queue)))):
+                give(actor())
             while pending:
                 ready, _ = ray.wait(list(pending), num_returns=1)
-                job = pending.pop(ready[0])
+                a, job = pending.pop(ready[0])
                 try:
-                    counts = tuple(outcome_of(d) for d in ray.get(ready[0]))
-                except Exception as err:  # noqa: BLE001  (a task that died: its job's error, the rest go on)
-                    why = f"its Ray task failed: {one_line(err)}"
-                    counts = tuple(error_count(s, job.resolved(), why) for s in specs)
+                    out = ray.get(ready[0])
+                    counts = tuple(outcome_of(d) for d in out["counts"])
+                    build_s += out["build_s"]
+                except Exception as err:  # noqa: BLE001  (an actor that died: its job's error, a fresh one goes on)
+                    counts = tuple(
+                        error_count(s, job.resolved(), f"its Ray actor failed: {one_line(err)}") for s in specs
+                    )
+                    with contextlib.suppress(Exception):  # gone already
+                        ray.kill(a, no_restart=True)
+                    a = actor()
                 on_done(Finished(job, counts))
-        finally:  # Ctrl-C, or an error here: no task goes on after us
-            for ref in pending:
+                give(a)
+            with contextlib.suppress(Exception):  # each worker told there is no more, and stopped
+                ray.get([a.close.remote() for a in actors], timeout=30)
+        finally:  # Ctrl-C, or an error here: no actor goes on after us
+            for a in actors:
                 with contextlib.suppress(Exception):
-                    ray.cancel(ref, force=True)
+                    ray.kill(a, no_restart=True)
             if started:
                 ray.shutdown()
-        return {"wall_s": time.perf_counter() - start, "counting_s": 0.0, "build_s": 0.0}
+        return {"wall_s": time.perf_counter() - start, "counting_s": 0.0, "build_s": build_s}
+
+    def _init(self, ray: Any) -> bool:
+        """Ray connected: to `address`, $RAY_ADDRESS, or a Ray of our own; True where we started it (and stop it)."""
+        if ray.is_initialized():
+            return False
+        address = self.address or os.environ.get(RAY_ENV, "")
+        options: dict[str, Any] = {
+            "log_to_driver": False,  # the workers' prints are the models' own: not the user's terminal
+            "logging_level": logging.ERROR,  # Ray's start-up lines too
+        }
+        if not address:
+            options.update(num_cpus=self.num_cpus or os.cpu_count() or 1, include_dashboard=False)
+        try:
+            # a Ray of our own: its processes inherit our PYTHONPATH and import flopcheck from where we do, in the
+            # workers Ray starts with it (a runtime_env would start others); a cluster's nodes have it installed
+            with warnings.catch_warnings(), _environment(**({} if address else {"PYTHONPATH": _python_path()})):
+                warnings.simplefilter("ignore")  # an unreachable client address: Ray warns, then raises; one line
+                ray.init(address=address or None, **options)
+        except (ConnectionError, ValueError, RuntimeError) as err:
+            why = f"cannot reach a Ray cluster at {address!r}: {one_line(err)}; start one with `ray start --head`"
+            raise InputError(why) from None
+        return True
 
 
 EXECUTORS: dict[str, Callable[..., Executor]] = {"local": LocalExecutor, "ray": RayExecutor}

@@ -196,3 +196,120 @@ def test_the_progress_line_counts_models_and_closed_counts_on_a_terminal(monkeyp
     lines = screen.getvalue().split("\n")
     assert lines[1] == "flopcheck: DiT-S/8: boom"  # below the progress line, which goes on
     assert lines[2].startswith("\r2/2 models, 1 counts closed, about 0 s left")
+
+
+# ---------------------------------------------------------------------------------------------
+# a second run from the cache: the specs' measurements are kept on disk too, so it builds no model
+# ---------------------------------------------------------------------------------------------
+
+
+def _forward_key(text, **options):
+    """A spec's forward-on-meta key, as specs.child.measured makes it."""
+    from flopcheck.cache import FORWARD
+    from flopcheck.specs import parse
+
+    return json.dumps({**parse(text, **options).to_dict(), **FORWARD}, sort_keys=True)
+
+
+def test_a_spec_s_measurement_is_kept_on_disk_and_read_back_by_a_new_process(tmp_path, monkeypatch):
+    from flopcheck.cache import MEASURED
+
+    monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
+    key, answer = _forward_key("timm:resnet18"), {"spec": {"text": "timm:resnet18"}, "exact": [[], []]}
+    failed = _forward_key("timm:resnet50")
+    with MEASURED.isolated():
+        MEASURED.put(key, answer)
+        MEASURED.put(failed, {"error": "model 'timm:resnet50' raised MemoryError: "})
+        MEASURED.clear()  # a new process: only the disk is left
+        assert MEASURED.get(key) == answer
+        assert MEASURED.get(failed) is None  # an error is measured again next run, never kept
+    assert len(list((tmp_path / "flopcheck-measured").iterdir())) == 1
+
+
+def test_a_measurement_s_disk_key_follows_its_input_its_config_file_and_never_holds_user_code(tmp_path):
+    from flopcheck.cache import FORWARD, measured_key
+
+    config = tmp_path / "config.json"
+    config.write_text('{"num_layers": 2}')
+    one = measured_key(_forward_key("diffusers:DiTTransformer2DModel", config=str(config)))
+    assert one is not None and one == measured_key(_forward_key("diffusers:DiTTransformer2DModel", config=str(config)))
+    config.write_text('{"num_layers": 3}')  # the same path, another model: another key
+    assert measured_key(_forward_key("diffusers:DiTTransformer2DModel", config=str(config))) not in (one, None)
+    assert measured_key(_forward_key("timm:resnet18")) != measured_key(
+        _forward_key("timm:resnet18", resolution=(64, 64))
+    )
+    # the user's code can change between runs unseen (flopcheck never imports it in this process): never on disk
+    assert measured_key(_forward_key("my_models.nets:build")) is None
+    assert measured_key(_forward_key("timm:resnet18", inputs="my_models.inputs:make")) is None
+    # a training step or a real-tensor run: this process only
+    forward = json.loads(_forward_key("timm:resnet18"))
+    assert measured_key(json.dumps({**forward, "training": True}, sort_keys=True)) is None
+    assert measured_key(json.dumps({**forward, **FORWARD, "device": "cpu"}, sort_keys=True)) is None
+
+
+@pytest.mark.integration
+def test_a_second_report_from_the_cache_builds_no_model(tmp_path, monkeypatch, capsys):
+    from flopcheck import children
+    from flopcheck.cache import MEASURED
+
+    monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path / "cache"))
+    argv = ["report", "--models", "zoo:timm-resnet18", "--no-sweep", "--counter", "torch_dispatch", "--workers", "1"]
+    started: list[str] = []
+    real = children.Child.__init__
+
+    def spied(self, module, *args, **env):
+        started.append(module)
+        real(self, module, *args, **env)
+
+    monkeypatch.setattr(children.Child, "__init__", spied)
+    with COUNTS.isolated(), MEASURED.isolated():
+        code, _, err = _cli([*argv, "--out", str(tmp_path / "first")], capsys)
+        assert code == 0, err
+        assert started == ["flopcheck.specs.child", "flopcheck.counters.worker"]  # measured, then counted
+        COUNTS.clear()  # a new process: only the disk is left
+        MEASURED.clear()
+        started.clear()
+        code, _, err = _cli([*argv, "--out", str(tmp_path / "second")], capsys)
+    assert code == 0 and "1 of 1 models from the cache" in err
+    assert started == []  # no child: no model built, measured or counted
+    for name in ("results.json", "index.md"):
+        assert (tmp_path / "second" / name).read_bytes() == (tmp_path / "first" / name).read_bytes()
+    res = json.loads((tmp_path / "second" / "results.json").read_text())
+    # the zoo's resnet18 at 64 px: every feature map 64/224 = 1/3.5 of the side of timm:resnet18's hand count at
+    # 224 px (tests/test_specs.py, 3,628,146,688 FLOPs, fc 1,024,000 of it), so its convs do 1/12.25 of their work:
+    # (3,628,146,688 - 1,024,000) / 12.25 + 1,024,000 = 297,115,648 FLOPs
+    assert [f["total_flops"] for f in res["formulas"]] == [297_115_648]
+
+
+# ---------------------------------------------------------------------------------------------
+# Ray's actor: one of the pool's workers kept across its models (torch imported once), run here without Ray
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_a_ray_actor_keeps_one_worker_across_models_and_a_fresh_one_after_a_counter_kills_it(request, monkeypatch):
+    from flopcheck.counters import CounterSpec
+    from flopcheck.executors import KeptWorker
+    from flopcheck.types import outcome_of
+
+    monkeypatch.setenv("PYTHONPATH", str(request.path.parent))  # tests/fake_counters: a counter that kills its worker
+    killer = CounterSpec("killer", "fake_counters.killer", "pytest", Unit.FLOP, install="-", convention="-")
+    job = Job("DiT-S/8", 32, "math").resolved()
+    kept = KeptWorker([COUNTERS["torch_dispatch"]], timeout_s=120)
+    killed = KeptWorker([killer, COUNTERS["torch_dispatch"]], timeout_s=120)
+    try:
+        pid = kept.worker.proc.pid
+        twice = [outcome_of(d) for _ in range(2) for d in kept.count(job)["counts"]]
+        assert kept.worker.proc.pid == pid  # one worker (one import of torch) for both models
+        first = killed.worker.proc.pid
+        dead, after = (outcome_of(d) for d in killed.count(job)["counts"])
+        assert killed.worker.proc.pid != first  # the killer's worker is gone; a fresh one counted the rest
+    finally:
+        kept.close()
+        killed.close()
+    assert kept.worker is None and killed.worker is None
+    assert (
+        dead.error == "the worker it ran in died (signal SIGKILL); the job's later counters counted in a fresh worker"
+    )
+    # DiT-S/8 at 256 px, explicit attention: 2 x 357,974,016 MACs (DiT's Table 4 S/8, 0.36 GFLOPs) = 715,948,032 FLOPs
+    assert [c.flops for c in twice] == [715_948_032, 715_948_032] and after.flops == 715_948_032

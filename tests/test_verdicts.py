@@ -229,18 +229,21 @@ def test_wrong_gives_the_right_value():
 
 def test_counts_are_cached_in_flopchecks_own_folder_only(tmp_path, monkeypatch):
     from flopcheck.auditor import tools
-    from flopcheck.cache import COUNTS
+    from flopcheck.cache import COUNTS, MEASURED
 
     monkeypatch.setenv("FLOPCHECK_CACHE", str(tmp_path))
     (tmp_path / "mine.json").write_text("{}")  # a file flopcheck did not write: left alone
-    with COUNTS.isolated():
+    with COUNTS.isolated(), MEASURED.isolated():
         found, _ = tools.readings(parse_claim("3 GMACs", model="torchvision:resnet18"), ["fvcore_jit"])
     # torchvision's resnet18 at 224: 1,814,073,344 MACs of convs and fc (test_audit) + BatchNorm at 2 MACs per
     # element: outputs 112^2*64 + 4*56^2*64 + 5*28^2*128 + 5*14^2*256 + 5*7^2*512 = 802,816 + 802,816 + 501,760
     # + 250,880 + 125,440 = 2,483,712, x 2 = 4,967,424 + the average pool's 7*7*512 = 25,088: 1,819,065,856
     assert [int(t.value) for t in found] == [1_814_073_344 + 4_967_424 + 25_088]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["flopcheck-counts", "mine.json"]
+    # the count, and the spec's measurement on meta (issue 52: a second audit builds no model), each in a folder of
+    # flopcheck's own
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["flopcheck-counts", "flopcheck-measured", "mine.json"]
     assert (tmp_path / "mine.json").read_text() == "{}" and len(list((tmp_path / "flopcheck-counts").iterdir())) == 1
+    assert len(list((tmp_path / "flopcheck-measured").iterdir())) == 1
 
 
 def test_each_job_counts_only_the_counters_it_lacks(tmp_path, monkeypatch):

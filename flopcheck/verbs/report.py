@@ -3,9 +3,9 @@ named), its run, and one deterministic results dict (full integers, versions, no
 stats) that flopcheck.render renders without starting a process or building a model.
 
 The counting runs on an executor (flopcheck.executors): the counters' pool on this machine (model-major workers in
-parallel, the largest job first) or one Ray task a model; every library counter on real CPU tensors, flopcheck's own
-exact count on meta; each model's counts kept in the on-disk cache as they arrive, so a second run redoes only the
-models the first did not finish.
+parallel, the largest job first) or Ray (one actor a CPU, each keeping one such worker); every library counter on
+real CPU tensors, flopcheck's own exact count on meta; each model's counts kept in the on-disk cache as they
+arrive, so a second run redoes only the models the first did not finish.
 """
 
 from __future__ import annotations
