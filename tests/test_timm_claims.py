@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
 from timm_claims import claims_file, rows  # noqa: E402
 
@@ -40,3 +42,35 @@ def test_a_sample_is_that_many_rows_in_the_table_s_order():
     order = ["timm-resnet18@160", "timm-resnet18@224", "timm-efficientnet_b0@224", "timm-no_such_net@224"]
     assert len(ids) == 2 and "a random sample of 2 (seed 0)" in text
     assert ids == sorted(ids, key=order.index)
+
+
+def test_the_audit_page_tallies_the_verdicts_and_gives_each_wrong_one_its_reason():
+    from timm_audit_page import page, tally
+
+    verdicts = [
+        {"id": "timm-a@224", "claim": "1.82 GMACs", "verdict": "consistent", "true_flops": 3_640_000_000},
+        {"id": "timm-b@224", "claim": "0.40 GMACs", "verdict": "close", "true_flops": 802_000_000},
+        {
+            "id": "timm-c@224",
+            "claim": "4.00 GMACs",
+            "verdict": "wrong",
+            "true_flops": 10_000_000_000,
+            "relative_error": 0.2,
+            "sentence": "wrong: 4.00 GMACs is MACs | attention missing",
+        },
+    ]
+    # one of each of three words; the two the sample lacks are there with 0
+    assert tally(verdicts) == {"consistent": 1, "close": 1, "wrong": 1, "unexplained": 0, "incomplete": 0}
+    text = page(verdicts, "| claim |\n|---|\n| timm-a@224 |", "here", ["flopcheck audit --file x.yaml"])
+    # 1 of 3 = 33.3%; the wrong one's exact count 10,000,000,000 FLOPs, off by 0.2 = 20.00%, its sentence's '|' escaped
+    assert "| wrong | 1 | 33.3% |" in text and "| all | 3 | 100.0% |" in text
+    row = "| timm-c@224 | 4.00 GMACs | wrong | 10,000,000,000 | 20.00% | wrong: 4.00 GMACs is MACs \\| attention"
+    assert row in text
+    assert text.count("timm-b@224") == 0 and "| timm-a@224 |" in text  # a close one is only in the audit's table
+
+
+def test_the_audit_page_refuses_a_verdict_word_it_does_not_know():
+    from timm_audit_page import tally
+
+    with pytest.raises(ValueError, match="maybe"):
+        tally([{"verdict": "maybe"}])
