@@ -298,16 +298,17 @@ def test_a_ray_actor_keeps_one_worker_across_models_and_a_fresh_one_after_a_coun
     kept = KeptWorker([COUNTERS["torch_dispatch"]], timeout_s=120)
     killed = KeptWorker([killer, COUNTERS["torch_dispatch"]], timeout_s=120)
     try:
-        pid = kept.worker.proc.pid
+        (worker,) = kept.pool.idle  # started with the actor: its imports overlap the jobs' dispatch
         twice = [outcome_of(d) for _ in range(2) for d in kept.count(job)["counts"]]
-        assert kept.worker.proc.pid == pid  # one worker (one import of torch) for both models
-        first = killed.worker.proc.pid
+        assert kept.pool.idle == [worker]  # one worker (one import of torch) for both models
+        (first,) = killed.pool.idle
         dead, after = (outcome_of(d) for d in killed.count(job)["counts"])
-        assert killed.worker.proc.pid != first  # the killer's worker is gone; a fresh one counted the rest
+        (fresh,) = killed.pool.idle
+        assert fresh is not first and first.proc.poll() is not None  # the killer's worker is gone; a fresh one counted
     finally:
         kept.close()
         killed.close()
-    assert kept.worker is None and killed.worker is None
+    assert kept.pool.idle == killed.pool.idle == [] and worker.proc.poll() is not None  # closed: the workers stopped
     assert (
         dead.error == "the worker it ran in died (signal SIGKILL); the job's later counters counted in a fresh worker"
     )
