@@ -4,6 +4,8 @@ job, every failure an error result, never a lost row.
 Jobs (model, input size, attention path, batch) go to `workers` processes (worker.py) running in
 parallel, each on cores / workers threads, the largest job first, the next to whichever is free.
 A missing package, a crash, a hang or a dead worker becomes that count's error; the rest go on.
+The loop is Workers.run, whose processes stay alive across calls: run_jobs uses one once and closes it; a Ray actor
+(executors.KeptWorker) keeps one with a single worker for its life.
 """
 
 from __future__ import annotations
