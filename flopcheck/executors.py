@@ -118,79 +118,27 @@ class LocalExecutor:
 
 
 class KeptWorker:
-    """A Ray actor (1 CPU): one of the local pool's worker processes (counters.pool._Worker: torch and the libraries
-    imported once, every model built in it and counted in its forked children) kept across the models it is given,
+    """A Ray actor (1 CPU): the local pool (counters.pool.Workers) with one worker process (torch and the libraries
+    imported once, every model built in it and counted in its forked children), kept across the models it is given,
     one at a time, as a local worker is. The worker watches this actor and dies with it (a Ctrl-C's ray.kill)."""
 
     def __init__(self, specs: list[CounterSpec], timeout_s: float):
-        from flopcheck.counters.pool import IMPORT_SLACK_S, _Worker
+        from flopcheck.counters.pool import Workers
 
-        self.specs = specs
-        self.header = {"specs": [s.payload() for s in specs], "timeout_s": timeout_s, "threads": 1, "paths": []}
-        self.job_deadline_s = IMPORT_SLACK_S + timeout_s * len(specs)  # the pool's: its imports, then each count
-        self.worker: _Worker | None = _Worker(self.header)  # started now: its imports overlap the jobs' dispatch
-        self.build_s = 0.0
+        self.pool = Workers(specs, timeout_s, workers=1, threads=1)
+        self.pool.start()  # now: its imports overlap the jobs' dispatch
 
     def count(self, job: dict[str, Any]) -> dict[str, Any]:
-        """One job's counts in counter order as JSON dicts, and its build's seconds: {'counts', 'build_s'}. A worker
-        that dies on a counter makes that counter's error, and the job's later counters count in a fresh worker;
-        one that dies building, or runs past the job's deadline, makes the job's remaining counts its errors."""
+        """One job's counts in counter order as JSON dicts, and its build's seconds: {'counts', 'build_s'} (the pool's
+        run of the one job: a counter that kills the worker is its error, the later ones count in a fresh worker)."""
         from flopcheck.codec import encode
-        from flopcheck.counters.pool import error_count
 
-        got: dict[str, Outcome] = {}
-        self.build_s = 0.0
-        while len(got) < len(self.specs):
-            why, blamed = self._attempt(job, got)
-            if not why:
-                break
-            self._drop()
-            if blamed is None or blamed.name in got:  # none to blame: the job's remaining counts are lost
-                got.update({s.name: error_count(s, job, why) for s in self.specs if s.name not in got})
-            else:  # each round adds a count, so the loop ends
-                got[blamed.name] = error_count(
-                    blamed, job, f"{why}; the job's later counters counted in a fresh worker"
-                )
-        counts = [got.get(s.name) or error_count(s, job, "no result") for s in self.specs]
-        return {"counts": [encode(c) for c in counts], "build_s": self.build_s}
-
-    def _attempt(self, job: dict[str, Any], got: dict[str, Outcome]) -> tuple[str, CounterSpec | None]:
-        """The job, less the counts in got, on this actor's worker (a fresh one where the last died), each count
-        kept in got as it arrives: ('', None) when the worker says done, else (why it stopped, the counter it was
-        on: None while it built the model, or past the job's deadline)."""
-        from flopcheck.children import ready
-        from flopcheck.counters.pool import _Worker
-
-        w = self.worker = self.worker or _Worker(self.header)
-        w.assign(job, time.monotonic() + self.job_deadline_s, tuple(got))
-        while True:
-            if not ready([w], w.deadline - time.monotonic()):
-                return "its worker ran past its deadline and was killed", None
-            lines = w.read()
-            if lines is None:  # the worker is gone: the counter it was on is its error
-                why = w.why_gone("its worker" if not w.counting else "the worker it ran in")
-                return why, next((s for s in self.specs if s.name == w.counting), None)
-            for d in lines:
-                if "counting" in d:
-                    w.counting = d["counting"]
-                elif d.get("done"):
-                    return "", None
-                else:
-                    self.build_s += d.pop("build_s", 0.0)
-                    c = outcome_of(d)
-                    got[c.counter] = c
-
-    def _drop(self) -> None:
-        """This actor's worker stopped, and everything under it; the next job starts a fresh one."""
-        if self.worker is not None:
-            self.worker.close()
-            self.worker = None
+        run = self.pool.run([job])
+        return {"counts": [encode(c) for c in run.counts], "build_s": run.stats["build_s"]}
 
     def close(self) -> None:
         """The worker told there are no more jobs, then stopped."""
-        if self.worker is not None:
-            self.worker.send(None)
-        self._drop()
+        self.pool.close()
 
 
 def _ray() -> Any:

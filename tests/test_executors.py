@@ -298,18 +298,39 @@ def test_a_ray_actor_keeps_one_worker_across_models_and_a_fresh_one_after_a_coun
     kept = KeptWorker([COUNTERS["torch_dispatch"]], timeout_s=120)
     killed = KeptWorker([killer, COUNTERS["torch_dispatch"]], timeout_s=120)
     try:
-        pid = kept.worker.proc.pid
+        (worker,) = kept.pool.idle  # started with the actor: its imports overlap the jobs' dispatch
         twice = [outcome_of(d) for _ in range(2) for d in kept.count(job)["counts"]]
-        assert kept.worker.proc.pid == pid  # one worker (one import of torch) for both models
-        first = killed.worker.proc.pid
+        assert kept.pool.idle == [worker]  # one worker (one import of torch) for both models
+        (first,) = killed.pool.idle
         dead, after = (outcome_of(d) for d in killed.count(job)["counts"])
-        assert killed.worker.proc.pid != first  # the killer's worker is gone; a fresh one counted the rest
+        (fresh,) = killed.pool.idle
+        assert fresh is not first and first.proc.poll() is not None  # the killer's worker is gone; a fresh one counted
     finally:
         kept.close()
         killed.close()
-    assert kept.worker is None and killed.worker is None
+    assert kept.pool.idle == killed.pool.idle == [] and worker.proc.poll() is not None  # closed: the workers stopped
     assert (
         dead.error == "the worker it ran in died (signal SIGKILL); the job's later counters counted in a fresh worker"
     )
     # DiT-S/8 at 256 px, explicit attention: 2 x 357,974,016 MACs (DiT's Table 4 S/8, 0.36 GFLOPs) = 715,948,032 FLOPs
     assert [c.flops for c in twice] == [715_948_032, 715_948_032] and after.flops == 715_948_032
+
+
+@pytest.mark.integration
+def test_a_kept_pool_kills_a_worker_past_its_job_deadline_and_keeps_no_dead_worker(request):
+    import time
+
+    from flopcheck.counters import CounterSpec
+    from flopcheck.counters.pool import Workers
+
+    hang = CounterSpec("hang", "fake_counters.hang", "pytest", Unit.FLOP, install="-", convention="-")
+    pool = Workers([hang], timeout_s=300, paths=(str(request.path.parent),))
+    pool.job_deadline_s = 15.0  # the job's deadline first: the count's own (300 s, in its forked child) never comes
+    start = time.monotonic()
+    try:
+        (c,) = pool.run([Job("DiT-S/8", 32).resolved()]).counts
+        kept = list(pool.idle)
+    finally:
+        pool.close()
+    assert c.error == "its worker ran past its deadline and was killed" and c.flops is None
+    assert time.monotonic() - start < 60 and kept == []  # killed at 15 s, and not kept for the next call

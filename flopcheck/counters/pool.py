@@ -4,6 +4,8 @@ job, every failure an error result, never a lost row.
 Jobs (model, input size, attention path, batch) go to `workers` processes (worker.py) running in
 parallel, each on cores / workers threads, the largest job first, the next to whichever is free.
 A missing package, a crash, a hang or a dead worker becomes that count's error; the rest go on.
+The loop is Workers.run, whose processes stay alive across calls: run_jobs uses one once and closes it; a Ray actor
+(executors.KeptWorker) keeps one with a single worker for its life.
 """
 
 from __future__ import annotations
@@ -154,10 +156,186 @@ class _Worker(Child):
         self.deadline = float("inf")
         self.send(header)
 
-    def assign(self, job: dict[str, Any] | None, deadline: float, skip: tuple[str, ...] = ()) -> None:
-        """The next job (less the counters in skip) and its deadline; None: no more jobs, and the worker exits."""
-        self.job, self.counting, self.deadline = job, "", (deadline if job is not None else float("inf"))
-        self.send({**job, "skip": list(skip)} if job is not None and skip else job)
+    def assign(self, job: dict[str, Any], deadline: float, skip: tuple[str, ...] = ()) -> None:
+        """The next job (less the counters in skip) and its deadline."""
+        self.job, self.counting, self.deadline = job, "", deadline
+        self.send({**job, "skip": list(skip)} if skip else job)
+
+    def rest(self) -> None:
+        """On no job, with no deadline: kept for the next call's jobs."""
+        self.job, self.counting, self.deadline = None, "", float("inf")
+
+
+def _key(job: dict[str, Any], counter: str) -> tuple[str, str]:
+    """A count's key by its whole job: two jobs of one model that differ in their options never meet."""
+    return json.dumps(job, sort_keys=True), counter
+
+
+@dataclass
+class _Round:
+    """One call of Workers.run: the jobs still to hand out, those to finish in a fresh worker, the counts so far."""
+
+    specs: list[CounterSpec]
+    queue: list[dict[str, Any]]
+    progress: Callable[[int, int, Outcome], None] | None
+    got: dict[tuple[str, str], Outcome] = field(default_factory=dict)  # (the job as JSON, the counter) -> its count
+    redo: list[dict[str, Any]] = field(default_factory=list)  # jobs a counter's death cut short: their later counters
+    build_s: float = 0.0
+    total: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.total = len(self.queue) * len(self.specs)
+
+    def keep(self, c: Outcome, job: dict[str, Any]) -> None:
+        """A count of the job, kept and shown."""
+        self.got[_key(job, c.counter)] = c
+        if self.progress:
+            self.progress(len(self.got), self.total, c)
+
+    def counted(self, job: dict[str, Any]) -> tuple[str, ...]:
+        """The counters of the job that have their count."""
+        return tuple(s.name for s in self.specs if _key(job, s.name) in self.got)
+
+    def lose(self, job: dict[str, Any], why: str) -> None:
+        """Every count of the job still to come: the error `why`."""
+        for s in self.specs:
+            if _key(job, s.name) not in self.got:
+                self.keep(error_count(s, job, why), job)
+
+    def died(self, w: _Worker, why: str) -> None:
+        """The counter the worker was on takes the blame, and the job's later counters count in a fresh worker;
+        while it was building, or between counters, the job's remaining counts are lost (none is to blame)."""
+        if w.job is None:
+            return
+        blamed = next((s for s in self.specs if s.name == w.counting), None)
+        if blamed is None or _key(w.job, blamed.name) in self.got:
+            return self.lose(w.job, why)
+        self.keep(error_count(blamed, w.job, f"{why}; the job's later counters counted in a fresh worker"), w.job)
+        if len(self.counted(w.job)) < len(self.specs):  # each death adds a count, so this ends
+            self.redo.append(w.job)
+
+    def counts(self, jobs: list[dict[str, Any]]) -> list[Outcome]:
+        """The counts in job order, then counter order."""
+        return [self.got.get(_key(j, s.name)) or error_count(s, j, "no result") for j in jobs for s in self.specs]
+
+
+class Workers:
+    """`workers` counters' worker processes (worker.py: torch and the libraries imported once a worker), each on
+    `threads` threads (default: cores / workers), kept alive across calls of `run` until `close`; each count has
+    timeout_s (default: children.deadline_s()), each job its imports' slack and then timeout_s a counter."""
+
+    def __init__(
+        self,
+        specs: list[CounterSpec],
+        timeout_s: float | None = None,
+        workers: int = 1,
+        threads: int | None = None,
+        paths: tuple[str, ...] = (),
+    ):
+        self.specs = specs
+        self.timeout_s = timeout_s or deadline_s()
+        self.size = max(1, workers)
+        self.threads = threads or max(1, (os.cpu_count() or 1) // self.size)
+        self.header = {
+            "specs": [s.payload() for s in specs],
+            "timeout_s": self.timeout_s,
+            "threads": self.threads,
+            "paths": list(paths),
+        }
+        self.job_deadline_s = IMPORT_SLACK_S + self.timeout_s * len(specs)
+        self.idle: list[_Worker] = []  # started, on no job: the next call's
+
+    def start(self) -> None:
+        """Every worker started now, so their imports overlap what comes before the first call."""
+        self.idle += [_Worker(self.header) for _ in range(self.size - len(self.idle))]
+
+    def _take(self) -> _Worker:
+        """A kept worker that is still alive, else a fresh one."""
+        while self.idle:
+            w = self.idle.pop(0)
+            if w.proc.poll() is None:
+                return w
+            w.close()
+        return _Worker(self.header)
+
+    def _next(self, w: _Worker, r: _Round) -> bool:
+        """The worker on the round's next job (a cut-short job's later counters first); False where none is left."""
+        if r.redo:
+            job = r.redo.pop(0)
+            w.assign(job, time.monotonic() + self.job_deadline_s, r.counted(job))
+        elif r.queue:
+            w.assign(r.queue.pop(0), time.monotonic() + self.job_deadline_s)
+        else:
+            w.rest()
+        return w.job is not None
+
+    def _retire(self, w: _Worker, r: _Round, busy: list[_Worker]) -> None:
+        """A dead or killed worker stopped and gone; a fresh one takes the next job, where one is left."""
+        w.close()
+        busy.remove(w)
+        if r.queue or r.redo:
+            busy.append(self._take())
+            self._next(busy[-1], r)
+
+    def _read(self, w: _Worker, r: _Round, busy: list[_Worker]) -> None:
+        """What the worker sent: the counter it is on, a count, or done (then its next job, or it rests)."""
+        lines = w.read()
+        if lines is None:  # the worker is gone: the counter it was on is its error
+            r.died(w, w.why_gone("its worker" if not w.counting else "the worker it ran in"))
+            return self._retire(w, r, busy)
+        for d in lines:
+            if "counting" in d:
+                w.counting = d["counting"]
+            elif d.get("done"):
+                if not self._next(w, r):
+                    busy.remove(w)
+                    self.idle.append(w)
+            else:
+                r.build_s += d.pop("build_s", 0.0)
+                assert w.job is not None, "a worker sends counts only while it is on a job"
+                r.keep(outcome_of(d), w.job)
+
+    def run(self, jobs: list[dict[str, Any]], progress: Callable[[int, int, Outcome], None] | None = None) -> Run:
+        """Every counter on every job (resolved, as Job.resolved gives it), handed out in the order given, the next
+        to whichever worker is free; the counts in job order, then counter order. An error here (Ctrl-C) stops the
+        workers on a job; the resting ones are kept."""
+        start = time.perf_counter()
+        r = _Round(self.specs, list(jobs), progress)
+        busy: list[_Worker] = []
+        try:
+            while r.queue and len(busy) < self.size:
+                busy.append(self._take())
+                self._next(busy[-1], r)
+            while busy:
+                found = ready([*busy], min(w.deadline for w in busy) - time.monotonic())
+                for w in list(busy):
+                    if w in found:
+                        self._read(w, r, busy)
+                    elif w.job is not None and time.monotonic() > w.deadline:  # hung outside a count's deadline
+                        r.lose(w.job, "its worker ran past its deadline and was killed")
+                        self._retire(w, r, busy)
+        except BaseException:
+            for w in busy:
+                w.close()
+            raise
+        counts = r.counts(list(jobs))
+        stats = {
+            "wall_s": time.perf_counter() - start,
+            "counting_s": sum(c.time_s or 0.0 for c in counts),
+            "build_s": r.build_s,
+            "workers": self.size,
+            "threads": self.threads,
+            "counts": len(counts),
+            "peak_rss_mb": max((c.peak_rss_mb or 0.0) for c in counts),
+        }
+        return Run(counts, stats)
+
+    def close(self) -> None:
+        """Every kept worker told there are no more jobs, then stopped."""
+        for w in self.idle:
+            w.send(None)
+            w.close()
+        self.idle.clear()
 
 
 def run_jobs(
@@ -168,94 +346,20 @@ def run_jobs(
     paths: tuple[str, ...] = (),
     progress: Callable[[int, int, Outcome], None] | None = None,
 ) -> Run:
-    """Every counter on every job: `workers` model-major workers in parallel, the largest job first; each count has
-    timeout_s (default: children.deadline_s())."""
-    timeout_s = timeout_s or deadline_s()
-    resolved = {j: j.resolved() for j in jobs}
-    queue = sorted(dict.fromkeys(jobs), key=Job.cost, reverse=True) if len(jobs) > 1 else list(jobs)
-    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
-    header = {"specs": [s.payload() for s in specs], "timeout_s": timeout_s, "threads": threads, "paths": list(paths)}
-    job_deadline = IMPORT_SLACK_S + timeout_s * len(specs)
-    got: dict[tuple[str, str], Outcome] = {}  # (the job, whole, as JSON; the counter) -> its count
-    total = len(resolved) * len(specs)
+    """Every counter on every job, once a job: `workers` model-major workers in parallel (one Workers, used once and
+    closed), the largest job first; the counts in job order, then counter order."""
     start = time.perf_counter()
-    build_s = 0.0
-
-    def key(job: dict[str, Any], counter: str) -> tuple[str, str]:
-        """A count's key by its whole job: two jobs of one model that differ in their options never meet."""
-        return json.dumps(job, sort_keys=True), counter
-
-    def keep(c: Outcome, job: dict[str, Any]) -> None:
-        got[key(job, c.counter)] = c
-        if progress:
-            progress(len(got), total, c)
-
-    def lose(job: dict[str, Any], why: str) -> None:
-        for s in specs:
-            if key(job, s.name) not in got:
-                keep(error_count(s, job, why), job)
-
-    redo: list[dict[str, Any]] = []  # jobs whose worker a counter killed: their later counters, in a fresh worker
-
-    def died(w: _Worker, why: str) -> None:
-        """The counter the worker was on takes the blame; the job's later counters count in a fresh worker (while
-        it was building, the whole job is lost, as no counter had started)."""
-        blamed = next((s for s in specs if s.name == w.counting), None)
-        if w.job is None or blamed is None:
-            return lose(w.job, why) if w.job is not None else None
-        keep(error_count(blamed, w.job, f"{why}; the job's later counters counted in a fresh worker"), w.job)
-        if any(key(w.job, s.name) not in got for s in specs):
-            redo.append(w.job)
-
-    def next_job(w: _Worker) -> None:
-        if redo:
-            job = redo.pop(0)
-            done = tuple(s.name for s in specs if key(job, s.name) in got)
-            return w.assign(job, time.monotonic() + job_deadline, done)
-        w.assign(resolved[queue.pop(0)] if queue else None, time.monotonic() + job_deadline)
-
-    pool = [_Worker(header) for _ in range(min(max(1, workers), len(queue)))]
-    for w in pool:
-        next_job(w)
-    while pool:
-        found = ready([*pool], min(w.deadline for w in pool) - time.monotonic())
-        for w in list(pool):
-            if w in found:
-                lines = w.read()
-                if lines is None:  # the worker is gone: the counter it was on is its error
-                    died(w, w.why_gone("its worker" if not w.counting else "the worker it ran in"))
-                    w.close()
-                    pool.remove(w)
-                    if queue or redo:
-                        pool.append(_Worker(header))
-                        next_job(pool[-1])
-                    continue
-                for d in lines:
-                    if "counting" in d:
-                        w.counting = d["counting"]
-                        continue
-                    if d.get("done"):
-                        next_job(w)
-                        continue
-                    build_s += d.pop("build_s", 0.0)
-                    assert w.job is not None, "a worker sends counts only while it is on a job"
-                    keep(outcome_of(d), w.job)
-            elif w.job is not None and time.monotonic() > w.deadline:  # hung outside a count's own deadline: killed
-                w.kill()
-                lose(w.job, "its worker ran past its deadline and was killed")
-                w.job, w.deadline = None, float("inf")
-    counts = [got.get(key(r, s.name)) or error_count(s, r, "no result") for r in resolved.values() for s in specs]
-    own = sum(c.time_s or 0.0 for c in counts)
-    stats = {
-        "wall_s": time.perf_counter() - start,
-        "counting_s": own,
-        "build_s": build_s,
-        "workers": workers,
-        "threads": threads,
-        "counts": len(counts),
-        "peak_rss_mb": max((c.peak_rss_mb or 0.0) for c in counts),
-    }
-    return Run(counts, stats)
+    unique = list(dict.fromkeys(jobs))
+    resolved = {j: j.resolved() for j in unique}  # a job that cannot run is refused before any worker starts
+    order = sorted(unique, key=Job.cost, reverse=True) if len(unique) > 1 else unique
+    pool = Workers(specs, timeout_s, workers, paths=paths)
+    try:
+        run = pool.run([resolved[j] for j in order], progress)
+    finally:
+        pool.close()
+    n = len(specs)
+    of_job = {j: run.counts[i * n : (i + 1) * n] for i, j in enumerate(order)}
+    return Run([c for j in unique for c in of_job[j]], {**run.stats, "wall_s": time.perf_counter() - start})
 
 
 def run_counters(
