@@ -284,10 +284,10 @@ def _config_readable(path: str) -> None:
 
 
 def _module_findable(text: str) -> None:
-    """package.module:factory whose top package no finder of the child's path (this process's sys.path and the
-    working folder, `python -m`'s first entry) can find: the child's ImportError (builders.factory), said here.
+    """package.module:factory whose top package no finder of the child's path (this process's sys.path, $PYTHONPATH
+    and the working folder, `python -m`'s first entry) can find: the child's ImportError (builders.factory), said here.
     Only the top package is looked up: finding it runs no code, importing a subpackage would run its parent's."""
-    top = text.partition(":")[0].partition(".")[0].strip()
+    top = text.partition(":")[0].partition(".")[0]
     if not top.isidentifier() or top in sys.modules:
         return
     importlib.invalidate_caches()  # a module written a moment ago (a finder's listing of its folder is cached)
@@ -298,12 +298,13 @@ def _module_findable(text: str) -> None:
 
 
 def _found(finder: object, name: str) -> bool:
-    """The finder finds top-level module `name` on sys.path and the working folder (a finder that fails to look:
-    True, so the child tries)."""
+    """The finder finds top-level module `name` on the child's path: sys.path, $PYTHONPATH and the working folder (a
+    finder that fails to look: True, so the child tries)."""
     find = getattr(finder, "find_spec", None)
     if find is None:
         return False
-    path = [*sys.path, os.getcwd()] if finder is importlib.machinery.PathFinder else None
+    child = [*os.environ.get("PYTHONPATH", "").split(os.pathsep), os.getcwd()]  # children.child_env's, -m's
+    path = [*sys.path, *child] if finder is importlib.machinery.PathFinder else None
     try:
         return find(name, path) is not None
     except (ImportError, ValueError, OSError):
