@@ -173,6 +173,58 @@ def test_a_malformed_config_is_one_line(tmp_path, capsys):
     assert code == 2 and "not JSON" in err and err.count("\n") == 1
 
 
+def _no_child(*args, **kwargs):
+    raise AssertionError(f"a child was started for input the parent can refuse: {args[1:2]}")
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["count", "diffusers:FluxTransformer2DModel", "--config", "/no/such/config.json"], "No such file"),
+        (
+            ["count", "transformers:T5EncoderModel", "--config", "BAD"],
+            "not JSON (Expecting property name enclosed in double quotes at line 1)",
+        ),
+        (["count", "diffusers:FluxTransformer2DModel", "--config", "LIST"], "is one JSON object, got a list"),
+        (["count", "transformers:T5EncoderModel", "--config", "NEGATIVE"], "num_layers is -2: a count or size"),
+        (["count", "diffusers:FluxTransformer2DModel", "--config", "AUTO_MAP"], "auto_map: it names code to download"),
+        (
+            ["count", "no_such_pkg_4c1e.models:make"],
+            "cannot import 'no_such_pkg_4c1e.models:make': ModuleNotFoundError: No module named 'no_such_pkg_4c1e'; "
+            "is the module on the path?",
+        ),
+        (
+            ["audit", "4.6 GMACs", "--model", "timm:vit_small_patch16_224", "--part", "embeddings"],
+            "part 'embeddings' applies to the reference models; timm:vit_small_patch16_224 has no hand formula",
+        ),
+    ],
+)
+def test_bad_input_the_parent_can_read_is_refused_before_any_child_starts(argv, needle, tmp_path, monkeypatch, capsys):
+    # a child (python -m flopcheck.specs.child) imports torch and the model's library: ~6 s on a quiet 2-core machine
+    # for a one-line refusal that the config file, the spec's source or the import path alone decides
+    from flopcheck.children import Child
+
+    files = {"BAD": "{,}", "LIST": "[1, 2]", "NEGATIVE": '{"num_layers": -2}', "AUTO_MAP": '{"auto_map": {"A": "x.M"}}'}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    argv = [str(tmp_path / a) if a in files else a for a in argv]
+    monkeypatch.setattr(Child, "__init__", _no_child)
+    code, _, err = run(argv, capsys)
+    assert code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def test_a_factory_module_the_child_can_import_is_left_to_the_child(tmp_path, monkeypatch, capsys):
+    # the parent refuses only what no finder of the child's path finds: a module in the working folder (python -m's
+    # first path entry, absent from a console script's sys.path) is the child's to import and count.
+    # nn.Linear(4, 3) on (2, 4): 2 x 4 x 3 = 24 multiply-adds = 48 FLOPs
+    (tmp_path / "here_only_4c1e.py").write_text(
+        "import torch\n\ndef build():\n    return torch.nn.Linear(4, 3, bias=False)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(["count", "here_only_4c1e:build", "--input-shape", "2,4", "--json"], capsys)
+    assert code == 0 and json.loads(out)["total_flops"] == 48, err
+
+
 def test_parse_refuses_unknown_reference_names_with_the_spec_forms():
     with pytest.raises(SpecError, match="timm:NAME, torchvision:NAME"):
         parse("DiT-Q/2")

@@ -115,6 +115,14 @@ def norm_names(exact: ExactCount) -> str:
     return "/".join(sorted(written, key=lambda n: -written[n])) or "LayerNorm"
 
 
+def no_embeddings(text: str) -> ClaimError:
+    """Part 'embeddings' of a model without a hand formula (its source alone decides it): one line."""
+    return ClaimError(
+        f"part 'embeddings' applies to the reference models; {text} has no hand formula to "
+        f"name its embedding terms: claim the model, linear, attention or block"
+    )
+
+
 def spec_part(m: Measured, part: ModelPart) -> Breakdown:
     """A part of a spec's exact count, found from its module tree: the block lists' linears, attention, or one
     block; a part the model does not have is refused, one line."""
@@ -123,10 +131,7 @@ def spec_part(m: Measured, part: ModelPart) -> Breakdown:
     if part is ModelPart.MODEL:
         return b
     if part is ModelPart.EMBEDDINGS:
-        raise ClaimError(
-            f"part 'embeddings' applies to the reference models; {m.text} has no hand formula to "
-            f"name its embedding terms: claim the model, linear, attention or block"
-        )
+        raise no_embeddings(m.text)
     if part in (ModelPart.LINEAR, ModelPart.BLOCK) and not m.blocks:
         raise ClaimError(
             f"part {part!r}: {m.text} has no repeated blocks (no list of two or more modules of one "

@@ -18,6 +18,10 @@ No torch here: parsing a spec is cheap, building one imports what it needs.
 from __future__ import annotations
 
 import difflib
+import importlib
+import importlib.machinery
+import os
+import sys
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
@@ -262,9 +266,49 @@ def parse(text: str, **options: Any) -> ModelSpec:
     if spec.options.config and spec.source not in (SpecSource.DIFFUSERS, SpecSource.TRANSFORMERS):
         raise SpecError(f"--config applies to diffusers:CLASS and transformers:CLASS specs, not to {text!r}")
     _read_by_source(spec)
+    if spec.options.config:  # a missing, malformed or auto_map file: refused here, before a child imports torch
+        _config_readable(spec.options.config)
+    if spec.source is SpecSource.MODULE:
+        _module_findable(text)
     if spec.source is SpecSource.ZOO:
         zoo_entry(spec.name)  # an unknown name: refused now, with the close ones
     return spec
+
+
+def _config_readable(path: str) -> None:
+    """--config FILE read as the builder reads it (specs.config.read_config): a file that is missing, not JSON, not
+    one object, with a negative count or with auto_map is the builder's own one line, with no library imported."""
+    from flopcheck.specs.config import read_config  # lazy: config.py takes SpecError from this package
+
+    read_config(path)
+
+
+def _module_findable(text: str) -> None:
+    """package.module:factory whose top package no finder of the child's path (this process's sys.path, $PYTHONPATH
+    and the working folder, `python -m`'s first entry) can find: the child's ImportError (builders.factory), said here.
+    Only the top package is looked up: finding it runs no code, importing a subpackage would run its parent's."""
+    top = text.partition(":")[0].partition(".")[0]
+    if not top.isidentifier() or top in sys.modules:
+        return
+    importlib.invalidate_caches()  # a module written a moment ago (a finder's listing of its folder is cached)
+    if any(_found(finder, top) for finder in sys.meta_path):
+        return
+    # what importlib.import_module raises for it in the child, in one_line's form (children.one_line)
+    raise SpecError(f"cannot import {text!r}: ModuleNotFoundError: No module named {top!r}; is the module on the path?")
+
+
+def _found(finder: object, name: str) -> bool:
+    """The finder finds top-level module `name` on the child's path: sys.path, $PYTHONPATH and the working folder (a
+    finder that fails to look: True, so the child tries)."""
+    find = getattr(finder, "find_spec", None)
+    if find is None:
+        return False
+    child = [*os.environ.get("PYTHONPATH", "").split(os.pathsep), os.getcwd()]  # children.child_env's, -m's
+    path = [*sys.path, *child] if finder is importlib.machinery.PathFinder else None
+    try:
+        return find(name, path) is not None
+    except (ImportError, ValueError, OSError):
+        return True
 
 
 def zoo_entry(name: str) -> Entry:

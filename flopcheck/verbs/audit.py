@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from flopcheck.auditor import Verdict, judge, parse_claim, pipeline
+from flopcheck.auditor.models import no_embeddings
 from flopcheck.auditor.pipeline import PipelineVerdict
 from flopcheck.auditor.readings import readings_of_counts
 from flopcheck.auditor.tools import prefetch
@@ -23,6 +24,7 @@ from flopcheck.render import audit as render
 from flopcheck.render import utilization as render_utilization
 from flopcheck.render.audit import MARKDOWN_HEAD
 from flopcheck.specs import ModelSpec, SpecSource
+from flopcheck.types import ModelPart
 from flopcheck.verbs.compare import counter_names
 
 if TYPE_CHECKING:
@@ -132,6 +134,8 @@ def judge_claim(claim: Claim, names: Names = None) -> Verdict | PipelineVerdict 
         return utilization.judge(claim)
     if is_pipeline(claim.model):
         return pipeline.judge(claim)
+    if claim.part is ModelPart.EMBEDDINGS and not claim.subject.formula_family:  # before a child counts the model
+        raise no_embeddings(claim.subject.text)
     verdict = judge(claim, counters=names)
     return (
         verdict if verdict.passed else replace(verdict, pipeline_hint=pipeline.hint(verdict.claim, verdict.true_flops))
