@@ -19,6 +19,7 @@ from pathlib import Path
 
 ORDER = ("consistent", "close", "wrong", "unexplained", "incomplete")  # flopcheck.types.Tier, best first
 EXPLAINED_LATER = ("wrong", "unexplained", "incomplete")  # each listed with its reason
+FURTHEST = 5  # the passing figures furthest from the exact count, each with its sentence
 
 
 def tally(verdicts: Iterable[dict]) -> dict[str, int]:
@@ -92,6 +93,18 @@ def page(verdicts: list[dict], table: str, run: str, commands: list[str]) -> str
             for v in bad
         ]
         lines.append("")
+    far = sorted(verdicts, key=lambda v: -(v.get("relative_error") or 0.0))[:FURTHEST]
+    lines += [
+        f"## The {len(far)} furthest from the exact count",
+        "",
+        "A figure can pass and still be far from the multiply-adds the model does: its digits are a counter's, under",
+        "that counter's convention. The audit's own sentence says which:",
+        "",
+        "| claim | as written | verdict | off by | the audit's sentence |",
+        "|---|---|---|---:|---|",
+        *(f"| {v['id']} | {v['claim']} | {v['verdict']} | {_off(v)} | {_cell(v.get('sentence', ''))} |" for v in far),
+        "",
+    ]
     lines += ["## Every claim", "", "As `flopcheck audit --file ... --markdown` printed it:", "", table.strip(), ""]
     return "\n".join(lines) + "\n"
 
