@@ -28,9 +28,8 @@ from flopcheck import codec
 from flopcheck.types import outcome_of
 
 CACHE_ENV = "FLOPCHECK_CACHE"
-CACHE_FOLDER = "flopcheck-counts"  # the one folder flopcheck writes its counts in; nothing else is touched
-
-
+# the three folders flopcheck writes under the cache's base; nothing else there is touched
+CACHE_FOLDER = "flopcheck-counts"  # the counters' counts, one file a count
 RECORDS_FOLDER = "flopcheck-reports"  # what each report wrote, by folder: the proof that lets it remove a file
 MEASURED_FOLDER = "flopcheck-measured"  # the specs' measurements (a forward on meta), one file a spec
 
