@@ -1,13 +1,16 @@
 """Shared helpers: the 12 DiT configs of the paper's Table 4, and one run of every counter that
 the counter and reconciler tests share (counters are slow: torch and a library per process)."""
 
-import ast
 import glob
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 # counters' outputs are audit readings, cached on disk: one folder for this test session (and its CLI children),
 # never the user's ~/.cache
@@ -58,23 +61,24 @@ WORKERS = min(2, os.cpu_count() or 1)  # as the auditor runs its pool: 100 s for
 
 
 @pytest.fixture(scope="session")
-def counter_results():
+def counter_results(tmp_path_factory):
     """Every registered counter on the S and B configs at 256 px, DiT-S/2 at input 64 and a 2-block DiT-S/2 at
     input 128, both attention paths: {(counter, model, input_size, attn): Count}."""
     from flopcheck.counters.pool import Job
 
     jobs = _jobs(SMALL) + _jobs(["DiT-S/2"], (64,)) + [Job.stand_in("DiT-S/2", a, **S2_T4096) for a in ("sdpa", "math")]
-    return _seeded(jobs, timeout_s=600)
+    return shared_once(tmp_path_factory, "counter_results", lambda: _seeded(jobs, timeout_s=600))
 
 
 @pytest.fixture(scope="session")
-def large_counter_results():
+def large_counter_results(tmp_path_factory):
     """Every registered counter on XL/2, L/4, L/8 and XL/8 whole and on the 1-block stand-ins of L/2, XL/2 and XL/4
     (the auditor's, see CARRY_OVER_FLOPS), both attention paths."""
     from flopcheck.counters.pool import Job
 
     stand_ins = [Job.stand_in(n, a, depth=1) for n in LARGE_ONE_BLOCK for a in ("sdpa", "math")]
-    return _seeded(_jobs(LARGE_WHOLE) + stand_ins, timeout_s=900)
+    jobs = _jobs(LARGE_WHOLE) + stand_ins
+    return shared_once(tmp_path_factory, "large_counter_results", lambda: _seeded(jobs, timeout_s=900))
 
 
 def _seeded(jobs: list, timeout_s: float) -> dict:
@@ -94,7 +98,7 @@ def _seeded(jobs: list, timeout_s: float) -> dict:
 
 
 @pytest.fixture(scope="session")
-def committed_verdicts(counter_results, large_counter_results):  # noqa: ARG001  (they seed the audit cache)
+def committed_verdicts(tmp_path_factory, counter_results, large_counter_results):  # noqa: ARG001  (they seed the cache)
     """Every committed claim but timm's table and the utilization claims (AUDITED_APART), audited once as `flopcheck
     audit --file` does (every counter a reading, in one pool; L/2, XL/2 and XL/4 carried, CARRY_OVER_FLOPS): {claims
     file: {id: (claim, verdict)}}, for test_verdicts (each pinned `expect`) and test_audit (what each verdict is made
@@ -103,11 +107,14 @@ def committed_verdicts(counter_results, large_counter_results):  # noqa: ARG001 
     from flopcheck.auditor.tools import prefetch
     from flopcheck.verbs.audit import judge_claim
 
-    files = {p: load_claims(p) for p in sorted(glob.glob("claims/*.yaml")) if p not in AUDITED_APART}
-    with pytest.MonkeyPatch.context() as mp:
-        carry_large_configs(mp)
-        prefetch([c for claims in files.values() for c in claims])
-        return {p: {c.id: (c, judge_claim(c)) for c in claims} for p, claims in files.items()}
+    def audit() -> dict:
+        files = {p: load_claims(p) for p in sorted(glob.glob("claims/*.yaml")) if p not in AUDITED_APART}
+        with pytest.MonkeyPatch.context() as mp:
+            carry_large_configs(mp)
+            prefetch([c for claims in files.values() for c in claims])
+            return {p: {c.id: (c, judge_claim(c)) for c in claims} for p, claims in files.items()}
+
+    return shared_once(tmp_path_factory, "committed_verdicts", audit)
 
 
 @pytest.fixture
@@ -142,49 +149,31 @@ INTEGRATION_MODULES = {
 COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
 
 
-# The suite runs on two pytest-xdist workers (pyproject's addopts, `-n 2`) with this file's scheduler: a test goes to
-# whichever worker is free, but every test that takes the session's counter runs (as an argument, or through a
-# fixture of its module that does) goes with the others to one worker (the runs are made once, not once a worker),
-# and a module with a module-scoped fixture or a cached run sends the rest of its tests to one worker together. Both
-# are read from the test files. (xdist's own `--dist loadgroup` marks do not reach its scheduler under pytest 9.2,
-# whose node ids no longer read the `_nodeid` xdist rewrites.)
-SHARED_RUNS = COUNTER_FIXTURES | {"committed_verdicts"}
-_SOURCES = {p.stem: p.read_text() for p in Path(__file__).parent.glob("test_*.py")}
-WHOLE_MODULES = {m for m, t in _SOURCES.items() if 'scope="module"' in t or "@cache" in t or "functools.cache" in t}
+# The suite runs on two pytest-xdist workers (pyproject's addopts, `-n 2 --dist worksteal`): each worker takes a
+# half of the tests in file order and steals from the other when it runs dry, so a module's tests mostly run on one
+# worker. A run that tests on both workers share (the session's counter runs, a module's batch of counter runs) is
+# made once, by `shared_once`: xdist's documented recipe for session-scoped fixtures, a file lock in the session's
+# shared temp folder and the result pickled beside it.
 
 
-def _taking_shared_runs(source: str) -> set[str]:
-    """The module's functions that take the session's counter runs as an argument, or a fixture of the module
-    that does (its module-scoped `paper`, `counts`, `s2`...): their names."""
-    args = {n.name: {a.arg for a in n.args.args} for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
-    taking = set(SHARED_RUNS)
-    while more := {f for f, a in args.items() if f not in taking and a & taking}:
-        taking |= more
-    return taking - SHARED_RUNS
+def shared_once(tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[[], T]) -> T:
+    """compute() once per test session: under xdist the first worker to ask computes it under a file lock in the
+    session's shared temp folder and pickles it there; a worker that asks later (or while it is made) reads it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: the fixture's own scope holds it
+        return compute()
+    import pickle
 
+    from filelock import FileLock  # a dependency of torch
 
-SHARED_TESTS = {m: found for m, t in _SOURCES.items() if (found := _taking_shared_runs(t))}
-
-
-def _scope(nodeid: str) -> str:
-    """The unit of work a test is scheduled in: the shared counter runs', its module's, or the test alone."""
-    path, _, rest = nodeid.partition("::")
-    module, test = path.rpartition("/")[2].removesuffix(".py"), rest.partition("[")[0].rpartition("::")[2]
-    if test in SHARED_TESTS.get(module, ()):
-        return "shared-counter-runs"
-    return module if module in WHOLE_MODULES else nodeid
-
-
-def pytest_xdist_make_scheduler(config, log):
-    from xdist.scheduler import LoadScopeScheduling
-
-    class Scopes(LoadScopeScheduling):
-        """xdist's scope scheduling (the largest units first), its scopes this file's."""
-
-        def _split_scope(self, nodeid: str) -> str:
-            return _scope(nodeid)
-
-    return Scopes(config, log)
+    shared = tmp_path_factory.getbasetemp().parent  # one folder per session, above each worker's own
+    done = shared / f"{name}.pickle"
+    with FileLock(str(shared / f"{name}.lock")):
+        if done.is_file():
+            result: T = pickle.loads(done.read_bytes())
+            return result
+        result = compute()
+        done.write_bytes(pickle.dumps(result))
+        return result
 
 
 def pytest_collection_modifyitems(items):
