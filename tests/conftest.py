@@ -129,6 +129,37 @@ def carry_large_configs(mp: pytest.MonkeyPatch) -> None:
     mp.setattr("flopcheck.auditor.readings.REAL_TENSOR_LIMIT", CARRY_OVER_FLOPS)
 
 
+def reconciled(runs: dict[str, tuple[str, tuple[str, ...], dict]], paths: tuple[str, ...] = ()) -> dict[str, dict]:
+    """Each run {name: (spec, counters, its options as `resolve` takes them: config, text_tokens, ...)} reconciled as
+    `flopcheck reconcile SPEC --counter ... --json` reconciles it, all in one batch: the exact counts in as few spec
+    children as can be, every counter in one pool (a worker imports torch and the libraries once and counts model
+    after model): {name: {counter: its reconciliation as the JSON gives it}}. `paths`: folders the specs' modules are
+    imported from (on sys.path while it runs, as a user's PYTHONPATH)."""
+    import json
+    import sys
+
+    from flopcheck.render import to_json
+    from flopcheck.subject import measure_all, resolve
+    from flopcheck.verbs.reconcile import run as reconcile
+
+    sys.path[:0] = paths
+    try:
+        subjects = {name: resolve(spec, **options) for name, (spec, _, options) in runs.items()}
+        by_text = {s.text: name for name, s in subjects.items()}
+        assert len(by_text) == len(runs), "one run a spec: its rows are found by the spec's text"
+        measure_all(list(subjects.values()))
+        counters = list(dict.fromkeys(c for _, names, _ in runs.values() for c in names))
+        rows = json.loads(to_json(reconcile(list(subjects.values()), counters).to_data()))
+    finally:
+        del sys.path[: len(paths)]
+    found: dict[str, dict] = {name: {} for name in runs}
+    for r in rows:
+        name = by_text[r["model"]]
+        if r["counter"] in runs[name][1]:  # a counter another run asked for counted this model too: not read
+            found[name][r["counter"]] = r
+    return found
+
+
 # The fast lane (`pytest -m "not integration"`, under 2 minutes) leaves out the real-counter integration tests:
 # every test that runs a library counter or builds a third-party model (timm, torchvision, diffusers, a factory) in
 # a child process. These modules do nothing else; elsewhere a test says so with @pytest.mark.integration, and a
