@@ -3,6 +3,7 @@ the counter and reconciler tests share (counters are slow: torch and a library p
 
 import glob
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -15,6 +16,10 @@ T = TypeVar("T")
 # counters' outputs are audit readings, cached on disk: one folder for this test session (and its CLI children),
 # never the user's ~/.cache
 os.environ.setdefault("FLOPCHECK_CACHE", tempfile.mkdtemp(prefix="flopcheck-test-cache-"))
+# the session's shared folder, made by the controller before its workers start (they inherit the variable):
+# shared_once's results and locks (removed at the end by the process that made it)
+MADE_SHARED = "FLOPCHECK_TEST_SHARED" not in os.environ
+SHARED = Path(os.environ.setdefault("FLOPCHECK_TEST_SHARED", tempfile.mkdtemp(prefix="flopcheck-test-shared-")))
 if os.environ.get("PYTEST_XDIST_WORKER"):  # two workers on two cores: one torch thread each (their children too)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -61,24 +66,24 @@ WORKERS = min(2, os.cpu_count() or 1)  # as the auditor runs its pool: 100 s for
 
 
 @pytest.fixture(scope="session")
-def counter_results(tmp_path_factory):
+def counter_results():
     """Every registered counter on the S and B configs at 256 px, DiT-S/2 at input 64 and a 2-block DiT-S/2 at
     input 128, both attention paths: {(counter, model, input_size, attn): Count}."""
     from flopcheck.counters.pool import Job
 
     jobs = _jobs(SMALL) + _jobs(["DiT-S/2"], (64,)) + [Job.stand_in("DiT-S/2", a, **S2_T4096) for a in ("sdpa", "math")]
-    return shared_once(tmp_path_factory, "counter_results", lambda: _seeded(jobs, timeout_s=600))
+    return shared_once("counter_results", lambda: _seeded(jobs, timeout_s=600))
 
 
 @pytest.fixture(scope="session")
-def large_counter_results(tmp_path_factory):
+def large_counter_results():
     """Every registered counter on XL/2, L/4, L/8 and XL/8 whole and on the 1-block stand-ins of L/2, XL/2 and XL/4
     (the auditor's, see CARRY_OVER_FLOPS), both attention paths."""
     from flopcheck.counters.pool import Job
 
     stand_ins = [Job.stand_in(n, a, depth=1) for n in LARGE_ONE_BLOCK for a in ("sdpa", "math")]
     jobs = _jobs(LARGE_WHOLE) + stand_ins
-    return shared_once(tmp_path_factory, "large_counter_results", lambda: _seeded(jobs, timeout_s=900))
+    return shared_once("large_counter_results", lambda: _seeded(jobs, timeout_s=900))
 
 
 def _seeded(jobs: list, timeout_s: float) -> dict:
@@ -98,7 +103,7 @@ def _seeded(jobs: list, timeout_s: float) -> dict:
 
 
 @pytest.fixture(scope="session")
-def committed_verdicts(tmp_path_factory, counter_results, large_counter_results):  # noqa: ARG001  (they seed the cache)
+def committed_verdicts(counter_results, large_counter_results):  # noqa: ARG001  (they seed the audit cache)
     """Every committed claim but timm's table and the utilization claims (AUDITED_APART), audited once as `flopcheck
     audit --file` does (every counter a reading, in one pool; L/2, XL/2 and XL/4 carried, CARRY_OVER_FLOPS): {claims
     file: {id: (claim, verdict)}}, for test_verdicts (each pinned `expect`) and test_audit (what each verdict is made
@@ -114,7 +119,7 @@ def committed_verdicts(tmp_path_factory, counter_results, large_counter_results)
             prefetch([c for claims in files.values() for c in claims])
             return {p: {c.id: (c, judge_claim(c)) for c in claims} for p, claims in files.items()}
 
-    return shared_once(tmp_path_factory, "committed_verdicts", audit)
+    return shared_once("committed_verdicts", audit)
 
 
 @pytest.fixture
@@ -183,28 +188,32 @@ COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
 # The suite runs on two pytest-xdist workers (pyproject's addopts, `-n 2 --dist worksteal`): each worker takes a
 # half of the tests in file order and steals from the other when it runs dry, so a module's tests mostly run on one
 # worker. A run that tests on both workers share (the session's counter runs, a module's batch of counter runs) is
-# made once, by `shared_once`: xdist's documented recipe for session-scoped fixtures, a file lock in the session's
-# shared temp folder and the result pickled beside it.
+# made once, by `shared_once`: xdist's documented recipe for session-scoped fixtures, a file lock in a folder the
+# session shares (SHARED) and the result pickled beside it.
 
 
-def shared_once(tmp_path_factory: pytest.TempPathFactory, name: str, compute: Callable[[], T]) -> T:
+def shared_once(name: str, compute: Callable[[], T]) -> T:
     """compute() once per test session: under xdist the first worker to ask computes it under a file lock in the
-    session's shared temp folder and pickles it there; a worker that asks later (or while it is made) reads it."""
-    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: the fixture's own scope holds it
+    session's shared folder (SHARED) and pickles it there; a worker that asks later (or while it is made) reads it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: the caller's scope (fixture, @cache) holds it
         return compute()
     import pickle
 
     from filelock import FileLock  # a dependency of torch
 
-    shared = tmp_path_factory.getbasetemp().parent  # one folder per session, above each worker's own
-    done = shared / f"{name}.pickle"
-    with FileLock(str(shared / f"{name}.lock")):
+    done = SHARED / f"{name}.pickle"
+    with FileLock(str(SHARED / f"{name}.lock")):
         if done.is_file():
             result: T = pickle.loads(done.read_bytes())
             return result
         result = compute()
         done.write_bytes(pickle.dumps(result))
         return result
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if MADE_SHARED:  # the controller (or the one process): its workers are done
+        shutil.rmtree(SHARED, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):

@@ -38,9 +38,9 @@ RUNS = {
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, dict[str, dict]]:
+def runs() -> dict[str, dict[str, dict]]:
     """RUNS reconciled once: {model: {counter: its reconciliation as JSON}}."""
-    return shared_once(tmp_path_factory, "held_causes", lambda: reconciled(RUNS, (str(MODELS),)))
+    return shared_once("held_causes", lambda: reconciled(RUNS, (str(MODELS),)))
 
 
 # mvit_small: x (1, 3, 4, 32, 32) -> conv (3, 7, 7) / (2, 4, 4) -> (t, h, w) = (2, 8, 8) tokens + a class token, d = 8,

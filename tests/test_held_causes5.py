@@ -52,12 +52,12 @@ RUNS = {
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, dict[str, dict]]:
+def runs() -> dict[str, dict[str, dict]]:
     """RUNS reconciled once (the diffusers models where diffusers is installed): {model: {counter: its JSON}}."""
     import importlib.util
 
     here = {k: r for k, r in RUNS.items() if importlib.util.find_spec("diffusers") or not r[0].startswith("diffusers:")}
-    return shared_once(tmp_path_factory, "held_causes5", lambda: reconciled(here, (str(MODELS),)))
+    return shared_once("held_causes5", lambda: reconciled(here, (str(MODELS),)))
 
 
 def _found(run: dict) -> dict[str, int]:
