@@ -402,15 +402,28 @@ TORCHVISION_WEIGHTS_BUILD = {
 }
 
 
+# timm models the tests below count, compare, reconcile or estimate at their defaults (the torchvision ones: the tables)
+TIMM_AT_DEFAULTS = [
+    "resnet18",
+    "vit_tiny_patch16_224",
+    "swin_tiny_patch4_window7_224",
+    "mobilenetv3_small_100",
+    "vit_tiny_patch16_384.augreg_in21k_ft_in1k",
+    "vit_tiny_patch16_224.augreg_in21k",
+]
+
+
 @pytest.fixture(scope="module", autouse=True)
-def _torchvision_defaults_measured_in_one_child():
-    """The torchvision models this module counts at their defaults (crops, published figures, video clips, weights'
-    builds), measured in one child: torch and torchvision imported once, not once a test; each test's own count then
-    reads its answer, as `audit --file` reads its claims'."""
+def _defaults_measured_in_one_child():
+    """The timm and torchvision models this module counts at their defaults (crops, published figures, video clips,
+    weights' builds), measured in one child: torch, timm and torchvision imported once, not once a test; each test's
+    own count then reads its answer, as `audit --file` reads its claims'."""
     from flopcheck.specs.child import measure_all
 
-    names = [*TORCHVISION_CROPS, *TORCHVISION_OPS, *TORCHVISION_VIDEO_OPS, *TORCHVISION_WEIGHTS_BUILD]
-    measure_all([parse(f"torchvision:{n}") for n in dict.fromkeys(names)])
+    tables = [*TORCHVISION_CROPS, *TORCHVISION_OPS, *TORCHVISION_VIDEO_OPS, *TORCHVISION_WEIGHTS_BUILD]
+    names = [*tables, "swin_t", "r3d_18", "ssdlite320_mobilenet_v3_large"]
+    specs = [parse(f"torchvision:{n}") for n in dict.fromkeys(names)] + [parse(f"timm:{n}") for n in TIMM_AT_DEFAULTS]
+    measure_all([*specs, parse("timm:vit_tiny_patch16_224", attn="math")])
 
 
 @pytest.mark.parametrize("name", sorted(TORCHVISION_WEIGHTS_BUILD))
