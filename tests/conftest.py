@@ -19,7 +19,9 @@ os.environ.setdefault("FLOPCHECK_CACHE", tempfile.mkdtemp(prefix="flopcheck-test
 # the session's shared folder, made by the controller before its workers start (they inherit the variable):
 # shared_once's results and locks (removed at the end by the process that made it)
 MADE_SHARED = "FLOPCHECK_TEST_SHARED" not in os.environ
-SHARED = Path(os.environ.setdefault("FLOPCHECK_TEST_SHARED", tempfile.mkdtemp(prefix="flopcheck-test-shared-")))
+if MADE_SHARED:  # made here only (a worker's inherited folder is its controller's)
+    os.environ["FLOPCHECK_TEST_SHARED"] = tempfile.mkdtemp(prefix="flopcheck-test-shared-")
+SHARED = Path(os.environ["FLOPCHECK_TEST_SHARED"])
 if os.environ.get("PYTEST_XDIST_WORKER"):  # two workers on two cores: one torch thread each (their children too)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
