@@ -1,17 +1,27 @@
 """Shared helpers: the 12 DiT configs of the paper's Table 4, and one run of every counter that
 the counter and reconciler tests share (counters are slow: torch and a library per process)."""
 
-import ast
 import glob
 import os
+import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
+
+T = TypeVar("T")
 
 # counters' outputs are audit readings, cached on disk: one folder for this test session (and its CLI children),
 # never the user's ~/.cache
 os.environ.setdefault("FLOPCHECK_CACHE", tempfile.mkdtemp(prefix="flopcheck-test-cache-"))
+# the session's shared folder, made by the controller before its workers start (they inherit the variable):
+# shared_once's results and locks (removed at the end by the process that made it)
+MADE_SHARED = "FLOPCHECK_TEST_SHARED" not in os.environ
+if MADE_SHARED:  # made here only (a worker's inherited folder is its controller's)
+    os.environ["FLOPCHECK_TEST_SHARED"] = tempfile.mkdtemp(prefix="flopcheck-test-shared-")
+SHARED = Path(os.environ["FLOPCHECK_TEST_SHARED"])
 if os.environ.get("PYTEST_XDIST_WORKER"):  # two workers on two cores: one torch thread each (their children too)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -64,7 +74,7 @@ def counter_results():
     from flopcheck.counters.pool import Job
 
     jobs = _jobs(SMALL) + _jobs(["DiT-S/2"], (64,)) + [Job.stand_in("DiT-S/2", a, **S2_T4096) for a in ("sdpa", "math")]
-    return _seeded(jobs, timeout_s=600)
+    return shared_once("counter_results", lambda: _seeded(jobs, timeout_s=600))
 
 
 @pytest.fixture(scope="session")
@@ -74,7 +84,8 @@ def large_counter_results():
     from flopcheck.counters.pool import Job
 
     stand_ins = [Job.stand_in(n, a, depth=1) for n in LARGE_ONE_BLOCK for a in ("sdpa", "math")]
-    return _seeded(_jobs(LARGE_WHOLE) + stand_ins, timeout_s=900)
+    jobs = _jobs(LARGE_WHOLE) + stand_ins
+    return shared_once("large_counter_results", lambda: _seeded(jobs, timeout_s=900))
 
 
 def _seeded(jobs: list, timeout_s: float) -> dict:
@@ -103,11 +114,14 @@ def committed_verdicts(counter_results, large_counter_results):  # noqa: ARG001 
     from flopcheck.auditor.tools import prefetch
     from flopcheck.verbs.audit import judge_claim
 
-    files = {p: load_claims(p) for p in sorted(glob.glob("claims/*.yaml")) if p not in AUDITED_APART}
-    with pytest.MonkeyPatch.context() as mp:
-        carry_large_configs(mp)
-        prefetch([c for claims in files.values() for c in claims])
-        return {p: {c.id: (c, judge_claim(c)) for c in claims} for p, claims in files.items()}
+    def audit() -> dict:
+        files = {p: load_claims(p) for p in sorted(glob.glob("claims/*.yaml")) if p not in AUDITED_APART}
+        with pytest.MonkeyPatch.context() as mp:
+            carry_large_configs(mp)
+            prefetch([c for claims in files.values() for c in claims])
+            return {p: {c.id: (c, judge_claim(c)) for c in claims} for p, claims in files.items()}
+
+    return shared_once("committed_verdicts", audit)
 
 
 @pytest.fixture
@@ -120,6 +134,37 @@ def carry_large_configs(mp: pytest.MonkeyPatch) -> None:
     """The auditor's real-tensor limit lowered from 250 to 50 GFLOPs a forward (CARRY_OVER_FLOPS): over it, as over
     250, it reads each counter on the model's stand-ins (large_counter_results seeds them) and carries it."""
     mp.setattr("flopcheck.auditor.readings.REAL_TENSOR_LIMIT", CARRY_OVER_FLOPS)
+
+
+def reconciled(runs: dict[str, tuple[str, tuple[str, ...], dict]], paths: tuple[str, ...] = ()) -> dict[str, dict]:
+    """Each run {name: (spec, counters, its options as `resolve` takes them: config, text_tokens, ...)} reconciled as
+    `flopcheck reconcile SPEC --counter ... --json` reconciles it, all in one batch: the exact counts in as few spec
+    children as can be, every counter in one pool (a worker imports torch and the libraries once and counts model
+    after model): {name: {counter: its reconciliation as the JSON gives it}}. `paths`: folders the specs' modules are
+    imported from (on sys.path while it runs, as a user's PYTHONPATH)."""
+    import json
+    import sys
+
+    from flopcheck.render import to_json
+    from flopcheck.subject import measure_all, resolve
+    from flopcheck.verbs.reconcile import run as reconcile
+
+    sys.path[:0] = paths
+    try:
+        subjects = {name: resolve(spec, **options) for name, (spec, _, options) in runs.items()}
+        by_text = {s.text: name for name, s in subjects.items()}
+        assert len(by_text) == len(runs), "one run a spec: its rows are found by the spec's text"
+        measure_all(list(subjects.values()))
+        counters = list(dict.fromkeys(c for _, names, _ in runs.values() for c in names))
+        rows = json.loads(to_json(reconcile(list(subjects.values()), counters).to_data()))
+    finally:
+        del sys.path[: len(paths)]
+    found: dict[str, dict] = {name: {} for name in runs}
+    for r in rows:
+        name = by_text[r["model"]]
+        if r["counter"] in runs[name][1]:  # a counter another run asked for counted this model too: not read
+            found[name][r["counter"]] = r
+    return found
 
 
 # The fast lane (`pytest -m "not integration"`, under 2 minutes) leaves out the real-counter integration tests:
@@ -142,49 +187,35 @@ INTEGRATION_MODULES = {
 COUNTER_FIXTURES = {"counter_results", "large_counter_results"}
 
 
-# The suite runs on two pytest-xdist workers (pyproject's addopts, `-n 2`) with this file's scheduler: a test goes to
-# whichever worker is free, but every test that takes the session's counter runs (as an argument, or through a
-# fixture of its module that does) goes with the others to one worker (the runs are made once, not once a worker),
-# and a module with a module-scoped fixture or a cached run sends the rest of its tests to one worker together. Both
-# are read from the test files. (xdist's own `--dist loadgroup` marks do not reach its scheduler under pytest 9.2,
-# whose node ids no longer read the `_nodeid` xdist rewrites.)
-SHARED_RUNS = COUNTER_FIXTURES | {"committed_verdicts"}
-_SOURCES = {p.stem: p.read_text() for p in Path(__file__).parent.glob("test_*.py")}
-WHOLE_MODULES = {m for m, t in _SOURCES.items() if 'scope="module"' in t or "@cache" in t or "functools.cache" in t}
+# The suite runs on two pytest-xdist workers (pyproject's addopts, `-n 2 --dist worksteal`): each worker takes a
+# half of the tests in file order and steals from the other when it runs dry, so a module's tests mostly run on one
+# worker. A run that tests on both workers share (the session's counter runs, a module's batch of counter runs) is
+# made once, by `shared_once`: xdist's documented recipe for session-scoped fixtures, a file lock in a folder the
+# session shares (SHARED) and the result pickled beside it.
 
 
-def _taking_shared_runs(source: str) -> set[str]:
-    """The module's functions that take the session's counter runs as an argument, or a fixture of the module
-    that does (its module-scoped `paper`, `counts`, `s2`...): their names."""
-    args = {n.name: {a.arg for a in n.args.args} for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)}
-    taking = set(SHARED_RUNS)
-    while more := {f for f, a in args.items() if f not in taking and a & taking}:
-        taking |= more
-    return taking - SHARED_RUNS
+def shared_once(name: str, compute: Callable[[], T]) -> T:
+    """compute() once per test session: under xdist the first worker to ask computes it under a file lock in the
+    session's shared folder (SHARED) and pickles it there; a worker that asks later (or while it is made) reads it."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # one process: the caller's scope (fixture, @cache) holds it
+        return compute()
+    import pickle
+
+    from filelock import FileLock  # a dependency of torch
+
+    done = SHARED / f"{name}.pickle"
+    with FileLock(str(SHARED / f"{name}.lock")):
+        if done.is_file():
+            result: T = pickle.loads(done.read_bytes())
+            return result
+        result = compute()
+        done.write_bytes(pickle.dumps(result))
+        return result
 
 
-SHARED_TESTS = {m: found for m, t in _SOURCES.items() if (found := _taking_shared_runs(t))}
-
-
-def _scope(nodeid: str) -> str:
-    """The unit of work a test is scheduled in: the shared counter runs', its module's, or the test alone."""
-    path, _, rest = nodeid.partition("::")
-    module, test = path.rpartition("/")[2].removesuffix(".py"), rest.partition("[")[0].rpartition("::")[2]
-    if test in SHARED_TESTS.get(module, ()):
-        return "shared-counter-runs"
-    return module if module in WHOLE_MODULES else nodeid
-
-
-def pytest_xdist_make_scheduler(config, log):
-    from xdist.scheduler import LoadScopeScheduling
-
-    class Scopes(LoadScopeScheduling):
-        """xdist's scope scheduling (the largest units first), its scopes this file's."""
-
-        def _split_scope(self, nodeid: str) -> str:
-            return _scope(nodeid)
-
-    return Scopes(config, log)
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if MADE_SHARED:  # the controller (or the one process): its workers are done
+        shutil.rmtree(SHARED, ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):

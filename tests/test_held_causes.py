@@ -3,20 +3,44 @@ it, and reconciled to a residual of 0: the counter's reading, the cause's delta,
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
+from conftest import reconciled, shared_once
 
 MODELS = Path(__file__).resolve().parent / "models"
 
 
-def _reconcile(capsys: pytest.CaptureFixture[str], spec: str, counter: str) -> dict:
-    from flopcheck.cli import main
+DATA = Path(__file__).parent / "data"
+FALCON_STYLE = ("thop_hooks", "ptflops_pytorch", "torchinfo_summary", "calflops_hooks")
+# Every model of this module with the counters its tests read, reconciled in one batch (one pool, model after model;
+# each as `flopcheck reconcile SPEC --counter ... --json` gives it)
+RUNS = {
+    "mvit_small": ("mvit_small:factory", ("ptflops_pytorch",), {}),
+    "mamba": (
+        "transformers:MambaForCausalLM",
+        ("ptflops_pytorch", "torch_profiler", "calflops_hooks", "torch_dispatch"),
+        {"config": str(DATA / "mamba_tiny.json"), "text_tokens": 8},
+    ),
+    "crossvit_small": ("crossvit_small:factory", ("ptflops_pytorch",), {}),
+    "unet3d": (
+        "diffusers:UNet3DConditionModel",
+        ("calflops_hooks",),
+        {"config": str(DATA / "unet3d_tiny.json"), "resolution": (64, 64), "frames": 5, "text_tokens": 4},
+    ),
+    "falcon_style": ("falcon_style:factory", FALCON_STYLE, {}),
+    "falcon": (
+        "transformers:FalconModel",
+        ("fvcore_jit",),
+        {"config": str(DATA / "falcon_tiny.json"), "text_tokens": 16},
+    ),
+}
 
-    main(["reconcile", spec, "--counter", counter, "--json"])
-    (run,) = json.loads(capsys.readouterr().out)
-    return run
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, dict[str, dict]]:
+    """RUNS reconciled once: {model: {counter: its reconciliation as JSON}}."""
+    return shared_once("held_causes", lambda: reconciled(RUNS, (str(MODELS),)))
 
 
 # mvit_small: x (1, 3, 4, 32, 32) -> conv (3, 7, 7) / (2, 4, 4) -> (t, h, w) = (2, 8, 8) tokens + a class token, d = 8,
@@ -25,9 +49,8 @@ def _reconcile(capsys: pytest.CaptureFixture[str], spec: str, counter: str) -> d
 # 'bythwc,wkc->bythwk' 2 x (2 x 8 x 8) x 8 x 4 = 8,192 each (torch.einsum), the temporal product torch.matmul of
 # (2, 64, 8) by (2, 8, 2): 2 x 2 x 64 x 8 x 2 = 4,096.
 @pytest.mark.integration
-def test_ptflops_counts_mvits_torch_matmul_and_skips_its_einsums(capsys, monkeypatch):
-    monkeypatch.syspath_prepend(str(MODELS))
-    run = _reconcile(capsys, "mvit_small:factory", "ptflops_pytorch")
+def test_ptflops_counts_mvits_torch_matmul_and_skips_its_einsums(runs):
+    run = runs["mvit_small"]["ptflops_pytorch"]
     # ptflops' torch.matmul patch, prod(input.shape) x other.shape[-1] MACs a call, 6 calls over the 2 blocks:
     # 2 x (129 x 8 x 33 + 129 x 33 x 8 + 2 x 64 x 8 x 2) = 2 x 70,160 = 140,320 MACs = 280,640 FLOPs, exactly the
     # exact count's QK^T, attn@V and temporal product (before: left over whole, +280,640, with FC204 and FC209
@@ -48,22 +71,10 @@ def test_ptflops_counts_mvits_torch_matmul_and_skips_its_einsums(capsys, monkeyp
 # 11 positions: 2 x 32 x 11 x 4 = 2,816; x_proj 2 x 8 x 32 x 10 = 5,120; dt_proj.weight @ x 2 x 32 x 2 x 8 = 1,024;
 # the scan's torch.matmul, 8 steps of (32, 4) by (4, 1): 8 x 2 x 32 x 4 = 2,048; out_proj 2 x 8 x 32 x 16 = 8,192:
 # 35,584. Two layers and lm_head 2 x 8 x 16 x 100 = 25,600: 96,768.
-MAMBA = ("transformers:MambaForCausalLM", "--config", str(Path(__file__).parent / "data" / "mamba_tiny.json"))
-
-
 @pytest.fixture(scope="module")
-def mamba() -> dict[str, dict]:
-    """The four counters the Mamba tests read, reconciled in one run (one spec child, not four): {counter: run}."""
-    import contextlib
-    import io
-
-    from flopcheck.cli import main
-
-    out = io.StringIO()
-    names = ("ptflops_pytorch", "torch_profiler", "calflops_hooks", "torch_dispatch")
-    with contextlib.redirect_stdout(out):
-        main(["reconcile", *MAMBA, "--text-tokens", "8", *(a for n in names for a in ("--counter", n)), "--json"])
-    return {r["counter"]: r for r in json.loads(out.getvalue())}
+def mamba(runs) -> dict[str, dict]:
+    """The four counters the Mamba tests read: {counter: run}."""
+    return runs["mamba"]
 
 
 def _mamba(runs: dict[str, dict], counter: str) -> tuple[dict, dict[str, int]]:
@@ -103,9 +114,8 @@ def test_torch_profiler_has_no_formula_for_mambas_conv1d(mamba):
 # query by q @ k): into the 16-wide branch, 1 + 9 = 10 keys, 2 x 10 x 16 = 320, and into the 8-wide one, 1 + 16 = 17
 # keys, 2 x 17 x 8 = 272, QK^T and attn@V each: 1,184.
 @pytest.mark.integration
-def test_ptflops_hooks_timms_attention_not_crossvits_cross_attention(capsys, monkeypatch):
-    monkeypatch.syspath_prepend(str(MODELS))
-    run = _reconcile(capsys, "crossvit_small:factory", "ptflops_pytorch")
+def test_ptflops_hooks_timms_attention_not_crossvits_cross_attention(runs):
+    run = runs["crossvit_small"]["ptflops_pytorch"]
     assert (run["reported"], run["reference_flops"]) == (202_446, 424_352)
     found = {f["code"]: f["delta_flops"] for f in run["findings"]}
     # its hook for timm's Attention counts the 15,648; CrossAttention has none: its 1,184 count 0 (before: left open,
@@ -131,18 +141,9 @@ def test_calflops_counts_mambas_scan_and_misses_its_weight_at_matmul(mamba):
 # the resnets' Conv2d (F.conv2d). Conv bias adds, one per output element: Conv3d down 4 x 32 x 128 = 16,384, down 4 x
 # 64 x 32 = 8,192, mid 2 layers 16,384, up 2 layers 16,384 and 2 layers 4 x 2 x 32 x 128 = 32,768: 90,112; Conv2d
 # 73,216 (conv_in 32 x 128 = 4,096, ...): 163,328.
-UNET3D = ("diffusers:UNet3DConditionModel", "--config", str(Path(__file__).parent / "data" / "unet3d_tiny.json"))
-
-
 @pytest.mark.integration
-def test_calflops_bias_of_conv2d_and_conv3d_each_once(capsys):
-    from flopcheck.cli import main
-
-    main(
-        ["reconcile", *UNET3D, "--resolution", "64", "--frames", "5", "--text-tokens", "4"]
-        + ["--counter", "calflops_hooks", "--json"]
-    )
-    (run,) = json.loads(capsys.readouterr().out)
+def test_calflops_bias_of_conv2d_and_conv3d_each_once(runs):
+    run = runs["unet3d"]["calflops_hooks"]
     assert (run["reported"], run["reference_flops"]) == (153_759_360, 155_672_576)
     found = {f["code"]: f["delta_flops"] for f in run["findings"]}
     # its conv2d item holds the Conv2d's 73,216 bias adds and its conv3d item the Conv3d's 90,112: 163,328 (before:
@@ -156,25 +157,11 @@ def test_calflops_bias_of_conv2d_and_conv3d_each_once(capsys):
 # whose forward is x @ W^T: 2 x 16 x 16 x 16 = 8,192 (aten.mm); head, nn.Linear 16 -> 4: 2 x 16 x 16 x 4 = 2,048.
 # The exact count: 10,496.
 @pytest.fixture(scope="module")
-def falcon_style() -> dict[str, dict]:
-    """The four counters the Falcon-style tests read, reconciled in one run: {counter: run}."""
-    import contextlib
-    import io
-    import sys
-
-    from flopcheck.cli import main
-
-    out = io.StringIO()
-    names = ("thop_hooks", "ptflops_pytorch", "torchinfo_summary", "calflops_hooks")
-    sys.path.insert(0, str(MODELS))
-    try:
-        with contextlib.redirect_stdout(out):
-            main(["reconcile", "falcon_style:factory", *(a for n in names for a in ("--counter", n)), "--json"])
-    finally:
-        sys.path.remove(str(MODELS))
-    runs = {r["counter"]: r for r in json.loads(out.getvalue())}
-    assert {r["reference_flops"] for r in runs.values()} == {10_496}
-    return runs
+def falcon_style(runs) -> dict[str, dict]:
+    """The four counters the Falcon-style tests read: {counter: run}."""
+    falcon = runs["falcon_style"]
+    assert set(falcon) == set(FALCON_STYLE) and {r["reference_flops"] for r in falcon.values()} == {10_496}
+    return falcon
 
 
 def _found(run: dict) -> dict[str, int]:
@@ -224,15 +211,9 @@ def test_flop_counter_mode_counts_mamba_as_its_users_run_it(mamba):
 # attention, T = 16. Per layer: query_key_value 2 x 16 x 64 x (4 + 2) x 16 = 196,608, dense 2 x 16 x 64 x 64 =
 # 131,072, the MLP 2 x 2 x 16 x 64 x 256 = 1,048,576: 1,376,256; fused SDPA, QK^T and attn@V 2 x 4 x 16 x 16 x 16 =
 # 32,768 each. Two layers: 2,752,512 + 131,072 = 2,883,584.
-FALCON = ("transformers:FalconModel", "--config", str(Path(__file__).parent / "data" / "falcon_tiny.json"))
-
-
 @pytest.mark.integration
-def test_fvcore_reads_falcons_matmul_as_its_linears_and_names_the_fused_attention(capsys):
-    from flopcheck.cli import main
-
-    main(["reconcile", *FALCON, "--text-tokens", "16", "--counter", "fvcore_jit", "--json"])
-    (run,) = json.loads(capsys.readouterr().out)
+def test_fvcore_reads_falcons_matmul_as_its_linears_and_names_the_fused_attention(runs):
+    run = runs["falcon"]["fvcore_jit"]
     assert run["reference_flops"] == 2_883_584
     # fvcore's aten::matmul is every FalconLinear's x @ W^T (an mm at a Linear subclass, not aten::linear):
     # 2,752,512 / 2 = 1,376,256 MACs; LayerNorm at 5 per element, 3 norms x 16 x 64 x 5 = 15,360 MACs

@@ -4,15 +4,13 @@ the proof of each cause and the hand arithmetic of each literal."""
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import io
-import json
 from functools import cache
 from pathlib import Path
 
 import pytest
 import torch
+from conftest import reconciled, shared_once
 from torch import nn
 
 from flopcheck.types import Count, Item, Skip, Unit, Work
@@ -20,14 +18,46 @@ from flopcheck.types import Count, Item, Skip, Unit, Work
 MODELS = Path(__file__).resolve().parent / "models"
 
 
-def _runs(spec: str, counters: tuple[str, ...], *options: str) -> dict[str, dict]:
-    """Every counter reconciled in one run (one spec child): {counter: its reconciliation as JSON}."""
-    from flopcheck.cli import main
+def _lm(name: str, tokens: int) -> dict:
+    """The options of a tiny transformers model: its config in tests/models, its text length."""
+    return {"config": str(MODELS / f"{name}.json"), "text_tokens": tokens}
 
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        main(["reconcile", spec, *options, *(a for n in counters for a in ("--counter", n)), "--json"])
-    return {r["counter"]: r for r in json.loads(out.getvalue())}
+
+def _image(name: str) -> dict:
+    """The options of a tiny diffusers model: its config in tests/models, 64 x 64 px, 8 text tokens."""
+    return {"config": str(MODELS / f"{name}.json"), "resolution": (64, 64), "text_tokens": 8}
+
+
+# Every model of this module with the counters its tests read, reconciled in one batch (one pool, model after model;
+# each as `flopcheck reconcile SPEC --counter ... --json` gives it)
+TRACED = ("fvcore_jit", "torchprofile_jit")
+RUNS = {
+    "deepseek_v3": ("transformers:DeepseekV3Model", ("calflops_hooks",), _lm("deepseek_v3_tiny", 8)),
+    "recurrent_gemma": (
+        "transformers:RecurrentGemmaModel",
+        ("thop_hooks", "ptflops_pytorch", "fvcore_jit", "ptflops_aten"),
+        _lm("recurrent_gemma_tiny", 64),
+    ),
+    "gemma2": ("transformers:Gemma2Model", ("torchinfo_summary",), _lm("gemma2_tiny", 8)),
+    "jamba": ("transformers:JambaModel", ("torch_profiler",), _lm("jamba_tiny", 8)),
+    "video3d": ("video3d:factory", ("torch_profiler",), {}),
+    "mha_lstm": ("mha_lstm:factory", ("torch_profiler", "torch_dispatch", "fvcore_jit"), {}),
+    "qwen_image": (
+        "diffusers:QwenImageTransformer2DModel",
+        ("fvcore_jit", "torchprofile_jit"),
+        _image("qwen_image_tiny"),
+    ),
+    "cogview4": ("diffusers:CogView4Transformer2DModel", ("fvcore_jit", "torchprofile_jit"), _image("cogview4_tiny")),
+}
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, dict[str, dict]]:
+    """RUNS reconciled once (the diffusers models where diffusers is installed): {model: {counter: its JSON}}."""
+    import importlib.util
+
+    here = {k: r for k, r in RUNS.items() if importlib.util.find_spec("diffusers") or not r[0].startswith("diffusers:")}
+    return shared_once("held_causes5", lambda: reconciled(here, (str(MODELS),)))
 
 
 def _found(run: dict) -> dict[str, int]:
@@ -44,15 +74,8 @@ def _evidence(run: dict, code: str) -> str:
 # 2,048: 6,144, and 12,288 for the two. The experts: 8 tokens x top 2 = 16 rows through gate_up (32 -> 2 x 16) and
 # down (16 -> 32): 2 x 16 x 32 x 32 + 2 x 16 x 16 x 32 = 32,768 + 16,384 = 49,152.
 @pytest.mark.integration
-def test_calflops_misses_mlas_sdpa_as_fused_attention_not_as_at():
-    (run,) = _runs(
-        "transformers:DeepseekV3Model",
-        ("calflops_hooks",),
-        "--config",
-        str(MODELS / "deepseek_v3_tiny.json"),
-        "--text-tokens",
-        "8",
-    ).values()
+def test_calflops_misses_mlas_sdpa_as_fused_attention_not_as_at(runs):
+    run = runs["deepseek_v3"]["calflops_hooks"]
     found = _found(run)
     # F.scaled_dot_product_attention is not patched; with a query head of 16 and a value head of 8 it ran on its math
     # path (aten.bmm x4), which calflops' op watcher now names as the SDPA call (before: FC207 '@' not patched, with
@@ -67,13 +90,9 @@ def test_calflops_misses_mlas_sdpa_as_fused_attention_not_as_at():
 # head; T = 64. The attention block (RecurrentGemmaAttention, by SDPA): QK^T 2 x 64 x 64 x 16 x 2 heads = 262,144 and
 # attn@V 262,144: 524,288. Each RG-LRU's two gates, torch.baddbmm of the activations (2 heads, 64 tokens, 16) by a
 # stack of per-head (16, 16) weights: 2 x 2 x 64 x 16 x 16 = 65,536 a gate, 4 gates: 262,144.
-RECURRENT_GEMMA = ("--config", str(MODELS / "recurrent_gemma_tiny.json"), "--text-tokens", "64")
-
-
 @pytest.fixture(scope="module")
-def recurrent_gemma() -> dict[str, dict]:
-    counters = ("thop_hooks", "ptflops_pytorch", "fvcore_jit", "ptflops_aten")
-    return _runs("transformers:RecurrentGemmaModel", counters, *RECURRENT_GEMMA)
+def recurrent_gemma(runs) -> dict[str, dict]:
+    return runs["recurrent_gemma"]
 
 
 @pytest.mark.integration
@@ -103,16 +122,8 @@ def test_op_counters_have_no_formula_for_baddbmm(recurrent_gemma, counter):
 # gemma2_tiny: Gemma2Model, vocabulary 100, d = 32; its embed_tokens is Gemma2TextScaledWordEmbedding, an nn.Embedding
 # subclass. torchinfo counts a table's weights x its output's first dimension: 100 x 32 x 1 = 3,200 MACs = 6,400 FLOPs.
 @pytest.fixture(scope="module")
-def gemma2_torchinfo() -> dict:
-    (run,) = _runs(
-        "transformers:Gemma2Model",
-        ("torchinfo_summary",),
-        "--config",
-        str(MODELS / "gemma2_tiny.json"),
-        "--text-tokens",
-        "8",
-    ).values()
-    return run
+def gemma2_torchinfo(runs) -> dict:
+    return runs["gemma2"]["torchinfo_summary"]
 
 
 @pytest.mark.integration
@@ -138,15 +149,8 @@ def test_torchinfo_reads_gemmas_rmsnorm_as_a_norm(gemma2_torchinfo):
 # key/value head) with a mixture of 2 experts, top 1; T = 8. Attention: QK^T 2 x 8 x 8 x 16 x 2 = 4,096 and attn@V
 # 4,096: 8,192. The Mamba causal conv, F.conv1d padded by 3 to 11 positions: 2 x 64 x 11 x 4 = 5,632.
 @pytest.mark.integration
-def test_torch_profiler_on_jamba_skips_no_matmul_for_an_expert_with_no_token():
-    (run,) = _runs(
-        "transformers:JambaModel",
-        ("torch_profiler",),
-        "--config",
-        str(MODELS / "jamba_tiny.json"),
-        "--text-tokens",
-        "8",
-    ).values()
+def test_torch_profiler_on_jamba_skips_no_matmul_for_an_expert_with_no_token(runs):
+    run = runs["jamba"]["torch_profiler"]
     found = _found(run)
     # on the CPU aten::_grouped_mm runs an aten::mm per expert; the expert routed no token gets an mm of (0, 32) rows,
     # which does no work (before: two such mm read as skipped, FC207 -7,168 cancelled by FC901 +7,168)
@@ -158,9 +162,8 @@ def test_torch_profiler_on_jamba_skips_no_matmul_for_an_expert_with_no_token():
 # video3d: conv3d 2 -> 4 (1 x 3 x 3, padded) then 4 -> 4 (3 x 1 x 1, padded) on (1, 2, 2, 4, 4): 128 outputs each,
 # 2 x 9 = 18 and 4 x 3 = 12 multiply-adds an output: 2 x 128 x (18 + 12) = 7,680 FLOPs, all conv3d.
 @pytest.mark.integration
-def test_a_counter_that_counted_nothing_says_so(monkeypatch):
-    monkeypatch.syspath_prepend(str(MODELS))
-    run = _runs("video3d:factory", ("torch_profiler",))["torch_profiler"]
+def test_a_counter_that_counted_nothing_says_so(runs):
+    run = runs["video3d"]["torch_profiler"]
     assert (run["reported"], run["reference_flops"]) == (0, 7_680)
     # said first, with its own skip list as the proof, then each skip's cause (torch.profiler has no conv3d formula)
     first = run["findings"][0]
@@ -175,14 +178,8 @@ def test_a_counter_that_counted_nothing_says_so(monkeypatch):
 # attn@V 262,144; the LSTM 2 x 64 x (4 x 64 x 64 + 4 x 64 x 64) = 4,194,304; the einsum attention, one head of 64,
 # QK^T 262,144 and attn@V 262,144. 7,340,032 in all, the exact count's too.
 @pytest.fixture(scope="module")
-def mha_lstm() -> dict[str, dict]:
-    import sys
-
-    sys.path.insert(0, str(MODELS))
-    try:
-        return _runs("mha_lstm:factory", ("torch_profiler", "torch_dispatch", "fvcore_jit"))
-    finally:
-        sys.path.remove(str(MODELS))
+def mha_lstm(runs) -> dict[str, dict]:
+    return runs["mha_lstm"]
 
 
 @pytest.mark.integration
@@ -215,10 +212,9 @@ def test_traced_counters_drop_the_last_blocks_unused_text_stream(qwen_image, cou
 
 
 @pytest.fixture(scope="module")
-def qwen_image() -> dict[str, dict]:
+def qwen_image(runs) -> dict[str, dict]:
     pytest.importorskip("diffusers")
-    options = ("--config", str(MODELS / "qwen_image_tiny.json"), "--resolution", "64", "--text-tokens", "8")
-    return _runs("diffusers:QwenImageTransformer2DModel", ("fvcore_jit", "torchprofile_jit"), *options)
+    return runs["qwen_image"]
 
 
 # cogview4_tiny: CogView4Transformer2DModel, 1 block, 2 heads of 16 (d = 32); 64 x 64 px: an 8 x 8 latent in 2 x 2
@@ -240,10 +236,9 @@ def test_traced_counters_drop_a_shared_feed_forwards_unused_second_call(cogview4
 
 
 @pytest.fixture(scope="module")
-def cogview4() -> dict[str, dict]:
+def cogview4(runs) -> dict[str, dict]:
     pytest.importorskip("diffusers")
-    options = ("--config", str(MODELS / "cogview4_tiny.json"), "--resolution", "64", "--text-tokens", "8")
-    return _runs("diffusers:CogView4Transformer2DModel", ("fvcore_jit", "torchprofile_jit"), *options)
+    return runs["cogview4"]
 
 
 # Fast: counts written by hand as the adapters hand them back, on the exact count of a model built in this process.

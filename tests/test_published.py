@@ -15,6 +15,7 @@ import json
 from dataclasses import replace
 
 import pytest
+from conftest import shared_once
 
 from flopcheck.errors import InputError
 from flopcheck.published import FORMULAS, Exact
@@ -202,16 +203,20 @@ def llama3_all(tmp_path_factory):
     import contextlib
     import io
 
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        code = main(
-            [
-                "reconcile", "transformers:LlamaForCausalLM", "--config", str(config), "--text-tokens", "8192",
-                "--training", "--formula", "all", "--json",
-            ]
-        )  # fmt: skip
-    out.write_text(buf.getvalue())
-    return code, json.loads(buf.getvalue())
+    def run() -> tuple[int, str]:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            code = main(
+                [
+                    "reconcile", "transformers:LlamaForCausalLM", "--config", str(config), "--text-tokens", "8192",
+                    "--training", "--formula", "all", "--json",
+                ]
+            )  # fmt: skip
+        return code, buf.getvalue()
+
+    code, said = shared_once("llama3_all", run)
+    out.write_text(said)
+    return code, json.loads(said)
 
 
 LLAMA3_CONFIG = {

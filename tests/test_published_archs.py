@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import shared_once
 
 from flopcheck.published import FORMULAS, Exact
 from flopcheck.published.reconcile import explain
@@ -265,16 +266,19 @@ def tiny(tmp_path_factory):
     """Every formula reconciled against the exact training step of each tiny model at 32 tokens."""
     import flopcheck
 
-    out = {}
-    for name, cfg in TINY.items():
-        path = tmp_path_factory.mktemp("cfg") / f"{name}.json"
-        path.write_text(json.dumps(cfg))
-        cls = f"transformers:{cfg['architectures'][0]}"
-        found = flopcheck.reconcile(
-            cls, options={"config": str(path), "text_tokens": 32}, formulas=["all"], training=True
-        )
-        out[name] = {r.counter.removeprefix("formula "): r for r in found if "dit" not in r.counter}
-    return out
+    def run() -> dict:
+        out = {}
+        for name, cfg in TINY.items():
+            path = tmp_path_factory.mktemp("cfg") / f"{name}.json"
+            path.write_text(json.dumps(cfg))
+            cls = f"transformers:{cfg['architectures'][0]}"
+            found = flopcheck.reconcile(
+                cls, options={"config": str(path), "text_tokens": 32}, formulas=["all"], training=True
+            )
+            out[name] = {r.counter.removeprefix("formula "): r for r in found if "dit" not in r.counter}
+        return out
+
+    return shared_once("published_archs_tiny", run)
 
 
 def _codes(r):

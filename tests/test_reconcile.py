@@ -10,7 +10,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from conftest import LARGE_ONE_BLOCK, LARGE_WHOLE, S2_T4096, SMALL
+from conftest import LARGE_ONE_BLOCK, LARGE_WHOLE, S2_T4096, SMALL, shared_once
 
 from flopcheck.cli import main
 from flopcheck.reconciler import blackbox as B
@@ -329,7 +329,8 @@ def sweeps(s2, counter_results):
 
     names = ["fvcore_jit", "torch_dispatch", "ptflops_pytorch"]
     sizes = (8, 16, 24)  # T = 16, 64, 144; T = 256 (input 32) is the session's run of DiT-S/2 (counter_results)
-    counts = run_counters(names, [Job("DiT-S/2", s, a) for s in sizes for a in ("sdpa", "math")], timeout_s=300)
+    jobs = [Job("DiT-S/2", s, a) for s in sizes for a in ("sdpa", "math")]
+    counts = shared_once("reconcile_sweeps", lambda: run_counters(names, jobs, timeout_s=300))
     counts += [counter_results[(n, "DiT-S/2", 32, a)] for n in names for a in ("sdpa", "math")]
     return {
         (n, a): sweep([c for c in counts if (c.counter, c.attn) == (n, a)], "DiT-S/2", a, s2[(n, a)])

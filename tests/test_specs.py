@@ -47,17 +47,17 @@ def test_count_text_states_the_input_and_how_it_was_built(capsys):
     assert "total: 14,509,514,752 FLOPs" in out
 
 
-@pytest.mark.parametrize(
-    "name, side",
-    [
-        # torchvision's weights' transforms (crop_size), not 224 for everything
-        ("inception_v3", 299),
-        ("efficientnet_b3", 300),
-        ("efficientnet_v2_s", 384),
-        ("swin_v2_t", 256),
-        ("resnet50", 224),
-    ],
-)
+# torchvision's weights' transforms (crop_size), not 224 for everything
+TORCHVISION_CROPS = {
+    "inception_v3": 299,
+    "efficientnet_b3": 300,
+    "efficientnet_v2_s": 384,
+    "swin_v2_t": 256,
+    "resnet50": 224,
+}
+
+
+@pytest.mark.parametrize("name, side", list(TORCHVISION_CROPS.items()))
 def test_torchvision_input_is_its_weights_crop(name, side):
     m = measured(parse(f"torchvision:{name}"))
     assert m.inputs == f"x (1, 3, {side}, {side}) float32"
@@ -452,6 +452,30 @@ TORCHVISION_WEIGHTS_BUILD = {
     "lraspp_mobilenet_v3_large": (2.086, 520),
     "vit_h_14": (1016.717, 518),
 }
+
+
+# timm models the tests below count, compare, reconcile or estimate at their defaults (the torchvision ones: the tables)
+TIMM_AT_DEFAULTS = [
+    "resnet18",
+    "vit_tiny_patch16_224",
+    "swin_tiny_patch4_window7_224",
+    "mobilenetv3_small_100",
+    "vit_tiny_patch16_384.augreg_in21k_ft_in1k",
+    "vit_tiny_patch16_224.augreg_in21k",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _defaults_measured_in_one_child():
+    """The timm and torchvision models this module counts at their defaults (crops, published figures, video clips,
+    weights' builds), measured in one child: torch, timm and torchvision imported once, not once a test; each test's
+    own count then reads its answer, as `audit --file` reads its claims'."""
+    from flopcheck.specs.child import measure_all
+
+    tables = [*TORCHVISION_CROPS, *TORCHVISION_OPS, *TORCHVISION_VIDEO_OPS, *TORCHVISION_WEIGHTS_BUILD]
+    names = [*tables, "swin_t", "r3d_18", "ssdlite320_mobilenet_v3_large"]
+    specs = [parse(f"torchvision:{n}") for n in dict.fromkeys(names)] + [parse(f"timm:{n}") for n in TIMM_AT_DEFAULTS]
+    measure_all([*specs, parse("timm:vit_tiny_patch16_224", attn="math")])
 
 
 @pytest.mark.parametrize("name", sorted(TORCHVISION_WEIGHTS_BUILD))

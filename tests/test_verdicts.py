@@ -5,7 +5,7 @@ import json
 from decimal import Decimal
 
 import pytest
-from conftest import AUDITED_APART, TIMM_CLAIMS
+from conftest import AUDITED_APART, TIMM_CLAIMS, shared_once
 
 from flopcheck.auditor import judge, load_claims, parse_claim
 from flopcheck.auditor.tools import prefetch
@@ -37,9 +37,13 @@ def test_committed_verdicts_as_pinned(committed, key):
 @pytest.fixture(scope="module")
 def timm_table():
     """timm's published infer_gmacs, with fvcore (the tool timm's benchmark.py uses) as the counter reading."""
-    claims = load_claims(TIMM)
-    prefetch(claims, ["fvcore_jit"])
-    return {c.id: (c, judge(c, counters=["fvcore_jit"])) for c in claims}
+
+    def audit() -> dict:
+        claims = load_claims(TIMM)
+        prefetch(claims, ["fvcore_jit"])
+        return {c.id: (c, judge(c, counters=["fvcore_jit"])) for c in claims}
+
+    return shared_once("timm_table", audit)
 
 
 @pytest.mark.parametrize("key", [c.id for c in load_claims(TIMM)])

@@ -10,6 +10,7 @@ from dataclasses import replace
 from functools import cache
 
 import pytest
+from conftest import shared_once
 
 from flopcheck.zoo import ZOO
 
@@ -20,7 +21,12 @@ OPEN: dict[tuple[str, str], int] = {}
 
 @cache
 def _zoo() -> dict:
-    """The report's results for the whole zoo: {(model, counter): reconciliation dict}, and the counts likewise."""
+    """The report's results for the whole zoo: {(model, counter): reconciliation dict}, and the counts likewise (made
+    once a session, by whichever worker asks first)."""
+    return shared_once("zoo_report", _zoo_report)
+
+
+def _zoo_report() -> dict:
     from flopcheck.verbs.report import plan
     from flopcheck.verbs.report import run as report
 
