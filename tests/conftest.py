@@ -14,8 +14,10 @@ import pytest
 T = TypeVar("T")
 
 # counters' outputs are audit readings, cached on disk: one folder for this test session (and its CLI children),
-# never the user's ~/.cache
-os.environ.setdefault("FLOPCHECK_CACHE", tempfile.mkdtemp(prefix="flopcheck-test-cache-"))
+# never the user's ~/.cache; made by the controller where the user set none, and removed by it at the end
+MADE_CACHE = "FLOPCHECK_CACHE" not in os.environ
+if MADE_CACHE:
+    os.environ["FLOPCHECK_CACHE"] = tempfile.mkdtemp(prefix="flopcheck-test-cache-")
 # the session's shared folder, made by the controller before its workers start (they inherit the variable):
 # shared_once's results and locks (removed at the end by the process that made it)
 MADE_SHARED = "FLOPCHECK_TEST_SHARED" not in os.environ
@@ -216,6 +218,8 @@ def shared_once(name: str, compute: Callable[[], T]) -> T:
 def pytest_unconfigure(config: pytest.Config) -> None:
     if MADE_SHARED:  # the controller (or the one process): its workers are done
         shutil.rmtree(SHARED, ignore_errors=True)
+    if MADE_CACHE:  # the folder this session made, never one the user named
+        shutil.rmtree(os.environ["FLOPCHECK_CACHE"], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(items):

@@ -225,6 +225,13 @@ def test_a_factory_module_the_child_can_import_is_left_to_the_child(tmp_path, mo
     assert code == 0 and json.loads(out)["total_flops"] == 48, err
 
 
+def test_one_side_from_python_is_a_square_as_on_the_command_line():
+    # resolution=64 is --resolution 64: (64, 64), the pair every builder reads (a timm spec's child raised
+    # "'int' object is not iterable" on it); a list is the pair it names
+    assert parse("timm:resnet18", resolution=64).options.resolution == (64, 64)
+    assert parse("timm:resnet18", resolution=[320, 240]).options.resolution == (320, 240)
+
+
 def test_parse_refuses_unknown_reference_names_with_the_spec_forms():
     with pytest.raises(SpecError, match="timm:NAME, torchvision:NAME"):
         parse("DiT-Q/2")

@@ -205,6 +205,9 @@ def parse(text: str, **options: Any) -> ModelSpec:
             raise SpecError(f"unknown option {name!r} for {text}: give {', '.join(known)}")
     given = {k: v for k, v in options.items() if v is not None}
     checks.model_options(given)  # the command line's rules for its flags, from Python too (batch=0, batch=True)
+    side = given.get("resolution")
+    if side is not None:  # one side is a square, as --resolution 256 is: (256, 256)
+        given["resolution"] = (side, side) if isinstance(side, int) else tuple(side)
     shape, batch = given.get("input_shape"), given.get("batch")
     if shape and batch and batch != shape[0]:
         raise SpecError(
