@@ -478,11 +478,9 @@ class Reconciliation:
     reference: str = "formula = exact count"  # what the reference is: a hand formula, or the exact count alone
     incomplete: str = ""  # the exact count's INCOMPLETE sentence when it lacks a formula: a lower bound, no proof
     formula: str | None = None  # a published formula's reconciliation: its name in flopcheck.published.FORMULAS
-
-    @property
-    def counted_nothing(self) -> bool:
-        """The counter's number is 0 of a model that does work (FC902 found): no closure, whatever the residual."""
-        return any(f.code == "FC902" for f in self.findings)
+    # the counter's number is 0 of a model that does work (the reconciler found its counted-nothing cause): no
+    # closure, whatever the residual
+    counted_nothing: bool = False
 
     @property
     def closed(self) -> bool:

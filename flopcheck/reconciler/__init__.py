@@ -60,14 +60,17 @@ def _residual(count: Count, reference_flops: int, findings: list[Finding]) -> in
     return count.flops - reference_flops - sum(f.delta for f in findings)
 
 
-def _closed(count: Count, ref: Reference, findings: list[Finding], residual: int, why: str, mode: str) -> Reconciled:
-    """The reconciliation from a count and its FLOP findings: the residual (FC901) and the unit (FC101) close it."""
+def _closed(
+    count: Count, ref: Reference, findings: list[Finding], residual: int, why: str, mode: str, nothing: bool = False
+) -> Reconciled:
+    """The reconciliation from a count and its FLOP findings: the residual (FC901) and the unit (FC101) close it;
+    `nothing`: the counter counted nothing of a model with work (FC902 among the findings)."""
     findings = list(findings) + ([K.UNEXPLAINED_RESIDUAL.finding(0, why)] if residual else [])
     if count.unit is Unit.MAC:  # last: from the counter in FLOPs to the number it printed
         findings.append(K.in_macs(count.flops, round(count.reported), count.counter))
     return Reconciled(
         **_against(count, ref), reported=count.reported, counter_flops=count.flops, findings=tuple(findings),
-        residual=residual, mode=mode,
+        residual=residual, mode=mode, counted_nothing=nothing,
     )  # fmt: skip
 
 
@@ -146,14 +149,17 @@ def white_box(count: Count, ref: Reference) -> Reconciled:
     if n > 1:
         whole = replace(count, detail=tuple(replace(i, flops=i.flops * n) if id(i) in ids else i for i in count.detail))
     ev = D.Evidence(whole, ref, reading_of(count)(whole, ref))
-    findings = _nothing(count, ref) + D.detect(ev)
+    nothing = _nothing(count, ref)
+    findings = nothing + D.detect(ev)
     if shared is not None:
         findings.append(shared)
     if n > 1:  # the library's division by the batch, exactly: its modules' sum x (1 - n)
         share = sum(i.flops for i in divided if i.in_total)
         findings.append(K.PER_SAMPLE_REPORTED.finding(share - share * n, f"its modules divided by {n} samples"))
     residual = _residual(count, ref.total, findings)
-    return _closed(count, ref, findings, residual, D.residual_evidence(ev, residual), EvidenceKind.WHITE_BOX)
+    return _closed(
+        count, ref, findings, residual, D.residual_evidence(ev, residual), EvidenceKind.WHITE_BOX, bool(nothing)
+    )
 
 
 def black_box(count: Count, ref: Reference) -> Reconciled:
