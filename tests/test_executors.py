@@ -226,9 +226,14 @@ def test_a_spec_s_measurement_is_kept_on_disk_and_read_back_by_a_new_process(tmp
     assert len(list((tmp_path / "flopcheck-measured").iterdir())) == 1
 
 
-def test_a_measurement_s_disk_key_follows_its_input_its_config_file_and_never_holds_user_code(tmp_path):
+def test_a_measurement_s_disk_key_follows_its_input_its_config_file_and_never_holds_user_code(tmp_path, monkeypatch):
     from flopcheck.cache import FORWARD, measured_key
 
+    # the user's package, findable (a module no finder knows is refused before any key is made)
+    (tmp_path / "my_models").mkdir()
+    for name in ("__init__", "nets", "inputs"):
+        (tmp_path / "my_models" / f"{name}.py").write_text("")
+    monkeypatch.syspath_prepend(str(tmp_path))
     config = tmp_path / "config.json"
     config.write_text('{"num_layers": 2}')
     one = measured_key(_forward_key("diffusers:DiTTransformer2DModel", config=str(config)))
