@@ -452,26 +452,26 @@ def test_a_negative_carried_total_is_not_kept_and_said_as_what_it_is():
     assert "carried at a mixed rate" in not_carried(Carried(1_000, uncertain=2))  # 2 x 1000 > 1,000: over 1/1000
 
 
+def _fvcore_on_xl2():
+    """fvcore's count of DiT-XL/2 with SDPA, as its adapter returns it."""
+    from flopcheck.types import Count, Unit
+
+    # 114,460,807,168 MACs x 2 FLOPs per MAC = 228,921,614,336 FLOPs
+    return Count(
+        "fvcore_jit", "fvcore", "0.1.5", Unit.MAC, "DiT-XL/2", 32, "sdpa", reported=114_460_807_168.0,
+        flops=228_921_614_336,
+    )  # fmt: skip
+
+
 def test_the_attention_a_counters_verdict_names_is_what_its_causes_say():
     # held-out round 4: --json's "attention" said "counted" on every verdict, a counter that skipped fused attention
     # too. fvcore on DiT-XL/2 with SDPA: FC201 takes -8,455,716,864 FLOPs of attention out (docs/reconcile.md)
     from flopcheck.auditor import Candidate, Verdict
     from flopcheck.auditor.readings import Convention, ToolReading
-    from flopcheck.types import Attention, Count, Finding, Tier, Unit
+    from flopcheck.types import Attention, Finding, Tier
 
     claim = parse_claim("DiT-XL/2 114.46 GMACs")
-    # 114,460,807,168 MACs x 2 FLOPs per MAC = 228,921,614,336 FLOPs
-    count = Count(
-        "fvcore_jit",
-        "fvcore",
-        "0.1.5",
-        Unit.MAC,
-        "DiT-XL/2",
-        32,
-        "sdpa",
-        reported=114_460_807_168.0,
-        flops=228_921_614_336,
-    )
+    count = _fvcore_on_xl2()
 
     def verdict(*findings, known=True):
         conv = Convention("MACs", findings, 237_242_843_136, known=known)
@@ -491,21 +491,10 @@ def test_an_unexplained_verdict_names_no_counters_fingerprint_that_its_digits_do
     from flopcheck.auditor import Candidate, Verdict
     from flopcheck.auditor.readings import Convention, ToolReading
     from flopcheck.render.audit import fingerprint_words
-    from flopcheck.types import Count, Tier, Unit
+    from flopcheck.types import Tier
 
     claim = parse_claim("DiT-XL/2 300 GMACs")
-    # 114,460,807,168 MACs x 2 FLOPs per MAC = 228,921,614,336 FLOPs
-    count = Count(
-        "fvcore_jit",
-        "fvcore",
-        "0.1.5",
-        Unit.MAC,
-        "DiT-XL/2",
-        32,
-        "sdpa",
-        reported=114_460_807_168.0,
-        flops=228_921_614_336,
-    )
+    count = _fvcore_on_xl2()
     tool = ToolReading(count, 1, "", convention=Convention("MACs; fused attention uncounted", (), 237_242_843_136))
     best = Candidate(Decimal(114_460_807_168), Decimal(300e9) - 114_460_807_168, tool=tool)
     v = Verdict(claim, Tier.UNEXPLAINED, best, (), 237_242_843_136, "formula", inputs="256 px")
