@@ -117,11 +117,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--run", required=True, help="where and how it ran: machine, time, versions")
     ap.add_argument("--command", action="append", default=[], help="a command that made it (repeatable)")
     args = ap.parse_args(argv)
-    verdicts = json.loads(Path(args.audit).read_text())
-    if not isinstance(verdicts, list):
-        print(f"timm_audit_page: {args.audit} is not the list `audit --file --json` prints", file=sys.stderr)
+    try:
+        verdicts = json.loads(Path(args.audit).read_text())
+        if not isinstance(verdicts, list) or not all(isinstance(v, dict) and "verdict" in v for v in verdicts):
+            raise ValueError("not the list of verdicts `audit --file --json` prints")
+        text = page(verdicts, Path(args.markdown).read_text(), args.run, args.command)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"timm_audit_page: {args.audit}: {err}; give what `audit --file --json` printed", file=sys.stderr)
         return 2
-    Path(args.out).write_text(page(verdicts, Path(args.markdown).read_text(), args.run, args.command))
+    Path(args.out).write_text(text)
     print(f"wrote {args.out}: {len(verdicts)} claims, {tally(verdicts)}", file=sys.stderr)
     return 0
 
